@@ -1,0 +1,44 @@
+#include "config/engine_config.hpp"
+
+namespace actorllm {
+
+const char* to_string(preemption_mode mode) {
+  return mode == preemption_mode::swap ? "swap" : "recompute";
+}
+
+const char* to_string(scheduling_policy policy) {
+  return policy == scheduling_policy::priority ? "priority" : "fcfs";
+}
+
+std::vector<std::string> engine_config::validate() const {
+  std::vector<std::string> errors;
+  auto require = [&](bool ok, std::string message) {
+    if (!ok) errors.push_back(std::move(message));
+  };
+  require(!model.model.empty(), "--model: a model folder is required");
+  require(model.dtype == "auto" || model.dtype == "float32" || model.dtype == "float16" ||
+              model.dtype == "bfloat16" || model.dtype == "half" || model.dtype == "float",
+          "--dtype: must be one of auto, float32, float16, bfloat16 (got '" + model.dtype + "')");
+  require(model.max_model_len >= 0, "--max-model-len: must be positive");
+  const int32_t bs = cache.block_size;
+  require(bs == 1 || bs == 8 || bs == 16 || bs == 32 || bs == 64 || bs == 128,
+          "--block-size: must be one of 1, 8, 16, 32, 64, 128 (got " + std::to_string(bs) + ")");
+  require(cache.swap_space_gib >= 0, "--swap-space: must be >= 0 GiB");
+  require(cache.gpu_memory_utilization > 0 && cache.gpu_memory_utilization <= 1,
+          "--gpu-memory-utilization: must be in (0, 1]");
+  require(scheduler.max_num_seqs >= 1, "--max-num-seqs: must be >= 1");
+  require(scheduler.max_num_batched_tokens >= 1, "--max-num-batched-tokens: must be >= 1");
+  require(scheduler.max_waiting_requests >= 1, "--max-waiting-requests: must be >= 1");
+  require(parallel.tensor_parallel_size >= 1, "--tensor-parallel-size: must be >= 1");
+  require(parallel.replicas >= 1, "--replicas: must be >= 1");
+  require(parallel.cpu_threads >= 0, "--cpu-threads: must be >= 0");
+  require(parallel.device == "auto" || parallel.device == "cpu" || parallel.device == "cuda",
+          "--device: must be auto, cpu or cuda (got '" + parallel.device + "')");
+  require(server.port != 0, "--port: must be in 1..65535");
+  require(server.max_body_bytes > 0, "--max-body-bytes: must be positive");
+  require(server.io_threads >= 1, "--io-threads: must be >= 1");
+  require(server.log_stats_interval >= 0, "--log-stats-interval: must be >= 0");
+  return errors;
+}
+
+}  // namespace actorllm

@@ -1,0 +1,72 @@
+#pragma once
+/// The engine's configuration: passive data with defaults and one validate().
+/// Nothing outside config/ reads the environment or the command line.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace actorllm {
+
+enum class preemption_mode { recompute, swap };
+enum class scheduling_policy { fcfs, priority };
+
+struct model_config {
+  std::string model;               ///< Hugging Face folder (config.json, *.safetensors, tokenizer.json)
+  std::string tokenizer;           ///< folder or tokenizer.json; empty: same as model
+  std::string served_model_name;   ///< name in the API; empty: the model folder's name
+  std::string dtype = "auto";      ///< auto | float32 | float16 | bfloat16 (compute dtype)
+  int32_t max_model_len = 0;       ///< 0: max_position_embeddings of the model
+  uint64_t seed = 0;
+  std::string chat_template;       ///< a .jinja file or tokenizer_config.json; empty: the model's own
+};
+
+struct cache_config {
+  int32_t block_size = 16;               ///< tokens per KV block
+  double swap_space_gib = 4.0;           ///< CPU swap pool size, GiB
+  int64_t num_gpu_blocks_override = -1;  ///< >= 0: exact device-pool size (CPU backend too)
+  int64_t num_cpu_blocks_override = -1;  ///< >= 0: exact CPU swap-pool size (wins over swap space)
+  double gpu_memory_utilization = 0.9;   ///< share of device (or free host) memory the engine may use
+  bool enable_prefix_caching = true;
+};
+
+struct scheduler_config {
+  int32_t max_num_seqs = 256;             ///< sequences per step
+  int32_t max_num_batched_tokens = 2048;  ///< token budget per step (chunked prefill)
+  int32_t max_waiting_requests = 4096;    ///< backpressure: beyond this, new requests get 503
+  preemption_mode preemption = preemption_mode::recompute;
+  scheduling_policy policy = scheduling_policy::fcfs;
+};
+
+struct parallel_config {
+  int32_t tensor_parallel_size = 1;
+  int32_t replicas = 1;          ///< engine replicas behind one router
+  int32_t cpu_threads = 0;       ///< threads for the CPU math; 0: all cores
+  std::string device = "auto";   ///< auto | cpu | cuda
+};
+
+struct server_config {
+  std::string host = "0.0.0.0";
+  uint16_t port = 8000;
+  std::string api_key;                       ///< empty: no authentication
+  std::vector<std::string> allowed_origins;  ///< CORS; "*" allows any
+  int64_t max_body_bytes = 16 << 20;         ///< larger requests get 413
+  int32_t io_threads = 1;                    ///< Beast I/O threads
+  double log_stats_interval = 5.0;           ///< seconds between stats log lines; 0: off
+  uint16_t metrics_port = 0;                 ///< 0: /metrics on the API port only
+};
+
+struct engine_config {
+  model_config model;
+  cache_config cache;
+  scheduler_config scheduler;
+  parallel_config parallel;
+  server_config server;
+
+  /// Every problem found, one clear line each; empty when the config is usable.
+  std::vector<std::string> validate() const;
+};
+
+const char* to_string(preemption_mode mode);
+const char* to_string(scheduling_policy policy);
+
+}  // namespace actorllm

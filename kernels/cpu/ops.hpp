@@ -1,0 +1,81 @@
+#pragma once
+/// Host-side op API of the CPU backend (float32). The CUDA backend in kernels/cuda
+/// implements the same ops with the same argument order, plus a stream.
+///
+/// Shapes are given as (dim0, dim1, ...) in row-major order. The paged KV cache of one
+/// layer is two tensors k_cache and v_cache, each (num_blocks, num_kv_heads, block_size,
+/// head_dim): a block holds block_size consecutive tokens of one sequence.
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace actorllm::cpu {
+
+/// out(n, dim) = table[ids[i]] for each of the n ids.  table: (vocab, dim)
+void embedding(const float* table, const int32_t* ids, int64_t n, int64_t dim, float* out);
+
+/// out(n, dim) = x / rms(x) * weight, row by row.
+void rms_norm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* out);
+
+/// residual(n, dim) += x, then x = rms_norm(residual) * weight (vLLM's fused_add_rms_norm).
+void fused_add_rms_norm(float* x, float* residual, const float* weight, int64_t n, int64_t dim,
+                        float eps);
+
+/// Rotary position embedding in place on q (n, num_heads, head_dim) and k (n, num_kv_heads,
+/// head_dim). cos_sin: (max_position, rot_dim) with rot_dim/2 cosines then rot_dim/2 sines.
+/// neox: rotate halves (x[i], x[i + rot_dim/2]); otherwise GPT-J style pairs (x[2i], x[2i+1]).
+void rotary_embedding(const int32_t* positions, float* q, float* k, int64_t n, int64_t num_heads,
+                      int64_t num_kv_heads, int64_t head_dim, const float* cos_sin,
+                      int64_t rot_dim, bool neox);
+
+/// out(n, hidden) = silu(gate_up[:, :hidden]) * gate_up[:, hidden:].  gate_up: (n, 2 * hidden)
+void silu_and_mul(const float* gate_up, int64_t n, int64_t hidden, float* out);
+
+/// y(n, out_features) = x(n, in_features) @ w^T + bias;  w: (out_features, in_features) as
+/// Hugging Face stores it; bias may be null. One weight pass for all n rows (a real GEMM).
+void linear(const float* x, const float* w, const float* bias, int64_t n, int64_t in_features,
+            int64_t out_features, float* y);
+
+/// Writes each new token's key and value into its slot: slot s is block s / block_size,
+/// offset s % block_size. A negative slot is skipped (padding).
+/// key, value: (n, num_kv_heads, head_dim)
+void reshape_and_cache(const float* key, const float* value, float* k_cache, float* v_cache,
+                       const int64_t* slot_mapping, int64_t n, int64_t num_kv_heads,
+                       int64_t head_dim, int64_t block_size);
+
+/// Describes a batch of sequences for attention over the paged cache. Sequence s has
+/// query_start_loc[s+1] - query_start_loc[s] new tokens, which are the last tokens of its
+/// seq_lens[s] context tokens (all already written to the cache). Causal: query token j
+/// sees keys 0 .. seq_lens[s] - q_len + j.
+struct paged_batch {
+  const int32_t* query_start_loc;  ///< (num_seqs + 1) prefix sums of query lengths
+  const int32_t* seq_lens;         ///< (num_seqs) context length including the new tokens
+  const int32_t* block_tables;     ///< (num_seqs, max_blocks_per_seq) physical block ids
+  int64_t num_seqs;
+  int64_t max_blocks_per_seq;
+};
+
+/// out(num_tokens, num_heads, head_dim) = softmax(q k^T * scale) v per sequence, with grouped-
+/// query attention (num_heads a multiple of num_kv_heads). Prefill, chunked prefill and decode
+/// are the same call with different query lengths.
+void paged_attention(const float* q, const float* k_cache, const float* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, float scale, float* out);
+
+/// For every (src, dst) pair, copies block src to block dst in every layer's K and V
+/// (copy-on-write). block_elems = num_kv_heads * block_size * head_dim.
+void copy_blocks(std::vector<float*>& k_caches, std::vector<float*>& v_caches,
+                 const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_elems);
+
+/// Copies block src of `from` to block dst of `to` for every pair (swap in or out).
+void swap_blocks(const float* from, float* to, const std::vector<std::pair<int32_t, int32_t>>& pairs,
+                 int64_t block_elems);
+
+/// out(n, vocab) = log_softmax(logits) row by row.
+void log_softmax(const float* logits, int64_t n, int64_t vocab, float* out);
+
+/// Number of threads the CPU ops use (OpenMP and OpenBLAS together). 0: all cores.
+void set_num_threads(int num_threads);
+int num_threads();
+
+}  // namespace actorllm::cpu
