@@ -1,0 +1,76 @@
+// Row-wise CPU ops: embedding, RMSNorm (plain and fused with the residual add),
+// SiLU-and-mul, log-softmax. Rows are independent, so rows are split across threads.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cpu/ops.hpp"
+
+namespace actorllm::cpu {
+
+void embedding(const float* table, const int32_t* ids, int64_t n, int64_t dim, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(out + i * dim, table + static_cast<int64_t>(ids[i]) * dim, dim * sizeof(float));
+  }
+}
+
+namespace {
+
+inline float inverse_rms(const float* x, int64_t dim, float eps) {
+  float sum_sq = 0.0f;
+#pragma omp simd reduction(+ : sum_sq)
+  for (int64_t j = 0; j < dim; ++j) sum_sq += x[j] * x[j];
+  return 1.0f / std::sqrt(sum_sq / static_cast<float>(dim) + eps);
+}
+
+}  // namespace
+
+void rms_norm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* out) {
+#pragma omp parallel for if (n > 4)
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = x + i * dim;
+    float* dst = out + i * dim;
+    const float scale = inverse_rms(row, dim, eps);
+#pragma omp simd
+    for (int64_t j = 0; j < dim; ++j) dst[j] = row[j] * scale * weight[j];
+  }
+}
+
+void fused_add_rms_norm(float* x, float* residual, const float* weight, int64_t n, int64_t dim,
+                        float eps) {
+#pragma omp parallel for if (n > 4)
+  for (int64_t i = 0; i < n; ++i) {
+    float* row = x + i * dim;
+    float* res = residual + i * dim;
+#pragma omp simd
+    for (int64_t j = 0; j < dim; ++j) res[j] += row[j];
+    const float scale = inverse_rms(res, dim, eps);
+#pragma omp simd
+    for (int64_t j = 0; j < dim; ++j) row[j] = res[j] * scale * weight[j];
+  }
+}
+
+void silu_and_mul(const float* gate_up, int64_t n, int64_t hidden, float* out) {
+#pragma omp parallel for if (n > 4)
+  for (int64_t i = 0; i < n; ++i) {
+    const float* gate = gate_up + i * 2 * hidden;
+    const float* up = gate + hidden;
+    float* dst = out + i * hidden;
+#pragma omp simd
+    for (int64_t j = 0; j < hidden; ++j) dst[j] = gate[j] / (1.0f + std::exp(-gate[j])) * up[j];
+  }
+}
+
+void log_softmax(const float* logits, int64_t n, int64_t vocab, float* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float* row = logits + i * vocab;
+    float* dst = out + i * vocab;
+    const float max_logit = *std::max_element(row, row + vocab);
+    double sum = 0.0;
+    for (int64_t j = 0; j < vocab; ++j) sum += std::exp(static_cast<double>(row[j] - max_logit));
+    const float log_sum = static_cast<float>(std::log(sum)) + max_logit;
+    for (int64_t j = 0; j < vocab; ++j) dst[j] = row[j] - log_sum;
+  }
+}
+
+}  // namespace actorllm::cpu

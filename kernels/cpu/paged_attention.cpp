@@ -1,0 +1,82 @@
+// Attention over the paged KV cache for a varlen batch (prefill, chunked prefill and decode
+// in one call). Work is split over (sequence, query token, head) items; each item scans its
+// visible keys block by block, so cost follows the real context, not the longest one.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/ops.hpp"
+
+namespace actorllm::cpu {
+
+namespace {
+
+struct attention_item {
+  int32_t seq;
+  int32_t token;  // index into the flattened query tokens
+  int32_t head;
+};
+
+}  // namespace
+
+void paged_attention(const float* q, const float* k_cache, const float* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, float scale, float* out) {
+  const int64_t group = num_heads / num_kv_heads;
+  const int64_t block_elems = num_kv_heads * block_size * head_dim;
+  const int64_t num_tokens = batch.query_start_loc[batch.num_seqs];
+
+  // Flattened work list; rebuilt per call but sized by tokens * heads, not by context.
+  std::vector<attention_item> items;
+  items.reserve(num_tokens * num_heads);
+  int32_t max_context = 0;
+  for (int32_t s = 0; s < batch.num_seqs; ++s) {
+    max_context = std::max(max_context, batch.seq_lens[s]);
+    for (int32_t t = batch.query_start_loc[s]; t < batch.query_start_loc[s + 1]; ++t)
+      for (int32_t h = 0; h < num_heads; ++h) items.push_back({s, t, h});
+  }
+
+#pragma omp parallel
+  {
+    std::vector<float> scores(max_context);
+#pragma omp for schedule(dynamic, 4)
+    for (size_t i = 0; i < items.size(); ++i) {
+      const auto [s, t, h] = items[i];
+      const int32_t q_len = batch.query_start_loc[s + 1] - batch.query_start_loc[s];
+      const int32_t position = batch.seq_lens[s] - q_len + (t - batch.query_start_loc[s]);
+      const int32_t visible = position + 1;
+      const int32_t* blocks = batch.block_tables + s * batch.max_blocks_per_seq;
+      const int64_t kv_head = h / group;
+      const float* query = q + (t * num_heads + h) * head_dim;
+
+      float max_score = -INFINITY;
+      for (int32_t k = 0; k < visible; ++k) {
+        const int64_t base = blocks[k / block_size] * block_elems +
+                             (kv_head * block_size + k % block_size) * head_dim;
+        const float* key = k_cache + base;
+        float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t d = 0; d < head_dim; ++d) dot += query[d] * key[d];
+        scores[k] = dot * scale;
+        max_score = std::max(max_score, scores[k]);
+      }
+      float sum = 0.0f;
+      for (int32_t k = 0; k < visible; ++k) {
+        scores[k] = std::exp(scores[k] - max_score);
+        sum += scores[k];
+      }
+      float* dst = out + (t * num_heads + h) * head_dim;
+      std::fill(dst, dst + head_dim, 0.0f);
+      for (int32_t k = 0; k < visible; ++k) {
+        const int64_t base = blocks[k / block_size] * block_elems +
+                             (kv_head * block_size + k % block_size) * head_dim;
+        const float* value = v_cache + base;
+        const float weight = scores[k] / sum;
+#pragma omp simd
+        for (int64_t d = 0; d < head_dim; ++d) dst[d] += weight * value[d];
+      }
+    }
+  }
+}
+
+}  // namespace actorllm::cpu

@@ -1,0 +1,44 @@
+// Rotary position embedding, in place, for neox (halves) and GPT-J (pairs) layouts.
+#include "kernels/cpu/ops.hpp"
+
+namespace actorllm::cpu {
+
+namespace {
+
+/// Rotates the first rot_dim elements of each of num_heads vectors of head_dim.
+inline void rotate_heads(float* x, int64_t num_heads, int64_t head_dim, const float* cos,
+                         const float* sin, int64_t half, bool neox) {
+  for (int64_t h = 0; h < num_heads; ++h) {
+    float* v = x + h * head_dim;
+    if (neox) {
+      for (int64_t i = 0; i < half; ++i) {
+        const float a = v[i], b = v[i + half];
+        v[i] = a * cos[i] - b * sin[i];
+        v[i + half] = b * cos[i] + a * sin[i];
+      }
+    } else {
+      for (int64_t i = 0; i < half; ++i) {
+        const float a = v[2 * i], b = v[2 * i + 1];
+        v[2 * i] = a * cos[i] - b * sin[i];
+        v[2 * i + 1] = b * cos[i] + a * sin[i];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void rotary_embedding(const int32_t* positions, float* q, float* k, int64_t n, int64_t num_heads,
+                      int64_t num_kv_heads, int64_t head_dim, const float* cos_sin,
+                      int64_t rot_dim, bool neox) {
+  const int64_t half = rot_dim / 2;
+#pragma omp parallel for if (n > 8)
+  for (int64_t t = 0; t < n; ++t) {
+    const float* cos = cos_sin + static_cast<int64_t>(positions[t]) * rot_dim;
+    const float* sin = cos + half;
+    rotate_heads(q + t * num_heads * head_dim, num_heads, head_dim, cos, sin, half, neox);
+    rotate_heads(k + t * num_kv_heads * head_dim, num_kv_heads, head_dim, cos, sin, half, neox);
+  }
+}
+
+}  // namespace actorllm::cpu

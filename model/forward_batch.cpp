@@ -1,0 +1,46 @@
+#include "model/forward_batch.hpp"
+
+#include <algorithm>
+
+namespace actorllm {
+
+void forward_batch::clear() {
+  token_ids.clear();
+  positions.clear();
+  slot_mapping.clear();
+  query_start_loc.assign(1, 0);
+  seq_lens.clear();
+  block_tables.clear();
+  max_blocks_per_seq = 0;
+  logits_indices.clear();
+  pending_tables_.clear();
+}
+
+void forward_batch::add_sequence(std::span<const int32_t> new_tokens, int32_t start_pos,
+                                 std::span<const int32_t> block_table, int32_t block_size,
+                                 bool sample) {
+  for (size_t i = 0; i < new_tokens.size(); ++i) {
+    const int32_t pos = start_pos + static_cast<int32_t>(i);
+    token_ids.push_back(new_tokens[i]);
+    positions.push_back(pos);
+    slot_mapping.push_back(static_cast<int64_t>(block_table[pos / block_size]) * block_size +
+                           pos % block_size);
+  }
+  query_start_loc.push_back(static_cast<int32_t>(token_ids.size()));
+  seq_lens.push_back(start_pos + static_cast<int32_t>(new_tokens.size()));
+  if (sample) logits_indices.push_back(static_cast<int32_t>(token_ids.size()) - 1);
+  pending_tables_.emplace_back(block_table.begin(), block_table.end());
+}
+
+void forward_batch::finalize() {
+  max_blocks_per_seq = 1;
+  for (const auto& table : pending_tables_)
+    max_blocks_per_seq = std::max<int32_t>(max_blocks_per_seq, static_cast<int32_t>(table.size()));
+  block_tables.assign(pending_tables_.size() * max_blocks_per_seq, 0);
+  for (size_t s = 0; s < pending_tables_.size(); ++s)
+    std::copy(pending_tables_[s].begin(), pending_tables_[s].end(),
+              block_tables.begin() + s * max_blocks_per_seq);
+  pending_tables_.clear();
+}
+
+}  // namespace actorllm

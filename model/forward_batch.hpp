@@ -1,0 +1,36 @@
+#pragma once
+/// One step's input to the model: the new tokens of every scheduled sequence, flattened,
+/// with what attention needs to find each sequence's context in the paged KV cache.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace actorllm {
+
+struct forward_batch {
+  std::vector<int32_t> token_ids;        ///< (num_tokens) new tokens, sequence after sequence
+  std::vector<int32_t> positions;        ///< (num_tokens)
+  std::vector<int64_t> slot_mapping;     ///< (num_tokens) cache slot of each new token
+  std::vector<int32_t> query_start_loc{0};  ///< (num_seqs + 1)
+  std::vector<int32_t> seq_lens;         ///< (num_seqs) context length after this step
+  std::vector<int32_t> block_tables;     ///< (num_seqs, max_blocks_per_seq), padded with 0
+  int32_t max_blocks_per_seq = 0;
+  std::vector<int32_t> logits_indices;   ///< token rows whose logits are wanted
+
+  int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
+  int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }
+
+  void clear();
+  /// Appends a sequence whose `new_tokens` sit at positions start_pos.. in the context.
+  /// block_table must cover start_pos + new_tokens.size() tokens. With `sample`, the last
+  /// new token's logits are computed.
+  void add_sequence(std::span<const int32_t> new_tokens, int32_t start_pos,
+                    std::span<const int32_t> block_table, int32_t block_size, bool sample);
+  /// Lays out block tables as a dense matrix; call after the last add_sequence.
+  void finalize();
+
+ private:
+  std::vector<std::vector<int32_t>> pending_tables_;
+};
+
+}  // namespace actorllm

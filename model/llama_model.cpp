@@ -1,0 +1,179 @@
+#include "model/llama_model.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/cpu/ops.hpp"
+#include "model/safetensors.hpp"
+
+namespace actorllm {
+
+namespace {
+
+std::vector<float> concat(std::vector<std::vector<float>> parts) {
+  std::vector<float> out;
+  for (auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+llama_weights load_weights(const tensor_store& store, const model_config_hf& c) {
+  const int64_t dim = c.hidden_size, hidden = c.intermediate_size;
+  const int64_t q = c.q_size(), kv = c.kv_size();
+  llama_weights w;
+  w.embed = store.load_f32("model.embed_tokens.weight", {c.vocab_size, dim});
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    llama_layer_weights lw;
+    lw.input_norm = store.load_f32(p + "input_layernorm.weight", {dim});
+    lw.qkv = concat({store.load_f32(p + "self_attn.q_proj.weight", {q, dim}),
+                     store.load_f32(p + "self_attn.k_proj.weight", {kv, dim}),
+                     store.load_f32(p + "self_attn.v_proj.weight", {kv, dim})});
+    if (c.attention_bias)
+      lw.qkv_bias = concat({store.load_f32(p + "self_attn.q_proj.bias", {q}),
+                            store.load_f32(p + "self_attn.k_proj.bias", {kv}),
+                            store.load_f32(p + "self_attn.v_proj.bias", {kv})});
+    lw.o = store.load_f32(p + "self_attn.o_proj.weight", {dim, q});
+    lw.post_norm = store.load_f32(p + "post_attention_layernorm.weight", {dim});
+    lw.gate_up = concat({store.load_f32(p + "mlp.gate_proj.weight", {hidden, dim}),
+                         store.load_f32(p + "mlp.up_proj.weight", {hidden, dim})});
+    lw.down = store.load_f32(p + "mlp.down_proj.weight", {dim, hidden});
+    w.layers.push_back(std::move(lw));
+  }
+  w.final_norm = store.load_f32("model.norm.weight", {dim});
+  if (!c.tie_word_embeddings || store.contains("lm_head.weight")) {
+    if (store.contains("lm_head.weight") || !c.tie_word_embeddings)
+      w.lm_head = store.load_f32("lm_head.weight", {c.vocab_size, dim});
+  }
+  return w;
+}
+
+}  // namespace
+
+std::vector<float> build_rotary_table(const model_config_hf& c, int64_t max_position) {
+  const int64_t half = c.head_dim / 2;
+  std::vector<double> inv_freq(half);
+  for (int64_t i = 0; i < half; ++i)
+    inv_freq[i] = 1.0 / std::pow(c.rope_theta, static_cast<double>(2 * i) / c.head_dim);
+  const auto& rs = c.rope_scaling;
+  if (rs.kind == "linear") {
+    for (auto& f : inv_freq) f /= rs.factor;
+  } else if (rs.kind == "llama3") {
+    const double old_len = static_cast<double>(rs.original_max_position_embeddings);
+    const double low_wavelen = old_len / rs.low_freq_factor;
+    const double high_wavelen = old_len / rs.high_freq_factor;
+    for (auto& f : inv_freq) {
+      const double wavelen = 2 * M_PI / f;
+      if (wavelen > low_wavelen) {
+        f /= rs.factor;
+      } else if (wavelen >= high_wavelen) {
+        const double smooth =
+            (old_len / wavelen - rs.low_freq_factor) / (rs.high_freq_factor - rs.low_freq_factor);
+        f = (1 - smooth) * f / rs.factor + smooth * f;
+      }
+    }
+  }
+  std::vector<float> table(max_position * c.head_dim);
+  for (int64_t pos = 0; pos < max_position; ++pos) {
+    for (int64_t i = 0; i < half; ++i) {
+      // float32 angle, as the reference implementations compute it.
+      const float angle = static_cast<float>(pos) * static_cast<float>(inv_freq[i]);
+      table[pos * c.head_dim + i] = std::cos(angle);
+      table[pos * c.head_dim + half + i] = std::sin(angle);
+    }
+  }
+  return table;
+}
+
+int64_t llama_weights::bytes_read_per_token(const model_config_hf& c) const {
+  int64_t floats = static_cast<int64_t>(final_norm.size());
+  for (const auto& l : layers)
+    floats += l.input_norm.size() + l.qkv.size() + l.qkv_bias.size() + l.o.size() +
+              l.post_norm.size() + l.gate_up.size() + l.down.size();
+  floats += lm_head.empty() ? c.vocab_size * c.hidden_size : static_cast<int64_t>(lm_head.size());
+  return floats * 4;
+}
+
+llama_model::llama_model(const std::filesystem::path& model_dir)
+    : config_(load_model_config(model_dir)) {
+  const tensor_store store(model_dir);
+  weights_ = load_weights(store, config_);
+  weights_.cos_sin = build_rotary_table(config_, config_.max_position_embeddings);
+}
+
+kv_cache_shape llama_model::cache_shape(int64_t num_blocks, int64_t block_size) const {
+  return {config_.num_layers, num_blocks, block_size, config_.num_kv_heads, config_.head_dim};
+}
+
+void llama_model::ensure_workspace(int64_t n) {
+  if (n <= ws_.capacity) return;
+  const auto& c = config_;
+  ws_.capacity = n;
+  ws_.x.resize(n * c.hidden_size);
+  ws_.residual.resize(n * c.hidden_size);
+  ws_.qkv.resize(n * (c.q_size() + 2 * c.kv_size()));
+  ws_.q.resize(n * c.q_size());
+  ws_.k.resize(n * c.kv_size());
+  ws_.v.resize(n * c.kv_size());
+  ws_.attn.resize(n * c.q_size());
+  ws_.gate_up.resize(n * 2 * c.intermediate_size);
+  ws_.act.resize(n * c.intermediate_size);
+  ws_.last.resize(n * c.hidden_size);
+}
+
+void llama_model::forward(const forward_batch& batch, kv_cache& cache, std::vector<float>& logits) {
+  const auto& c = config_;
+  const int64_t n = batch.num_tokens();
+  const int64_t dim = c.hidden_size, q_size = c.q_size(), kv_size = c.kv_size();
+  const int64_t qkv_size = q_size + 2 * kv_size;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  ensure_workspace(n);
+  float* x = ws_.x.data();        // (n, dim)
+  float* residual = ws_.residual.data();  // (n, dim)
+
+  cpu::embedding(weights_.embed.data(), batch.token_ids.data(), n, dim, residual);
+  std::fill(x, x + n * dim, 0.0f);
+  const cpu::paged_batch paged{batch.query_start_loc.data(), batch.seq_lens.data(),
+                               batch.block_tables.data(), batch.num_seqs(),
+                               batch.max_blocks_per_seq};
+
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const auto& w = weights_.layers[l];
+    // x holds the previous layer's output; fold it into the residual and normalise.
+    cpu::fused_add_rms_norm(x, residual, w.input_norm.data(), n, dim, eps);
+    cpu::linear(x, w.qkv.data(), w.qkv_bias.empty() ? nullptr : w.qkv_bias.data(), n, dim,
+                qkv_size, ws_.qkv.data());
+    for (int64_t t = 0; t < n; ++t) {
+      const float* row = ws_.qkv.data() + t * qkv_size;
+      std::copy(row, row + q_size, ws_.q.data() + t * q_size);
+      std::copy(row + q_size, row + q_size + kv_size, ws_.k.data() + t * kv_size);
+      std::copy(row + q_size + kv_size, row + qkv_size, ws_.v.data() + t * kv_size);
+    }
+    cpu::rotary_embedding(batch.positions.data(), ws_.q.data(), ws_.k.data(), n, c.num_heads,
+                          c.num_kv_heads, c.head_dim, weights_.cos_sin.data(), c.head_dim, true);
+    cpu::reshape_and_cache(ws_.k.data(), ws_.v.data(), cache.k(l), cache.v(l),
+                           batch.slot_mapping.data(), n, c.num_kv_heads, c.head_dim,
+                           cache.shape().block_size);
+    cpu::paged_attention(ws_.q.data(), cache.k(l), cache.v(l), paged, c.num_heads, c.num_kv_heads,
+                         c.head_dim, cache.shape().block_size, scale, ws_.attn.data());
+    cpu::linear(ws_.attn.data(), w.o.data(), nullptr, n, q_size, dim, x);
+    cpu::fused_add_rms_norm(x, residual, w.post_norm.data(), n, dim, eps);
+    cpu::linear(x, w.gate_up.data(), nullptr, n, dim, 2 * c.intermediate_size, ws_.gate_up.data());
+    cpu::silu_and_mul(ws_.gate_up.data(), n, c.intermediate_size, ws_.act.data());
+    cpu::linear(ws_.act.data(), w.down.data(), nullptr, n, c.intermediate_size, dim, x);
+  }
+
+  // Only the rows that sample need the final norm and the LM head.
+  const int64_t num_logits = static_cast<int64_t>(batch.logits_indices.size());
+  for (int64_t i = 0; i < num_logits; ++i) {
+    const int64_t t = batch.logits_indices[i];
+    for (int64_t d = 0; d < dim; ++d) ws_.last[i * dim + d] = x[t * dim + d] + residual[t * dim + d];
+  }
+  cpu::rms_norm(ws_.last.data(), weights_.final_norm.data(), num_logits, dim, eps, ws_.last.data());
+  logits.resize(num_logits * c.vocab_size);
+  const float* head = weights_.lm_head.empty() ? weights_.embed.data() : weights_.lm_head.data();
+  if (num_logits > 0)
+    cpu::linear(ws_.last.data(), head, nullptr, num_logits, dim, c.vocab_size, logits.data());
+}
+
+}  // namespace actorllm

@@ -1,0 +1,66 @@
+#pragma once
+/// The Llama family (Llama, Mistral, Qwen2) on the CPU: float32 weights, one forward pass
+/// over a whole step's batch (prefill chunks and decodes together) against the paged KV cache.
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "model/forward_batch.hpp"
+#include "model/kv_cache.hpp"
+#include "model/model_config.hpp"
+
+namespace actorllm {
+
+struct llama_layer_weights {
+  std::vector<float> input_norm;     // (dim)
+  std::vector<float> qkv;            // (q_size + 2 * kv_size, dim)  q, k, v projections fused
+  std::vector<float> qkv_bias;       // (q_size + 2 * kv_size) or empty
+  std::vector<float> o;              // (dim, q_size)
+  std::vector<float> post_norm;      // (dim)
+  std::vector<float> gate_up;        // (2 * hidden, dim)  gate then up, fused
+  std::vector<float> down;           // (dim, hidden)
+};
+
+struct llama_weights {
+  std::vector<float> embed;          // (vocab, dim)
+  std::vector<llama_layer_weights> layers;
+  std::vector<float> final_norm;     // (dim)
+  std::vector<float> lm_head;        // (vocab, dim); empty when tied to embed
+  std::vector<float> cos_sin;        // (max_position, head_dim) rotary table
+
+  /// Bytes of weights read per decoded token (everything but the embedding table, which is
+  /// only gathered, unless it doubles as the LM head).
+  int64_t bytes_read_per_token(const model_config_hf& config) const;
+};
+
+class llama_model {
+ public:
+  /// Loads config.json and the safetensors weights of `model_dir`. Throws std::runtime_error
+  /// naming a missing tensor, a wrong shape or an unsupported architecture.
+  explicit llama_model(const std::filesystem::path& model_dir);
+
+  const model_config_hf& config() const { return config_; }
+  const llama_weights& weights() const { return weights_; }
+
+  /// Computes the batch's new K/V into `cache` and writes logits (logits_indices.size(), vocab)
+  /// into `logits`, resized as needed. Reuses internal buffers: no allocation once warm.
+  void forward(const forward_batch& batch, kv_cache& cache, std::vector<float>& logits);
+
+  kv_cache_shape cache_shape(int64_t num_blocks, int64_t block_size) const;
+
+ private:
+  void ensure_workspace(int64_t num_tokens);
+
+  model_config_hf config_;
+  llama_weights weights_;
+  struct workspace {
+    int64_t capacity = 0;
+    std::vector<float> x, residual, qkv, q, k, v, attn, gate_up, act, last;
+  } ws_;
+};
+
+/// The rotary table (max_position, head_dim): head_dim/2 cosines then sines per position,
+/// with llama3 or linear rope scaling applied to the inverse frequencies.
+std::vector<float> build_rotary_table(const model_config_hf& config, int64_t max_position);
+
+}  // namespace actorllm

@@ -1,0 +1,176 @@
+#include "model/safetensors.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+
+namespace actorllm {
+
+namespace {
+
+[[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
+  throw std::runtime_error(path.string() + ": " + what);
+}
+
+tensor_dtype parse_dtype(const std::string& name, const std::filesystem::path& path,
+                         const std::string& tensor) {
+  if (name == "F32") return tensor_dtype::f32;
+  if (name == "F16") return tensor_dtype::f16;
+  if (name == "BF16") return tensor_dtype::bf16;
+  fail(path, "tensor '" + tensor + "' has unsupported dtype " + name + " (F32, F16, BF16 only)");
+}
+
+size_t dtype_size(tensor_dtype dtype) { return dtype == tensor_dtype::f32 ? 4 : 2; }
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  uint32_t exponent = (h >> 10) & 0x1f;
+  uint32_t mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      exponent = 127 - 15 + 1;
+      while (!(mantissa & 0x400)) {
+        mantissa <<= 1;
+        --exponent;
+      }
+      bits = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
+    }
+  } else if (exponent == 0x1f) {
+    bits = sign | 0x7f800000 | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+}  // namespace
+
+int64_t tensor_view::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+void convert_to_f32(tensor_dtype dtype, const void* src, int64_t n, float* dst) {
+  switch (dtype) {
+    case tensor_dtype::f32:
+      std::memcpy(dst, src, n * sizeof(float));
+      return;
+    case tensor_dtype::f16: {
+      const auto* h = static_cast<const uint16_t*>(src);
+      for (int64_t i = 0; i < n; ++i) dst[i] = half_to_float(h[i]);
+      return;
+    }
+    case tensor_dtype::bf16: {
+      const auto* b = static_cast<const uint16_t*>(src);
+      for (int64_t i = 0; i < n; ++i) {
+        const uint32_t bits = static_cast<uint32_t>(b[i]) << 16;
+        std::memcpy(dst + i, &bits, 4);
+      }
+      return;
+    }
+  }
+}
+
+safetensors_file::safetensors_file(const std::filesystem::path& path) : path_(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) fail(path, "cannot open: " + std::string(std::strerror(errno)));
+  struct stat st {};
+  ::fstat(fd, &st);
+  size_ = static_cast<size_t>(st.st_size);
+  if (size_ < 8) {
+    ::close(fd);
+    fail(path, "too small to be a safetensors file");
+  }
+  mapping_ = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (mapping_ == MAP_FAILED) {
+    mapping_ = nullptr;
+    fail(path, "mmap failed");
+  }
+  const auto* bytes = static_cast<const uint8_t*>(mapping_);
+  uint64_t header_len = 0;
+  std::memcpy(&header_len, bytes, 8);
+  if (header_len > size_ - 8) fail(path, "header length exceeds the file");
+  const auto header = nlohmann::json::parse(bytes + 8, bytes + 8 + header_len, nullptr, false);
+  if (header.is_discarded() || !header.is_object()) fail(path, "header is not a JSON object");
+  const uint8_t* data_start = bytes + 8 + header_len;
+  const size_t data_size = size_ - 8 - header_len;
+  for (const auto& [name, info] : header.items()) {
+    if (name == "__metadata__") continue;
+    tensor_view view;
+    view.dtype = parse_dtype(info.at("dtype").get<std::string>(), path, name);
+    view.shape = info.at("shape").get<std::vector<int64_t>>();
+    const auto offsets = info.at("data_offsets").get<std::vector<uint64_t>>();
+    if (offsets.size() != 2 || offsets[1] > data_size || offsets[0] > offsets[1] ||
+        offsets[1] - offsets[0] != view.numel() * dtype_size(view.dtype))
+      fail(path, "tensor '" + name + "' has inconsistent data offsets");
+    view.data = data_start + offsets[0];
+    tensors_.emplace(name, std::move(view));
+  }
+}
+
+safetensors_file::~safetensors_file() {
+  if (mapping_) ::munmap(mapping_, size_);
+}
+
+tensor_store::tensor_store(const std::filesystem::path& model_dir) {
+  const auto index_path = model_dir / "model.safetensors.index.json";
+  std::vector<std::filesystem::path> shards;
+  if (std::filesystem::exists(index_path)) {
+    std::ifstream in(index_path);
+    const auto index = nlohmann::json::parse(in, nullptr, false);
+    if (index.is_discarded() || !index.contains("weight_map"))
+      fail(index_path, "not a valid safetensors index (no weight_map)");
+    std::set<std::string> names;
+    for (const auto& [tensor, file] : index["weight_map"].items()) names.insert(file.get<std::string>());
+    for (const auto& file : names) shards.push_back(model_dir / file);
+  } else if (std::filesystem::exists(model_dir / "model.safetensors")) {
+    shards.push_back(model_dir / "model.safetensors");
+  } else {
+    fail(model_dir, "no model.safetensors or model.safetensors.index.json");
+  }
+  for (const auto& shard : shards) {
+    files_.push_back(std::make_unique<safetensors_file>(shard));
+    for (const auto& [name, view] : files_.back()->tensors()) index_[name] = &view;
+  }
+}
+
+bool tensor_store::contains(const std::string& name) const { return index_.count(name) > 0; }
+
+const tensor_view& tensor_store::get(const std::string& name) const {
+  auto it = index_.find(name);
+  if (it == index_.end()) throw std::runtime_error("checkpoint is missing tensor '" + name + "'");
+  return *it->second;
+}
+
+std::vector<float> tensor_store::load_f32(const std::string& name,
+                                          const std::vector<int64_t>& expected_shape) const {
+  const tensor_view& view = get(name);
+  if (view.shape != expected_shape)
+    throw std::runtime_error("tensor '" + name + "' has shape " + shape_string(view.shape) +
+                             ", expected " + shape_string(expected_shape));
+  std::vector<float> out(view.numel());
+  convert_to_f32(view.dtype, view.data, view.numel(), out.data());
+  return out;
+}
+
+}  // namespace actorllm

@@ -1,0 +1,101 @@
+// The CPU Llama forward against the golden greedy continuation of stories260K, and the
+// batching invariants: a prompt gives the same tokens alone, in a batch, and chunked.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "model/llama_model.hpp"
+#include "tests/common/test_data.hpp"
+
+namespace actorllm {
+namespace {
+
+int32_t argmax(const float* row, int64_t n) {
+  return static_cast<int32_t>(std::max_element(row, row + n) - row);
+}
+
+/// Greedy decoding of several prompts at once; each sequence owns a disjoint range of blocks.
+/// Prompts are prefilled in chunks of `chunk` tokens (0: whole), then decoded together.
+std::vector<std::vector<int32_t>> greedy_batch(llama_model& model,
+                                               const std::vector<std::vector<int32_t>>& prompts,
+                                               int max_tokens, int chunk) {
+  const int32_t block_size = 16, blocks_per_seq = 32;
+  kv_cache cache(model.cache_shape(blocks_per_seq * prompts.size(), block_size));
+  std::vector<std::vector<int32_t>> tables(prompts.size()), outputs(prompts.size());
+  std::vector<std::vector<int32_t>> tokens = prompts;
+  std::vector<int32_t> computed(prompts.size(), 0);
+  for (size_t s = 0; s < prompts.size(); ++s) {
+    tables[s].resize(blocks_per_seq);
+    std::iota(tables[s].begin(), tables[s].end(), static_cast<int32_t>(s * blocks_per_seq));
+  }
+  forward_batch batch;
+  std::vector<float> logits;
+  const int64_t vocab = model.config().vocab_size;
+  while (true) {
+    batch.clear();
+    std::vector<size_t> sampled;
+    for (size_t s = 0; s < prompts.size(); ++s) {
+      if (static_cast<int>(outputs[s].size()) >= max_tokens) continue;
+      int32_t remaining = static_cast<int32_t>(tokens[s].size()) - computed[s];
+      const int32_t take = chunk > 0 ? std::min(remaining, chunk) : remaining;
+      const bool sample = take == remaining;
+      batch.add_sequence(std::span(tokens[s]).subspan(computed[s], take), computed[s], tables[s],
+                         block_size, sample);
+      computed[s] += take;
+      if (sample) sampled.push_back(s);
+    }
+    if (batch.num_seqs() == 0) break;
+    batch.finalize();
+    model.forward(batch, cache, logits);
+    for (size_t i = 0; i < sampled.size(); ++i) {
+      const int32_t next = argmax(logits.data() + i * vocab, vocab);
+      outputs[sampled[i]].push_back(next);
+      tokens[sampled[i]].push_back(next);
+    }
+  }
+  return outputs;
+}
+
+nlohmann::json golden() {
+  std::ifstream in(testing::stories260k_dir() / "golden_greedy.json");
+  return nlohmann::json::parse(in);
+}
+
+TEST(llama_model, stories260k_golden_greedy) {
+  llama_model model(testing::stories260k_dir());
+  const auto g = golden();
+  const auto out = greedy_batch(model, {g["prompt_token_ids"].get<std::vector<int32_t>>()}, 120, 0);
+  EXPECT_EQ(out[0], g["output_token_ids"].get<std::vector<int32_t>>());
+}
+
+TEST(llama_model, same_tokens_alone_batched_and_chunked) {
+  llama_model model(testing::stories260k_dir());
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 16; ++i) {
+    std::vector<int32_t> p{1};
+    for (int j = 0; j < 3 + (i * 7) % 40; ++j) p.push_back(3 + (i * 31 + j * 17) % 500);
+    prompts.push_back(p);
+  }
+  const auto batched = greedy_batch(model, prompts, 24, 0);
+  const auto chunked = greedy_batch(model, prompts, 24, 7);
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const auto alone = greedy_batch(model, {prompts[i]}, 24, 0);
+    EXPECT_EQ(alone[0], batched[i]) << "prompt " << i;
+    EXPECT_EQ(alone[0], chunked[i]) << "prompt " << i;
+  }
+}
+
+TEST(llama_model, missing_folder_is_a_clear_error) {
+  try {
+    llama_model model("/nonexistent/model");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("config.json"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace actorllm
