@@ -1,0 +1,13 @@
+#pragma once
+/// vLLM's flag names for every part of engine_config, shared by `serve`, `generate`, bench.
+#include "config/engine_config.hpp"
+#include "config/flag_parser.hpp"
+
+namespace actorllm {
+
+/// Model, cache, scheduler and parallel flags (what every engine-running command takes).
+void add_engine_flags(flag_parser& parser, engine_config& config);
+/// Server flags (host, port, api key, CORS, limits, metrics).
+void add_server_flags(flag_parser& parser, engine_config& config);
+
+}  // namespace actorllm

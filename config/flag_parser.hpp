@@ -1,0 +1,71 @@
+#pragma once
+/// A small command-line parser: flags are declared with their help text and a setter, so
+/// `--help` documents every flag and a bad value yields one clear line.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace actorllm {
+
+class flag_parser {
+ public:
+  /// A setter returns an empty string on success, or what is wrong with the value.
+  using setter = std::function<std::string(std::string_view value)>;
+
+  flag_parser(std::string usage, std::string summary);
+
+  void add(std::string name, std::string value_name, std::string help, setter set);
+  void add_flag(std::string name, std::string help, std::function<void()> on_set);
+  void add_string(std::string name, std::string help, std::string& target);
+  void add_strings(std::string name, std::string help, std::vector<std::string>& target);
+  void add_bool(std::string name, std::string help, bool& target);  ///< also --no-<name>
+  template <typename T>
+  void add_number(std::string name, std::string help, T& target);
+  /// Positional arguments (e.g. the model folder of `serve MODEL`).
+  void on_positional(std::string name, setter set);
+
+  /// Parses argv[1..]. Returns the first error as one line, or nullopt. `--help` sets help_requested().
+  std::optional<std::string> parse(int argc, char** argv);
+  bool help_requested() const { return help_requested_; }
+  std::string help() const;
+
+ private:
+  struct flag {
+    std::string name, value_name, help;
+    setter set;
+    bool takes_value = true;
+  };
+  const flag* find(std::string_view name) const;
+
+  std::string usage_, summary_;
+  std::vector<flag> flags_;
+  std::string positional_name_;
+  setter positional_;
+  bool help_requested_ = false;
+};
+
+/// Parses a whole decimal number or a float into T; an error names the flag.
+std::string parse_number(std::string_view text, int64_t& out);
+std::string parse_number(std::string_view text, double& out);
+
+template <typename T>
+void flag_parser::add_number(std::string name, std::string help, T& target) {
+  add(std::move(name), "N", std::move(help) + " (default " + std::to_string(target) + ")",
+      [&target](std::string_view v) -> std::string {
+        if constexpr (std::is_floating_point_v<T>) {
+          double d = 0;
+          if (auto e = parse_number(v, d); !e.empty()) return e;
+          target = static_cast<T>(d);
+        } else {
+          int64_t i = 0;
+          if (auto e = parse_number(v, i); !e.empty()) return e;
+          target = static_cast<T>(i);
+        }
+        return {};
+      });
+}
+
+}  // namespace actorllm

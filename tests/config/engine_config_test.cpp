@@ -1,0 +1,68 @@
+// Flags parse into the config with vLLM's names; bad values are one clear line each.
+#include <gtest/gtest.h>
+
+#include "config/engine_flags.hpp"
+
+namespace actorllm {
+namespace {
+
+std::optional<std::string> parse(engine_config& c, std::vector<std::string> args) {
+  flag_parser p("actorllm serve", "test");
+  add_engine_flags(p, c);
+  add_server_flags(p, c);
+  std::vector<char*> argv{const_cast<char*>("serve")};
+  for (auto& a : args) argv.push_back(a.data());
+  return p.parse(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(engine_config, defaults_validate_once_a_model_is_given) {
+  engine_config c;
+  EXPECT_FALSE(c.validate().empty());
+  c.model.model = "m";
+  EXPECT_TRUE(c.validate().empty());
+}
+
+TEST(engine_config, vllm_flag_names_parse) {
+  engine_config c;
+  EXPECT_FALSE(parse(c, {"models/x", "--block-size", "32", "--swap-space=2", "--preemption-mode",
+                         "swap", "--max-num-seqs", "8", "--no-enable-prefix-caching", "--port",
+                         "9000", "--num-gpu-blocks-override", "64"}));
+  EXPECT_EQ(c.model.model, "models/x");
+  EXPECT_EQ(c.cache.block_size, 32);
+  EXPECT_DOUBLE_EQ(c.cache.swap_space_gib, 2.0);
+  EXPECT_EQ(c.scheduler.preemption, preemption_mode::swap);
+  EXPECT_EQ(c.scheduler.max_num_seqs, 8);
+  EXPECT_FALSE(c.cache.enable_prefix_caching);
+  EXPECT_EQ(c.server.port, 9000);
+  EXPECT_EQ(c.cache.num_gpu_blocks_override, 64);
+}
+
+TEST(engine_config, bad_values_are_one_clear_line) {
+  engine_config c;
+  EXPECT_EQ(*parse(c, {"--block-size", "abc"}), "--block-size: 'abc' is not a whole number");
+  EXPECT_EQ(*parse(c, {"--preemption-mode", "drop"}),
+            "--preemption-mode: must be recompute or swap (got 'drop')");
+  EXPECT_EQ(*parse(c, {"--bogus"}), "unknown flag --bogus (see --help)");
+  EXPECT_EQ(*parse(c, {"--port", "70000"}), "--port: must be in 1..65535");
+  c.model.model = "m";
+  c.cache.block_size = 7;
+  ASSERT_EQ(c.validate().size(), 1u);
+  EXPECT_NE(c.validate()[0].find("--block-size"), std::string::npos);
+}
+
+TEST(engine_config, help_lists_every_flag) {
+  engine_config c;
+  flag_parser p("actorllm serve", "test");
+  add_engine_flags(p, c);
+  add_server_flags(p, c);
+  const auto help = p.help();
+  for (const char* flag : {"--model", "--dtype", "--max-model-len", "--block-size", "--swap-space",
+                           "--num-gpu-blocks-override", "--num-cpu-blocks-override",
+                           "--preemption-mode", "--max-num-seqs", "--max-num-batched-tokens",
+                           "--gpu-memory-utilization", "--tensor-parallel-size", "--seed", "--host",
+                           "--port", "--api-key", "--served-model-name"})
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+}
+
+}  // namespace
+}  // namespace actorllm
