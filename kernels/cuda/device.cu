@@ -1,0 +1,57 @@
+#include "kernels/cuda/check.cuh"
+#include "kernels/cuda/device.cuh"
+
+namespace actorllm::cuda {
+
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear it, so the next checked call does not report it
+    return 0;
+  }
+  return count;
+}
+
+memory_info device_memory_info() {
+  memory_info info;
+  CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &info.total_bytes));
+  return info;
+}
+
+std::string device_description() {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  return std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
+         std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) + " SMs, " +
+         std::to_string(prop.totalGlobalMem >> 30) + " GiB)";
+}
+
+device_buffer::device_buffer(size_t bytes) : bytes_(bytes) {
+  if (bytes) CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+}
+
+device_buffer::~device_buffer() {
+  if (ptr_) cudaFree(ptr_);  // no throw from a destructor; a sticky error surfaces elsewhere
+}
+
+void device_buffer::upload(const void* src, size_t bytes) {
+  if (bytes > bytes_) throw std::out_of_range("device_buffer::upload past the end");
+  if (bytes) CUDA_CHECK(cudaMemcpy(ptr_, src, bytes, cudaMemcpyHostToDevice));
+}
+
+void device_buffer::download(void* dst, size_t bytes) const {
+  if (bytes > bytes_) throw std::out_of_range("device_buffer::download past the end");
+  if (bytes) CUDA_CHECK(cudaMemcpy(dst, ptr_, bytes, cudaMemcpyDeviceToHost));
+}
+
+pinned_buffer::pinned_buffer(size_t bytes) : bytes_(bytes) {
+  if (bytes) CUDA_CHECK(cudaMallocHost(&ptr_, bytes));
+}
+
+pinned_buffer::~pinned_buffer() {
+  if (ptr_) cudaFreeHost(ptr_);
+}
+
+}  // namespace actorllm::cuda

@@ -1,0 +1,87 @@
+#pragma once
+/// Device discovery, memory info and small RAII buffers.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace actorllm::cuda {
+
+/// Number of usable CUDA devices; 0 on any error (no driver, no device, driver too old).
+int cuda_device_count();
+
+struct memory_info {
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+};
+
+/// Free and total memory of the current device.
+memory_info device_memory_info();
+
+/// "NVIDIA H200 (sm_90, 132 SMs, 140 GiB)" for the current device.
+std::string device_description();
+
+/// Owns `bytes` of device memory (cudaMalloc); move-only.
+class device_buffer {
+ public:
+  device_buffer() = default;
+  explicit device_buffer(size_t bytes);
+  ~device_buffer();
+  device_buffer(device_buffer&& other) noexcept { swap(other); }
+  device_buffer& operator=(device_buffer&& other) noexcept {
+    device_buffer(std::move(other)).swap(*this);
+    return *this;
+  }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+
+  void* get() const { return ptr_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr_); }
+  size_t size() const { return bytes_; }
+
+  /// Copies `bytes` from host `src` (synchronously).
+  void upload(const void* src, size_t bytes);
+  /// Copies `bytes` to host `dst` (synchronously).
+  void download(void* dst, size_t bytes) const;
+
+ private:
+  void swap(device_buffer& other) noexcept {
+    std::swap(ptr_, other.ptr_);
+    std::swap(bytes_, other.bytes_);
+  }
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// Owns `bytes` of page-locked host memory (cudaMallocHost), the far side of swaps.
+class pinned_buffer {
+ public:
+  pinned_buffer() = default;
+  explicit pinned_buffer(size_t bytes);
+  ~pinned_buffer();
+  pinned_buffer(pinned_buffer&& other) noexcept { swap(other); }
+  pinned_buffer& operator=(pinned_buffer&& other) noexcept {
+    pinned_buffer(std::move(other)).swap(*this);
+    return *this;
+  }
+  pinned_buffer(const pinned_buffer&) = delete;
+  pinned_buffer& operator=(const pinned_buffer&) = delete;
+
+  void* get() const { return ptr_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(ptr_); }
+  size_t size() const { return bytes_; }
+
+ private:
+  void swap(pinned_buffer& other) noexcept {
+    std::swap(ptr_, other.ptr_);
+    std::swap(bytes_, other.bytes_);
+  }
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace actorllm::cuda
