@@ -1,0 +1,326 @@
+#include "actors/cache_engine/block_manager.hpp"
+
+#include <algorithm>
+
+namespace actorllm {
+
+block_manager::block_manager(const block_manager_config& config)
+    : block_size_(config.block_size),
+      prefix_caching_(config.enable_prefix_caching),
+      device_(config.num_device_blocks),
+      cpu_(config.num_cpu_blocks) {
+  ACTORLLM_CHECK(config.block_size > 0);
+}
+
+void block_manager::find_prefix(std::span<const int32_t> token_ids, int32_t max_tokens,
+                                std::vector<block_id>& blocks,
+                                std::vector<block_hash>& hashes) const {
+  if (!prefix_caching_) return;
+  int32_t num_full = std::min<int32_t>(max_tokens, static_cast<int32_t>(token_ids.size())) /
+                     block_size_;
+  block_hash parent = root_block_hash;
+  for (int32_t i = 0; i < num_full; ++i) {
+    block_hash h = hash_block(parent, token_ids.subspan(size_t(i) * block_size_, block_size_));
+    auto hit = device_.find(h);
+    if (!hit) break;
+    blocks.push_back(*hit);
+    hashes.push_back(h);
+    parent = h;
+  }
+}
+
+int32_t block_manager::num_cached_tokens(std::span<const int32_t> token_ids) const {
+  if (!prefix_caching_ || token_ids.empty()) return 0;
+  std::vector<block_id> blocks;
+  std::vector<block_hash> hashes;
+  find_prefix(token_ids, static_cast<int32_t>(token_ids.size()) - 1, blocks, hashes);
+  return static_cast<int32_t>(blocks.size()) * block_size_;
+}
+
+int32_t block_manager::num_new_blocks_to_allocate(std::span<const int32_t> token_ids,
+                                                  int32_t num_tokens) const {
+  std::vector<block_id> hits;
+  std::vector<block_hash> hashes;
+  find_prefix(token_ids, num_tokens - 1, hits, hashes);
+  // A hit on an unreferenced cached block takes it out of the available ones, as a fresh
+  // block would; a hit on a block in use costs nothing.
+  int32_t num_needed = num_blocks_for(num_tokens) - static_cast<int32_t>(hits.size());
+  for (block_id b : hits) num_needed += device_.ref_count(b) == 0 ? 1 : 0;
+  return num_needed;
+}
+
+bool block_manager::can_allocate(std::span<const int32_t> token_ids, int32_t num_tokens) const {
+  return num_new_blocks_to_allocate(token_ids, num_tokens) <= device_.num_available();
+}
+
+int32_t block_manager::allocate(seq_id seq, std::span<const int32_t> token_ids,
+                                int32_t num_tokens) {
+  ACTORLLM_CHECK(!has_blocks(seq));
+  ACTORLLM_CHECK(num_tokens > 0 && num_tokens <= static_cast<int32_t>(token_ids.size()));
+  table t;
+  find_prefix(token_ids, num_tokens - 1, t.blocks, t.hashes);
+  // Hits first: a fresh allocation could otherwise evict a block we are about to share.
+  for (block_id b : t.blocks) device_.retain(b);
+  int32_t num_hit_tokens = static_cast<int32_t>(t.blocks.size()) * block_size_;
+  if (prefix_caching_) {
+    num_queried_tokens_ += static_cast<int64_t>(token_ids.size());
+    num_hit_tokens_ += num_hit_tokens;
+  }
+  int32_t num_needed = num_blocks_for(num_tokens);
+  ACTORLLM_CHECK(num_needed - static_cast<int32_t>(t.blocks.size()) <= device_.num_available());
+  while (static_cast<int32_t>(t.blocks.size()) < num_needed) t.blocks.push_back(device_.allocate());
+  t.num_slots = num_tokens;
+  cache_full_blocks(t, token_ids);
+  tables_.emplace(seq, std::move(t));
+  return num_hit_tokens;
+}
+
+bool block_manager::can_append(seq_id seq, int32_t num_tokens) const {
+  slot_request request{seq, {}, num_tokens};
+  return can_grow({&request, 1});
+}
+
+int32_t block_manager::append_slots(seq_id seq, std::span<const int32_t> token_ids,
+                                    int32_t num_tokens, std::vector<block_copy>& copies) {
+  table& t = table_of(seq);
+  ACTORLLM_CHECK(!t.on_cpu);
+  if (num_tokens <= t.num_slots) return 0;
+  int32_t num_copies = 0;
+  // Existing blocks that the new tokens write into: copy them first when shared.
+  int32_t first_written = t.num_slots / block_size_;
+  int32_t end_written = std::min(num_blocks_for(num_tokens), static_cast<int32_t>(t.blocks.size()));
+  for (int32_t i = first_written; i < end_written; ++i) {
+    block_id shared = t.blocks[i];
+    if (device_.ref_count(shared) == 1) continue;
+    ACTORLLM_CHECK(device_.num_available() > 0);
+    block_id copy = device_.allocate();
+    device_.release(shared);
+    copies.push_back({shared, copy});
+    t.blocks[i] = copy;
+    ++num_copies;
+  }
+  int32_t num_needed = num_blocks_for(num_tokens);
+  ACTORLLM_CHECK(num_needed - static_cast<int32_t>(t.blocks.size()) <= device_.num_available());
+  while (static_cast<int32_t>(t.blocks.size()) < num_needed) t.blocks.push_back(device_.allocate());
+  t.num_slots = num_tokens;
+  cache_full_blocks(t, token_ids);
+  return num_copies;
+}
+
+void block_manager::cache_full_blocks(table& t, std::span<const int32_t> token_ids) {
+  if (!prefix_caching_) return;
+  int32_t num_full = t.num_slots / block_size_;
+  ACTORLLM_CHECK(static_cast<int32_t>(token_ids.size()) >= num_full * block_size_);
+  while (static_cast<int32_t>(t.hashes.size()) < num_full) {
+    size_t i = t.hashes.size();
+    block_hash parent = i == 0 ? root_block_hash : t.hashes[i - 1];
+    block_hash h = hash_block(parent, token_ids.subspan(i * block_size_, block_size_));
+    t.hashes.push_back(h);
+    device_.try_set_hash(t.blocks[i], h);
+  }
+}
+
+int32_t block_manager::num_blocks_needed(std::span<const slot_request> requests) const {
+  int32_t num_needed = 0;
+  // Shared blocks written by several of the requests: the last writer keeps the original
+  // when no one else holds it, so copies = min(writers, ref_count - 1).
+  std::vector<std::pair<block_id, int32_t>> writers;
+  for (const slot_request& r : requests) {
+    auto it = tables_.find(r.seq);
+    if (it == tables_.end()) {
+      num_needed += num_new_blocks_to_allocate(r.token_ids, r.num_tokens);
+      continue;
+    }
+    const table& t = it->second;
+    ACTORLLM_CHECK(!t.on_cpu);
+    if (r.num_tokens <= t.num_slots) continue;
+    num_needed += std::max(0, num_blocks_for(r.num_tokens) - static_cast<int32_t>(t.blocks.size()));
+    int32_t end_written = std::min(num_blocks_for(r.num_tokens), static_cast<int32_t>(t.blocks.size()));
+    for (int32_t i = t.num_slots / block_size_; i < end_written; ++i) {
+      block_id b = t.blocks[i];
+      if (device_.ref_count(b) == 1) continue;
+      auto w = std::find_if(writers.begin(), writers.end(),
+                            [b](const auto& entry) { return entry.first == b; });
+      if (w == writers.end()) writers.emplace_back(b, 1); else ++w->second;
+    }
+  }
+  for (const auto& [b, num_writers] : writers) {
+    num_needed += std::min(num_writers, device_.ref_count(b) - 1);
+  }
+  return num_needed;
+}
+
+bool block_manager::can_grow(std::span<const slot_request> requests, int32_t num_reserved) const {
+  return num_blocks_needed(requests) + num_reserved <= device_.num_available();
+}
+
+void block_manager::grow(std::span<const slot_request> requests, std::vector<block_copy>& copies) {
+  for (const slot_request& r : requests) {
+    if (has_blocks(r.seq)) {
+      append_slots(r.seq, r.token_ids, r.num_tokens, copies);
+    } else {
+      allocate(r.seq, r.token_ids, r.num_tokens);
+    }
+  }
+}
+
+void block_manager::fork(seq_id parent, seq_id child) {
+  ACTORLLM_CHECK(!has_blocks(child));
+  table t = table_of(parent);
+  ACTORLLM_CHECK(!t.on_cpu);
+  for (block_id b : t.blocks) device_.retain(b);
+  tables_.emplace(child, std::move(t));
+}
+
+void block_manager::free(seq_id seq) {
+  auto it = tables_.find(seq);
+  if (it == tables_.end()) return;
+  block_pool& pool = it->second.on_cpu ? cpu_ : device_;
+  const std::vector<block_id>& blocks = it->second.blocks;
+  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) pool.release(*b);
+  tables_.erase(it);
+}
+
+std::vector<block_id> block_manager::unique_blocks(std::span<const seq_id> seqs,
+                                                   bool on_cpu) const {
+  std::vector<block_id> blocks;
+  for (seq_id seq : seqs) {
+    auto it = tables_.find(seq);
+    if (it == tables_.end()) continue;
+    ACTORLLM_CHECK(it->second.on_cpu == on_cpu);
+    blocks.insert(blocks.end(), it->second.blocks.begin(), it->second.blocks.end());
+  }
+  std::sort(blocks.begin(), blocks.end());
+  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  return blocks;
+}
+
+bool block_manager::can_swap_out(std::span<const seq_id> seqs) const {
+  return static_cast<int32_t>(unique_blocks(seqs, false).size()) <= cpu_.num_available();
+}
+
+std::vector<block_copy> block_manager::swap_out(std::span<const seq_id> seqs) {
+  ACTORLLM_CHECK(can_swap_out(seqs));
+  std::unordered_map<block_id, block_id> moved;  // device -> cpu
+  std::vector<block_copy> copies;
+  for (seq_id seq : seqs) {
+    auto it = tables_.find(seq);
+    if (it == tables_.end()) continue;
+    table& t = it->second;
+    for (block_id& b : t.blocks) {
+      auto [m, is_new] = moved.emplace(b, 0);
+      if (is_new) {
+        m->second = cpu_.allocate();
+        copies.push_back({b, m->second});
+      } else {
+        cpu_.retain(m->second);
+      }
+      device_.release(b);
+      b = m->second;
+    }
+    t.on_cpu = true;
+  }
+  return copies;
+}
+
+bool block_manager::can_swap_in(std::span<const seq_id> seqs, int32_t num_reserved) const {
+  // Each unique block either hits the device cache or takes one available block: an upper
+  // bound that is exact without hits.
+  return static_cast<int32_t>(unique_blocks(seqs, true).size()) + num_reserved <=
+         device_.num_available();
+}
+
+std::vector<block_copy> block_manager::swap_in(std::span<const seq_id> seqs) {
+  ACTORLLM_CHECK(can_swap_in(seqs));
+  std::unordered_map<block_id, block_id> moved;  // cpu -> device
+  std::vector<block_copy> copies;
+  for (seq_id seq : seqs) {
+    auto it = tables_.find(seq);
+    if (it == tables_.end()) continue;
+    table& t = it->second;
+    for (size_t i = 0; i < t.blocks.size(); ++i) {
+      block_id cpu_block = t.blocks[i];
+      auto [m, is_new] = moved.emplace(cpu_block, 0);
+      if (is_new) {
+        std::optional<block_id> hit;
+        if (i < t.hashes.size()) hit = device_.find(t.hashes[i]);
+        if (hit) {
+          device_.retain(*hit);
+          m->second = *hit;
+        } else {
+          m->second = device_.allocate();
+          copies.push_back({cpu_block, m->second});
+          if (i < t.hashes.size()) device_.try_set_hash(m->second, t.hashes[i]);
+        }
+      } else {
+        device_.retain(m->second);
+      }
+      cpu_.release(cpu_block);
+      t.blocks[i] = m->second;
+    }
+    t.on_cpu = false;
+  }
+  return copies;
+}
+
+bool block_manager::is_swapped(seq_id seq) const {
+  auto it = tables_.find(seq);
+  return it != tables_.end() && it->second.on_cpu;
+}
+
+std::span<const block_id> block_manager::block_table(seq_id seq) const {
+  auto it = tables_.find(seq);
+  if (it == tables_.end()) return {};
+  return it->second.blocks;
+}
+
+int32_t block_manager::num_slots(seq_id seq) const {
+  auto it = tables_.find(seq);
+  return it == tables_.end() ? 0 : it->second.num_slots;
+}
+
+const block_manager::table& block_manager::table_of(seq_id seq) const {
+  auto it = tables_.find(seq);
+  ACTORLLM_CHECK(it != tables_.end());
+  return it->second;
+}
+
+block_manager::table& block_manager::table_of(seq_id seq) {
+  auto it = tables_.find(seq);
+  ACTORLLM_CHECK(it != tables_.end());
+  return it->second;
+}
+
+namespace {
+
+pool_stats stats_of(const block_pool& pool) {
+  return {pool.num_blocks(), pool.num_used(), pool.num_free(), pool.num_cached()};
+}
+
+}  // namespace
+
+block_manager_stats block_manager::stats() const {
+  return {stats_of(device_), stats_of(cpu_), num_queried_tokens_, num_hit_tokens_};
+}
+
+void block_manager::check_invariants() const {
+  device_.check_invariants();
+  cpu_.check_invariants();
+  std::vector<int32_t> device_refs(device_.num_blocks(), 0);
+  std::vector<int32_t> cpu_refs(cpu_.num_blocks(), 0);
+  for (const auto& [seq, t] : tables_) {
+    ACTORLLM_CHECK(static_cast<int32_t>(t.blocks.size()) == num_blocks_for(t.num_slots));
+    ACTORLLM_CHECK(static_cast<int32_t>(t.hashes.size()) <= t.num_slots / block_size_);
+    std::vector<int32_t>& refs = t.on_cpu ? cpu_refs : device_refs;
+    for (block_id b : t.blocks) {
+      ACTORLLM_CHECK(b >= 0 && b < static_cast<int32_t>(refs.size()));
+      ++refs[b];
+    }
+  }
+  for (block_id b = 0; b < device_.num_blocks(); ++b) {
+    ACTORLLM_CHECK(device_refs[b] == device_.ref_count(b));
+  }
+  for (block_id b = 0; b < cpu_.num_blocks(); ++b) ACTORLLM_CHECK(cpu_refs[b] == cpu_.ref_count(b));
+}
+
+}  // namespace actorllm
