@@ -122,7 +122,7 @@ class byte_level_pre_tokenizer final : public pre_tokenizer {
   void pre_tokenize(std::vector<std::string>& pieces, bool) const override {
     std::vector<std::string> split;
     for (auto& p : pieces) {
-      if (add_prefix_space_ && (p.empty() || p[0] != ' ')) p.insert(0, " ");
+      if (add_prefix_space_ && (p.empty() || p[0] != ' ')) p = " " + p;
       if (regex_) split_text(p, *regex_, split_behavior::isolated, false, split);
       else split.push_back(std::move(p));
     }
