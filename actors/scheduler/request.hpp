@@ -1,0 +1,59 @@
+#pragma once
+/// A request as the scheduler holds it: a group of sequences that share a prompt. A request
+/// starts with one sequence; when its prompt's last token is computed the worker samples
+/// params.n tokens at once and the sequence forks into n (they share the prompt's blocks).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "actors/cache_engine/block_manager.hpp"
+#include "actors/common/generate_request.hpp"
+#include "actors/common/sampling_params.hpp"
+
+namespace actorllm {
+
+enum class request_state { waiting, running, swapped, finished };
+
+struct sequence {
+  seq_id id = 0;
+  int32_t index = 0;                ///< sample index in [0, n): the OpenAI choice index
+  std::vector<int32_t> token_ids;   ///< prompt, then generated tokens
+  int32_t num_computed_tokens = 0;  ///< tokens whose KV is in the sequence's blocks
+  finish_reason finish = finish_reason::none;
+  std::string stop_reason;          ///< the stop token id, when one ended the sequence
+
+  // What the workers have been told, so that a plan carries only what changed.
+  bool known_to_workers = false;
+  int32_t num_tokens_sent = 0;
+  int32_t num_blocks_sent = 0;
+  bool table_replaced = true;       ///< next plan sends the whole block table
+  int32_t num_pending_samples = 0;  ///< tokens the step in flight will sample for it
+
+  int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
+  bool finished() const { return finish != finish_reason::none; }
+};
+
+struct request {
+  std::string request_id;
+  sampling_params params;
+  int32_t num_prompt_tokens = 0;
+  int32_t num_cached_tokens = 0;    ///< prompt tokens found in the prefix cache at admission
+  int32_t max_output_tokens = 0;    ///< params.max_tokens, or what max_model_len leaves
+  uint64_t arrival = 0;             ///< order of add_request calls
+  request_state state = request_state::waiting;
+  bool sampled = false;             ///< the first token(s) exist (so the sequences forked)
+  std::vector<sequence> seqs;       ///< one until the first sampling, then params.n
+
+  int32_t num_live_seqs() const {
+    int32_t num_live = 0;
+    for (const sequence& s : seqs) num_live += s.finished() ? 0 : 1;
+    return num_live;
+  }
+  /// Sequences this request will run at once: n from its first sampling on.
+  int32_t num_seqs_when_running() const {
+    return sampled ? num_live_seqs() : std::max(1, params.n);
+  }
+};
+
+}  // namespace actorllm

@@ -1,0 +1,277 @@
+#include "actors/scheduler/scheduler.hpp"
+
+#include <algorithm>
+
+namespace actorllm {
+
+namespace {
+
+block_manager_config block_config_of(const scheduler_options& o) {
+  return {o.block_size, o.num_device_blocks, o.num_cpu_blocks, o.enable_prefix_caching};
+}
+
+}  // namespace
+
+scheduler::scheduler(const scheduler_options& options)
+    : options_(options),
+      policy_(make_queue_policy(options.scheduler.policy)),
+      blocks_(block_config_of(options)) {
+  ACTORLLM_CHECK(options.scheduler.max_num_batched_tokens > 0);
+  ACTORLLM_CHECK(options.scheduler.max_num_seqs > 0);
+  ACTORLLM_CHECK(options.max_model_len > 0);
+}
+
+scheduler::~scheduler() = default;
+
+step_plan scheduler::schedule() {
+  ACTORLLM_CHECK(!step_in_flight_);
+  step_plan plan;
+  plan.step = ++num_steps_;
+  in_flight_.clear();
+  budget b{options_.scheduler.max_num_batched_tokens, options_.scheduler.max_num_seqs};
+
+  // NOTE: running first, then swapped, then waiting (vLLM's order). A step that had to preempt
+  // admits nobody: the space it just freed is what the running requests are short of.
+  bool preempted = schedule_running(b, plan);
+  if (!preempted) schedule_swapped(b, plan);
+  // Swapped requests go before new ones so that they cannot starve.
+  if (!preempted && swapped_.empty()) schedule_waiting(b, plan);
+
+  plan.finished_seq_ids = std::move(finished_since_plan_);
+  finished_since_plan_.clear();
+  last_num_scheduled_tokens_ = plan.num_scheduled_tokens;
+  last_num_scheduled_seqs_ = static_cast<int32_t>(plan.seqs.size());
+  step_in_flight_ = true;
+  return plan;
+}
+
+void scheduler::build_chunks(request& r, const budget& b) {
+  chunks_.clear();
+  slots_.clear();
+  int32_t num_tokens_left = b.num_tokens;
+  int32_t num_seqs_left = b.num_seqs;
+  bool has_new_seq = false;
+  for (int32_t i = 0; i < static_cast<int32_t>(r.seqs.size()); ++i) {
+    if (num_tokens_left <= 0 || num_seqs_left <= 0) break;
+    sequence& s = r.seqs[i];
+    if (s.finished() || s.num_computed_tokens >= s.num_tokens()) continue;
+    int32_t start = s.num_computed_tokens;
+    bool is_new = !blocks_.has_blocks(s.id);
+    if (is_new) {
+      // NOTE: one sequence without blocks per request and step, allocated first: then
+      // allocate() finds exactly the cached prefix counted here (nothing is evicted between),
+      // and a sibling recomputing the same prompt hits this one's blocks next step.
+      if (has_new_seq) continue;
+      has_new_seq = true;
+      start = blocks_.num_cached_tokens(s.token_ids);
+    }
+    int32_t num_scheduled = std::min(s.num_tokens() - start, num_tokens_left);
+    chunk c{i, start + num_scheduled, num_scheduled};
+    slot_request slot{s.id, s.token_ids, c.num_tokens};
+    if (is_new) {
+      chunks_.insert(chunks_.begin(), c);
+      slots_.insert(slots_.begin(), slot);
+    } else {
+      chunks_.push_back(c);
+      slots_.push_back(slot);
+    }
+    num_tokens_left -= num_scheduled;
+    --num_seqs_left;
+  }
+}
+
+void scheduler::commit(request& r, budget& b, step_plan& plan) {
+  for (const chunk& c : chunks_) {
+    sequence& s = r.seqs[c.seq_index];
+    if (!blocks_.has_blocks(s.id)) {
+      int32_t num_hit = blocks_.allocate(s.id, s.token_ids, c.num_tokens);
+      ACTORLLM_CHECK(num_hit == c.num_tokens - c.num_scheduled);
+      s.num_computed_tokens = num_hit;
+      s.table_replaced = true;
+      if (!r.sampled) r.num_cached_tokens = num_hit;
+    } else if (blocks_.append_slots(s.id, s.token_ids, c.num_tokens, plan.blocks_to_copy) > 0) {
+      s.table_replaced = true;
+    }
+    ACTORLLM_CHECK(s.num_computed_tokens + c.num_scheduled == c.num_tokens);
+
+    scheduled_sequence out;
+    out.seq = s.id;
+    out.num_computed_tokens = s.num_computed_tokens;
+    out.num_scheduled_tokens = c.num_scheduled;
+    if (c.num_tokens == s.num_tokens()) out.num_samples = r.sampled ? 1 : std::max(1, r.params.n);
+    if (!s.known_to_workers) {
+      plan.new_seqs.push_back({r.request_id, s.id, s.index, r.num_prompt_tokens, r.params});
+      s.known_to_workers = true;
+      s.num_tokens_sent = 0;
+      s.table_replaced = true;
+    }
+    out.new_token_ids.assign(s.token_ids.begin() + s.num_tokens_sent, s.token_ids.end());
+    s.num_tokens_sent = s.num_tokens();
+    std::span<const block_id> table = blocks_.block_table(s.id);
+    out.replace_table = s.table_replaced;
+    size_t first_new = s.table_replaced ? 0 : static_cast<size_t>(s.num_blocks_sent);
+    out.new_block_ids.assign(table.begin() + first_new, table.end());
+    s.num_blocks_sent = static_cast<int32_t>(table.size());
+    s.table_replaced = false;
+
+    s.num_computed_tokens = c.num_tokens;
+    s.num_pending_samples = out.num_samples;
+    if (out.num_samples > 0) in_flight_.push_back(s.id);
+    b.num_tokens -= c.num_scheduled;
+    --b.num_seqs;
+    plan.num_scheduled_tokens += c.num_scheduled;
+    plan.seqs.push_back(std::move(out));
+  }
+}
+
+bool scheduler::schedule_running(budget& b, step_plan& plan) {
+  bool preempted = false;
+  for (size_t i = 0; i < running_.size() && b.left(); ++i) {
+    request& r = *running_[i];
+    for (;;) {
+      build_chunks(r, b);
+      if (chunks_.empty()) break;
+      if (blocks_.can_grow(slots_)) {
+        commit(r, b, plan);
+        break;
+      }
+      // Preempt from the tail (lowest priority; already scheduled requests are ahead of r).
+      request& victim = *running_.back();
+      if (&victim == &r && i == 0) {
+        // Alone on the device and still too big: waiting would never help.
+        finish_out_of_cache(r);
+        break;
+      }
+      preempt(victim, plan);
+      preempted = true;
+      if (&victim == &r) break;
+    }
+  }
+  return preempted;
+}
+
+void scheduler::preempt(request& victim, step_plan& plan) {
+  leave_queue(victim);
+  ++num_preemptions_;
+  std::vector<seq_id> ids;
+  for (const sequence& s : victim.seqs) {
+    if (!s.finished() && blocks_.has_blocks(s.id)) ids.push_back(s.id);
+  }
+  scheduler_event event{scheduler_event::kind::preempted_by_recompute, victim.request_id,
+                        num_steps_, false};
+  if (options_.scheduler.preemption == preemption_mode::swap && !ids.empty()) {
+    if (blocks_.can_swap_out(ids)) {
+      std::vector<block_copy> copies = blocks_.swap_out(ids);
+      plan.blocks_to_swap_out.insert(plan.blocks_to_swap_out.end(), copies.begin(), copies.end());
+      victim.state = request_state::swapped;
+      insert_sorted(swapped_, victim);
+      event.what = scheduler_event::kind::preempted_by_swap;
+      events_.push_back(std::move(event));
+      return;
+    }
+    event.swap_space_full = true;
+  }
+  // Recompute: the KV goes, the tokens stay; on readmission the sequence computes
+  // prompt + generated tokens again (often from the prefix cache) and samples on from there.
+  for (sequence& s : victim.seqs) {
+    if (s.finished()) continue;
+    blocks_.free(s.id);
+    s.num_computed_tokens = 0;
+    s.table_replaced = true;
+  }
+  victim.state = request_state::waiting;
+  insert_sorted(waiting_, victim);
+  events_.push_back(std::move(event));
+}
+
+void scheduler::schedule_swapped(budget& b, step_plan& plan) {
+  std::vector<seq_id> ids;
+  while (!swapped_.empty() && b.left()) {
+    request& r = *swapped_.front();
+    if (num_running_seqs_ + r.num_seqs_when_running() > options_.scheduler.max_num_seqs) break;
+    ids.clear();
+    for (const sequence& s : r.seqs) {
+      if (!s.finished()) ids.push_back(s.id);
+    }
+    // Room for one more block per sequence, so that it can decode right away.
+    int32_t num_reserved = running_.empty() ? 0 : r.num_live_seqs() + num_watermark_blocks();
+    if (!blocks_.can_swap_in(ids, num_reserved)) break;
+    std::vector<block_copy> copies = blocks_.swap_in(ids);
+    plan.blocks_to_swap_in.insert(plan.blocks_to_swap_in.end(), copies.begin(), copies.end());
+    for (sequence& s : r.seqs) s.table_replaced = true;
+    swapped_.pop_front();
+    enter_running(r);
+    build_chunks(r, b);
+    if (!chunks_.empty() && blocks_.can_grow(slots_)) commit(r, b, plan);
+  }
+}
+
+void scheduler::schedule_waiting(budget& b, step_plan& plan) {
+  while (!waiting_.empty() && b.left()) {
+    request& r = *waiting_.front();
+    if (num_running_seqs_ + r.num_seqs_when_running() > options_.scheduler.max_num_seqs) break;
+    build_chunks(r, b);
+    if (chunks_.empty()) break;
+    bool alone = running_.empty();
+    if (!blocks_.can_grow(slots_, alone ? 0 : num_watermark_blocks())) {
+      if (!alone) break;  // head of line waits for space (FCFS: nobody overtakes it)
+      finish_out_of_cache(r);
+      continue;
+    }
+    waiting_.pop_front();
+    enter_running(r);
+    commit(r, b, plan);
+  }
+}
+
+void scheduler::finish_out_of_cache(request& r) {
+  leave_queue(r);
+  r.state = request_state::finished;
+  events_.push_back({scheduler_event::kind::out_of_kv_cache, r.request_id, num_steps_, false});
+  for (sequence& s : r.seqs) {
+    if (s.finished()) continue;
+    finish_seq(r, s, finish_reason::length);
+    pending_outputs_.push_back(output_of(r, s));
+  }
+  forget(r);
+}
+
+void scheduler::enter_running(request& r) {
+  r.state = request_state::running;
+  num_running_seqs_ += r.num_seqs_when_running();
+  insert_sorted(running_, r);
+}
+
+void scheduler::leave_queue(request& r) {
+  std::deque<request*>* queue = nullptr;
+  switch (r.state) {
+    case request_state::waiting: queue = &waiting_; break;
+    case request_state::running: queue = &running_; break;
+    case request_state::swapped: queue = &swapped_; break;
+    case request_state::finished: return;
+  }
+  if (r.state == request_state::running) num_running_seqs_ -= r.num_seqs_when_running();
+  // Preemption takes the tail and admission the head: look there first.
+  if (!queue->empty() && queue->back() == &r) {
+    queue->pop_back();
+  } else {
+    auto it = std::find(queue->begin(), queue->end(), &r);
+    ACTORLLM_CHECK(it != queue->end());
+    queue->erase(it);
+  }
+  r.state = request_state::finished;
+}
+
+void scheduler::insert_sorted(std::deque<request*>& queue, request& r) const {
+  auto it = std::upper_bound(queue.begin(), queue.end(), &r,
+                             [this](const request* a, const request* b) {
+                               return policy_->before(*a, *b);
+                             });
+  queue.insert(it, &r);
+}
+
+int32_t scheduler::num_watermark_blocks() const {
+  return static_cast<int32_t>(options_.watermark * options_.num_device_blocks);
+}
+
+}  // namespace actorllm

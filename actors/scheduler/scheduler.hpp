@@ -1,0 +1,168 @@
+#pragma once
+/// The continuous-batching scheduler (the scheduler actor's core). It owns the waiting,
+/// running and swapped queues and the block manager; each step is
+///
+///   step_plan plan = s.schedule();          // what to compute, within the token budget
+///   step_result result = workers(plan);     // forward + sampling
+///   auto outputs = s.update(result);        // new tokens, finished requests
+///
+/// schedule() and update() alternate strictly; abort() and add_request() may come at any time.
+/// There are no prefill and decode modes: each sequence has num_computed_tokens and
+/// num_tokens, and the budget (max_num_batched_tokens, max_num_seqs) chunks long prompts.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/cache_engine/block_manager.hpp"
+#include "actors/common/generate_request.hpp"
+#include "actors/scheduler/request.hpp"
+#include "actors/scheduler/scheduling_policy.hpp"
+#include "actors/scheduler/step_plan.hpp"
+#include "config/engine_config.hpp"
+
+namespace actorllm {
+
+struct scheduler_options {
+  scheduler_config scheduler;
+  int32_t block_size = 16;
+  int32_t num_device_blocks = 0;     ///< measured by the workers (or the override)
+  int32_t num_cpu_blocks = 0;        ///< swap space
+  bool enable_prefix_caching = true;
+  int32_t max_model_len = 0;         ///< prompt + output tokens at most
+  std::vector<int32_t> eos_token_ids;
+  /// Device blocks kept free when admitting, so that running sequences can grow a while
+  /// before someone must be preempted (vLLM's watermark). Not applied to a lone request.
+  double watermark = 0.01;
+};
+
+/// Why add_request refused a request: a user's mistake or a full queue, never a crash.
+struct admission_error {
+  enum class code {
+    duplicate_request_id,
+    invalid_params,     ///< n < 1, max_tokens == 0 or < -1
+    empty_prompt,
+    prompt_too_long,    ///< no room for one generated token within max_model_len
+    exceeds_kv_cache,   ///< the prompt alone needs more blocks than the device pool has
+    queue_full,         ///< max_waiting_requests reached: try again later (HTTP 503)
+  };
+  code kind;
+  std::string message;  ///< one clear line for the client
+};
+
+/// Something worth a log line, drained with take_events().
+struct scheduler_event {
+  enum class kind {
+    preempted_by_recompute,  ///< blocks freed; the request will recompute its tokens
+    preempted_by_swap,       ///< blocks moved to the CPU pool
+    out_of_kv_cache,         ///< alone on the device and still unable to grow: finished (length)
+  };
+  kind what;
+  std::string request_id;
+  uint64_t step = 0;
+  bool swap_space_full = false;  ///< a recompute chosen because the CPU pool was full
+};
+std::string to_string(const scheduler_event& event);
+
+struct scheduler_stats {
+  int32_t num_waiting = 0;  ///< requests
+  int32_t num_running = 0;
+  int32_t num_swapped = 0;
+  int64_t num_preemptions = 0;       ///< since start
+  int32_t num_scheduled_tokens = 0;  ///< by the last schedule()
+  int32_t num_scheduled_seqs = 0;    ///< by the last schedule()
+  int64_t prefix_cache_queries = 0;  ///< tokens, since start
+  int64_t prefix_cache_hits = 0;     ///< tokens, since start
+  pool_stats device;
+  pool_stats cpu;
+};
+
+class scheduler {
+ public:
+  explicit scheduler(const scheduler_options& options);
+  ~scheduler();
+
+  /// Queues a request, or says why not. The prompt's tokens are the sequence's first tokens.
+  std::optional<admission_error> add_request(std::string request_id,
+                                             std::vector<int32_t> prompt_token_ids,
+                                             const sampling_params& params);
+  /// Whether schedule() has anything to do (queued requests or finished ids to report).
+  bool has_work() const;
+
+  /// Plans one step. Must be followed by update() before the next schedule().
+  step_plan schedule();
+  /// Applies the sampled tokens of the last plan; returns one output per sequence that got a
+  /// token or finished, for the caller to emit.
+  std::vector<request_output> update(const step_result& result);
+  /// Finishes a request from any queue and frees its blocks at once; returns the final
+  /// outputs (finish_reason::abort), none when the id is unknown or already finished.
+  std::vector<request_output> abort(const std::string& request_id);
+
+  std::vector<scheduler_event> take_events();
+  scheduler_stats stats() const;
+  const block_manager& blocks() const { return blocks_; }
+  /// Aborts when queues, sequences and block tables disagree (tests call it every step).
+  void check_invariants() const;
+
+ private:
+  struct budget {
+    int32_t num_tokens;
+    int32_t num_seqs;
+    bool left() const { return num_tokens > 0 && num_seqs > 0; }
+  };
+  struct chunk {
+    int32_t seq_index;     // in request::seqs
+    int32_t num_tokens;    // slots after this step
+    int32_t num_scheduled; // tokens computed this step
+  };
+
+  // schedule(), in scheduler.cpp
+  void build_chunks(request& r, const budget& b);
+  void commit(request& r, budget& b, step_plan& plan);
+  bool schedule_running(budget& b, step_plan& plan);
+  void preempt(request& victim, step_plan& plan);
+  void finish_out_of_cache(request& r);
+  void schedule_swapped(budget& b, step_plan& plan);
+  void schedule_waiting(budget& b, step_plan& plan);
+  void enter_running(request& r);
+  void leave_queue(request& r);
+  void insert_sorted(std::deque<request*>& queue, request& r) const;
+  int32_t num_watermark_blocks() const;
+
+  // update(), abort() and the rest, in scheduler_update.cpp
+  void apply_samples(request& r, int32_t seq_index, const sequence_sample& sample,
+                     std::vector<request_output>& outputs);
+  bool check_stop(const request& r, sequence& s) const;
+  void finish_seq(request& r, sequence& s, finish_reason reason);
+  request_output output_of(const request& r, const sequence& s) const;
+  void forget(request& r);
+
+  scheduler_options options_;
+  std::unique_ptr<queue_policy> policy_;
+  block_manager blocks_;
+  std::unordered_map<std::string, std::unique_ptr<request>> requests_;
+  std::unordered_map<seq_id, std::pair<request*, int32_t>> seqs_;  // -> (request, index)
+  std::deque<request*> waiting_;
+  std::deque<request*> running_;
+  std::deque<request*> swapped_;
+  std::vector<seq_id> finished_since_plan_;
+  std::vector<seq_id> in_flight_;                 // sampling sequences of the last plan
+  std::vector<request_output> pending_outputs_;   // finished inside schedule()
+  std::vector<scheduler_event> events_;
+  bool step_in_flight_ = false;
+  uint64_t num_steps_ = 0;
+  uint64_t num_arrivals_ = 0;
+  seq_id next_seq_id_ = 0;
+  int32_t num_running_seqs_ = 0;  // live sequences of running requests
+  int64_t num_preemptions_ = 0;
+  int32_t last_num_scheduled_tokens_ = 0;
+  int32_t last_num_scheduled_seqs_ = 0;
+  // Scratch reused across steps so that a step allocates little.
+  std::vector<chunk> chunks_;
+  std::vector<slot_request> slots_;
+};
+
+}  // namespace actorllm

@@ -1,0 +1,243 @@
+// The scheduler's bookkeeping outside schedule(): admission, update(), abort(), stats and
+// the invariant check.
+#include <algorithm>
+#include <unordered_set>
+
+#include "actors/scheduler/scheduler.hpp"
+
+namespace actorllm {
+
+std::optional<admission_error> scheduler::add_request(std::string request_id,
+                                                      std::vector<int32_t> prompt_token_ids,
+                                                      const sampling_params& params) {
+  using code = admission_error::code;
+  auto error = [](code kind, std::string message) {
+    return std::optional<admission_error>(admission_error{kind, std::move(message)});
+  };
+  int32_t num_prompt = static_cast<int32_t>(prompt_token_ids.size());
+  if (requests_.count(request_id)) {
+    return error(code::duplicate_request_id, "request id '" + request_id + "' is already in use");
+  }
+  if (params.n < 1 || params.n > options_.scheduler.max_num_seqs) {
+    return error(code::invalid_params, "n must be between 1 and max_num_seqs (" +
+                                           std::to_string(options_.scheduler.max_num_seqs) +
+                                           "), got " + std::to_string(params.n));
+  }
+  if (params.max_tokens == 0 || params.max_tokens < -1) {
+    return error(code::invalid_params,
+                 "max_tokens must be at least 1 (or -1), got " + std::to_string(params.max_tokens));
+  }
+  if (num_prompt == 0) return error(code::empty_prompt, "the prompt is empty");
+  if (num_prompt >= options_.max_model_len) {
+    return error(code::prompt_too_long,
+                 "the prompt has " + std::to_string(num_prompt) +
+                     " tokens; this model's maximum context length is " +
+                     std::to_string(options_.max_model_len) + ", which leaves no room to generate");
+  }
+  int32_t num_blocks = (num_prompt + options_.block_size - 1) / options_.block_size;
+  if (num_blocks > options_.num_device_blocks) {
+    return error(code::exceeds_kv_cache,
+                 "the prompt has " + std::to_string(num_prompt) + " tokens and needs " +
+                     std::to_string(num_blocks) + " KV cache blocks, but the cache holds only " +
+                     std::to_string(options_.num_device_blocks) + " blocks of " +
+                     std::to_string(options_.block_size) + " tokens");
+  }
+  if (static_cast<int32_t>(waiting_.size()) >= options_.scheduler.max_waiting_requests) {
+    return error(code::queue_full, "too many requests are waiting (" +
+                                       std::to_string(waiting_.size()) + "); try again later");
+  }
+
+  auto r = std::make_unique<request>();
+  r->request_id = std::move(request_id);
+  r->params = params;
+  r->num_prompt_tokens = num_prompt;
+  int32_t room = options_.max_model_len - num_prompt;
+  r->max_output_tokens = params.max_tokens < 0 ? room : std::min(params.max_tokens, room);
+  r->arrival = num_arrivals_++;
+  sequence s;
+  s.id = next_seq_id_++;
+  s.token_ids = std::move(prompt_token_ids);
+  r->seqs.push_back(std::move(s));
+  seqs_[r->seqs[0].id] = {r.get(), 0};
+  r->state = request_state::waiting;
+  insert_sorted(waiting_, *r);
+  requests_.emplace(r->request_id, std::move(r));
+  return std::nullopt;
+}
+
+bool scheduler::has_work() const {
+  return !waiting_.empty() || !running_.empty() || !swapped_.empty() ||
+         !finished_since_plan_.empty() || !pending_outputs_.empty();
+}
+
+std::vector<request_output> scheduler::update(const step_result& result) {
+  ACTORLLM_CHECK(step_in_flight_);
+  step_in_flight_ = false;
+  std::vector<request_output> outputs = std::move(pending_outputs_);
+  pending_outputs_.clear();
+  for (const sequence_sample& sample : result.seqs) {
+    auto it = seqs_.find(sample.seq);
+    if (it == seqs_.end()) continue;  // aborted while the step ran
+    auto [r, seq_index] = it->second;
+    apply_samples(*r, seq_index, sample, outputs);
+  }
+  bool any_finished = false;
+  for (seq_id id : in_flight_) {
+    auto it = seqs_.find(id);
+    if (it == seqs_.end()) continue;
+    // Every sequence that reached its last token must have been sampled.
+    ACTORLLM_CHECK(it->second.first->seqs[it->second.second].num_pending_samples == 0);
+  }
+  for (request* r : running_) any_finished = any_finished || r->state == request_state::finished;
+  if (any_finished) {
+    std::vector<request*> done;
+    auto keep = std::remove_if(running_.begin(), running_.end(), [&done](request* r) {
+      if (r->state != request_state::finished) return false;
+      done.push_back(r);
+      return true;
+    });
+    running_.erase(keep, running_.end());
+    for (request* r : done) forget(*r);
+  }
+  return outputs;
+}
+
+void scheduler::apply_samples(request& r, int32_t seq_index, const sequence_sample& sample,
+                              std::vector<request_output>& outputs) {
+  sequence& first = r.seqs[seq_index];
+  int32_t num_samples = static_cast<int32_t>(sample.token_ids.size());
+  ACTORLLM_CHECK(r.state == request_state::running);
+  ACTORLLM_CHECK(num_samples == first.num_pending_samples);
+  ACTORLLM_CHECK(sample.logprobs.empty() || sample.logprobs.size() == sample.token_ids.size());
+  first.num_pending_samples = 0;
+  if (num_samples == 0) return;
+  std::vector<int32_t> targets{seq_index};
+  if (num_samples > 1) {
+    // The first sampling of an n > 1 request: the sequence forks into n that share its blocks.
+    ACTORLLM_CHECK(!r.sampled && r.seqs.size() == 1 && num_samples == r.params.n);
+    for (int32_t j = 1; j < num_samples; ++j) {
+      sequence child;
+      child.id = next_seq_id_++;
+      child.index = j;
+      child.token_ids = r.seqs[0].token_ids;
+      child.num_computed_tokens = r.seqs[0].num_computed_tokens;
+      blocks_.fork(r.seqs[0].id, child.id);
+      r.seqs.push_back(std::move(child));
+      seqs_[r.seqs.back().id] = {&r, static_cast<int32_t>(r.seqs.size()) - 1};
+      targets.push_back(static_cast<int32_t>(r.seqs.size()) - 1);
+    }
+  }
+  r.sampled = true;
+  for (int32_t j = 0; j < num_samples; ++j) {
+    sequence& s = r.seqs[targets[j]];
+    s.token_ids.push_back(sample.token_ids[j]);
+    bool finished = check_stop(r, s);
+    if (finished) finish_seq(r, s, s.finish);
+    request_output out = output_of(r, s);
+    out.token_ids.push_back(sample.token_ids[j]);
+    if (!sample.logprobs.empty()) out.logprobs.push_back(sample.logprobs[j]);
+    outputs.push_back(std::move(out));
+  }
+  if (r.num_live_seqs() == 0) r.state = request_state::finished;
+}
+
+bool scheduler::check_stop(const request& r, sequence& s) const {
+  int32_t token = s.token_ids.back();
+  int32_t num_output = s.num_tokens() - r.num_prompt_tokens;
+  // Stop tokens among the first min_tokens outputs do not count (the sampler masks them).
+  bool may_stop = num_output - 1 >= r.params.min_tokens;
+  const std::vector<int32_t>& eos = options_.eos_token_ids;
+  const std::vector<int32_t>& stop_ids = r.params.stop_token_ids;
+  if (may_stop && !r.params.ignore_eos && std::find(eos.begin(), eos.end(), token) != eos.end()) {
+    s.finish = finish_reason::stop;
+  } else if (may_stop && std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end()) {
+    s.finish = finish_reason::stop;
+    s.stop_reason = std::to_string(token);
+  } else if (num_output >= r.max_output_tokens || s.num_tokens() >= options_.max_model_len) {
+    s.finish = finish_reason::length;
+  }
+  return s.finished();
+}
+
+void scheduler::finish_seq(request& r, sequence& s, finish_reason reason) {
+  s.finish = reason;
+  blocks_.free(s.id);
+  seqs_.erase(s.id);
+  s.num_pending_samples = 0;
+  if (s.known_to_workers) finished_since_plan_.push_back(s.id);
+  if (r.state == request_state::running) --num_running_seqs_;
+}
+
+request_output scheduler::output_of(const request& r, const sequence& s) const {
+  request_output out;
+  out.request_id = r.request_id;
+  out.index = s.index;
+  out.finish = s.finish;
+  out.stop_reason = s.stop_reason;
+  out.num_prompt_tokens = r.num_prompt_tokens;
+  out.num_generated_tokens = s.num_tokens() - r.num_prompt_tokens;
+  out.num_cached_tokens = r.num_cached_tokens;
+  return out;
+}
+
+void scheduler::forget(request& r) {
+  for (const sequence& s : r.seqs) ACTORLLM_CHECK(s.finished());
+  requests_.erase(r.request_id);  // destroys r
+}
+
+std::vector<request_output> scheduler::abort(const std::string& request_id) {
+  auto it = requests_.find(request_id);
+  if (it == requests_.end()) return {};
+  request& r = *it->second;
+  std::vector<request_output> outputs;
+  leave_queue(r);
+  for (sequence& s : r.seqs) {
+    if (s.finished()) continue;
+    finish_seq(r, s, finish_reason::abort);
+    outputs.push_back(output_of(r, s));
+  }
+  // Other outputs of this request waiting for the next update() are moot now.
+  std::erase_if(pending_outputs_,
+                [&](const request_output& o) { return o.request_id == request_id; });
+  forget(r);
+  return outputs;
+}
+
+std::vector<scheduler_event> scheduler::take_events() {
+  std::vector<scheduler_event> events = std::move(events_);
+  events_.clear();
+  return events;
+}
+
+std::string to_string(const scheduler_event& event) {
+  std::string line = "step " + std::to_string(event.step) + ": request " + event.request_id;
+  switch (event.what) {
+    case scheduler_event::kind::preempted_by_recompute:
+      line += " preempted (recompute";
+      line += event.swap_space_full ? ": CPU swap space full)" : ")";
+      break;
+    case scheduler_event::kind::preempted_by_swap: line += " preempted (swapped to CPU)"; break;
+    case scheduler_event::kind::out_of_kv_cache:
+      line += " finished: it alone outgrows the KV cache";
+      break;
+  }
+  return line;
+}
+
+scheduler_stats scheduler::stats() const {
+  block_manager_stats b = blocks_.stats();
+  scheduler_stats s;
+  s.num_waiting = static_cast<int32_t>(waiting_.size());
+  s.num_running = static_cast<int32_t>(running_.size());
+  s.num_swapped = static_cast<int32_t>(swapped_.size());
+  s.num_preemptions = num_preemptions_;
+  s.num_scheduled_tokens = last_num_scheduled_tokens_;
+  s.num_scheduled_seqs = last_num_scheduled_seqs_;
+  s.prefix_cache_queries = b.prefix_cache_queries;
+  s.prefix_cache_hits = b.prefix_cache_hits;
+  s.device = b.device;
+  s.cpu = b.cpu;
+  return s;
+}
+
+}  // namespace actorllm

@@ -1,0 +1,52 @@
+#pragma once
+/// The workers' side of step_plan: a mirror of every sequence the workers know (its tokens,
+/// block table, sampling parameters) that applies each plan's diffs and lists the step's work
+/// flat, one entry per scheduled sequence. Pure data, no tensors: a gpu_worker keeps one and
+/// feeds the entries to its forward pass and sampler.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/scheduler/step_plan.hpp"
+
+namespace actorllm {
+
+/// One sequence's work in a step. The spans point into the mirror and stay valid until the
+/// next apply().
+struct batch_sequence {
+  seq_id seq = 0;
+  const std::string* request_id = nullptr;
+  int32_t index = 0;                        ///< sample index in [0, n)
+  const sampling_params* params = nullptr;
+  int32_t num_prompt_tokens = 0;
+  int32_t start_position = 0;               ///< position of token_ids[0]
+  std::span<const int32_t> token_ids;       ///< to compute: positions [start, start + size)
+  std::span<const int32_t> all_token_ids;   ///< prompt + generated so far (penalties)
+  std::span<const block_id> block_table;    ///< position p lives in block_table[p / block_size]
+  int32_t num_samples = 0;                  ///< tokens to sample from the last position
+};
+
+class sequence_mirror {
+ public:
+  /// Forgets finished sequences, learns new ones, applies the diffs; returns the step's work
+  /// in plan order. The swaps and copies of the plan are left to the caller.
+  std::vector<batch_sequence> apply(const step_plan& plan);
+
+  int32_t num_sequences() const { return static_cast<int32_t>(seqs_.size()); }
+  bool knows(seq_id seq) const { return seqs_.count(seq) != 0; }
+
+ private:
+  struct state {
+    std::string request_id;
+    int32_t index = 0;
+    int32_t num_prompt_tokens = 0;
+    sampling_params params;
+    std::vector<int32_t> token_ids;
+    std::vector<block_id> block_table;
+  };
+  std::unordered_map<seq_id, state> seqs_;
+};
+
+}  // namespace actorllm
