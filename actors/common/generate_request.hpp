@@ -45,6 +45,7 @@ struct token_logprob {
   float logprob = 0.0f;
   std::vector<int32_t> top_ids;       ///< most likely first
   std::vector<float> top_logprobs;
+  std::vector<std::string> top_texts; ///< text of each top_ids entry, when known (for the API)
 };
 
 /// One streamed delta of one choice (sample) of a request. The last delta of a choice has

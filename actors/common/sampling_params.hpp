@@ -22,7 +22,8 @@ struct sampling_params {
   std::vector<std::pair<int32_t, float>> logit_bias;  ///< added to the logits before sampling
   std::optional<uint64_t> seed;    ///< same seed, same output
 
-  int32_t max_tokens = 16;         ///< generated tokens at most
+  int32_t max_tokens = 16;         ///< generated tokens at most; -1: until the context is
+                                   ///< full (max_model_len - prompt tokens, set by the router)
   int32_t min_tokens = 0;          ///< EOS and stop ids are ignored before this many
   bool ignore_eos = false;
   std::vector<int32_t> stop_token_ids;

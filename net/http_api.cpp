@@ -1,0 +1,216 @@
+// Routing, authentication, CORS and the bodies of the small endpoints.
+#include "net/http_api.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "net/openai_call.hpp"
+
+#ifndef ACTORLLM_VERSION
+#define ACTORLLM_VERSION "0.0.0"
+#endif
+
+namespace actorllm::net {
+namespace {
+
+using json = nlohmann::json;
+
+route make(endpoint target, std::string_view method, const char* allowed) {
+  route r;
+  r.target = target;
+  r.allow = allowed;
+  // allowed is a comma-separated list such as "GET" or "POST".
+  for (std::string_view rest = allowed; !rest.empty();) {
+    const auto comma = rest.find(", ");
+    if (rest.substr(0, comma) == method) r.method_allowed = true;
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+  }
+  return r;
+}
+
+json model_object(const model_info& model) {
+  return {{"id", model.name},
+          {"object", "model"},
+          {"created", model.created},
+          {"owned_by", "actorllm"},
+          {"root", model.root.empty() ? model.name : model.root},
+          {"parent", nullptr},
+          {"max_model_len", model.max_model_len},
+          {"permission", json::array()}};
+}
+
+}  // namespace
+
+route find_route(std::string_view method, std::string_view target) {
+  std::string_view path = target.substr(0, target.find('?'));
+  if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  if (path == "/v1/completions") return make(endpoint::completions, method, "POST");
+  if (path == "/v1/chat/completions") return make(endpoint::chat_completions, method, "POST");
+  if (path == "/v1/models") return make(endpoint::models, method, "GET");
+  if (path.starts_with("/v1/models/")) {
+    route r = make(endpoint::model, method, "GET");
+    r.model_id = std::string(path.substr(std::string_view("/v1/models/").size()));
+    return r;
+  }
+  if (path == "/tokenize") return make(endpoint::tokenize, method, "POST");
+  if (path == "/detokenize") return make(endpoint::detokenize, method, "POST");
+  if (path == "/health") return make(endpoint::health, method, "GET, HEAD");
+  if (path == "/version") return make(endpoint::version, method, "GET");
+  if (path == "/metrics") return make(endpoint::metrics, method, "GET");
+  if (path == "/v1/ws") return make(endpoint::websocket, method, "GET");
+  return route{};
+}
+
+bool needs_api_key(endpoint target) {
+  switch (target) {
+    case endpoint::health:
+    case endpoint::version:
+    case endpoint::metrics:
+    case endpoint::unknown: return false;
+    default: return true;
+  }
+}
+
+bool authorized(const server_config& config, std::string_view authorization) {
+  if (config.api_key.empty()) return true;
+  constexpr std::string_view scheme = "Bearer ";
+  if (!authorization.starts_with(scheme)) return false;
+  const std::string_view given = authorization.substr(scheme.size());
+  const std::string& key = config.api_key;
+  // Compare every byte whatever the first difference, so timing does not leak the key.
+  unsigned diff = given.size() != key.size();
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    diff |= static_cast<unsigned char>(given[i]) ^
+            static_cast<unsigned char>(key[i % key.size()]);
+  }
+  return diff == 0;
+}
+
+std::string cors_allow_origin(const server_config& config, std::string_view origin) {
+  for (const auto& allowed : config.allowed_origins) {
+    if (allowed == "*") return "*";
+    if (!origin.empty() && allowed == origin) return std::string(origin);
+  }
+  return {};
+}
+
+std::string random_id(std::string_view prefix) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string id(prefix);
+  for (int half = 0; half < 2; ++half) {
+    uint64_t bits = rng();
+    for (int i = 0; i < 16; ++i, bits >>= 4) id.push_back(digits[bits & 15]);
+  }
+  return id;
+}
+
+std::string request_id_for(std::string_view header) {
+  bool sane = !header.empty() && header.size() <= 128;
+  for (char c : header) sane = sane && c > 32 && c < 127;
+  return sane ? std::string(header) : random_id("");
+}
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string models_json(const model_info& model) {
+  return to_wire({{"object", "list"}, {"data", json::array({model_object(model)})}});
+}
+
+std::string model_json(const model_info& model) { return to_wire(model_object(model)); }
+
+std::string version_json() { return to_wire({{"version", ACTORLLM_VERSION}}); }
+
+std::string tokenize_json(const tokenize_result& result) {
+  json body = {{"count", result.tokens.size()},
+               {"max_model_len", result.max_model_len},
+               {"tokens", result.tokens}};
+  if (!result.token_strs.empty()) body["token_strs"] = result.token_strs;
+  return to_wire(body);
+}
+
+std::string detokenize_json(const detokenize_result& result) {
+  return to_wire({{"prompt", result.text}});
+}
+
+void log_access(std::string_view peer, std::string_view method, std::string_view target,
+                int status, double millis, std::string_view request_id) {
+  char line[512];
+  const int n = std::snprintf(line, sizeof line, "%.*s \"%.*s %.*s\" %d %.1fms %.*s\n",
+                              static_cast<int>(peer.size()), peer.data(),
+                              static_cast<int>(method.size()), method.data(),
+                              static_cast<int>(std::min<std::size_t>(target.size(), 200)),
+                              target.data(), status, millis,
+                              static_cast<int>(std::min<std::size_t>(request_id.size(), 128)),
+                              request_id.data());
+  if (n > 0) std::fwrite(line, 1, std::min<std::size_t>(n, sizeof line - 1), stderr);
+}
+
+}  // namespace actorllm::net
+
+namespace actorllm::net {
+
+std::optional<api_error> admit(server_context& context, const openai_request& request,
+                               model_info& model) {
+  model = context.engine.model();
+  if (!request.model.empty() && request.model != model.name) {
+    api_error error = not_found("The model `" + request.model + "` does not exist.",
+                                "model_not_found");
+    error.param = "model";
+    return error;
+  }
+  if (!context.engine.healthy()) {
+    return engine_error("the engine is not ready; retry later", 503);
+  }
+  const int32_t limit = context.options.max_waiting_requests;
+  if (limit > 0 && context.engine.num_waiting() >= static_cast<std::size_t>(limit)) {
+    return engine_error("the server is overloaded (" + std::to_string(limit) +
+                            " requests waiting); retry later",
+                        503);
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<openai_call> start_call(server_context& context, openai_request request,
+                                        const model_info& model, std::string display_id,
+                                        std::function<void(request_output)> sink,
+                                        bool error_chunk) {
+  const bool chat = request.kind == api_kind::chat;
+  const std::string base = random_id(chat ? "chatcmpl-" : "cmpl-");
+  std::vector<std::string> engine_ids;
+  for (std::size_t p = 0; p < request.prompts.size(); ++p) {
+    engine_ids.push_back(request.prompts.size() == 1 ? base : base + "-" + std::to_string(p));
+  }
+  call_options options;
+  options.kind = request.kind;
+  options.id = display_id.empty() ? base : std::move(display_id);
+  options.model = model.name;
+  options.created = unix_now();
+  options.n = request.n;
+  options.stream = request.stream;
+  options.include_usage = request.include_usage;
+  options.error_chunk = error_chunk;
+  options.logprobs = !request.prompts.empty() && request.prompts.front().params.logprobs >= 0;
+  auto call = std::make_unique<openai_call>(std::move(options), engine_ids);
+  for (std::size_t p = 0; p < request.prompts.size(); ++p) {
+    generate_request& prompt = request.prompts[p];
+    prompt.request_id = engine_ids[p];
+    prompt.model = model.name;
+    context.engine.submit(std::move(prompt), sink);
+  }
+  return call;
+}
+
+void abort_call(server_context& context, const openai_call& call) {
+  if (call.done() && !call.failed()) return;
+  for (const auto& id : call.engine_ids()) context.engine.abort(id);
+}
+
+}  // namespace actorllm::net

@@ -1,0 +1,91 @@
+#pragma once
+/// The HTTP surface without the sockets: which endpoint a request names, who may call it,
+/// CORS, request ids, the bodies of the small endpoints and the access log line.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config/engine_config.hpp"
+#include "net/engine_port.hpp"
+#include "net/mailbox.hpp"
+#include "net/openai_call.hpp"
+#include "net/openai_protocol.hpp"
+
+namespace actorllm::net {
+
+/// Server behaviour that is not in server_config.
+struct http_options {
+  int32_t max_waiting_requests = 0;  ///< 0: no limit; else 503 while the engine has this many
+  double idle_timeout_s = 60.0;      ///< a keep-alive connection with no request is closed
+  bool access_log = true;            ///< one line per request on stderr
+};
+
+/// What every session shares. Lives as long as the server.
+struct server_context {
+  engine_port& engine;
+  server_config config;
+  http_options options;
+  std::shared_ptr<post_gate> gate = std::make_shared<post_gate>();
+};
+
+enum class endpoint : uint8_t {
+  completions, chat_completions, models, model, tokenize, detokenize,
+  health, version, metrics, websocket, unknown
+};
+
+struct route {
+  endpoint target = endpoint::unknown;
+  bool method_allowed = false;
+  const char* allow = "";  ///< the methods the path accepts, for 405's Allow header
+  std::string model_id;    ///< GET /v1/models/{id}
+};
+
+/// Maps method and target (query string ignored) to an endpoint.
+route find_route(std::string_view method, std::string_view target);
+
+/// Whether the path needs the API key: the OpenAI API and tokenizer endpoints do; /health,
+/// /version and /metrics stay open for probes and scrapers.
+bool needs_api_key(endpoint target);
+/// True when no key is configured or `authorization` is "Bearer <key>" (constant time).
+bool authorized(const server_config& config, std::string_view authorization);
+
+/// Access-Control-Allow-Origin for `origin`, or empty when CORS does not allow it.
+std::string cors_allow_origin(const server_config& config, std::string_view origin);
+
+/// `header` when it is a sane id (printable, at most 128 bytes), else a fresh random one.
+std::string request_id_for(std::string_view header);
+/// `prefix` followed by 32 random hex digits.
+std::string random_id(std::string_view prefix);
+int64_t unix_now();
+
+std::string models_json(const model_info& model);
+std::string model_json(const model_info& model);
+std::string version_json();
+std::string tokenize_json(const tokenize_result& result);
+std::string detokenize_json(const detokenize_result& result);
+
+/// Checks a parsed call before it reaches the engine: unknown model (404), engine not
+/// alive (503), waiting queue full (503). Fills `model` with what the engine serves.
+std::optional<api_error> admit(server_context& context, const openai_request& request,
+                               model_info& model);
+
+/// Submits every prompt of `request` to the engine with fresh engine ids and returns the
+/// call that assembles their deltas. `display_id` is the "id" of the objects sent back
+/// (empty: a fresh cmpl-/chatcmpl- id); `sink` receives every delta, from any thread.
+/// `error_chunk`: see call_options.
+std::unique_ptr<openai_call> start_call(server_context& context, openai_request request,
+                                        const model_info& model, std::string display_id,
+                                        std::function<void(request_output)> sink,
+                                        bool error_chunk = true);
+
+/// Aborts the engine requests of a call that has not finished.
+void abort_call(server_context& context, const openai_call& call);
+
+/// One compact access-log line on stderr (one write, so lines from threads do not mix).
+void log_access(std::string_view peer, std::string_view method, std::string_view target,
+                int status, double millis, std::string_view request_id);
+
+}  // namespace actorllm::net

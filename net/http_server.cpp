@@ -1,0 +1,101 @@
+// The listener and the I/O thread pool. Each connection gets its own strand, so the
+// sessions need no locks while the pool serves many of them in parallel.
+#include "net/http_server.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "net/beast.hpp"
+
+namespace actorllm::net {
+
+struct http_server::impl {
+  impl(const server_config& config, engine_port& engine, http_options options)
+      : context{engine, config, options},
+        num_threads(std::max(1, config.io_threads)),
+        io(num_threads),
+        acceptor(io),
+        retry_timer(io) {
+    const tcp::endpoint endpoint{asio::ip::make_address(config.host), config.port};
+    acceptor.open(endpoint.protocol());
+    acceptor.set_option(asio::socket_base::reuse_address(true));
+    acceptor.bind(endpoint);
+    acceptor.listen(asio::socket_base::max_listen_connections);
+    bound_port = acceptor.local_endpoint().port();
+  }
+
+  void accept() {
+    acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket s) {
+      if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+      if (ec) {
+        // Out of descriptors, say: wait a little instead of spinning on the error.
+        retry_timer.expires_after(std::chrono::milliseconds(20));
+        retry_timer.async_wait([this](beast::error_code) { accept(); });
+        return;
+      }
+      run_http_session(context, std::move(s));
+      accept();
+    });
+  }
+
+  server_context context;
+  int num_threads;
+  asio::io_context io;
+  tcp::acceptor acceptor;
+  asio::steady_timer retry_timer;
+  uint16_t bound_port = 0;
+  std::vector<std::thread> threads;
+  std::mutex mutex;
+  std::condition_variable stopped_cv;
+  bool started = false;
+  bool stopped = false;
+};
+
+http_server::http_server(const server_config& config, engine_port& engine, http_options options)
+    : impl_(std::make_unique<impl>(config, engine, options)) {}
+
+http_server::~http_server() { stop(); }
+
+void http_server::start() {
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->started || impl_->stopped) return;
+  impl_->started = true;
+  impl_->accept();
+  for (int i = 0; i < impl_->num_threads; ++i) {
+    impl_->threads.emplace_back([this] { impl_->io.run(); });
+  }
+}
+
+void http_server::wait() {
+  std::unique_lock lock(impl_->mutex);
+  impl_->stopped_cv.wait(lock, [this] { return impl_->stopped; });
+}
+
+void http_server::stop() {
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (impl_->stopped) return;
+    impl_->stopped = true;
+  }
+  impl_->context.gate->close();
+  asio::post(impl_->io, [this] {
+    beast::error_code ignored;
+    impl_->acceptor.close(ignored);
+  });
+  impl_->io.stop();
+  for (auto& t : impl_->threads) t.join();
+  impl_->threads.clear();
+  impl_->stopped_cv.notify_all();
+}
+
+uint16_t http_server::port() const { return impl_->bound_port; }
+
+std::string http_server::url() const {
+  return "http://" + impl_->context.config.host + ":" + std::to_string(impl_->bound_port);
+}
+
+}  // namespace actorllm::net

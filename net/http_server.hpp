@@ -1,0 +1,48 @@
+#pragma once
+/// The OpenAI-compatible HTTP / SSE / WebSocket server. Owns its I/O threads; talks to the
+/// engine only through engine_port. Include this, not Beast: the Beast code is private.
+///
+///   actorllm::net::http_server server(config.server, engine, {.max_waiting_requests = 4096});
+///   server.start();   // returns at once; serving on server.port()
+///   server.wait();    // until stop() is called (from a signal handler thread, say)
+///   server.stop();    // or let the destructor do it
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "config/engine_config.hpp"
+#include "net/engine_port.hpp"
+#include "net/http_api.hpp"
+
+namespace actorllm::net {
+
+class http_server {
+ public:
+  /// Binds host:port (port 0: a free port) with a listen backlog of the system's maximum,
+  /// so a burst of hundreds of connections is accepted at once. Throws std::system_error
+  /// when the address cannot be bound. `engine` must outlive the server.
+  http_server(const server_config& config, engine_port& engine, http_options options = {});
+  ~http_server();
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+
+  /// Starts accepting on config.io_threads threads (at least one). Returns at once.
+  void start();
+  /// Blocks until stop() has been called.
+  void wait();
+  /// Stops accepting, drops the connections and joins the I/O threads. Idempotent,
+  /// thread-safe, but not to be called from a handler on the server's own threads.
+  /// Engine callbacks that arrive afterwards are ignored.
+  void stop();
+
+  /// The bound port (the chosen one when config.port was 0).
+  uint16_t port() const;
+  /// "http://host:port".
+  std::string url() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace actorllm::net

@@ -1,0 +1,438 @@
+// One HTTP/1.1 connection: reads requests one after the other (keep-alive), answers the
+// small endpoints at once, and runs completion calls either as one JSON body or as SSE.
+// Every handler runs on the connection's strand; engine threads reach it only through a
+// mailbox and the server's post_gate.
+#include <chrono>
+#include <cstdio>
+#include <exception>
+
+#include "net/beast.hpp"
+#include "net/sse.hpp"
+
+namespace actorllm::net {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+bool is_parse_error(const beast::error_code& ec) {
+  return ec.category() == http::make_error_code(http::error::bad_target).category();
+}
+
+/// Chunked transfer encoding of one piece of an SSE stream.
+void append_chunk(std::string& out, std::string_view data) {
+  char size[24];
+  const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  out.append(size, n).append(data).append("\r\n");
+}
+
+class http_session : public std::enable_shared_from_this<http_session> {
+ public:
+  http_session(server_context& context, tcp::socket socket)
+      : context_(context), stream_(std::move(socket)), executor_(stream_.get_executor()) {
+    beast::error_code ec;
+    const auto remote = stream_.socket().remote_endpoint(ec);
+    peer_ = ec ? "?" : remote.address().to_string() + ":" + std::to_string(remote.port());
+  }
+
+  void start() {
+    asio::dispatch(executor_, [self = shared_from_this()] { self->do_read(); });
+  }
+
+ private:
+  // ---- reading requests -------------------------------------------------------------
+  void do_read() {
+    if (closed_) return;
+    parser_.emplace();
+    parser_->body_limit(static_cast<uint64_t>(std::max<int64_t>(0, context_.config.max_body_bytes)));
+    stream_.expires_after(std::chrono::milliseconds(
+        static_cast<int64_t>(context_.options.idle_timeout_s * 1000.0)));
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                       self->on_read(ec);
+                     });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (closed_) return;
+    start_ = clock_type::now();
+    if (ec == http::error::body_limit) {
+      request_id_ = request_id_for(parser_->get()["X-Request-Id"]);
+      keep_alive_ = false;  // the rest of the body is still on the wire
+      method_ = std::string(parser_->get().method_string());
+      target_ = std::string(parser_->get().target());
+      api_error error{413, "the request body is larger than " +
+                               std::to_string(context_.config.max_body_bytes) + " bytes",
+                      "invalid_request_error", {}, "request_too_large"};
+      return send_error(error);
+    }
+    if (ec && is_parse_error(ec) && ec != http::error::end_of_stream) {
+      keep_alive_ = false;
+      method_ = "?";
+      target_ = "?";
+      request_id_ = random_id("");
+      return send_error(bad_request("malformed HTTP request: " + ec.message()));
+    }
+    if (ec) return close();  // end of stream, timeout, reset
+    request_ = parser_->release();
+    try {
+      handle_request();
+    } catch (const std::exception& e) {
+      if (call_) abort_call(context_, *call_);
+      call_.reset();
+      outputs_.reset();
+      if (!headers_sent_) send_error(internal_error(e.what()));
+      else close();
+    }
+  }
+
+  void handle_request() {
+    stream_.expires_never();  // generation may take long; disconnects are watched instead
+    keep_alive_ = request_.keep_alive();
+    method_ = std::string(request_.method_string());
+    target_ = std::string(request_.target());
+    request_id_ = request_id_for(request_["X-Request-Id"]);
+    cors_origin_ = cors_allow_origin(context_.config, request_[http::field::origin]);
+
+    if (request_.method() == http::verb::options) return send_preflight();
+    const route r = find_route(method_, target_);
+    if (r.target == endpoint::unknown) {
+      return send_error(not_found("no such endpoint: " + method_ + " " + target_));
+    }
+    if (!r.method_allowed) {
+      api_error error{405, "method " + method_ + " is not allowed on this path",
+                      "invalid_request_error", {}, "method_not_allowed"};
+      allow_ = r.allow;
+      return send_error(error);
+    }
+    if (needs_api_key(r.target) &&
+        !authorized(context_.config, request_[http::field::authorization])) {
+      return send_error(api_error{401, "invalid or missing API key (Authorization: Bearer)",
+                                  "invalid_request_error", {}, "invalid_api_key"});
+    }
+    engine_port& engine = context_.engine;
+    switch (r.target) {
+      case endpoint::health:
+        if (engine.healthy()) return send(http::status::ok, "", "text/plain");
+        return send_error(engine_error("the engine is not running", 503));
+      case endpoint::version: return send(http::status::ok, version_json());
+      case endpoint::models: return send(http::status::ok, models_json(engine.model()));
+      case endpoint::model: {
+        const model_info model = engine.model();
+        if (r.model_id != model.name) {
+          return send_error(not_found("The model `" + r.model_id + "` does not exist.",
+                                      "model_not_found"));
+        }
+        return send(http::status::ok, model_json(model));
+      }
+      case endpoint::metrics:
+        return send(http::status::ok, engine.metrics_text(),
+                    "text/plain; version=0.0.4; charset=utf-8");
+      case endpoint::tokenize: return start_tokenize();
+      case endpoint::detokenize: return start_detokenize();
+      case endpoint::completions: return start_completion(api_kind::completion);
+      case endpoint::chat_completions: return start_completion(api_kind::chat);
+      case endpoint::websocket: return upgrade();
+      case endpoint::unknown: break;
+    }
+  }
+
+  // ---- completions ------------------------------------------------------------------
+  void start_completion(api_kind kind) {
+    openai_request parsed;
+    if (auto error = parse_openai_request(request_.body(), kind, parsed)) return send_error(*error);
+    model_info model;
+    if (auto error = admit(context_, parsed, model)) return send_error(*error);
+    auto box = std::make_shared<mailbox<request_output>>(wake_on_outputs());
+    outputs_ = box;
+    headers_sent_ = false;
+    finished_ = false;
+    call_ = start_call(context_, std::move(parsed), model, {},
+                       [box](request_output out) { box->push(std::move(out)); });
+    watch_for_disconnect();
+  }
+
+  /// The wake of a mailbox: posts a drain to this strand while the server still runs. A
+  /// wake from the mailbox of an earlier call only drains the current one, which is harmless.
+  std::function<void()> wake_on_outputs() {
+    return [weak = weak_from_this(), gate = context_.gate] {
+      gate->run_if_open([&] {
+        if (auto self = weak.lock()) {
+          asio::post(self->executor_, [self] { self->on_outputs(); });
+        }
+      });
+    };
+  }
+
+  void on_outputs() {
+    if (closed_ || !call_ || !outputs_) return;
+    std::vector<request_output> outs = outputs_->take();
+    merge_deltas(outs);
+    std::vector<std::string> chunks;
+    for (const auto& out : outs) {
+      call_->add(out, chunks);
+      if (call_->done()) break;
+    }
+    if (call_->failed()) abort_call(context_, *call_);
+    if (call_->failed() && !call_->started()) {
+      const api_error error = *call_->error();
+      end_call();
+      return send_error(error);
+    }
+    if (!call_->options().stream) {
+      if (!call_->done()) return;
+      std::string body = call_->response();
+      end_call();
+      return send(http::status::ok, std::move(body));
+    }
+    for (const auto& chunk : chunks) append_sse_event(pending_, chunk);
+    if (call_->done()) {
+      if (call_->options().include_usage && !call_->failed()) {
+        append_sse_event(pending_, call_->usage_chunk());
+      }
+      append_sse_done(pending_);
+      finished_ = true;
+    }
+    flush_stream();
+  }
+
+  /// Writes what is pending as one chunk (headers first on the first write, the last chunk
+  /// with the final data): one syscall for however many deltas arrived meanwhile.
+  void flush_stream() {
+    if (writing_ || closed_ || (pending_.empty() && !finished_)) return;
+    writing_buffer_.clear();
+    if (!headers_sent_) {
+      headers_sent_ = true;
+      writing_buffer_ =
+          "HTTP/1.1 200 OK\r\nServer: actorllm\r\nContent-Type: text/event-stream\r\n"
+          "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nX-Request-Id: " +
+          request_id_ + "\r\n";
+      if (!cors_origin_.empty()) {
+        writing_buffer_ += "Access-Control-Allow-Origin: " + cors_origin_ + "\r\nVary: Origin\r\n";
+      }
+      if (!keep_alive_) writing_buffer_ += "Connection: close\r\n";
+      writing_buffer_ += "\r\n";
+    }
+    if (!pending_.empty()) append_chunk(writing_buffer_, pending_);
+    pending_.clear();
+    const bool last = finished_;
+    if (last) writing_buffer_ += "0\r\n\r\n";
+    writing_ = true;
+    asio::async_write(stream_, asio::buffer(writing_buffer_),
+                      [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
+                        self->writing_ = false;
+                        if (self->closed_) return;
+                        if (ec) return self->on_client_gone();
+                        if (!last) return self->flush_stream();
+                        self->status_ = 200;
+                        self->end_call();
+                        self->end_request();
+                      });
+  }
+
+  void end_call() {
+    call_.reset();
+    outputs_.reset();
+    pending_.clear();
+    finished_ = false;
+  }
+
+  /// A read that completes only when the client closes (or pipelines the next request):
+  /// generation for a client that went away is aborted at once, not at the next write.
+  void watch_for_disconnect() {
+    if (watching_ || closed_) return;
+    watching_ = true;
+    stream_.expires_never();
+    stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](
+                                                       beast::error_code ec, std::size_t n) {
+      self->watching_ = false;
+      if (self->closed_) return;
+      if (!ec) self->buffer_.commit(n);  // a pipelined request: parse it later
+      if (ec && ec != asio::error::operation_aborted) {
+        if (self->call_) return self->on_client_gone();
+        return self->close();
+      }
+      if (self->resume_reading_) {
+        self->resume_reading_ = false;
+        self->do_read();
+      }
+    });
+  }
+
+  void on_client_gone() {
+    if (call_) abort_call(context_, *call_);
+    status_ = 499;  // nginx's "client closed request", for the access log
+    end_call();
+    log();
+    close();
+  }
+
+  // ---- tokenizer endpoints ----------------------------------------------------------
+  void start_tokenize() {
+    generate_request parsed;
+    if (auto error = parse_tokenize_request(request_.body(), parsed)) return send_error(*error);
+    const model_info model = context_.engine.model();
+    if (!parsed.model.empty() && parsed.model != model.name) {
+      return send_error(not_found("The model `" + parsed.model + "` does not exist.",
+                                  "model_not_found"));
+    }
+    context_.engine.tokenize(std::move(parsed), on_strand<tokenize_result>([](http_session& s,
+                                                                              tokenize_result r) {
+      if (!r.error.empty()) return s.send_error(engine_error(r.error, r.error_status));
+      s.send(http::status::ok, tokenize_json(r));
+    }));
+  }
+
+  void start_detokenize() {
+    std::vector<int32_t> tokens;
+    if (auto error = parse_detokenize_request(request_.body(), tokens)) return send_error(*error);
+    context_.engine.detokenize(std::move(tokens), on_strand<detokenize_result>(
+                                                      [](http_session& s, detokenize_result r) {
+      if (!r.error.empty()) return s.send_error(engine_error(r.error, r.error_status));
+      s.send(http::status::ok, detokenize_json(r));
+    }));
+  }
+
+  /// A callback for the engine that runs `fn` on this session's strand.
+  template <class T, class F>
+  std::function<void(T)> on_strand(F fn) {
+    return [weak = weak_from_this(), gate = context_.gate, fn](T result) mutable {
+      gate->run_if_open([&] {
+        if (auto self = weak.lock()) {
+          asio::post(self->executor_, [self, fn, result = std::move(result)]() mutable {
+            if (!self->closed_) fn(*self, std::move(result));
+          });
+        }
+      });
+    };
+  }
+
+  // ---- WebSocket ----------------------------------------------------------------------
+  void upgrade() {
+    if (!websocket::is_upgrade(request_)) {
+      return send_error(bad_request("/v1/ws expects a WebSocket upgrade"));
+    }
+    status_ = 101;
+    log();
+    closed_ = true;  // this session is done; the stream now belongs to the WebSocket
+    run_websocket_session(context_, std::move(stream_), std::move(request_), peer_);
+  }
+
+  // ---- plain responses ----------------------------------------------------------------
+  void send_preflight() {
+    auto res = std::make_shared<http::response<http::string_body>>(http::status::no_content,
+                                                                    request_.version());
+    res->set(http::field::allow, "GET, POST, OPTIONS");
+    if (!cors_origin_.empty()) {
+      res->set(http::field::access_control_allow_methods, "GET, POST, OPTIONS");
+      const auto asked = request_[http::field::access_control_request_headers];
+      res->set(http::field::access_control_allow_headers,
+               asked.empty() ? "Authorization, Content-Type, X-Request-Id" : asked);
+      res->set(http::field::access_control_max_age, "600");
+    }
+    write(std::move(res));
+  }
+
+  void send_error(const api_error& error) {
+    send(static_cast<http::status>(error.status), error_json(error));
+  }
+
+  void send(http::status status, std::string body,
+            const char* content_type = "application/json") {
+    auto res = std::make_shared<http::response<http::string_body>>(status, 11);
+    res->set(http::field::content_type, content_type);
+    if (request_.method() != http::verb::head) res->body() = std::move(body);
+    if (status == http::status::method_not_allowed) res->set(http::field::allow, allow_);
+    if (status == http::status::service_unavailable) res->set(http::field::retry_after, "1");
+    write(std::move(res));
+  }
+
+  void write(std::shared_ptr<http::response<http::string_body>> res) {
+    status_ = res->result_int();
+    res->set(http::field::server, "actorllm");
+    res->set("X-Request-Id", request_id_);
+    if (!cors_origin_.empty()) {
+      res->set(http::field::access_control_allow_origin, cors_origin_);
+      res->set(http::field::vary, "Origin");
+    }
+    res->keep_alive(keep_alive_);
+    res->prepare_payload();
+    headers_sent_ = true;
+    http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec,
+                                                                       std::size_t) {
+      if (self->closed_) return;
+      if (ec) return self->close();
+      self->end_request();
+    });
+  }
+
+  void end_request() {
+    log();
+    headers_sent_ = false;
+    allow_ = "";
+    if (!keep_alive_) {
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      return close();
+    }
+    if (watching_) {
+      // The disconnect watch holds the read side; cancel it and read on from its handler.
+      resume_reading_ = true;
+      beast::error_code ignored;
+      stream_.socket().cancel(ignored);
+      return;
+    }
+    do_read();
+  }
+
+  void log() {
+    if (!context_.options.access_log) return;
+    const double millis =
+        std::chrono::duration<double, std::milli>(clock_type::now() - start_).count();
+    log_access(peer_, method_, target_, status_, millis, request_id_);
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    beast::error_code ignored;
+    stream_.socket().close(ignored);
+  }
+
+  server_context& context_;
+  beast::tcp_stream stream_;
+  const asio::any_io_executor executor_;  // the strand; copied once, read from any thread
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http_request request_;
+  std::string peer_;
+
+  // The request being answered.
+  std::string method_, target_, request_id_, cors_origin_;
+  const char* allow_ = "";
+  clock_type::time_point start_;
+  bool keep_alive_ = false;
+  int status_ = 0;
+  bool headers_sent_ = false;
+
+  // A completion call in flight and its SSE stream.
+  std::unique_ptr<openai_call> call_;
+  std::shared_ptr<mailbox<request_output>> outputs_;
+  std::string pending_;         // SSE events not yet handed to the socket
+  std::string writing_buffer_;  // bytes of the write in flight
+  bool writing_ = false;
+  bool finished_ = false;       // [DONE] is in pending_ (or on the wire)
+
+  bool watching_ = false;
+  bool resume_reading_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+void run_http_session(server_context& context, tcp::socket socket) {
+  beast::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);  // a token must not wait for Nagle
+  std::make_shared<http_session>(context, std::move(socket))->start();
+}
+
+}  // namespace actorllm::net

@@ -1,0 +1,243 @@
+// Assembles OpenAI completion and chat objects from engine deltas, streamed or whole.
+#include "net/openai_call.hpp"
+
+#include <map>
+#include <utility>
+
+namespace actorllm::net {
+namespace {
+
+using json = nlohmann::json;
+
+json or_null(const std::string& s) { return s.empty() ? json() : json(s); }
+
+json finish_json(finish_reason reason) {
+  return reason == finish_reason::none ? json() : json(to_string(reason));
+}
+
+/// A token's text; "token_id:N" when the engine gave none (vLLM's convention).
+std::string token_text(const std::vector<std::string>& texts, std::size_t i, int32_t id) {
+  return i < texts.size() ? texts[i] : "token_id:" + std::to_string(id);
+}
+
+json utf8_bytes(const std::string& s) {
+  json bytes = json::array();
+  for (unsigned char c : s) bytes.push_back(static_cast<int>(c));
+  return bytes;
+}
+
+}  // namespace
+
+std::string to_wire(const json& object) {
+  return object.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+openai_call::openai_call(call_options options, std::vector<std::string> engine_ids)
+    : options_(std::move(options)), engine_ids_(std::move(engine_ids)) {
+  for (std::size_t p = 0; p < engine_ids_.size(); ++p) {
+    prompt_of_.emplace(engine_ids_[p], static_cast<int32_t>(p));
+  }
+  choices_.resize(engine_ids_.size() * static_cast<std::size_t>(options_.n));
+  prompts_.resize(engine_ids_.size());
+}
+
+json openai_call::chunk_base() const {
+  json chunk = {{"id", options_.id},
+                {"object", options_.kind == api_kind::chat ? "chat.completion.chunk"
+                                                           : "text_completion"},
+                {"created", options_.created},
+                {"model", options_.model}};
+  if (options_.include_usage) chunk["usage"] = nullptr;
+  return chunk;
+}
+
+json openai_call::usage() const {
+  int64_t prompt_tokens = 0, cached = 0, completion_tokens = 0;
+  for (const auto& p : prompts_) prompt_tokens += p.num_prompt_tokens, cached += p.num_cached_tokens;
+  for (const auto& c : choices_) completion_tokens += c.num_generated;
+  json u = {{"prompt_tokens", prompt_tokens},
+            {"completion_tokens", completion_tokens},
+            {"total_tokens", prompt_tokens + completion_tokens}};
+  if (cached > 0) u["prompt_tokens_details"] = {{"cached_tokens", cached}};
+  return u;
+}
+
+json openai_call::render_logprobs(const request_output& out, choice& c) const {
+  if (!options_.logprobs || out.logprobs.empty()) return json();
+  if (options_.kind == api_kind::chat) {
+    json content = json::array();
+    for (std::size_t i = 0; i < out.logprobs.size(); ++i) {
+      const token_logprob& lp = out.logprobs[i];
+      const std::string text = token_text(out.token_texts, i, lp.token_id);
+      json top = json::array();
+      for (std::size_t k = 0; k < lp.top_ids.size() && k < lp.top_logprobs.size(); ++k) {
+        const std::string alt = token_text(lp.top_texts, k, lp.top_ids[k]);
+        top.push_back({{"token", alt}, {"logprob", lp.top_logprobs[k]}, {"bytes", utf8_bytes(alt)}});
+      }
+      content.push_back({{"token", text},
+                         {"logprob", lp.logprob},
+                         {"bytes", utf8_bytes(text)},
+                         {"top_logprobs", std::move(top)}});
+    }
+    return {{"content", std::move(content)}};
+  }
+  json tokens = json::array(), token_logprobs = json::array(), tops = json::array(),
+       offsets = json::array();
+  for (std::size_t i = 0; i < out.logprobs.size(); ++i) {
+    const token_logprob& lp = out.logprobs[i];
+    const std::string text = token_text(out.token_texts, i, lp.token_id);
+    json top = json::object();
+    for (std::size_t k = 0; k < lp.top_ids.size() && k < lp.top_logprobs.size(); ++k) {
+      top[token_text(lp.top_texts, k, lp.top_ids[k])] = lp.top_logprobs[k];
+    }
+    tokens.push_back(text);
+    token_logprobs.push_back(lp.logprob);
+    tops.push_back(std::move(top));
+    offsets.push_back(c.text_offset);
+    c.text_offset += static_cast<int32_t>(text.size());
+  }
+  return {{"tokens", std::move(tokens)},
+          {"token_logprobs", std::move(token_logprobs)},
+          {"top_logprobs", std::move(tops)},
+          {"text_offset", std::move(offsets)}};
+}
+
+void openai_call::append_logprobs(json& into, const json& delta) const {
+  if (delta.is_null()) return;
+  if (into.is_null()) {
+    into = delta;
+    return;
+  }
+  for (auto& [key, list] : into.items()) {
+    for (const auto& v : delta.at(key)) list.push_back(v);
+  }
+}
+
+void openai_call::fail(api_error error, std::vector<std::string>& chunks) {
+  if (error_) return;
+  error_ = std::move(error);
+  if (started_ && options_.stream && options_.error_chunk) chunks.push_back(to_wire(error_object(*error_)));
+}
+
+void openai_call::add(const request_output& out, std::vector<std::string>& chunks) {
+  if (done()) return;
+  auto it = prompt_of_.find(out.request_id);
+  if (it == prompt_of_.end()) return;
+  if (out.finish == finish_reason::error) {
+    fail(engine_error(out.error, out.error_status), chunks);
+    return;
+  }
+  if (out.index < 0 || out.index >= options_.n) return;
+  const std::size_t index = static_cast<std::size_t>(it->second) * options_.n + out.index;
+  choice& c = choices_[index];
+  if (c.finish != finish_reason::none) return;
+  prompt& p = prompts_[it->second];
+  p.num_prompt_tokens = std::max(p.num_prompt_tokens, out.num_prompt_tokens);
+  p.num_cached_tokens = std::max(p.num_cached_tokens, out.num_cached_tokens);
+  c.num_generated = std::max(c.num_generated, out.num_generated_tokens);
+  c.finish = out.finish;
+  c.stop_reason = out.stop_reason;
+  if (c.finish != finish_reason::none) ++num_finished_;
+  json logprobs = render_logprobs(out, c);
+
+  if (!options_.stream) {
+    c.text += out.text;
+    append_logprobs(c.logprobs, logprobs);
+    return;
+  }
+  const bool chat = options_.kind == api_kind::chat;
+  if (chat && !started_) {
+    // OpenAI opens every chat choice with a delta that carries only the role.
+    for (std::size_t i = 0; i < choices_.size(); ++i) {
+      json chunk = chunk_base();
+      chunk["choices"] = json::array({{{"index", i},
+                                       {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                       {"logprobs", nullptr},
+                                       {"finish_reason", nullptr}}});
+      chunks.push_back(to_wire(chunk));
+    }
+  }
+  started_ = true;
+  if (out.text.empty() && out.finish == finish_reason::none && logprobs.is_null()) return;
+  json entry = {{"index", index}};
+  if (chat) {
+    entry["delta"] = out.text.empty() ? json::object() : json{{"content", out.text}};
+  } else {
+    entry["text"] = out.text;
+  }
+  entry["logprobs"] = std::move(logprobs);
+  entry["finish_reason"] = finish_json(out.finish);
+  entry["stop_reason"] = or_null(c.stop_reason);
+  json chunk = chunk_base();
+  chunk["choices"] = json::array({std::move(entry)});
+  chunks.push_back(to_wire(chunk));
+}
+
+std::string openai_call::usage_chunk() const {
+  json chunk = chunk_base();
+  chunk["choices"] = json::array();
+  chunk["usage"] = usage();
+  return to_wire(chunk);
+}
+
+std::string openai_call::response() const {
+  const bool chat = options_.kind == api_kind::chat;
+  json choices = json::array();
+  for (std::size_t i = 0; i < choices_.size(); ++i) {
+    const choice& c = choices_[i];
+    json entry = {{"index", i}};
+    if (chat) {
+      entry["message"] = {{"role", "assistant"}, {"content", c.text}};
+    } else {
+      entry["text"] = c.text;
+    }
+    entry["logprobs"] = options_.logprobs && c.logprobs.is_null()
+                            ? (chat ? json{{"content", json::array()}} : json())
+                            : c.logprobs;
+    entry["finish_reason"] = finish_json(c.finish);
+    entry["stop_reason"] = or_null(c.stop_reason);
+    choices.push_back(std::move(entry));
+  }
+  json object = {{"id", options_.id},
+                 {"object", chat ? "chat.completion" : "text_completion"},
+                 {"created", options_.created},
+                 {"model", options_.model},
+                 {"choices", std::move(choices)},
+                 {"usage", usage()}};
+  return to_wire(object);
+}
+
+void merge_deltas(std::vector<request_output>& outputs) {
+  if (outputs.size() < 2) return;
+  std::vector<request_output> merged;
+  merged.reserve(outputs.size());
+  std::map<std::pair<std::string, int32_t>, std::size_t> open;  // choice -> unfinished slot
+  for (auto& out : outputs) {
+    auto key = std::make_pair(out.request_id, out.index);
+    auto it = open.find(key);
+    if (it == open.end() || out.finish == finish_reason::error) {
+      if (out.finish == finish_reason::none) open[key] = merged.size();
+      merged.push_back(std::move(out));
+      continue;
+    }
+    request_output& into = merged[it->second];
+    into.text += out.text;
+    into.token_ids.insert(into.token_ids.end(), out.token_ids.begin(), out.token_ids.end());
+    // token_texts pair up with logprobs; keep them aligned only when both sides have them.
+    if (into.token_texts.size() == into.logprobs.size() &&
+        out.token_texts.size() == out.logprobs.size()) {
+      into.token_texts.insert(into.token_texts.end(), out.token_texts.begin(),
+                              out.token_texts.end());
+    }
+    into.logprobs.insert(into.logprobs.end(), out.logprobs.begin(), out.logprobs.end());
+    into.finish = out.finish;
+    into.stop_reason = out.stop_reason;
+    into.num_prompt_tokens = std::max(into.num_prompt_tokens, out.num_prompt_tokens);
+    into.num_generated_tokens = out.num_generated_tokens;
+    into.num_cached_tokens = std::max(into.num_cached_tokens, out.num_cached_tokens);
+    if (out.finish != finish_reason::none) open.erase(it);
+  }
+  outputs = std::move(merged);
+}
+
+}  // namespace actorllm::net

@@ -1,0 +1,217 @@
+// WebSocket at /v1/ws: several completion or chat calls at once on one connection, each
+// tagged by a client-chosen id. Protocol (see net/README.md):
+//   client -> {"id": "a", "prompt": ...} | {"id": "b", "messages": [...]}  (any OpenAI fields)
+//             {"type": "cancel", "id": "a"}
+//   server -> the streaming chunk objects of each call, with "id" set to the client's id;
+//             then exactly one of {"type": "done", "id"}, {"type": "cancelled", "id"},
+//             {"type": "error", "id", "error": {...}}.
+#include <deque>
+#include <exception>
+#include <unordered_map>
+
+#include "net/beast.hpp"
+
+namespace actorllm::net {
+namespace {
+
+using json = nlohmann::json;
+
+class websocket_session : public std::enable_shared_from_this<websocket_session> {
+ public:
+  websocket_session(server_context& context, beast::tcp_stream stream, http_request upgrade,
+                    std::string peer)
+      : context_(context),
+        ws_(std::move(stream)),
+        executor_(ws_.get_executor()),
+        upgrade_(std::move(upgrade)),
+        peer_(std::move(peer)) {}
+
+  void start() {
+    beast::get_lowest_layer(ws_).expires_never();
+    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+      res.set(http::field::server, "actorllm");
+    }));
+    ws_.read_message_max(static_cast<uint64_t>(std::max<int64_t>(1, context_.config.max_body_bytes)));
+    ws_.text(true);
+    outputs_ = std::make_shared<mailbox<request_output>>(
+        [weak = weak_from_this(), gate = context_.gate] {
+          gate->run_if_open([&] {
+            if (auto self = weak.lock()) {
+              asio::post(self->executor_, [self] { self->on_outputs(); });
+            }
+          });
+        });
+    ws_.async_accept(upgrade_, [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return self->on_closed();
+      self->do_read();
+    });
+  }
+
+ private:
+  struct active_call {
+    std::string client_id;
+    std::unique_ptr<openai_call> call;
+  };
+
+  void do_read() {
+    ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->on_closed();
+      std::string message = beast::buffers_to_string(self->buffer_.data());
+      self->buffer_.consume(self->buffer_.size());
+      try {
+        self->on_message(message);
+      } catch (const std::exception& e) {
+        self->send_terminal("error", {}, error_object(internal_error(e.what())));
+      }
+      self->do_read();
+    });
+  }
+
+  void on_message(const std::string& message) {
+    json body;
+    if (auto error = parse_json_object(message, body)) {
+      return send_terminal("error", {}, error_object(*error));
+    }
+    std::string id;
+    if (auto it = body.find("id"); it != body.end() && it->is_string()) {
+      id = it->get<std::string>();
+    } else if (it != body.end() && it->is_number_integer()) {
+      id = std::to_string(it->get<int64_t>());
+    }
+    if (id.empty()) {
+      return send_terminal("error", {}, error_object(bad_request("id is required", "id")));
+    }
+    const std::string type = body.value("type", std::string());
+    if (type == "cancel") return cancel(id);
+    if (calls_.count(id)) {
+      return send_terminal("error", id,
+                           error_object(bad_request("id " + id + " is already running", "id")));
+    }
+    const bool chat = type == "chat" || type == "chat.completions" ||
+                      (type.empty() && body.contains("messages"));
+    openai_request parsed;
+    if (auto error = parse_openai_json(body, chat ? api_kind::chat : api_kind::completion,
+                                          parsed)) {
+      return send_terminal("error", id, error_object(*error));
+    }
+    parsed.stream = true;  // a WebSocket call always streams
+    model_info model;
+    if (auto error = admit(context_, parsed, model)) {
+      return send_terminal("error", id, error_object(*error));
+    }
+    auto active = std::make_shared<active_call>();
+    active->client_id = id;
+    calls_[id] = active;
+    auto box = outputs_;
+    active->call = start_call(context_, std::move(parsed), model, id,
+                              [box](request_output out) { box->push(std::move(out)); },
+                              /*error_chunk=*/false);
+    for (const auto& engine_id : active->call->engine_ids()) by_engine_id_[engine_id] = active;
+    if (context_.options.access_log) log_access(peer_, "WS", "/v1/ws", 200, 0.0, id);
+  }
+
+  void cancel(const std::string& id) {
+    auto it = calls_.find(id);
+    if (it == calls_.end()) {
+      return send_terminal("error", id,
+                           error_object(not_found("no running request with id " + id)));
+    }
+    abort_call(context_, *it->second->call);
+    forget(id);
+    send_terminal("cancelled", id, {});
+  }
+
+  void on_outputs() {
+    if (closed_) return;
+    std::vector<request_output> outs = outputs_->take();
+    merge_deltas(outs);
+    std::vector<std::string> chunks;
+    for (const auto& out : outs) {
+      auto it = by_engine_id_.find(out.request_id);
+      if (it == by_engine_id_.end()) continue;  // cancelled or already over
+      const std::shared_ptr<active_call> active = it->second;
+      openai_call& call = *active->call;
+      chunks.clear();
+      call.add(out, chunks);
+      for (auto& chunk : chunks) enqueue(std::move(chunk));
+      if (!call.done()) continue;
+      if (call.failed()) {
+        abort_call(context_, call);
+        send_terminal("error", active->client_id, error_object(*call.error()));
+      } else {
+        if (call.options().include_usage) enqueue(call.usage_chunk());
+        send_terminal("done", active->client_id, {});
+      }
+      forget(active->client_id);
+    }
+  }
+
+  void forget(const std::string& id) {
+    auto it = calls_.find(id);
+    if (it == calls_.end()) return;
+    for (const auto& engine_id : it->second->call->engine_ids()) by_engine_id_.erase(engine_id);
+    calls_.erase(it);
+  }
+
+  /// The last message of a call (or a message about no call when `id` is empty).
+  void send_terminal(const char* type, const std::string& id, json error) {
+    json message = {{"type", type}, {"id", id.empty() ? json() : json(id)}};
+    if (!error.is_null()) message["error"] = std::move(error["error"]);
+    enqueue(to_wire(message));
+  }
+
+  void enqueue(std::string message) {
+    if (closed_) return;
+    queue_.push_back(std::move(message));
+    if (!writing_) write_next();
+  }
+
+  void write_next() {
+    if (queue_.empty() || closed_) return;
+    writing_ = true;
+    ws_.async_write(asio::buffer(queue_.front()),
+                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                      self->writing_ = false;
+                      if (ec) return self->on_closed();
+                      self->queue_.pop_front();
+                      self->write_next();
+                    });
+  }
+
+  /// The client went away (or broke the protocol): abort whatever it still had running.
+  void on_closed() {
+    if (closed_) return;
+    closed_ = true;
+    for (const auto& [id, active] : calls_) abort_call(context_, *active->call);
+    calls_.clear();
+    by_engine_id_.clear();
+    queue_.clear();
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).socket().close(ignored);
+  }
+
+  server_context& context_;
+  websocket::stream<beast::tcp_stream> ws_;
+  const asio::any_io_executor executor_;
+  http_request upgrade_;
+  std::string peer_;
+  beast::flat_buffer buffer_;
+  std::shared_ptr<mailbox<request_output>> outputs_;
+  std::unordered_map<std::string, std::shared_ptr<active_call>> calls_;         // by client id
+  std::unordered_map<std::string, std::shared_ptr<active_call>> by_engine_id_;  // by engine id
+  std::deque<std::string> queue_;
+  bool writing_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+void run_websocket_session(server_context& context, beast::tcp_stream stream,
+                           http_request upgrade, std::string peer) {
+  std::make_shared<websocket_session>(context, std::move(stream), std::move(upgrade),
+                                      std::move(peer))
+      ->start();
+}
+
+}  // namespace actorllm::net
