@@ -1,0 +1,37 @@
+#pragma once
+/// Attention over the paged KV cache. The cache of one layer is k_cache and v_cache, each
+/// (num_blocks, num_kv_heads, block_size, head_dim); a block holds block_size consecutive
+/// tokens of one sequence. The semantics are those of actorllm::cpu::paged_attention.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/dtype.cuh"
+
+namespace actorllm::cuda {
+
+/// A varlen batch: sequence s has query_start_loc[s+1] - query_start_loc[s] new tokens, the
+/// last ones of its seq_lens[s] context tokens (all already in the cache). Causal: query token
+/// j of s sees keys 0 .. seq_lens[s] - q_len + j. The three tables live on the device; the
+/// last three fields are host-side summaries that size the launch.
+struct paged_batch {
+  const int32_t* query_start_loc;  ///< (num_seqs + 1) prefix sums of query lengths, device
+  const int32_t* seq_lens;         ///< (num_seqs) context length incl. the new tokens, device
+  const int32_t* block_tables;     ///< (num_seqs, max_blocks_per_seq) block ids, device
+  int64_t num_seqs = 0;
+  int64_t max_blocks_per_seq = 0;
+  int64_t num_tokens = 0;     ///< query_start_loc[num_seqs]
+  int64_t max_query_len = 0;  ///< longest query of the batch
+  int64_t max_seq_len = 0;    ///< longest context of the batch
+};
+
+/// out(num_tokens, num_heads, head_dim) = softmax(q k^T * scale) v per sequence, grouped-query
+/// (num_heads a multiple of num_kv_heads). q, the caches and out are of type t. A batch whose
+/// queries are all one token long takes the decode kernels, any other the prefill kernel.
+/// `workspace` is as for paged_attention_decode (may be null).
+void paged_attention(const void* q, const void* k_cache, const void* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, float scale, void* out, dtype t,
+                     cudaStream_t stream, void* workspace = nullptr, size_t workspace_bytes = 0);
+
+}  // namespace actorllm::cuda
