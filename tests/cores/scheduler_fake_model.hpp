@@ -1,0 +1,132 @@
+#pragma once
+// A deterministic stand-in for the workers: a KV "cache" of (token, position) codes laid out
+// by the block tables, and a "model" whose next token is a hash of everything it reads back
+// through the block table. A wrong table, a missed copy-on-write, a lost swap or a stale
+// prefix-cache hit changes what is read and so the output, and is also caught directly.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "actors/scheduler/sequence_mirror.hpp"
+#include "actors/scheduler/step_plan.hpp"
+
+namespace actorllm::testing {
+
+inline uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+inline int64_t kv_code(int32_t token, int32_t position) {
+  return (int64_t(position) << 32) | uint32_t(token);
+}
+
+/// The model's next token after `context` for sample index `sample`.
+inline int32_t next_token(uint64_t context_hash, int32_t sample, int32_t vocab_size) {
+  return static_cast<int32_t>(mix(context_hash ^ mix(uint64_t(sample) + 1)) % vocab_size);
+}
+
+inline uint64_t hash_codes(std::span<const int64_t> codes) {
+  uint64_t h = 0x1234;
+  for (int64_t c : codes) h = mix(h ^ uint64_t(c)) + 1;
+  return h;
+}
+
+/// The same hash from tokens alone: what a correct KV cache gives.
+inline uint64_t hash_tokens(std::span<const int32_t> tokens) {
+  std::vector<int64_t> codes;
+  for (size_t p = 0; p < tokens.size(); ++p) codes.push_back(kv_code(tokens[p], int32_t(p)));
+  return hash_codes(codes);
+}
+
+class fake_model {
+ public:
+  fake_model(int32_t block_size, int32_t num_device_blocks, int32_t num_cpu_blocks,
+             int32_t vocab_size)
+      : block_size_(block_size),
+        vocab_size_(vocab_size),
+        device_(size_t(num_device_blocks) * block_size, -1),
+        cpu_(size_t(num_cpu_blocks) * block_size, -1) {}
+
+  /// Executes a plan as a worker would; returns what it sampled.
+  step_result run(const step_plan& plan) {
+    std::vector<batch_sequence> batch = mirror_.apply(plan);
+    for (const block_copy& c : plan.blocks_to_swap_out) copy_block(device_, c.src, cpu_, c.dst);
+    for (const block_copy& c : plan.blocks_to_swap_in) copy_block(cpu_, c.src, device_, c.dst);
+    for (const block_copy& c : plan.blocks_to_copy) copy_block(device_, c.src, device_, c.dst);
+    // Every write of the step before any read, as in a batched forward.
+    for (const batch_sequence& b : batch) {
+      for (size_t k = 0; k < b.token_ids.size(); ++k) {
+        int32_t position = b.start_position + int32_t(k);
+        device_[slot(b, position)] = kv_code(b.token_ids[k], position);
+      }
+      num_computed_tokens_ += int64_t(b.token_ids.size());
+    }
+    step_result result;
+    result.step = plan.step;
+    for (const batch_sequence& b : batch) {
+      if (b.num_samples == 0) continue;
+      int32_t end = b.start_position + int32_t(b.token_ids.size());
+      std::vector<int64_t> codes(end);
+      for (int32_t p = 0; p < end; ++p) {
+        codes[p] = device_[slot(b, p)];
+        if (codes[p] != kv_code(b.all_token_ids[p], p)) {
+          ADD_FAILURE() << "seq " << b.seq << " reads wrong KV at position " << p;
+          ++num_kv_errors_;
+        }
+      }
+      uint64_t h = hash_codes(codes);
+      sequence_sample sample;
+      sample.seq = b.seq;
+      for (int32_t j = 0; j < b.num_samples; ++j) {
+        int32_t sample_index = b.num_samples == 1 ? b.index : j;
+        sample.token_ids.push_back(next_token(h, sample_index, vocab_size_));
+        if (b.params->logprobs >= 0) {
+          token_logprob lp;
+          lp.token_id = sample.token_ids.back();
+          lp.logprob = -0.5f;
+          sample.logprobs.push_back(lp);
+        }
+      }
+      result.seqs.push_back(std::move(sample));
+    }
+    return result;
+  }
+
+  int64_t num_computed_tokens() const { return num_computed_tokens_; }
+  int64_t num_kv_errors() const { return num_kv_errors_; }
+  const sequence_mirror& mirror() const { return mirror_; }
+
+ private:
+  size_t slot(const batch_sequence& b, int32_t position) {
+    size_t index = size_t(position / block_size_);
+    if (index >= b.block_table.size()) {
+      ADD_FAILURE() << "seq " << b.seq << " has no block for position " << position;
+      ++num_kv_errors_;
+      return 0;
+    }
+    return size_t(b.block_table[index]) * block_size_ + position % block_size_;
+  }
+  void copy_block(const std::vector<int64_t>& from, block_id src, std::vector<int64_t>& to,
+                  block_id dst) {
+    for (int32_t k = 0; k < block_size_; ++k) {
+      to[size_t(dst) * block_size_ + k] = from[size_t(src) * block_size_ + k];
+    }
+  }
+
+  int32_t block_size_;
+  int32_t vocab_size_;
+  std::vector<int64_t> device_;  // (num_device_blocks * block_size) KV codes
+  std::vector<int64_t> cpu_;     // (num_cpu_blocks * block_size)
+  sequence_mirror mirror_;
+  int64_t num_computed_tokens_ = 0;
+  int64_t num_kv_errors_ = 0;
+};
+
+}  // namespace actorllm::testing
