@@ -3,6 +3,7 @@
 // by the block tables, and a "model" whose next token is a hash of everything it reads back
 // through the block table. A wrong table, a missed copy-on-write, a lost swap or a stale
 // prefix-cache hit changes what is read and so the output, and is also caught directly.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -43,6 +44,41 @@ inline uint64_t hash_tokens(std::span<const int32_t> tokens) {
   std::vector<int64_t> codes;
   for (size_t p = 0; p < tokens.size(); ++p) codes.push_back(kv_code(tokens[p], int32_t(p)));
   return hash_codes(codes);
+}
+
+/// What a request's sample `index` generates without any scheduling at all: the oracle for
+/// outputs under chunking, preemption, swapping and prefix caching.
+struct reference_output {
+  std::vector<int32_t> token_ids;
+  finish_reason finish = finish_reason::none;
+};
+
+inline reference_output generate_reference(std::vector<int32_t> tokens,
+                                           const sampling_params& params, int32_t index,
+                                           const std::vector<int32_t>& eos_token_ids,
+                                           int32_t max_model_len, int32_t vocab_size) {
+  reference_output out;
+  int32_t num_prompt = int32_t(tokens.size());
+  int32_t room = max_model_len - num_prompt;
+  int32_t max_tokens = params.max_tokens < 0 ? room : std::min(params.max_tokens, room);
+  auto contains = [](const std::vector<int32_t>& v, int32_t t) {
+    return std::find(v.begin(), v.end(), t) != v.end();
+  };
+  for (;;) {
+    int32_t token = next_token(hash_tokens(tokens), index, vocab_size);
+    tokens.push_back(token);
+    out.token_ids.push_back(token);
+    int32_t num_output = int32_t(out.token_ids.size());
+    bool may_stop = num_output - 1 >= params.min_tokens;
+    if (may_stop && !params.ignore_eos && contains(eos_token_ids, token)) {
+      out.finish = finish_reason::stop;
+    } else if (may_stop && contains(params.stop_token_ids, token)) {
+      out.finish = finish_reason::stop;
+    } else if (num_output >= max_tokens || int32_t(tokens.size()) >= max_model_len) {
+      out.finish = finish_reason::length;
+    }
+    if (out.finish != finish_reason::none) return out;
+  }
 }
 
 class fake_model {
