@@ -1,0 +1,188 @@
+// Paged attention on the device against the CPU reference: decode through v1, v2 and the
+// automatic choice; prefill with varlen, chunked-prefill and decode rows mixed; grouped-query
+// heads (group sizes 1 to 16), head_dim 8 to 256, block sizes 16 and 32, contexts of 1 to 2000
+// tokens, blocks scattered over the cache.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "kernels/cpu/ops.hpp"
+#include "kernels/cuda/paged_attention.cuh"
+#include "kernels/cuda/paged_attention_decode.cuh"
+#include "kernels/cuda/paged_attention_prefill.cuh"
+#include "tests/cuda/cuda_test_util.hpp"
+
+namespace actorllm::cuda {
+namespace {
+
+using namespace testing;
+
+struct attention_case {
+  int num_heads, num_kv_heads, head_dim, block_size;
+  std::vector<std::pair<int, int>> seqs;  // (query length, context length incl. the query)
+};
+
+enum class mode { prefill, decode_v1, decode_v2, decode_auto, dispatch };
+
+const char* mode_name(mode m) {
+  switch (m) {
+    case mode::prefill: return "prefill";
+    case mode::decode_v1: return "decode_v1";
+    case mode::decode_v2: return "decode_v2";
+    case mode::decode_auto: return "decode_auto";
+    case mode::dispatch: return "dispatch";
+  }
+  return "?";
+}
+
+/// Builds a random cache and batch for `c`, runs the CPU reference and the device op in mode
+/// `m`, and compares.
+void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const int num_seqs = static_cast<int>(c.seqs.size());
+  std::vector<int32_t> query_start_loc{0}, seq_lens;
+  int max_blocks = 1, total_blocks = 3, max_query_len = 0, max_seq_len = 0;
+  for (auto [q_len, seq_len] : c.seqs) {
+    query_start_loc.push_back(query_start_loc.back() + q_len);
+    seq_lens.push_back(seq_len);
+    const int blocks = (seq_len + c.block_size - 1) / c.block_size;
+    max_blocks = std::max(max_blocks, blocks);
+    total_blocks += blocks;
+    max_query_len = std::max(max_query_len, q_len);
+    max_seq_len = std::max(max_seq_len, seq_len);
+  }
+  const int num_tokens = query_start_loc.back();
+  // Blocks scattered over the cache in random order; unused table entries point at block 0.
+  std::vector<int32_t> ids(total_blocks);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::shuffle(ids.begin(), ids.end(), rng);
+  std::vector<int32_t> block_tables(size_t(num_seqs) * max_blocks, 0);
+  size_t next = 0;
+  for (int s = 0; s < num_seqs; ++s)
+    for (int b = 0; b < (seq_lens[s] + c.block_size - 1) / c.block_size; ++b)
+      block_tables[size_t(s) * max_blocks + b] = ids[next++];
+
+  const size_t cache_elems = size_t(total_blocks) * c.num_kv_heads * c.block_size * c.head_dim;
+  auto k_cache = random_floats(cache_elems, rng), v_cache = random_floats(cache_elems, rng);
+  auto q = random_floats(size_t(num_tokens) * c.num_heads * c.head_dim, rng);
+  for (auto* v : {&k_cache, &v_cache, &q}) round_to(*v, t);
+  const float scale = 1.0f / std::sqrt(float(c.head_dim));
+
+  std::vector<float> expected(q.size());
+  const cpu::paged_batch cpu_batch{query_start_loc.data(), seq_lens.data(), block_tables.data(),
+                                   num_seqs, max_blocks};
+  cpu::paged_attention(q.data(), k_cache.data(), v_cache.data(), cpu_batch, c.num_heads,
+                       c.num_kv_heads, c.head_dim, c.block_size, scale, expected.data());
+
+  device_tensor d_q(q, t), d_k(k_cache, t), d_v(v_cache, t), d_out(q.size(), t);
+  auto d_qsl = upload(query_start_loc), d_seq_lens = upload(seq_lens),
+       d_tables = upload(block_tables);
+  paged_batch batch;
+  batch.query_start_loc = d_qsl.as<int32_t>();
+  batch.seq_lens = d_seq_lens.as<int32_t>();
+  batch.block_tables = d_tables.as<int32_t>();
+  batch.num_seqs = num_seqs;
+  batch.max_blocks_per_seq = max_blocks;
+  batch.num_tokens = num_tokens;
+  batch.max_query_len = max_query_len;
+  batch.max_seq_len = max_seq_len;
+  d_out.poison();
+  const auto decode = [&](decode_path path) {
+    paged_attention_decode(d_q.get(), d_k.get(), d_v.get(), batch, c.num_heads, c.num_kv_heads,
+                           c.head_dim, c.block_size, scale, d_out.get(), t, nullptr, path);
+  };
+  switch (m) {
+    case mode::prefill:
+      paged_attention_prefill(d_q.get(), d_k.get(), d_v.get(), batch, c.num_heads,
+                              c.num_kv_heads, c.head_dim, c.block_size, scale, d_out.get(), t,
+                              nullptr);
+      break;
+    case mode::decode_v1: decode(decode_path::v1); break;
+    case mode::decode_v2: decode(decode_path::v2); break;
+    case mode::decode_auto: decode(decode_path::automatic); break;
+    case mode::dispatch:
+      paged_attention(d_q.get(), d_k.get(), d_v.get(), batch, c.num_heads, c.num_kv_heads,
+                      c.head_dim, c.block_size, scale, d_out.get(), t, nullptr);
+      break;
+  }
+  sync_device();
+  const tolerance tol = t == dtype::f32 ? tolerance{2e-5f, 1e-4f} : default_tolerance(t);
+  EXPECT_TRUE(all_close(d_out.download(), expected, tol))
+      << dtype_name(t) << " " << mode_name(m) << " heads " << c.num_heads << "/"
+      << c.num_kv_heads << " head_dim " << c.head_dim << " block_size " << c.block_size;
+}
+
+std::vector<attention_case> decode_cases() {
+  auto decode_seqs = [](std::vector<int> lens) {
+    std::vector<std::pair<int, int>> seqs;
+    for (int len : lens) seqs.emplace_back(1, len);
+    return seqs;
+  };
+  return {
+      {32, 8, 128, 16, decode_seqs({1, 17, 500, 513, 1024, 2000, 1999, 64})},
+      {8, 4, 8, 32, decode_seqs({1, 5, 300, 1100})},
+      {12, 2, 64, 16, decode_seqs({33, 1500, 2})},
+      {16, 1, 80, 32, decode_seqs({700, 9})},
+      {4, 4, 256, 16, decode_seqs({1000, 31})},
+  };
+}
+
+std::vector<attention_case> prefill_cases() {
+  return {
+      {8, 2, 128, 16, {{1, 1}, {17, 17}, {300, 300}, {64, 1500}, {1, 2000}, {33, 33}, {700, 700}}},
+      {8, 4, 8, 32, {{5, 5}, {100, 100}, {1, 37}, {40, 90}}},
+      {12, 2, 64, 16, {{129, 129}, {2, 2000}}},
+      {4, 1, 256, 32, {{70, 70}, {10, 500}}},
+      {6, 3, 40, 16, {{50, 50}, {31, 64}}},
+  };
+}
+
+TEST(CudaPagedAttention, DecodeV1MatchesCpu) {
+  REQUIRE_CUDA_DEVICE();
+  uint32_t seed = 100;
+  for (dtype t : all_dtypes())
+    for (const auto& c : decode_cases()) check_case(c, t, mode::decode_v1, seed++);
+}
+
+TEST(CudaPagedAttention, DecodeV2MatchesCpu) {
+  REQUIRE_CUDA_DEVICE();
+  uint32_t seed = 200;
+  for (dtype t : all_dtypes())
+    for (const auto& c : decode_cases()) check_case(c, t, mode::decode_v2, seed++);
+}
+
+TEST(CudaPagedAttention, DecodeAutomaticAndDispatchMatchCpu) {
+  REQUIRE_CUDA_DEVICE();
+  uint32_t seed = 300;
+  for (const auto& c : decode_cases()) {
+    check_case(c, dtype::bf16, mode::decode_auto, seed++);
+    check_case(c, dtype::bf16, mode::dispatch, seed++);
+  }
+}
+
+TEST(CudaPagedAttention, PrefillVarlenMatchesCpu) {
+  REQUIRE_CUDA_DEVICE();
+  uint32_t seed = 400;
+  for (dtype t : all_dtypes())
+    for (const auto& c : prefill_cases()) check_case(c, t, mode::prefill, seed++);
+}
+
+TEST(CudaPagedAttention, PrefillTakesDecodeBatchesToo) {
+  REQUIRE_CUDA_DEVICE();
+  uint32_t seed = 500;
+  for (const auto& c : decode_cases()) check_case(c, dtype::f32, mode::prefill, seed++);
+  for (const auto& c : prefill_cases()) check_case(c, dtype::bf16, mode::dispatch, seed++);
+}
+
+TEST(CudaPagedAttention, DecodeRejectsUnsupportedHeadDim) {
+  REQUIRE_CUDA_DEVICE();
+  paged_batch batch;
+  batch.num_seqs = 1;
+  EXPECT_THROW(paged_attention_decode(nullptr, nullptr, nullptr, batch, 4, 4, 12, 16, 1.0f,
+                                      nullptr, dtype::f32, nullptr),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace actorllm::cuda
