@@ -238,6 +238,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   /// A read that completes only when the client closes (or pipelines the next request):
   /// generation for a client that went away is aborted at once, not at the next write.
+  /// While it is pending it also holds the session, which engine callbacks (holding only
+  /// weak references) do not.
   void watch_for_disconnect() {
     if (watching_ || closed_) return;
     watching_ = true;
@@ -251,6 +253,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
         if (self->call_) return self->on_client_gone();
         return self->close();
       }
+      if (self->draining_) return self->drain_and_close();
       if (self->resume_reading_) {
         self->resume_reading_ = false;
         self->do_read();
@@ -280,6 +283,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       if (!r.error.empty()) return s.send_error(engine_error(r.error, r.error_status));
       s.send(http::status::ok, tokenize_json(r));
     }));
+    watch_for_disconnect();  // also keeps this session alive until the answer comes
   }
 
   void start_detokenize() {
@@ -290,6 +294,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       if (!r.error.empty()) return s.send_error(engine_error(r.error, r.error_status));
       s.send(http::status::ok, detokenize_json(r));
     }));
+    watch_for_disconnect();
   }
 
   /// A callback for the engine that runs `fn` on this session's strand.
@@ -369,11 +374,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     log();
     headers_sent_ = false;
     allow_ = "";
-    if (!keep_alive_) {
-      beast::error_code ignored;
-      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-      return close();
-    }
+    if (!keep_alive_) return drain_and_close();
     if (watching_) {
       // The disconnect watch holds the read side; cancel it and read on from its handler.
       resume_reading_ = true;
@@ -382,6 +383,26 @@ class http_session : public std::enable_shared_from_this<http_session> {
       return;
     }
     do_read();
+  }
+
+  /// Closes after the client has read our answer: shut down our side, then discard what it
+  /// still sends (the unread body of a 413, say) until it closes or a deadline passes, since
+  /// closing with unread data makes the kernel reset the connection and lose the answer.
+  void drain_and_close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    if (watching_) {  // the disconnect watch holds the read side; drain from its handler
+      draining_ = true;
+      stream_.socket().cancel(ignored);
+      return;
+    }
+    stream_.expires_after(std::chrono::seconds(2));
+    buffer_.consume(buffer_.size());
+    stream_.async_read_some(buffer_.prepare(16384), [self = shared_from_this()](
+                                                        beast::error_code ec, std::size_t) {
+      if (ec) return self->close();
+      self->drain_and_close();
+    });
   }
 
   void log() {
@@ -424,6 +445,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   bool watching_ = false;
   bool resume_reading_ = false;
+  bool draining_ = false;
   bool closed_ = false;
 };
 

@@ -90,12 +90,12 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     }
     const bool chat = type == "chat" || type == "chat.completions" ||
                       (type.empty() && body.contains("messages"));
+    body["stream"] = true;  // a WebSocket call always streams
     openai_request parsed;
     if (auto error = parse_openai_json(body, chat ? api_kind::chat : api_kind::completion,
                                           parsed)) {
       return send_terminal("error", id, error_object(*error));
     }
-    parsed.stream = true;  // a WebSocket call always streams
     model_info model;
     if (auto error = admit(context_, parsed, model)) {
       return send_terminal("error", id, error_object(*error));

@@ -1,0 +1,162 @@
+#pragma once
+/// A deterministic engine_port for the network tests: choice c of a request produces tokens
+/// "w0 ", "w1 ", ... (ids 100, 101, ...) up to max_tokens, one every `token_delay`, from its
+/// own thread. A text prompt containing "too long" is rejected with 400, like a prompt over
+/// max_model_len; the text "throw" makes submit throw. Records submits and aborts for the tests to check.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/engine_port.hpp"
+
+namespace actorllm::testing {
+
+class fake_engine : public engine_port {
+ public:
+  std::chrono::milliseconds token_delay{0};
+  std::atomic<bool> alive{true};
+  std::atomic<std::size_t> waiting{0};
+  int32_t max_model_len = 4096;
+
+  ~fake_engine() override {
+    std::vector<std::thread> threads;
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+      threads.swap(threads_);
+    }
+    for (auto& t : threads) t.join();
+  }
+
+  void submit(generate_request request, output_callback on_output) override {
+    {
+      std::lock_guard lock(mutex_);
+      submitted_.push_back(request);
+    }
+    if (request.kind == prompt_kind::text && request.text == "throw") {
+      throw std::runtime_error("fake engine fault");  // an internal fault: must become 500
+    }
+    if (request.kind == prompt_kind::text && request.text.find("too long") != std::string::npos) {
+      request_output out;
+      out.request_id = request.request_id;
+      out.finish = finish_reason::error;
+      out.error = "This model's maximum context length is 4096 tokens. However, your prompt "
+                  "has 5000 tokens.";
+      out.error_status = 400;
+      on_output(std::move(out));
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    threads_.emplace_back([this, request = std::move(request), on_output] {
+      generate(request, on_output);
+    });
+  }
+
+  void abort(const std::string& request_id) override {
+    std::lock_guard lock(mutex_);
+    aborted_.insert(request_id);
+    cv_.notify_all();
+  }
+
+  void tokenize(generate_request request, std::function<void(tokenize_result)> done) override {
+    tokenize_result result;
+    result.max_model_len = max_model_len;
+    const std::string& text = request.kind == prompt_kind::chat ? request.chat_json : request.text;
+    if (request.add_special_tokens) result.tokens.push_back(1);
+    for (unsigned char c : text) result.tokens.push_back(c);
+    done(std::move(result));
+  }
+
+  void detokenize(std::vector<int32_t> tokens,
+                  std::function<void(detokenize_result)> done) override {
+    detokenize_result result;
+    for (int32_t t : tokens) {
+      if (t < 0 || t > 255) {
+        result.error = "token id " + std::to_string(t) + " is out of range";
+        result.error_status = 400;
+        break;
+      }
+      result.text.push_back(static_cast<char>(t));
+    }
+    std::lock_guard lock(mutex_);
+    threads_.emplace_back([done, result] { done(result); });  // answers from another thread
+  }
+
+  bool healthy() const override { return alive; }
+  model_info model() const override { return {"fake-model", "/models/fake", max_model_len, 1700000000}; }
+  std::string metrics_text() override { return "# TYPE actorllm:fake gauge\nactorllm:fake 1\n"; }
+  std::size_t num_waiting() const override { return waiting; }
+
+  bool was_aborted(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    return aborted_.count(id) > 0;
+  }
+  std::size_t num_aborted() {
+    std::lock_guard lock(mutex_);
+    return aborted_.size();
+  }
+  std::vector<generate_request> submitted() {
+    std::lock_guard lock(mutex_);
+    return submitted_;
+  }
+  /// Waits until some request was aborted; false on timeout.
+  bool wait_for_abort(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, timeout, [this] { return !aborted_.empty(); });
+  }
+
+ private:
+  bool stopped(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    return stopping_ || aborted_.count(id) > 0;
+  }
+
+  void generate(const generate_request& request, const output_callback& on_output) {
+    const int32_t num_prompt = request.kind == prompt_kind::token_ids
+                                   ? static_cast<int32_t>(request.token_ids.size())
+                                   : static_cast<int32_t>(request.text.size() + 1);
+    const int32_t max_tokens = request.params.max_tokens < 0 ? 8 : request.params.max_tokens;
+    for (int32_t j = 0; j < max_tokens; ++j) {
+      if (token_delay.count() > 0) std::this_thread::sleep_for(token_delay);
+      if (stopped(request.request_id)) return;
+      for (int32_t c = 0; c < request.params.n; ++c) {
+        request_output out;
+        out.request_id = request.request_id;
+        out.index = c;
+        out.text = "w" + std::to_string(j) + " ";
+        out.token_ids = {100 + j};
+        out.num_prompt_tokens = num_prompt;
+        out.num_generated_tokens = j + 1;
+        if (request.params.logprobs >= 0) {
+          out.token_texts = {out.text};
+          token_logprob lp;
+          lp.token_id = 100 + j;
+          lp.logprob = -0.5f;
+          for (int32_t k = 0; k < request.params.logprobs; ++k) {
+            lp.top_ids.push_back(100 + k);
+            lp.top_logprobs.push_back(-0.5f - k);
+            lp.top_texts.push_back("a" + std::to_string(k));
+          }
+          out.logprobs = {lp};
+        }
+        if (j + 1 == max_tokens) out.finish = finish_reason::length;
+        on_output(std::move(out));
+      }
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+  std::vector<generate_request> submitted_;
+  std::set<std::string> aborted_;
+};
+
+}  // namespace actorllm::testing

@@ -1,0 +1,224 @@
+// Assembling OpenAI objects from engine deltas: chunks, role chunks, usage, logprobs, errors.
+#include "net/openai_call.hpp"
+
+#include <gtest/gtest.h>
+
+namespace actorllm::net {
+namespace {
+
+using json = nlohmann::json;
+
+request_output delta(const std::string& id, int32_t index, const std::string& text, int32_t gen,
+                     finish_reason finish = finish_reason::none) {
+  request_output out;
+  out.request_id = id;
+  out.index = index;
+  out.text = text;
+  out.token_ids = {7};
+  out.num_prompt_tokens = 5;
+  out.num_generated_tokens = gen;
+  out.finish = finish;
+  return out;
+}
+
+std::vector<json> parse_all(const std::vector<std::string>& chunks) {
+  std::vector<json> out;
+  for (const auto& c : chunks) out.push_back(json::parse(c));
+  return out;
+}
+
+call_options options(api_kind kind, bool stream, int32_t n = 1) {
+  call_options o;
+  o.kind = kind;
+  o.id = "cmpl-1";
+  o.model = "m";
+  o.created = 123;
+  o.n = n;
+  o.stream = stream;
+  return o;
+}
+
+TEST(openai_call, completion_stream_chunks) {
+  openai_call call(options(api_kind::completion, true), {"e0"});
+  std::vector<std::string> chunks;
+  call.add(delta("e0", 0, "Hel", 1), chunks);
+  call.add(delta("other", 0, "x", 1), chunks);  // not ours: ignored
+  call.add(delta("e0", 0, "lo", 2, finish_reason::length), chunks);
+  EXPECT_TRUE(call.done());
+  const auto j = parse_all(chunks);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["object"], "text_completion");
+  EXPECT_EQ(j[0]["id"], "cmpl-1");
+  EXPECT_EQ(j[0]["model"], "m");
+  EXPECT_EQ(j[0]["created"], 123);
+  EXPECT_EQ(j[0]["choices"][0]["text"], "Hel");
+  EXPECT_TRUE(j[0]["choices"][0]["finish_reason"].is_null());
+  EXPECT_FALSE(j[0].contains("usage"));  // no include_usage, no usage at all
+  EXPECT_EQ(j[1]["choices"][0]["finish_reason"], "length");
+}
+
+TEST(openai_call, chat_stream_role_first_and_usage) {
+  auto o = options(api_kind::chat, true, 2);
+  o.include_usage = true;
+  openai_call call(o, {"e0"});
+  std::vector<std::string> chunks;
+  call.add(delta("e0", 1, "b", 1), chunks);
+  call.add(delta("e0", 0, "a", 1, finish_reason::stop), chunks);
+  call.add(delta("e0", 1, "", 2, finish_reason::length), chunks);
+  ASSERT_TRUE(call.done());
+  auto j = parse_all(chunks);
+  ASSERT_EQ(j.size(), 5u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(j[i]["object"], "chat.completion.chunk");
+    EXPECT_EQ(j[i]["choices"][0]["index"], i);
+    EXPECT_EQ(j[i]["choices"][0]["delta"]["role"], "assistant");
+    EXPECT_TRUE(j[i].contains("usage") && j[i]["usage"].is_null());
+  }
+  EXPECT_EQ(j[2]["choices"][0]["delta"]["content"], "b");
+  EXPECT_EQ(j[3]["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(j[4]["choices"][0]["delta"], json::object());
+  EXPECT_EQ(j[4]["choices"][0]["finish_reason"], "length");
+  const json usage = json::parse(call.usage_chunk());
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"]["prompt_tokens"], 5);
+  EXPECT_EQ(usage["usage"]["completion_tokens"], 3);
+  EXPECT_EQ(usage["usage"]["total_tokens"], 8);
+}
+
+TEST(openai_call, fan_out_choice_index_is_prompt_times_n_plus_sample) {
+  openai_call call(options(api_kind::completion, false, 2), {"e0", "e1"});
+  std::vector<std::string> chunks;
+  call.add(delta("e1", 1, "d", 1, finish_reason::stop), chunks);
+  call.add(delta("e1", 0, "c", 1, finish_reason::stop), chunks);
+  call.add(delta("e0", 0, "a", 1, finish_reason::stop), chunks);
+  EXPECT_FALSE(call.done());
+  call.add(delta("e0", 1, "b", 1, finish_reason::stop), chunks);
+  ASSERT_TRUE(call.done());
+  EXPECT_TRUE(chunks.empty());
+  const json r = json::parse(call.response());
+  EXPECT_EQ(r["object"], "text_completion");
+  ASSERT_EQ(r["choices"].size(), 4u);
+  EXPECT_EQ(r["choices"][0]["text"], "a");
+  EXPECT_EQ(r["choices"][1]["text"], "b");
+  EXPECT_EQ(r["choices"][2]["text"], "c");
+  EXPECT_EQ(r["choices"][3]["text"], "d");
+  EXPECT_EQ(r["choices"][3]["index"], 3);
+  EXPECT_EQ(r["usage"]["prompt_tokens"], 10);  // each prompt once, not once per sample
+  EXPECT_EQ(r["usage"]["completion_tokens"], 4);
+}
+
+TEST(openai_call, chat_response_object) {
+  openai_call call(options(api_kind::chat, false), {"e0"});
+  std::vector<std::string> chunks;
+  call.add(delta("e0", 0, "Hi ", 1), chunks);
+  auto last = delta("e0", 0, "there", 2, finish_reason::stop);
+  last.stop_reason = "\n";
+  call.add(last, chunks);
+  const json r = json::parse(call.response());
+  EXPECT_EQ(r["object"], "chat.completion");
+  EXPECT_EQ(r["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(r["choices"][0]["message"]["content"], "Hi there");
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(r["choices"][0]["stop_reason"], "\n");
+  EXPECT_TRUE(r["choices"][0]["logprobs"].is_null());
+}
+
+request_output with_logprobs(const std::string& text, int32_t gen) {
+  auto out = delta("e0", 0, text, gen);
+  out.token_texts = {text};
+  token_logprob lp;
+  lp.token_id = 7;
+  lp.logprob = -0.25f;
+  lp.top_ids = {7, 8};
+  lp.top_logprobs = {-0.25f, -2.0f};
+  lp.top_texts = {text};  // the second alternative has no text: token_id:8
+  out.logprobs = {lp};
+  return out;
+}
+
+TEST(openai_call, completion_logprobs_shape) {
+  auto o = options(api_kind::completion, false);
+  o.logprobs = true;
+  openai_call call(o, {"e0"});
+  std::vector<std::string> chunks;
+  call.add(with_logprobs("ab", 1), chunks);
+  auto last = with_logprobs("c", 2);
+  last.finish = finish_reason::length;
+  call.add(last, chunks);
+  const json lp = json::parse(call.response())["choices"][0]["logprobs"];
+  EXPECT_EQ(lp["tokens"], json({"ab", "c"}));
+  EXPECT_EQ(lp["token_logprobs"], json({-0.25, -0.25}));
+  EXPECT_EQ(lp["text_offset"], json({0, 2}));
+  EXPECT_EQ(lp["top_logprobs"][1]["token_id:8"], -2.0);
+}
+
+TEST(openai_call, chat_logprobs_shape) {
+  auto o = options(api_kind::chat, true);
+  o.logprobs = true;
+  openai_call call(o, {"e0"});
+  std::vector<std::string> chunks;
+  call.add(with_logprobs("é", 1), chunks);
+  const json lp = json::parse(chunks.back())["choices"][0]["logprobs"];
+  const json& first = lp["content"][0];
+  EXPECT_EQ(first["token"], "é");
+  EXPECT_EQ(first["bytes"], json({195, 169}));
+  EXPECT_EQ(first["top_logprobs"].size(), 2u);
+  EXPECT_EQ(first["top_logprobs"][1]["token"], "token_id:8");
+}
+
+TEST(openai_call, failure_before_first_chunk_keeps_the_http_status) {
+  openai_call call(options(api_kind::completion, true), {"e0"});
+  request_output out;
+  out.request_id = "e0";
+  out.finish = finish_reason::error;
+  out.error = "prompt has 5000 tokens, max_model_len is 4096";
+  out.error_status = 400;
+  std::vector<std::string> chunks;
+  call.add(out, chunks);
+  EXPECT_TRUE(call.done());
+  EXPECT_TRUE(call.failed());
+  EXPECT_FALSE(call.started());
+  EXPECT_TRUE(chunks.empty());
+  EXPECT_EQ(call.error()->status, 400);
+  EXPECT_NE(call.error()->message.find("4096"), std::string::npos);
+}
+
+TEST(openai_call, failure_after_first_chunk_is_an_error_chunk) {
+  openai_call call(options(api_kind::completion, true), {"e0", "e1"});
+  std::vector<std::string> chunks;
+  call.add(delta("e0", 0, "a", 1), chunks);
+  request_output out;
+  out.request_id = "e1";
+  out.finish = finish_reason::error;
+  out.error_status = 500;
+  call.add(out, chunks);
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_TRUE(call.done());
+  EXPECT_EQ(json::parse(chunks[1])["error"]["type"], "server_error");
+}
+
+TEST(openai_call, invalid_utf8_never_throws) {
+  openai_call call(options(api_kind::completion, true), {"e0"});
+  std::vector<std::string> chunks;
+  call.add(delta("e0", 0, std::string("\xff\xfe", 2), 1), chunks);
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_NO_THROW(json::parse(chunks[0]));
+}
+
+TEST(openai_call, merge_deltas_joins_each_choice_in_order) {
+  std::vector<request_output> outs = {delta("a", 0, "1", 1), delta("a", 1, "x", 1),
+                                      delta("a", 0, "2", 2), delta("a", 0, "3", 3, finish_reason::stop),
+                                      delta("a", 0, "late", 4), delta("b", 0, "y", 1)};
+  merge_deltas(outs);
+  ASSERT_EQ(outs.size(), 4u);
+  EXPECT_EQ(outs[0].text, "123");
+  EXPECT_EQ(outs[0].finish, finish_reason::stop);
+  EXPECT_EQ(outs[0].num_generated_tokens, 3);
+  EXPECT_EQ(outs[0].token_ids.size(), 3u);
+  EXPECT_EQ(outs[1].text, "x");
+  EXPECT_EQ(outs[2].text, "late");  // after a finish nothing is merged into it
+  EXPECT_EQ(outs[3].request_id, "b");
+}
+
+}  // namespace
+}  // namespace actorllm::net

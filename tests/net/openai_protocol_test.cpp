@@ -1,0 +1,219 @@
+// OpenAI request parsing: every parameter, every prompt shape, errors naming the parameter.
+#include "net/openai_protocol.hpp"
+
+#include <gtest/gtest.h>
+
+namespace actorllm::net {
+namespace {
+
+openai_request parse_ok(const std::string& body, api_kind kind = api_kind::completion) {
+  openai_request out;
+  auto error = parse_openai_request(body, kind, out);
+  EXPECT_FALSE(error) << body << " -> " << (error ? error->message : "");
+  return out;
+}
+
+api_error parse_error(const std::string& body, api_kind kind = api_kind::completion) {
+  openai_request out;
+  auto error = parse_openai_request(body, kind, out);
+  EXPECT_TRUE(error) << body;
+  return error.value_or(api_error{});
+}
+
+TEST(openai_protocol, completion_with_every_parameter) {
+  const auto r = parse_ok(R"({"model":"m","prompt":"hi","max_tokens":7,"temperature":0.5,
+    "top_p":0.9,"top_k":40,"min_p":0.05,"n":3,"seed":42,"stop":["a","b"],
+    "stop_token_ids":[2,3],"presence_penalty":0.1,"frequency_penalty":-0.2,
+    "repetition_penalty":1.1,"logit_bias":{"5":-100,"7":2.5},"logprobs":2,"echo":true,
+    "ignore_eos":true,"min_tokens":2,"user":"u","stream":true,
+    "stream_options":{"include_usage":true},"some_future_field":{"x":1}})");
+  EXPECT_EQ(r.model, "m");
+  EXPECT_TRUE(r.stream);
+  EXPECT_TRUE(r.include_usage);
+  EXPECT_EQ(r.n, 3);
+  ASSERT_EQ(r.prompts.size(), 1u);
+  const generate_request& g = r.prompts[0];
+  EXPECT_EQ(g.kind, prompt_kind::text);
+  EXPECT_EQ(g.text, "hi");
+  EXPECT_TRUE(g.echo);
+  const sampling_params& p = g.params;
+  EXPECT_EQ(p.max_tokens, 7);
+  EXPECT_FLOAT_EQ(p.temperature, 0.5f);
+  EXPECT_FLOAT_EQ(p.top_p, 0.9f);
+  EXPECT_EQ(p.top_k, 40);
+  EXPECT_FLOAT_EQ(p.min_p, 0.05f);
+  EXPECT_EQ(p.n, 3);
+  EXPECT_EQ(p.seed, 42u);
+  EXPECT_EQ(p.stop, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(p.stop_token_ids, (std::vector<int32_t>{2, 3}));
+  EXPECT_FLOAT_EQ(p.presence_penalty, 0.1f);
+  EXPECT_FLOAT_EQ(p.frequency_penalty, -0.2f);
+  EXPECT_FLOAT_EQ(p.repetition_penalty, 1.1f);
+  ASSERT_EQ(p.logit_bias.size(), 2u);
+  EXPECT_EQ(p.logit_bias[0].first, 5);
+  EXPECT_FLOAT_EQ(p.logit_bias[0].second, -100.0f);
+  EXPECT_EQ(p.logprobs, 2);
+  EXPECT_TRUE(p.ignore_eos);
+  EXPECT_EQ(p.min_tokens, 2);
+}
+
+TEST(openai_protocol, defaults_follow_openai) {
+  const auto c = parse_ok(R"({"prompt":"x"})");
+  EXPECT_EQ(c.prompts[0].params.max_tokens, 16);
+  EXPECT_EQ(c.prompts[0].params.logprobs, -1);
+  EXPECT_TRUE(c.prompts[0].add_special_tokens);
+  EXPECT_FALSE(c.stream);
+  const auto chat = parse_ok(R"({"messages":[{"role":"user","content":"x"}]})", api_kind::chat);
+  EXPECT_EQ(chat.prompts[0].params.max_tokens, -1);  // until the context is full
+  EXPECT_FALSE(chat.prompts[0].add_special_tokens);
+  EXPECT_TRUE(chat.prompts[0].add_generation_prompt);
+}
+
+TEST(openai_protocol, prompt_shapes_fan_out) {
+  auto r = parse_ok(R"({"prompt":["a","b","c"],"n":2})");
+  ASSERT_EQ(r.prompts.size(), 3u);
+  EXPECT_EQ(r.prompts[2].text, "c");
+  EXPECT_EQ(r.prompts[2].params.n, 2);
+
+  r = parse_ok(R"({"prompt":[1,2,3]})");
+  ASSERT_EQ(r.prompts.size(), 1u);
+  EXPECT_EQ(r.prompts[0].kind, prompt_kind::token_ids);
+  EXPECT_EQ(r.prompts[0].token_ids, (std::vector<int32_t>{1, 2, 3}));
+
+  r = parse_ok(R"({"prompt":[[1],[4,5]]})");
+  ASSERT_EQ(r.prompts.size(), 2u);
+  EXPECT_EQ(r.prompts[1].token_ids, (std::vector<int32_t>{4, 5}));
+  EXPECT_EQ(r.prompts[1].kind, prompt_kind::token_ids);
+}
+
+TEST(openai_protocol, bad_prompts_are_400_on_prompt) {
+  for (const char* body : {R"({})", R"({"prompt":[]})", R"({"prompt":["a",1]})",
+                           R"({"prompt":[1,-2]})", R"({"prompt":[[1],[]]})", R"({"prompt":5})",
+                           R"({"prompt":[1.5]})", R"({"prompt":[[1],"a"]})"}) {
+    const api_error e = parse_error(body);
+    EXPECT_EQ(e.status, 400) << body;
+    EXPECT_EQ(e.param, "prompt") << body;
+  }
+}
+
+TEST(openai_protocol, wrong_types_and_ranges_name_the_parameter) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"prompt":"x","temperature":"hot"})", "temperature"},
+      {R"({"prompt":"x","temperature":3})", "temperature"},
+      {R"({"prompt":"x","top_p":0})", "top_p"},
+      {R"({"prompt":"x","top_k":-2})", "top_k"},
+      {R"({"prompt":"x","min_p":1.5})", "min_p"},
+      {R"({"prompt":"x","n":0})", "n"},
+      {R"({"prompt":"x","n":true})", "n"},
+      {R"({"prompt":"x","max_tokens":0})", "max_tokens"},
+      {R"({"prompt":"x","max_tokens":2.5})", "max_tokens"},
+      {R"({"prompt":"x","seed":"s"})", "seed"},
+      {R"({"prompt":"x","stop":5})", "stop"},
+      {R"({"prompt":"x","stop":["a",1]})", "stop"},
+      {R"({"prompt":"x","stop_token_ids":"a"})", "stop_token_ids"},
+      {R"({"prompt":"x","presence_penalty":2.5})", "presence_penalty"},
+      {R"({"prompt":"x","frequency_penalty":-3})", "frequency_penalty"},
+      {R"({"prompt":"x","repetition_penalty":0})", "repetition_penalty"},
+      {R"({"prompt":"x","logit_bias":{"abc":1}})", "logit_bias"},
+      {R"({"prompt":"x","logit_bias":{"1":101}})", "logit_bias"},
+      {R"({"prompt":"x","logprobs":21})", "logprobs"},
+      {R"({"prompt":"x","echo":"yes"})", "echo"},
+      {R"({"prompt":"x","ignore_eos":1})", "ignore_eos"},
+      {R"({"prompt":"x","min_tokens":-1})", "min_tokens"},
+      {R"({"prompt":"x","max_tokens":2,"min_tokens":3})", "min_tokens"},
+      {R"({"prompt":"x","stream":"true"})", "stream"},
+      {R"({"prompt":"x","stream_options":{"include_usage":true}})", "stream_options"},
+      {R"({"prompt":"x","stream":true,"stream_options":{"include_usage":1}})", "include_usage"},
+      {R"({"prompt":"x","model":5})", "model"},
+      {R"({"prompt":"x","user":5})", "user"},
+  };
+  for (const auto& [body, param] : cases) {
+    const api_error e = parse_error(body);
+    EXPECT_EQ(e.status, 400) << body;
+    EXPECT_EQ(e.param, param) << body << ": " << e.message;
+    EXPECT_FALSE(e.message.empty());
+  }
+}
+
+TEST(openai_protocol, null_means_not_given) {
+  const auto r = parse_ok(R"({"prompt":"x","temperature":null,"stop":null,"seed":null})");
+  EXPECT_FLOAT_EQ(r.prompts[0].params.temperature, 1.0f);
+  EXPECT_FALSE(r.prompts[0].params.seed);
+}
+
+TEST(openai_protocol, chat_messages_and_logprobs) {
+  const auto r = parse_ok(R"({"model":"m","messages":[
+      {"role":"system","content":"be brief"},
+      {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],
+      "max_completion_tokens":9,"max_tokens":3,"logprobs":true,"top_logprobs":4,
+      "tools":[{"type":"function","function":{"name":"f"}}]})",
+                          api_kind::chat);
+  ASSERT_EQ(r.prompts.size(), 1u);
+  const generate_request& g = r.prompts[0];
+  EXPECT_EQ(g.kind, prompt_kind::chat);
+  EXPECT_EQ(g.params.max_tokens, 9);  // max_completion_tokens wins
+  EXPECT_EQ(g.params.logprobs, 4);
+  const auto chat = nlohmann::json::parse(g.chat_json);
+  EXPECT_EQ(chat["messages"][1]["content"], "a\nb");
+  EXPECT_EQ(chat["messages"][0]["role"], "system");
+  EXPECT_EQ(chat["tools"].size(), 1u);
+
+  EXPECT_EQ(parse_ok(R"({"messages":[{"role":"user","content":"x"}],"logprobs":true})",
+                     api_kind::chat)
+                .prompts[0]
+                .params.logprobs,
+            0);
+  EXPECT_EQ(parse_error(R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})",
+                        api_kind::chat)
+                .param,
+            "top_logprobs");
+}
+
+TEST(openai_protocol, bad_chat_messages) {
+  for (const char* body :
+       {R"({})", R"({"messages":[]})", R"({"messages":"hi"})", R"({"messages":[5]})",
+        R"({"messages":[{"content":"x"}]})", R"({"messages":[{"role":"user","content":5}]})",
+        R"({"messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]})"}) {
+    EXPECT_EQ(parse_error(body, api_kind::chat).param, "messages") << body;
+  }
+}
+
+TEST(openai_protocol, bad_json_is_400) {
+  for (const char* body : {"", "{", "[1,2]", "nul", "\"text\""}) {
+    EXPECT_EQ(parse_error(body).status, 400) << body;
+  }
+  std::string deep(100000, '[');
+  EXPECT_EQ(parse_error(deep).status, 400);
+  std::string deep_in_string = R"({"prompt":")" + std::string(1000, '[') + R"("})";
+  EXPECT_EQ(parse_ok(deep_in_string).prompts[0].text.size(), 1000u);
+}
+
+TEST(openai_protocol, tokenize_and_detokenize_bodies) {
+  generate_request g;
+  ASSERT_FALSE(parse_tokenize_request(R"({"prompt":"hello","add_special_tokens":false})", g));
+  EXPECT_EQ(g.kind, prompt_kind::text);
+  EXPECT_EQ(g.text, "hello");
+  EXPECT_FALSE(g.add_special_tokens);
+  ASSERT_FALSE(parse_tokenize_request(R"({"messages":[{"role":"user","content":"x"}]})", g));
+  EXPECT_EQ(g.kind, prompt_kind::chat);
+  EXPECT_TRUE(parse_tokenize_request(R"({"text":"x"})", g));
+
+  std::vector<int32_t> ids;
+  ASSERT_FALSE(parse_detokenize_request(R"({"tokens":[1,2]})", ids));
+  EXPECT_EQ(ids, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(parse_detokenize_request(R"({"tokens":["a"]})", ids)->param, "tokens");
+}
+
+TEST(openai_protocol, error_object_shape) {
+  const auto j = nlohmann::json::parse(error_json(bad_request("bad n", "n")));
+  EXPECT_EQ(j["error"]["message"], "bad n");
+  EXPECT_EQ(j["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(j["error"]["param"], "n");
+  EXPECT_TRUE(j["error"]["code"].is_null());
+  EXPECT_EQ(engine_error("no such model", 404).status, 404);
+  EXPECT_EQ(engine_error("boom", 0).status, 500);
+  EXPECT_EQ(engine_error("busy", 503).status, 503);
+}
+
+}  // namespace
+}  // namespace actorllm::net
