@@ -76,8 +76,9 @@ chat_template::result chat_template::render(const nlohmann::ordered_json& variab
   globals.set("tools", jinja::value::none());
   globals.set("documents", jinja::value::none());
   globals.set("add_generation_prompt", jinja::value(false));
-  globals.set("bos_token", jinja::value(bos_token_));
-  globals.set("eos_token", jinja::value(eos_token_));
+  // Like Hugging Face, only the special tokens the tokenizer has are defined.
+  if (!bos_token_.empty()) globals.set("bos_token", jinja::value(bos_token_));
+  if (!eos_token_.empty()) globals.set("eos_token", jinja::value(eos_token_));
   if (variables.is_object())
     for (const auto& [k, v] : variables.items()) globals.set(k, jinja::value::from_json(v));
   result r;

@@ -279,7 +279,7 @@ value call_filter(const std::string& name, const value& v, value_list& args, key
   if (name == "round") {
     int64_t precision = arg(args, kwargs, 0, "precision", value(0)).as_int();
     double scale = std::pow(10.0, static_cast<double>(precision));
-    return value(std::round(v.as_double() * scale) / scale);
+    return value(std::nearbyint(v.as_double() * scale) / scale);  // Python rounds half to even
   }
   if (name == "indent") {
     int64_t width = arg(args, kwargs, 0, "width", value(4)).as_int();

@@ -233,7 +233,7 @@ value evaluator::eval(const expr& e) {
       case expr::kind::tuple: {
         value_list items;
         for (const auto& a : e.args) items.push_back(eval(*a));
-        return value(std::move(items));
+        return e.type == expr::kind::tuple ? value::tuple(std::move(items)) : value(std::move(items));
       }
       case expr::kind::dict: {
         value_dict d;

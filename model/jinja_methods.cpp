@@ -189,7 +189,7 @@ value dict_method(const value_dict& d, const std::string& name, value_list& args
   if (name == "items" || name == "keys" || name == "values") {
     value_list out;
     for (const auto& [k, v] : d.items) {
-      if (name == "items") out.emplace_back(value_list{value(k), v});
+      if (name == "items") out.push_back(value::tuple(value_list{value(k), v}));
       else out.push_back(name == "keys" ? value(k) : v);
     }
     return value(std::move(out));

@@ -38,6 +38,12 @@ value value::undefined(std::string name) {
 }
 
 value::value(value_list l) : kind_(kind::list), list_(std::make_shared<value_list>(std::move(l))) {}
+value value::tuple(value_list l) {
+  value v(std::move(l));
+  v.tuple_ = true;
+  return v;
+}
+
 value::value(value_dict d) : kind_(kind::dict), dict_(std::make_shared<value_dict>(std::move(d))) {}
 value::value(value_function f)
     : kind_(kind::function), function_(std::make_shared<const value_function>(std::move(f))) {}
@@ -209,9 +215,10 @@ std::string value::repr() const {
     case kind::number: return format_double(number_);
     case kind::string: return repr_string(string_);
     case kind::list: {
-      std::string out = "[";
+      std::string out = tuple_ ? "(" : "[";
       for (size_t i = 0; i < list_->size(); ++i) out += (i ? ", " : "") + (*list_)[i].repr();
-      return out + "]";
+      if (tuple_ && list_->size() == 1) out += ",";
+      return out + (tuple_ ? ")" : "]");
     }
     case kind::dict: {
       if (dict_->is_namespace) return "<Namespace>";

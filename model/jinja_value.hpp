@@ -63,12 +63,15 @@ class value {
   value(value_list l);
   value(value_dict d);
   value(value_function f);
+  /// A tuple: a list that prints as (a, b) (dict.items() pairs, tuple literals).
+  static value tuple(value_list l);
 
   kind type() const { return kind_; }
   bool is_undefined() const { return kind_ == kind::undefined; }
   bool is_none() const { return kind_ == kind::none; }
   bool is_string() const { return kind_ == kind::string; }
   bool is_list() const { return kind_ == kind::list; }
+  bool is_tuple() const { return kind_ == kind::list && tuple_; }
   bool is_dict() const { return kind_ == kind::dict; }
   bool is_number() const { return kind_ == kind::integer || kind_ == kind::number || kind_ == kind::boolean; }
   bool is_function() const { return kind_ == kind::function; }
@@ -98,6 +101,7 @@ class value {
 
  private:
   kind kind_ = kind::undefined;
+  bool tuple_ = false;
   int64_t int_ = 0;
   double number_ = 0;
   std::string string_;
