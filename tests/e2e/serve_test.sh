@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# End to end: `actorllm serve` on stories260K, checked by real clients: curl, the official
+# openai SDK (Node) and a WebSocket client. Content is checked against the golden greedy
+# text, not just statuses. Exit 77 (skipped) while the serve command does not exist.
+set -euo pipefail
+: "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
+
+if ! "$ACTORLLM_BIN" serve --help >/dev/null 2>&1; then
+  echo "skip: '$ACTORLLM_BIN serve' is not available yet"
+  exit 77
+fi
+command -v curl >/dev/null || { echo "skip: curl missing"; exit 77; }
+
+model="$ACTORLLM_SHARED_DIR/models/stories260K"
+golden="$model/golden_greedy.json"
+e2e_dir="$ACTORLLM_SOURCE_DIR/tests/e2e"
+template="$ACTORLLM_SHARED_DIR/chat-templates/mistralai-Mistral-Nemo-Instruct-2407.jinja"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+base="http://127.0.0.1:$port"
+work=$(mktemp -d)
+log="$work/serve.log"
+
+"$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" \
+  --chat-template "$template" --max-model-len 512 >"$log" 2>&1 &
+pid=$!
+cleanup() {
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+failures=0
+check() {  # check <description> <command...>
+  local what=$1; shift
+  if "$@"; then echo "ok   curl: $what"; else echo "FAIL curl: $what"; failures=$((failures + 1)); fi
+}
+
+for _ in $(seq 1 600); do
+  curl -sf "$base/health" >/dev/null 2>&1 && break
+  if ! kill -0 "$pid" 2>/dev/null; then echo "FAIL: serve exited during startup"; cat "$log"; exit 1; fi
+  sleep 0.1
+done
+curl -sf "$base/health" >/dev/null || { echo "FAIL: /health never became 200"; cat "$log"; exit 1; }
+
+json_get() {  # json_get <file> <python expression over j>
+  python3 -c "import json,sys; j = json.load(open(sys.argv[1])); print($2)" "$1"
+}
+status_of() {  # status_of <out file> <curl args...>: prints the HTTP status
+  local out=$1; shift
+  curl -s -o "$out" -w '%{http_code}' "$@"
+}
+
+golden_text=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['output_text'], end='')" "$golden")
+greedy='{"model":"stories260K","prompt":[1],"temperature":0,"max_tokens":120,"ignore_eos":true}'
+
+# Small endpoints.
+check "/v1/models lists stories260K" \
+  test "$(curl -s "$base/v1/models" -o "$work/m.json"; json_get "$work/m.json" "j['data'][0]['id']")" = stories260K
+check "/version answers" test "$(status_of "$work/v.json" "$base/version")" = 200
+check "/metrics answers" test "$(status_of "$work/metrics.txt" "$base/metrics")" = 200
+
+# The golden greedy text, whole and streamed.
+curl -s "$base/v1/completions" -H 'Content-Type: application/json' -d "$greedy" -o "$work/c.json"
+check "completion is the golden greedy text" \
+  test "$(json_get "$work/c.json" "j['choices'][0]['text']")" = "$golden_text"
+check "completion usage counts 120 tokens" test "$(json_get "$work/c.json" "j['usage']['completion_tokens']")" = 120
+
+stream_body=${greedy%\}}',"stream":true}'
+curl -sN "$base/v1/completions" -H 'Content-Type: application/json' -d "$stream_body" -o "$work/s.txt"
+streamed=$(python3 - "$work/s.txt" <<'PY'
+import json, sys
+body = open(sys.argv[1]).read()
+events = body.split("\n\n")
+assert events[-1] == "" and events[-2] == "data: [DONE]", "stream must end with data: [DONE]"
+text = ""
+for e in events[:-2]:
+    assert e.startswith("data: "), e
+    for c in json.loads(e[6:])["choices"]:
+        text += c["text"]
+print(text, end="")
+PY
+) || true
+check "streamed completion is the golden text, framed as SSE" test "$streamed" = "$golden_text"
+
+# Several clients at once: batching must not change greedy output.
+clients=()
+for i in $(seq 1 16); do
+  curl -s "$base/v1/completions" -H 'Content-Type: application/json' -d "$greedy" -o "$work/p$i.json" &
+  clients+=($!)
+done
+for client in "${clients[@]}"; do wait "$client" || true; done
+same=0
+for i in $(seq 1 16); do
+  [[ "$(json_get "$work/p$i.json" "j['choices'][0]['text']")" == "$golden_text" ]] && same=$((same + 1))
+done
+check "16 concurrent requests all give the golden text ($same/16)" test "$same" = 16
+
+# Errors, each with its status and OpenAI's error object.
+check "404 unknown model" test "$(status_of "$work/e.json" "$base/v1/completions" -d '{"model":"nope","prompt":"x"}')" = 404
+check "400 bad temperature" test "$(status_of "$work/e.json" "$base/v1/completions" -d '{"prompt":"x","temperature":7}')" = 400
+check "400 names the parameter" test "$(json_get "$work/e.json" "j['error']['param']")" = temperature
+long_prompt=$(python3 -c 'print({"prompt": [1] * 600, "max_tokens": 4})' | tr "'" '"')
+check "400 prompt longer than max_model_len" test "$(status_of "$work/e.json" "$base/v1/completions" -d "$long_prompt")" = 400
+check "the message gives both numbers" \
+  python3 -c "import json,sys; m = json.load(open(sys.argv[1]))['error']['message']; sys.exit(not ('600' in m and '512' in m))" "$work/e.json"
+check "404 unknown path" test "$(status_of "$work/e.json" "$base/v1/nothing")" = 404
+check "405 wrong method" test "$(status_of "$work/e.json" "$base/v1/completions")" = 405
+
+# Tokenizer endpoints.
+curl -s "$base/tokenize" -d '{"prompt":"Once upon a time"}' -o "$work/t.json"
+check "/tokenize counts tokens and gives max_model_len" \
+  python3 -c "import json,sys; j = json.load(open(sys.argv[1])); sys.exit(not (j['count'] == len(j['tokens']) > 0 and j['max_model_len'] == 512))" "$work/t.json"
+ids=$(python3 -c "import json,sys; print(json.dumps({'tokens': json.load(open(sys.argv[1]))['output_token_ids']}))" "$golden")
+curl -s "$base/detokenize" -d "$ids" -o "$work/d.json"
+check "/detokenize of the golden ids gives the golden text" \
+  test "$(json_get "$work/d.json" "j['prompt'].strip()")" = "$golden_text"
+
+# A client that disconnects mid-stream: the server aborts it and keeps serving.
+curl -sN --max-time 0.3 "$base/v1/completions" \
+  -d '{"prompt":[1],"max_tokens":400,"ignore_eos":true,"stream":true}' -o /dev/null || true
+sleep 0.5
+if grep -q '^actorllm:num_requests_running' "$work/metrics.txt" 2>/dev/null; then
+  running=$(curl -s "$base/metrics" | awk '/^actorllm:num_requests_running/ {print $2; exit}')
+  check "nothing left running after the disconnect" test "${running%.*}" = 0
+fi
+check "still healthy after the disconnect" test "$(status_of "$work/h.txt" "$base/health")" = 200
+
+# Real clients.
+if [[ -d "$e2e_dir/node_modules/openai" && -d "$e2e_dir/node_modules/ws" ]] && command -v node >/dev/null; then
+  node "$e2e_dir/openai_client.mjs" "$base" "$golden" || failures=$((failures + 1))
+  node "$e2e_dir/ws_client.mjs" "ws://127.0.0.1:$port/v1/ws" "$golden" || failures=$((failures + 1))
+else
+  echo "note: node clients not installed (scripts/setup.sh runs npm install in tests/e2e)"
+fi
+
+if ((failures)); then
+  echo "$failures check(s) failed; server log:"
+  tail -n 50 "$log"
+  exit 1
+fi
+echo "all end-to-end checks passed"
