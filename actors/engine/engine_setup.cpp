@@ -1,0 +1,74 @@
+#include "actors/engine/engine_setup.hpp"
+
+#include <filesystem>
+#include <sstream>
+#include <stdexcept>
+
+#include "actors/gpu_worker/kv_budget.hpp"
+#include "kernels/cpu/ops.hpp"
+#include "actors/engine/chat_loader.hpp"
+
+namespace actorllm {
+
+engine_setup engine_setup::load(const engine_config& config) {
+  if (auto errors = config.validate(); !errors.empty()) throw std::runtime_error(errors.front());
+  const std::filesystem::path model_dir = config.model.model;
+  engine_setup s(tokenizer::load(config.model.tokenizer.empty() ? model_dir
+                                                                : std::filesystem::path(config.model.tokenizer)));
+  s.config = config;
+  cpu::set_num_threads(config.parallel.cpu_threads);
+  s.model = std::make_shared<llama_model>(model_dir);
+  s.render_chat = load_chat_renderer(config.model.chat_template, model_dir, s.tok);
+  s.served_model_name = !config.model.served_model_name.empty()
+                            ? config.model.served_model_name
+                            : std::filesystem::path(config.model.model).lexically_normal().filename().string();
+  if (s.served_model_name.empty()) s.served_model_name = config.model.model;
+
+  const auto& mc = s.model->config();
+  s.max_model_len = config.model.max_model_len > 0 ? config.model.max_model_len
+                                                    : static_cast<int32_t>(mc.max_position_embeddings);
+  if (s.max_model_len > mc.max_position_embeddings)
+    throw std::runtime_error("--max-model-len " + std::to_string(s.max_model_len) +
+                             " exceeds the model's max_position_embeddings (" +
+                             std::to_string(mc.max_position_embeddings) + ")");
+
+  const auto budget = plan_kv_budget(config.cache, s.model->cache_shape(1, config.cache.block_size),
+                                     s.model->weights().bytes_read_per_token(mc), s.max_model_len);
+  if (!budget.error.empty()) throw std::runtime_error(budget.error);
+
+  s.scheduler.scheduler = config.scheduler;
+  s.scheduler.block_size = config.cache.block_size;
+  s.scheduler.num_device_blocks = budget.num_device_blocks;
+  s.scheduler.num_cpu_blocks = budget.num_cpu_blocks;
+  s.scheduler.enable_prefix_caching = config.cache.enable_prefix_caching;
+  s.scheduler.max_model_len = s.max_model_len;
+  s.scheduler.eos_token_ids = mc.eos_token_ids;
+  if (s.scheduler.eos_token_ids.empty()) s.scheduler.eos_token_ids = s.tok.eos_ids();
+
+  s.runner.block_size = config.cache.block_size;
+  s.runner.num_device_blocks = budget.num_device_blocks;
+  s.runner.num_cpu_blocks = budget.num_cpu_blocks;
+  s.runner.seed = config.model.seed;
+  return s;
+}
+
+prompt_builder engine_setup::make_prompt_builder() const {
+  return prompt_builder(tok, render_chat, served_model_name, max_model_len);
+}
+
+std::string engine_setup::describe() const {
+  const auto& mc = model->config();
+  std::ostringstream out;
+  out << "model " << config.model.model << " (" << mc.architecture << ", "
+      << mc.num_parameters() / 1e6 << "M parameters, float32) served as '" << served_model_name << "'\n"
+      << "max_model_len " << max_model_len << ", block_size " << runner.block_size
+      << ", device KV blocks " << runner.num_device_blocks << " (" << int64_t(runner.num_device_blocks) * runner.block_size
+      << " tokens), CPU swap blocks " << runner.num_cpu_blocks << "\n"
+      << "max_num_seqs " << config.scheduler.max_num_seqs << ", max_num_batched_tokens "
+      << config.scheduler.max_num_batched_tokens << ", preemption " << to_string(config.scheduler.preemption)
+      << ", prefix caching " << (config.cache.enable_prefix_caching ? "on" : "off") << ", CPU threads "
+      << cpu::num_threads();
+  return out.str();
+}
+
+}  // namespace actorllm

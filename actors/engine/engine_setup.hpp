@@ -1,0 +1,38 @@
+#pragma once
+/// Everything an engine needs before its first step, resolved once from the config: the
+/// model and tokenizer, the served name, max_model_len, the KV pools' sizes, and the options
+/// of the scheduler and worker cores. Shared by the offline spine and the actor system.
+#include <memory>
+#include <string>
+
+#include "actors/gpu_worker/model_runner.hpp"
+#include "actors/request_router/prompt_builder.hpp"
+#include "actors/scheduler/scheduler.hpp"
+#include "config/engine_config.hpp"
+#include "model/llama_model.hpp"
+#include "model/tokenizer.hpp"
+
+namespace actorllm {
+
+struct engine_setup {
+  explicit engine_setup(tokenizer t) : tok(std::move(t)) {}
+
+  engine_config config;
+  std::shared_ptr<llama_model> model;
+  tokenizer tok;
+  chat_renderer render_chat;  ///< empty when the model has no chat template
+  std::string served_model_name;
+  int32_t max_model_len = 0;
+  scheduler_options scheduler;
+  model_runner_config runner;
+
+  /// Loads and sizes everything; throws std::runtime_error with one clear line (an unknown
+  /// architecture, a missing tensor, a max_model_len that does not fit the KV cache, ...).
+  static engine_setup load(const engine_config& config);
+
+  prompt_builder make_prompt_builder() const;
+  /// One line per fact, as vLLM logs at startup: model, dtype, blocks, context length.
+  std::string describe() const;
+};
+
+}  // namespace actorllm

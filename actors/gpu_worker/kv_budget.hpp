@@ -1,0 +1,27 @@
+#pragma once
+/// How many KV blocks a CPU worker gets: the device pool from --num-gpu-blocks-override or
+/// from free memory (--gpu-memory-utilization, as vLLM sizes its GPU pool), the CPU swap pool
+/// from --num-cpu-blocks-override or --swap-space. Also the check users of vLLM hit most:
+/// max_model_len must fit in the pool, else a clear error with the largest value that fits.
+#include <cstdint>
+#include <string>
+
+#include "config/engine_config.hpp"
+#include "model/kv_cache.hpp"
+
+namespace actorllm {
+
+struct kv_budget {
+  int32_t num_device_blocks = 0;
+  int32_t num_cpu_blocks = 0;
+  std::string error;  ///< non-empty: the engine cannot start (one line, with the numbers)
+};
+
+/// Bytes of host memory available now (MemAvailable), 0 when unknown.
+int64_t available_host_memory();
+
+/// `weight_bytes`: memory the model already holds. `max_model_len`: the resolved context length.
+kv_budget plan_kv_budget(const cache_config& cache, const kv_cache_shape& block_shape,
+                         int64_t weight_bytes, int32_t max_model_len);
+
+}  // namespace actorllm

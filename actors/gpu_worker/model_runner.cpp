@@ -1,0 +1,88 @@
+#include "actors/gpu_worker/model_runner.hpp"
+
+#include <stdexcept>
+
+namespace actorllm {
+
+namespace {
+
+std::vector<std::pair<int32_t, int32_t>> as_pairs(const std::vector<block_copy>& copies) {
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  pairs.reserve(copies.size());
+  for (const auto& c : copies) pairs.emplace_back(c.src, c.dst);
+  return pairs;
+}
+
+}  // namespace
+
+model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runner_config& config)
+    : model_(std::move(model)),
+      config_(config),
+      device_cache_(model_->cache_shape(config.num_device_blocks, config.block_size)),
+      cpu_cache_(model_->cache_shape(config.num_cpu_blocks, config.block_size)) {}
+
+sampler_state& model_runner::state_for(const batch_sequence& seq, int32_t index) {
+  const sampler_key key{*seq.request_id, index};
+  auto it = samplers_.find(key);
+  if (it == samplers_.end()) {
+    // A seeded request draws the same tokens every time; others derive from the global seed.
+    const uint64_t base = seq.params->seed ? *seq.params->seed
+                                           : config_.seed ^ std::hash<std::string>{}(key.first);
+    it = samplers_.emplace(key, sampler_state(base + 0x9e3779b97f4a7c15ULL * index)).first;
+  }
+  return it->second;
+}
+
+step_result model_runner::execute(const step_plan& plan) {
+  for (seq_id id : plan.finished_seq_ids) {
+    if (auto it = sampler_of_seq_.find(id); it != sampler_of_seq_.end()) {
+      samplers_.erase(it->second);
+      sampler_of_seq_.erase(it);
+    }
+  }
+  for (const auto& n : plan.new_seqs) sampler_of_seq_[n.seq] = {n.request_id, n.index};
+  const std::vector<batch_sequence> work = mirror_.apply(plan);
+
+  // Swap-out first: the plan may reuse the device blocks it releases.
+  cpu_cache_.copy_from(device_cache_, as_pairs(plan.blocks_to_swap_out));
+  device_cache_.copy_from(cpu_cache_, as_pairs(plan.blocks_to_swap_in));
+  device_cache_.copy_blocks(as_pairs(plan.blocks_to_copy));
+
+  step_result result;
+  result.step = plan.step;
+  if (work.empty()) return result;
+
+  batch_.clear();
+  for (const auto& s : work) {
+    const int64_t end = s.start_position + static_cast<int64_t>(s.token_ids.size());
+    if ((end + config_.block_size - 1) / config_.block_size > static_cast<int64_t>(s.block_table.size()))
+      throw std::runtime_error("step plan for sequence " + std::to_string(s.seq) +
+                               " runs past its block table");
+    batch_.add_sequence(s.token_ids, s.start_position, s.block_table, config_.block_size,
+                        s.num_samples > 0);
+  }
+  batch_.finalize();
+  model_->forward(batch_, device_cache_, logits_);
+
+  const int64_t vocab = model_->config().vocab_size;
+  size_t row = 0;
+  for (const auto& s : work) {
+    if (s.num_samples <= 0) continue;
+    sequence_sample out;
+    out.seq = s.seq;
+    const auto prompt = s.all_token_ids.first(s.num_prompt_tokens);
+    for (int32_t k = 0; k < s.num_samples; ++k) {
+      // Each draw gets a fresh copy: penalties and temperature modify the row in place.
+      row_.assign(logits_.begin() + row * vocab, logits_.begin() + (row + 1) * vocab);
+      const int32_t index = s.num_samples > 1 ? k : s.index;
+      auto sample = sampler_.sample(row_, *s.params, prompt, state_for(s, index));
+      out.token_ids.push_back(sample.token_id);
+      if (s.params->logprobs >= 0) out.logprobs.push_back(std::move(sample.logprob));
+    }
+    result.seqs.push_back(std::move(out));
+    ++row;
+  }
+  return result;
+}
+
+}  // namespace actorllm

@@ -1,0 +1,53 @@
+#pragma once
+/// The router's post-processing of one request (a core: no CAF): turns the scheduler's new
+/// token ids into client text deltas with incremental detokenization, applies stop strings
+/// (the text is cut before the match, as OpenAI does; text that may begin a stop string is
+/// held back until it is decided), fills the logprob token texts, and prepends the prompt
+/// for `echo`.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/common/generate_request.hpp"
+#include "model/incremental_detokenizer.hpp"
+#include "model/tokenizer.hpp"
+
+namespace actorllm {
+
+class output_processor {
+ public:
+  output_processor(tokenizer tok, const generate_request& request,
+                   const std::vector<int32_t>& prompt_ids);
+
+  /// Processes one scheduler output; returns the delta for the client, or nothing when a
+  /// choice already ended (a stop string matched earlier).
+  std::optional<request_output> process(request_output from_scheduler);
+
+  /// True once a stop string ended every choice: the caller should abort the request in the
+  /// scheduler so that its blocks are freed now rather than at max_tokens.
+  bool all_choices_finished() const;
+
+ private:
+  struct choice {
+    incremental_detokenizer detok;
+    std::string held;  ///< decoded text not sent yet (a possible stop-string prefix)
+    bool finished = false;
+    bool echoed = false;
+  };
+  choice& choice_at(int32_t index);
+  /// Moves the decidable part of `held` into `out`; returns the matched stop string, if any.
+  std::optional<std::string> release_text(choice& c, std::string& out, bool final_delta) const;
+
+  tokenizer tok_;
+  std::vector<int32_t> prompt_ids_;
+  bool skip_special_tokens_;
+  bool echo_;
+  bool want_token_texts_;
+  std::string echo_text_;
+  std::vector<std::string> stops_;
+  std::vector<choice> choices_;
+  int32_t num_choices_;
+};
+
+}  // namespace actorllm

@@ -1,0 +1,46 @@
+#pragma once
+/// The router's request preparation (a core): validates the sampling parameters and the
+/// model name, renders chat messages through the chat template, tokenizes, and checks the
+/// prompt against max_model_len. Every refusal is a value with the HTTP status it maps to.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "actors/common/generate_request.hpp"
+#include "model/tokenizer.hpp"
+
+namespace actorllm {
+
+struct prepared_prompt {
+  std::vector<int32_t> token_ids;
+  std::string error;         ///< non-empty: refused, one line for the client
+  std::string error_param;   ///< the offending parameter, when one is to blame
+  int32_t status = 200;      ///< 400 bad request, 404 unknown model
+  bool ok() const { return error.empty(); }
+};
+
+/// Renders {"messages": [...], "tools": ...} (chat_json) with add_generation_prompt into the
+/// prompt text; throws std::runtime_error with a clear message when the template fails.
+using chat_renderer = std::function<std::string(const std::string& chat_json, bool add_generation_prompt)>;
+
+class prompt_builder {
+ public:
+  prompt_builder(tokenizer tok, chat_renderer render_chat, std::string served_model_name,
+                 int32_t max_model_len);
+
+  prepared_prompt prepare(const generate_request& request) const;
+  /// The parameter check alone (also used by the tokenizer endpoints' callers).
+  prepared_prompt validate_params(const sampling_params& params) const;
+
+  const tokenizer& tok() const { return tok_; }
+  int32_t max_model_len() const { return max_model_len_; }
+
+ private:
+  tokenizer tok_;
+  chat_renderer render_chat_;
+  std::string served_model_name_;
+  int32_t max_model_len_;
+};
+
+}  // namespace actorllm
