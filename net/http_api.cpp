@@ -203,7 +203,12 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
     generate_request& prompt = request.prompts[p];
     prompt.request_id = engine_ids[p];
     prompt.model = model.name;
-    context.engine.submit(std::move(prompt), sink);
+    try {
+      context.engine.submit(std::move(prompt), sink);
+    } catch (...) {
+      for (std::size_t q = 0; q < p; ++q) context.engine.abort(engine_ids[q]);
+      throw;
+    }
   }
   return call;
 }

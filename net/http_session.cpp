@@ -42,6 +42,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // ---- reading requests -------------------------------------------------------------
   void do_read() {
     if (closed_) return;
+    request_ = {};
     parser_.emplace();
     parser_->body_limit(static_cast<uint64_t>(std::max<int64_t>(0, context_.config.max_body_bytes)));
     stream_.expires_after(std::chrono::milliseconds(
@@ -165,6 +166,17 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   void on_outputs() {
     if (closed_ || !call_ || !outputs_) return;
+    try {
+      render_outputs();
+    } catch (const std::exception& e) {
+      abort_call(context_, *call_);
+      end_call();
+      if (!headers_sent_) send_error(internal_error(e.what()));
+      else close();
+    }
+  }
+
+  void render_outputs() {
     std::vector<request_output> outs = outputs_->take();
     merge_deltas(outs);
     std::vector<std::string> chunks;
