@@ -233,6 +233,7 @@ void scheduler::finish_out_of_cache(request& r) {
     finish_seq(r, s, finish_reason::length);
     pending_outputs_.push_back(output_of(r, s));
   }
+  add_unforked_outputs(r, pending_outputs_);
   forget(r);
 }
 

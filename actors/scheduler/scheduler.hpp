@@ -98,7 +98,8 @@ class scheduler {
   /// token or finished, for the caller to emit.
   std::vector<request_output> update(const step_result& result);
   /// Finishes a request from any queue and frees its blocks at once; returns the final
-  /// outputs (finish_reason::abort), none when the id is unknown or already finished.
+  /// outputs (finish_reason::abort, one per unfinished choice of the n), none when the id is
+  /// unknown or already finished.
   std::vector<request_output> abort(const std::string& request_id);
 
   std::vector<scheduler_event> take_events();
@@ -138,6 +139,7 @@ class scheduler {
   bool check_stop(const request& r, sequence& s) const;
   void finish_seq(request& r, sequence& s, finish_reason reason);
   request_output output_of(const request& r, const sequence& s) const;
+  void add_unforked_outputs(const request& r, std::vector<request_output>& outputs) const;
   void forget(request& r);
 
   scheduler_options options_;

@@ -180,6 +180,16 @@ request_output scheduler::output_of(const request& r, const sequence& s) const {
   return out;
 }
 
+void scheduler::add_unforked_outputs(const request& r, std::vector<request_output>& outputs) const {
+  // Samples 1..n-1 do not exist before the first sampling, but each choice is owed an end.
+  if (r.sampled) return;
+  for (int32_t index = 1; index < r.params.n; ++index) {
+    request_output out = output_of(r, r.seqs[0]);
+    out.index = index;
+    outputs.push_back(std::move(out));
+  }
+}
+
 void scheduler::forget(request& r) {
   for (const sequence& s : r.seqs) ACTORLLM_CHECK(s.finished());
   requests_.erase(r.request_id);  // destroys r
@@ -196,6 +206,7 @@ std::vector<request_output> scheduler::abort(const std::string& request_id) {
     finish_seq(r, s, finish_reason::abort);
     outputs.push_back(output_of(r, s));
   }
+  add_unforked_outputs(r, outputs);
   // Other outputs of this request waiting for the next update() are moot now.
   std::erase_if(pending_outputs_,
                 [&](const request_output& o) { return o.request_id == request_id; });

@@ -119,6 +119,25 @@ class harness {
     }
   }
 
+  /// Finished samples match the oracle exactly; aborted ones produced a prefix of it.
+  void expect_consistent(const std::string& id) {
+    const auto& [prompt, params] = prompts_.at(id);
+    for (int32_t j = 0; j < params.n; ++j) {
+      reference_output ref = generate_reference(prompt, params, j, options_.eos_token_ids,
+                                                options_.max_model_len, fake_vocab_size);
+      const collected_output& got = outputs_[id][j];
+      EXPECT_EQ(got.num_outputs_after_finish, 0) << id << " sample " << j;
+      if (got.finish == finish_reason::abort) {
+        ASSERT_LE(got.token_ids.size(), ref.token_ids.size()) << id << " sample " << j;
+        EXPECT_TRUE(std::equal(got.token_ids.begin(), got.token_ids.end(), ref.token_ids.begin()))
+            << id << " sample " << j;
+      } else {
+        EXPECT_EQ(got.token_ids, ref.token_ids) << id << " sample " << j;
+        EXPECT_EQ(got.finish, ref.finish) << id << " sample " << j;
+      }
+    }
+  }
+
   scheduler_options options_;
   scheduler sched;
   fake_model model;

@@ -1,0 +1,142 @@
+// A randomized simulation: thousands of steps of random arrivals, lengths, n > 1 and aborts
+// on a pool small enough to force preemption, checked after every step (the scheduler's and
+// block manager's invariants, and the fake model's KV reads) and at the end (every request
+// finished or aborted with exactly its unscheduled output, every block free).
+#include <cstdio>
+#include <random>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "actors/scheduler/scheduler.hpp"
+#include "tests/cores/scheduler_harness.hpp"
+
+namespace actorllm {
+namespace {
+
+using testing::harness;
+
+struct simulation_case {
+  preemption_mode mode;
+  bool prefix_caching;
+  scheduling_policy policy;
+  uint64_t seed;
+};
+
+std::string name_of(const ::testing::TestParamInfo<simulation_case>& info) {
+  const simulation_case& c = info.param;
+  return std::string(to_string(c.mode)) + (c.prefix_caching ? "_caching_" : "_nocache_") +
+         to_string(c.policy) + "_" + std::to_string(c.seed);
+}
+
+class SchedulerSimulation : public ::testing::TestWithParam<simulation_case> {};
+
+TEST_P(SchedulerSimulation, EveryRequestGetsExactlyItsOutput) {
+  const simulation_case& c = GetParam();
+  scheduler_options o = testing::small_options(48, c.mode == preemption_mode::swap ? 20 : 0);
+  // 48 blocks of 4: one request with n = 3 at max_model_len (64) fits alone, a dozen do not.
+  o.scheduler.preemption = c.mode;
+  o.scheduler.policy = c.policy;
+  o.scheduler.max_num_batched_tokens = 24;
+  o.scheduler.max_num_seqs = 8;
+  o.scheduler.max_waiting_requests = 1000;
+  o.enable_prefix_caching = c.prefix_caching;
+  harness h(o);
+  std::mt19937_64 rng(c.seed);
+  auto uniform = [&rng](int32_t lo, int32_t hi) {
+    return std::uniform_int_distribution<int32_t>(lo, hi)(rng);
+  };
+
+  std::vector<std::vector<int32_t>> prefixes;
+  for (int i = 0; i < 4; ++i) {
+    std::vector<int32_t> prefix(uniform(8, 24));
+    for (int32_t& t : prefix) t = uniform(2, testing::fake_vocab_size - 1);
+    prefixes.push_back(prefix);
+  }
+  const int32_t num_requests = 500;
+  std::vector<std::string> ids;
+  int64_t num_swap_outs = 0;
+  auto abort_random = [&] {
+    if (ids.empty()) return;
+    h.record(h.sched.abort(ids[uniform(0, int32_t(ids.size()) - 1)]));
+    h.sched.check_invariants();
+  };
+
+  int32_t step = 0;
+  for (; step < 50000 && (int32_t(ids.size()) < num_requests || h.sched.has_work()); ++step) {
+    if (int32_t(ids.size()) < num_requests && uniform(0, 2) == 0) {
+      for (int k = uniform(1, 2); k > 0; --k) {
+        std::vector<int32_t> prompt;
+        if (uniform(0, 1) == 0) prompt = prefixes[uniform(0, 3)];
+        for (int32_t n = uniform(1, 16); n > 0; --n) prompt.push_back(uniform(2, 49));
+        sampling_params p;
+        p.max_tokens = uniform(0, 9) == 0 ? -1 : uniform(1, 30);
+        p.n = uniform(0, 9) < 7 ? 1 : uniform(2, 3);
+        p.ignore_eos = uniform(0, 9) < 3;
+        p.min_tokens = uniform(0, 3);
+        if (uniform(0, 4) == 0) p.stop_token_ids = {1};
+        p.priority = uniform(0, 3);
+        if (uniform(0, 9) == 0) p.logprobs = 0;
+        ids.push_back("r" + std::to_string(ids.size()));
+        h.add(ids.back(), prompt, p);
+      }
+    }
+    if (uniform(0, 49) == 0) abort_random();
+
+    step_plan plan = h.sched.schedule();
+    h.sched.check_invariants();
+    ASSERT_TRUE(plan.blocks_to_swap_in.empty() || plan.blocks_to_swap_out.empty());
+    ASSERT_LE(plan.num_scheduled_tokens, o.scheduler.max_num_batched_tokens);
+    ASSERT_LE(int32_t(plan.seqs.size()), o.scheduler.max_num_seqs);
+    num_swap_outs += int64_t(plan.blocks_to_swap_out.size());
+    if (uniform(0, 49) == 0) abort_random();  // while the step is in flight
+    step_result result = h.model.run(plan);
+    h.record(h.sched.update(result));
+    h.sched.check_invariants();
+    ASSERT_EQ(h.model.num_kv_errors(), 0) << "step " << step;
+    pool_stats device = h.sched.blocks().stats().device;
+    ASSERT_EQ(device.num_used + device.num_free + device.num_cached, device.num_blocks);
+  }
+  EXPECT_FALSE(h.sched.has_work()) << "stuck after " << step << " steps";
+  EXPECT_GT(step, 1000);
+
+  for (const std::string& id : ids) h.expect_consistent(id);
+  block_manager_stats blocks = h.sched.blocks().stats();
+  EXPECT_EQ(blocks.device.num_used, 0);
+  EXPECT_EQ(blocks.cpu.num_used, 0);
+  EXPECT_EQ(blocks.device.num_free + blocks.device.num_cached, blocks.device.num_blocks);
+  EXPECT_EQ(h.model.mirror().num_sequences(), 0);  // the workers forgot every sequence
+
+  scheduler_stats stats = h.sched.stats();
+  std::printf("%d steps, %lld preemptions, %lld blocks swapped out, %lld/%lld prefix tokens hit\n",
+              step, (long long)stats.num_preemptions, (long long)num_swap_outs,
+              (long long)stats.prefix_cache_hits, (long long)stats.prefix_cache_queries);
+  EXPECT_GT(stats.num_preemptions, 0);
+  if (c.mode == preemption_mode::swap) {
+    EXPECT_GT(num_swap_outs, 0);
+  }
+  if (c.prefix_caching) {
+    EXPECT_GT(stats.prefix_cache_hits, 0);
+  }
+  for (const scheduler_event& e : h.sched.take_events()) {
+    EXPECT_NE(e.what, scheduler_event::kind::out_of_kv_cache) << to_string(e);
+  }
+}
+
+std::vector<simulation_case> all_cases() {
+  std::vector<simulation_case> cases;
+  uint64_t seed = 1;
+  for (preemption_mode mode : {preemption_mode::recompute, preemption_mode::swap}) {
+    for (bool caching : {true, false}) {
+      for (scheduling_policy policy : {scheduling_policy::fcfs, scheduling_policy::priority}) {
+        cases.push_back({mode, caching, policy, seed++});
+      }
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Random, SchedulerSimulation, ::testing::ValuesIn(all_cases()), name_of);
+
+}  // namespace
+}  // namespace actorllm
