@@ -3,6 +3,8 @@
 // stream).
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <algorithm>
 #include <numeric>
 

@@ -2,6 +2,8 @@
 // embedding, SiLU-and-mul, log-softmax; every dtype, several shapes.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "kernels/cpu/ops.hpp"
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/log_softmax.cuh"

@@ -2,6 +2,8 @@
 // decode-like and prefill-like shapes, with and without bias.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "kernels/cpu/ops.hpp"
 #include "kernels/cuda/gemm.cuh"
 #include "tests/cuda/cuda_test_util.hpp"
