@@ -4,6 +4,8 @@
 #include <queue>
 #include <stdexcept>
 
+#include "model/unicode.hpp"
+
 namespace actorllm {
 namespace {
 
@@ -11,6 +13,7 @@ constexpr size_t max_cached_word_bytes = 64;
 constexpr size_t max_cache_entries = 1 << 17;
 
 const std::string empty_token;
+const std::string space_marker = "\xE2\x96\x81";  // "▁"
 
 std::pair<std::string, std::string> parse_merge(const nlohmann::json& m) {
   if (m.is_array() && m.size() == 2) return {m[0].get<std::string>(), m[1].get<std::string>()};
@@ -62,6 +65,20 @@ bpe_model::bpe_model(const nlohmann::json& spec) {
       throw std::runtime_error("BPE merge '" + a + " " + b + "' names a token not in the vocab");
     merges_.try_emplace(pair_key(*ia, *ib), merge{rank++, *ij});
   }
+  char_ids_.assign(0x3000, -1);
+  for (char32_t cp = 0; cp < char_ids_.size(); ++cp) {
+    if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+    std::string ch;
+    unicode::append_utf8(ch, cp);
+    if (auto id = token_to_id(ch)) char_ids_[cp] = *id;
+  }
+  split_at_spaces_ = token_to_id(space_marker).has_value() && continuing_subword_prefix_.empty() &&
+                     end_of_word_suffix_.empty();
+  for (const auto& [token, id] : vocab_) {
+    size_t lead = 0;
+    while (token.compare(lead, space_marker.size(), space_marker) == 0) lead += space_marker.size();
+    if (token.find(space_marker, lead) != std::string::npos) split_at_spaces_ = false;
+  }
   for (int b = 0; b < 256; ++b) {
     char name[8];
     std::snprintf(name, sizeof(name), "<0x%02X>", b);
@@ -88,7 +105,39 @@ const std::string& bpe_model::id_to_token(int32_t id) const {
   return id_to_token_[id];
 }
 
+std::optional<int32_t> bpe_model::char_to_id(std::string_view ch) const {
+  auto lead = static_cast<unsigned char>(ch[0]);
+  if (ch.size() <= 3 && (lead < 0x80 || ch.size() > 1)) {
+    size_t pos = 0;
+    char32_t cp = unicode::next_code_point(ch, pos);
+    if (pos == ch.size() && cp < char_ids_.size()) {
+      int32_t id = char_ids_[cp];
+      return id >= 0 ? std::optional<int32_t>(id) : std::nullopt;
+    }
+  }
+  return token_to_id(ch);
+}
+
 void bpe_model::tokenize(std::string_view word, std::vector<int32_t>& out) const {
+  if (!split_at_spaces_) {
+    tokenize_piece(word, out);
+    return;
+  }
+  // Cut before every "▁" run that follows another character.
+  size_t start = 0;
+  for (size_t pos = 1; pos < word.size(); ++pos) {
+    if (word.compare(pos, space_marker.size(), space_marker) != 0) continue;
+    if (pos >= space_marker.size() &&
+        word.compare(pos - space_marker.size(), space_marker.size(), space_marker) == 0)
+      continue;
+    tokenize_piece(word.substr(start, pos - start), out);
+    start = pos;
+    pos += space_marker.size() - 1;
+  }
+  tokenize_piece(word.substr(start), out);
+}
+
+void bpe_model::tokenize_piece(std::string_view word, std::vector<int32_t>& out) const {
   if (word.empty()) return;
   if (ignore_merges_) {
     if (auto id = token_to_id(word)) {
@@ -137,7 +186,7 @@ void bpe_model::merge_word(std::string_view word, std::vector<int32_t>& out) con
     bool first = pos == 0, last = pos + len == word.size();
     std::optional<int32_t> id;
     if ((first || continuing_subword_prefix_.empty()) && (!last || end_of_word_suffix_.empty())) {
-      id = token_to_id(ch);
+      id = char_to_id(ch);
     } else {
       scratch.assign(first ? "" : continuing_subword_prefix_).append(ch);
       if (last) scratch.append(end_of_word_suffix_);

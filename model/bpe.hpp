@@ -44,7 +44,9 @@ class bpe_model {
   static uint64_t pair_key(int32_t a, int32_t b) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
   }
+  void tokenize_piece(std::string_view word, std::vector<int32_t>& out) const;
   void merge_word(std::string_view word, std::vector<int32_t>& out) const;
+  std::optional<int32_t> char_to_id(std::string_view ch) const;
 
   std::unordered_map<std::string, int32_t, string_hash, std::equal_to<>> vocab_;
   std::vector<std::string> id_to_token_;
@@ -56,6 +58,12 @@ class bpe_model {
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;
   int32_t byte_ids_[256];  // id of "<0xNN>" or -1
+  // Ids of single characters below U+3000 (-1: not in the vocabulary), to skip hashing.
+  std::vector<int32_t> char_ids_;
+  // SentencePiece models see a whole text as one word. When no vocabulary token holds "▁"
+  // after another character, no merge can cross the start of a "▁" run, so the word is cut
+  // there: same result, and the pieces are short enough to cache.
+  bool split_at_spaces_ = false;
 
   // Words repeat a lot in natural text; short ones are cached (bounded, cleared when full).
   mutable std::mutex cache_mutex_;
