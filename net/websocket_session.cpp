@@ -5,6 +5,7 @@
 //   server -> the streaming chunk objects of each call, with "id" set to the client's id;
 //             then exactly one of {"type": "done", "id"}, {"type": "cancelled", "id"},
 //             {"type": "error", "id", "error": {...}}.
+#include <chrono>
 #include <deque>
 #include <exception>
 #include <unordered_map>
@@ -52,7 +53,17 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   struct active_call {
     std::string client_id;
     std::unique_ptr<openai_call> call;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   };
+
+  /// The access-log line of one call, written when it ends.
+  void log_call(const active_call& active, int status) {
+    if (!context_.options.access_log) return;
+    const double millis = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - active.start)
+                              .count();
+    log_access(peer_, "WS", "/v1/ws", status, millis, active.client_id);
+  }
 
   void do_read() {
     ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
@@ -108,7 +119,6 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
                               [box](request_output out) { box->push(std::move(out)); },
                               /*error_chunk=*/false);
     for (const auto& engine_id : active->call->engine_ids()) by_engine_id_[engine_id] = active;
-    if (context_.options.access_log) log_access(peer_, "WS", "/v1/ws", 200, 0.0, id);
   }
 
   void cancel(const std::string& id) {
@@ -118,6 +128,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
                            error_object(not_found("no running request with id " + id)));
     }
     abort_call(context_, *it->second->call);
+    log_call(*it->second, 499);
     forget(id);
     send_terminal("cancelled", id, {});
   }
@@ -139,9 +150,11 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
       if (call.failed()) {
         abort_call(context_, call);
         send_terminal("error", active->client_id, error_object(*call.error()));
+        log_call(*active, call.error()->status);
       } else {
         if (call.options().include_usage) enqueue(call.usage_chunk());
         send_terminal("done", active->client_id, {});
+        log_call(*active, 200);
       }
       forget(active->client_id);
     }
@@ -183,7 +196,10 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   void on_closed() {
     if (closed_) return;
     closed_ = true;
-    for (const auto& [id, active] : calls_) abort_call(context_, *active->call);
+    for (const auto& [id, active] : calls_) {
+      abort_call(context_, *active->call);
+      log_call(*active, 499);
+    }
     calls_.clear();
     by_engine_id_.clear();
     queue_.clear();
