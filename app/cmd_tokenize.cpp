@@ -4,10 +4,9 @@
 #include <cstring>
 #include <iostream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "app/command.hpp"
 #include "model/chat_template.hpp"
@@ -23,8 +22,8 @@ struct tool_flags {
 };
 
 // Parses the flags a subcommand accepts; prints one line and returns nullopt on a bad one.
-std::optional<tool_flags> parse_flags(int argc, char** argv, const char* path_flag, bool special_flag,
-                                      const char* usage) {
+std::optional<tool_flags> parse_flags(int argc, char** argv, const char* path_flag,
+                                      bool special_flag, const char* usage) {
   tool_flags f;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -94,7 +93,8 @@ int run_detokenize(int argc, char** argv) {
   auto tok = tokenizer::load(flags->path);
   nlohmann::json out = nlohmann::json::array();
   try {
-    for (const auto& ids : *input) out.push_back(tok.decode(ids.get<std::vector<int32_t>>(), flags->skip_special_tokens));
+    for (const auto& ids : *input)
+      out.push_back(tok.decode(ids.get<std::vector<int32_t>>(), flags->skip_special_tokens));
   } catch (const nlohmann::json::exception&) {
     std::fprintf(stderr, "actorllm detokenize: stdin must be a JSON array of arrays of ids\n");
     return 1;
@@ -125,9 +125,13 @@ int run_render_chat(int argc, char** argv) {
   return 0;
 }
 
-command_registration tokenize_cmd("tokenize", {"encode JSON strings from stdin to token ids", run_tokenize});
-command_registration detokenize_cmd("detokenize", {"decode JSON id arrays from stdin to text", run_detokenize});
-command_registration render_chat_cmd("render-chat", {"render a chat template for JSON messages on stdin", run_render_chat});
+command_registration tokenize_cmd("tokenize",
+                                  {"encode JSON strings from stdin to token ids", run_tokenize});
+command_registration detokenize_cmd("detokenize",
+                                    {"decode JSON id arrays from stdin to text", run_detokenize});
+command_registration render_chat_cmd("render-chat",
+                                     {"render a chat template for JSON messages on stdin",
+                                      run_render_chat});
 
 }  // namespace
 }  // namespace actorllm::app

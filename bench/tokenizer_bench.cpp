@@ -9,11 +9,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "model/tokenizer.hpp"
 
@@ -41,7 +40,8 @@ std::string make_corpus(const fs::path& shared, size_t target_bytes) {
     mixed += inp;
   }
   std::string corpus;
-  while (corpus.size() < target_bytes) corpus += (corpus.size() / story.size()) % 4 == 3 ? mixed : story;
+  while (corpus.size() < target_bytes)
+    corpus += (corpus.size() / story.size()) % 4 == 3 ? mixed : story;
   return corpus.substr(0, target_bytes);
 }
 
@@ -83,18 +83,23 @@ result run(const std::string& name, const fs::path& path, const std::string& tex
 
 int main(int argc, char** argv) {
   fs::path shared = argc > 1 ? fs::path(argv[1])
-                    : std::getenv("ACTORLLM_SHARED_DIR") ? fs::path(std::getenv("ACTORLLM_SHARED_DIR"))
-                                                         : fs::path("../shared");
+                    : std::getenv("ACTORLLM_SHARED_DIR")
+                        ? fs::path(std::getenv("ACTORLLM_SHARED_DIR"))
+                        : fs::path("../shared");
   try {
     std::string text = make_corpus(shared, 1 << 20);
     std::vector<result> results = {run("llama3", shared / "tokenizers/llama3", text),
                                    run("llama2", shared / "tokenizers/llama2", text)};
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : results)
-      out.push_back({{"tokenizer", r.name}, {"bytes", r.bytes}, {"tokens", r.tokens},
-                     {"encode_cold_mb_s", r.cold_mb_s}, {"encode_warm_mb_s", r.warm_mb_s},
+      out.push_back({{"tokenizer", r.name},
+                     {"bytes", r.bytes},
+                     {"tokens", r.tokens},
+                     {"encode_cold_mb_s", r.cold_mb_s},
+                     {"encode_warm_mb_s", r.warm_mb_s},
                      {"decode_mb_s", r.decode_mb_s}});
-    std::printf("%s\n\n", nlohmann::json{{"benchmark", "tokenizer"}, {"results", out}}.dump().c_str());
+    std::printf("%s\n\n",
+                nlohmann::json{{"benchmark", "tokenizer"}, {"results", out}}.dump().c_str());
     std::printf("%-10s %10s %10s %14s %14s %12s\n", "tokenizer", "bytes", "tokens", "encode cold",
                 "encode warm", "decode");
     for (const auto& r : results)

@@ -4,9 +4,8 @@
 /// raise_exception / strftime_now defined, tools and documents None unless given.
 #include <filesystem>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "model/jinja_ast.hpp"
 

@@ -38,12 +38,14 @@ std::string incremental_detokenizer::push(int32_t id) {
   return emit(ids_.size() - read_offset_ > max_pending_ids);
 }
 
-std::string incremental_detokenizer::finish() { return emit(true); }
+std::string incremental_detokenizer::finish() {
+  return emit(true);
+}
 
 std::string incremental_detokenizer::emit(bool force) {
   std::span<const int32_t> all(ids_);
-  std::string before = tok_.decode(all.subspan(prefix_offset_, read_offset_ - prefix_offset_),
-                                   skip_special_tokens_);
+  std::string before =
+      tok_.decode(all.subspan(prefix_offset_, read_offset_ - prefix_offset_), skip_special_tokens_);
   std::string after = tok_.decode(all.subspan(prefix_offset_), skip_special_tokens_);
   if (after.size() <= before.size() || (!force && ends_with_replacement(after))) return {};
   // The earlier window is a prefix of the longer one except where a decoder's output depends

@@ -54,7 +54,7 @@ struct stmt {
     macro,      // name, names: parameters, exprs: defaults (null when none), bodies[0]
     break_,
     continue_,
-    scope,      // bodies[0] rendered as is ({% generation %})
+    scope,  // bodies[0] rendered as is ({% generation %})
   };
   kind type;
   int line = 0;

@@ -25,7 +25,8 @@ value get_path(const value& v, const std::string& path) {
     size_t dot = path.find('.', pos);
     std::string part = path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
     bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
-    cur = numeric ? get_item(cur, value(static_cast<int64_t>(std::stoll(part)))) : get_item(cur, value(part));
+    cur = numeric ? get_item(cur, value(static_cast<int64_t>(std::stoll(part))))
+                  : get_item(cur, value(part));
     if (dot == std::string::npos) break;
     pos = dot + 1;
   }
@@ -54,12 +55,23 @@ std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out.push_back(c);
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
     }
   }
   return out;
@@ -69,8 +81,10 @@ std::string html_escape(const std::string& s) {
 
 value_list iterate(const value& v) {
   switch (v.type()) {
-    case value::kind::undefined: return {};
-    case value::kind::list: return v.as_list();
+    case value::kind::undefined:
+      return {};
+    case value::kind::list:
+      return v.as_list();
     case value::kind::dict: {
       value_list keys;
       for (const auto& [k, x] : v.as_dict().items) keys.emplace_back(k);
@@ -86,7 +100,8 @@ value_list iterate(const value& v) {
       }
       return chars;
     }
-    default: throw error("'" + v.type_name() + "' object is not iterable");
+    default:
+      throw error("'" + v.type_name() + "' object is not iterable");
   }
 }
 
@@ -191,7 +206,8 @@ value call_filter(const std::string& name, const value& v, value_list& args, key
     if (v.is_undefined()) return value(value_list{});
     return call_method(v, "items", args, kwargs);
   }
-  if (name == "selectattr" || name == "rejectattr") return select_like(v, args, true, name == "selectattr");
+  if (name == "selectattr" || name == "rejectattr")
+    return select_like(v, args, true, name == "selectattr");
   if (name == "select" || name == "reject") return select_like(v, args, false, name == "select");
   if (name == "map") {
     value_list out;
@@ -232,7 +248,8 @@ value call_filter(const std::string& name, const value& v, value_list& args, key
     return value(std::move(out));
   }
   if (name == "sort" || name == "dictsort") {
-    value_list items = name == "sort" ? iterate(v) : call_method(v, "items", args, kwargs).as_list();
+    value_list items =
+        name == "sort" ? iterate(v) : call_method(v, "items", args, kwargs).as_list();
     bool reverse = arg(args, kwargs, name == "sort" ? 0 : 2, "reverse", value(false)).truthy();
     const value& attribute = arg(args, kwargs, 99, "attribute", none);
     auto key = [&](const value& x) {
@@ -273,7 +290,8 @@ value call_filter(const std::string& name, const value& v, value_list& args, key
     }
   }
   if (name == "abs") {
-    if (v.type() == value::kind::integer) return value(static_cast<int64_t>(std::llabs(v.as_int())));
+    if (v.type() == value::kind::integer)
+      return value(static_cast<int64_t>(std::llabs(v.as_int())));
     return value(std::fabs(v.as_double()));
   }
   if (name == "round") {
@@ -321,7 +339,8 @@ bool call_test(const std::string& name, const value& v, value_list& args) {
   if (name == "iterable") return v.is_list() || v.is_dict() || v.is_string();
   if (name == "sequence") return v.is_list() || v.is_dict() || v.is_string();
   if (name == "callable") return v.is_function();
-  if (name == "equalto" || name == "eq" || name == "==" || name == "sameas") return equals(v, other());
+  if (name == "equalto" || name == "eq" || name == "==" || name == "sameas")
+    return equals(v, other());
   if (name == "ne" || name == "!=") return !equals(v, other());
   if (name == "lt" || name == "lessthan" || name == "<") return less(v, other());
   if (name == "gt" || name == "greaterthan" || name == ">") return less(other(), v);
@@ -339,22 +358,28 @@ bool call_test(const std::string& name, const value& v, value_list& args) {
   if (name == "upper") {
     value_list none_args;
     keyword_args no_kwargs;
-    return v.is_string() && call_method(v, "upper", none_args, no_kwargs).as_string() == v.as_string();
+    return v.is_string() &&
+           call_method(v, "upper", none_args, no_kwargs).as_string() == v.as_string();
   }
   throw error("unsupported test '" + name + "'");
 }
 
 void add_globals(value_dict& globals) {
   globals.set("range", value(value_function{"range", [](value_list& args, keyword_args&) {
-    int64_t start = 0, stop = 0, step = 1;
-    if (args.size() == 1) stop = args[0].as_int();
-    else if (args.size() >= 2) start = args[0].as_int(), stop = args[1].as_int();
-    if (args.size() >= 3) step = args[2].as_int();
-    if (step == 0) throw error("range() arg 3 must not be zero");
-    value_list out;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.emplace_back(i);
-    return value(std::move(out));
-  }}));
+                                              int64_t start = 0, stop = 0, step = 1;
+                                              if (args.size() == 1)
+                                                stop = args[0].as_int();
+                                              else if (args.size() >= 2)
+                                                start = args[0].as_int(), stop = args[1].as_int();
+                                              if (args.size() >= 3) step = args[2].as_int();
+                                              if (step == 0)
+                                                throw error("range() arg 3 must not be zero");
+                                              value_list out;
+                                              for (int64_t i = start;
+                                                   step > 0 ? i < stop : i > stop; i += step)
+                                                out.emplace_back(i);
+                                              return value(std::move(out));
+                                            }}));
   auto make_dict = [](bool is_namespace) {
     return [is_namespace](value_list& args, keyword_args& kwargs) {
       value_dict d;
@@ -368,17 +393,22 @@ void add_globals(value_dict& globals) {
   };
   globals.set("namespace", value(value_function{"namespace", make_dict(true)}));
   globals.set("dict", value(value_function{"dict", make_dict(false)}));
-  globals.set("raise_exception", value(value_function{"raise_exception", [](value_list& args, keyword_args&) -> value {
-    throw error(args.empty() ? "raise_exception() called" : args[0].str());
-  }}));
-  globals.set("strftime_now", value(value_function{"strftime_now", [](value_list& args, keyword_args&) {
-    std::time_t now = std::time(nullptr);
-    std::tm local{};
-    localtime_r(&now, &local);
-    char buf[256];
-    size_t n = std::strftime(buf, sizeof(buf), args.empty() ? "%Y-%m-%d" : args[0].str().c_str(), &local);
-    return value(std::string(buf, n));
-  }}));
+  globals.set(
+      "raise_exception",
+      value(value_function{"raise_exception", [](value_list& args, keyword_args&) -> value {
+                             throw error(args.empty() ? "raise_exception() called" : args[0].str());
+                           }}));
+  globals.set("strftime_now",
+              value(value_function{"strftime_now", [](value_list& args, keyword_args&) {
+                                     std::time_t now = std::time(nullptr);
+                                     std::tm local{};
+                                     localtime_r(&now, &local);
+                                     char buf[256];
+                                     size_t n = std::strftime(
+                                         buf, sizeof(buf),
+                                         args.empty() ? "%Y-%m-%d" : args[0].str().c_str(), &local);
+                                     return value(std::string(buf, n));
+                                   }}));
 }
 
 }  // namespace actorllm::jinja

@@ -97,25 +97,37 @@ evaluator::flow evaluator::exec(const stmt_list& body, std::string& out) {
 
 evaluator::flow evaluator::exec_one(const stmt& s, std::string& out) {
   switch (s.type) {
-    case stmt::kind::text: out += s.text; return flow::normal;
-    case stmt::kind::output: out += eval(*s.exprs[0]).str(); return flow::normal;
+    case stmt::kind::text:
+      out += s.text;
+      return flow::normal;
+    case stmt::kind::output:
+      out += eval(*s.exprs[0]).str();
+      return flow::normal;
     case stmt::kind::if_:
       for (size_t i = 0; i < s.exprs.size(); ++i)
         if (eval(*s.exprs[i]).truthy()) return exec(s.bodies[i], out);
       if (s.bodies.size() > s.exprs.size()) return exec(s.bodies.back(), out);
       return flow::normal;
-    case stmt::kind::for_: return exec_for(s, out);
-    case stmt::kind::set: exec_set(s, eval(*s.exprs[0])); return flow::normal;
+    case stmt::kind::for_:
+      return exec_for(s, out);
+    case stmt::kind::set:
+      exec_set(s, eval(*s.exprs[0]));
+      return flow::normal;
     case stmt::kind::set_block: {
       std::string text;
       exec(s.bodies[0], text);
       exec_set(s, value(std::move(text)));
       return flow::normal;
     }
-    case stmt::kind::macro: assign(s.name, define_macro(s)); return flow::normal;
-    case stmt::kind::break_: return flow::break_loop;
-    case stmt::kind::continue_: return flow::continue_loop;
-    case stmt::kind::scope: return exec(s.bodies[0], out);
+    case stmt::kind::macro:
+      assign(s.name, define_macro(s));
+      return flow::normal;
+    case stmt::kind::break_:
+      return flow::break_loop;
+    case stmt::kind::continue_:
+      return flow::continue_loop;
+    case stmt::kind::scope:
+      return exec(s.bodies[0], out);
   }
   return flow::normal;
 }
@@ -158,9 +170,10 @@ evaluator::flow evaluator::exec_for(const stmt& s, std::string& out) {
     loop.set("previtem", i > 0 ? items[i - 1] : value::undefined("previtem"));
     loop.set("nextitem", i + 1 < n ? items[i + 1] : value::undefined("nextitem"));
     loop.set("cycle", value(value_function{"cycle", [i](value_list& args, keyword_args&) {
-      if (args.empty()) throw error("loop.cycle() needs arguments");
-      return args[static_cast<size_t>(i) % args.size()];
-    }}));
+                                             if (args.empty())
+                                               throw error("loop.cycle() needs arguments");
+                                             return args[static_cast<size_t>(i) % args.size()];
+                                           }}));
     frames_.back()["loop"] = value(std::move(loop));
     flow f = exec(s.bodies[0], out);
     if (f == flow::break_loop) break;
@@ -193,27 +206,29 @@ value evaluator::define_macro(const stmt& s) {
   std::vector<value> defaults;
   for (const auto& d : s.exprs) defaults.push_back(d ? eval(*d) : value::undefined(""));
   const stmt* node = &s;
-  return value(value_function{s.name, [this, node, defaults](value_list& args, keyword_args& kwargs) {
-    frame locals;
-    for (size_t i = 0; i < node->names.size(); ++i)
-      locals[node->names[i]] = i < args.size() ? args[i] : defaults[i];
-    for (auto& [k, v] : kwargs) locals[k] = v;
-    // A macro sees the globals and its parameters, not its caller's loop variables.
-    std::vector<frame> saved;
-    saved.swap(frames_);
-    frames_.push_back(saved[0]);
-    frames_.push_back(std::move(locals));
-    std::string text;
-    try {
-      exec(node->bodies[0], text);
-    } catch (...) {
-      frames_.swap(saved);
-      throw;
-    }
-    saved[0] = std::move(frames_[0]);
-    frames_.swap(saved);
-    return value(std::move(text));
-  }});
+  return value(
+      value_function{s.name, [this, node, defaults](value_list& args, keyword_args& kwargs) {
+                       frame locals;
+                       for (size_t i = 0; i < node->names.size(); ++i)
+                         locals[node->names[i]] = i < args.size() ? args[i] : defaults[i];
+                       for (auto& [k, v] : kwargs) locals[k] = v;
+                       // A macro sees the globals and its parameters, not its caller's loop
+                       // variables.
+                       std::vector<frame> saved;
+                       saved.swap(frames_);
+                       frames_.push_back(saved[0]);
+                       frames_.push_back(std::move(locals));
+                       std::string text;
+                       try {
+                         exec(node->bodies[0], text);
+                       } catch (...) {
+                         frames_.swap(saved);
+                         throw;
+                       }
+                       saved[0] = std::move(frames_[0]);
+                       frames_.swap(saved);
+                       return value(std::move(text));
+                     }});
 }
 
 value evaluator::lookup(const std::string& name) const {
@@ -222,33 +237,42 @@ value evaluator::lookup(const std::string& name) const {
   return value::undefined(name);
 }
 
-void evaluator::assign(const std::string& name, value v) { frames_.back()[name] = std::move(v); }
+void evaluator::assign(const std::string& name, value v) {
+  frames_.back()[name] = std::move(v);
+}
 
 value evaluator::eval(const expr& e) {
   try {
     switch (e.type) {
-      case expr::kind::literal: return e.literal;
-      case expr::kind::name: return lookup(e.name);
+      case expr::kind::literal:
+        return e.literal;
+      case expr::kind::name:
+        return lookup(e.name);
       case expr::kind::list:
       case expr::kind::tuple: {
         value_list items;
         for (const auto& a : e.args) items.push_back(eval(*a));
-        return e.type == expr::kind::tuple ? value::tuple(std::move(items)) : value(std::move(items));
+        return e.type == expr::kind::tuple ? value::tuple(std::move(items))
+                                           : value(std::move(items));
       }
       case expr::kind::dict: {
         value_dict d;
-        for (size_t i = 0; i + 1 < e.args.size(); i += 2) d.set(eval(*e.args[i]).str(), eval(*e.args[i + 1]));
+        for (size_t i = 0; i + 1 < e.args.size(); i += 2)
+          d.set(eval(*e.args[i]).str(), eval(*e.args[i + 1]));
         return value(std::move(d));
       }
-      case expr::kind::attr: return get_attribute(eval(*e.args[0]), e.name);
-      case expr::kind::item: return get_item(eval(*e.args[0]), eval(*e.args[1]));
+      case expr::kind::attr:
+        return get_attribute(eval(*e.args[0]), e.name);
+      case expr::kind::item:
+        return get_item(eval(*e.args[0]), eval(*e.args[1]));
       case expr::kind::slice: {
         value parts[3];
         for (int i = 0; i < 3; ++i)
           if (e.args[i + 1]) parts[i] = eval(*e.args[i + 1]);
         return get_slice(eval(*e.args[0]), parts[0], parts[1], parts[2]);
       }
-      case expr::kind::call: return call(e);
+      case expr::kind::call:
+        return call(e);
       case expr::kind::filter:
       case expr::kind::test: {
         value subject = eval(*e.args[0]);
@@ -262,11 +286,13 @@ value evaluator::eval(const expr& e) {
       case expr::kind::unary: {
         value v = eval(*e.args[0]);
         if (e.name == "not") return value(!v.truthy());
-        if (!v.is_number()) throw error("bad operand type for unary " + e.name + ": '" + v.type_name() + "'");
+        if (!v.is_number())
+          throw error("bad operand type for unary " + e.name + ": '" + v.type_name() + "'");
         if (e.name == "+") return v;
         return v.type() == value::kind::number ? value(-v.as_double()) : value(-v.as_int());
       }
-      case expr::kind::binary: return eval_binary(e);
+      case expr::kind::binary:
+        return eval_binary(e);
       case expr::kind::cond:
         if (eval(*e.args[1]).truthy()) return eval(*e.args[0]);
         return e.args[2] ? eval(*e.args[2]) : value::undefined("");
@@ -303,10 +329,13 @@ value evaluator::eval_binary(const expr& e) {
       return value(std::move(out));
     }
     if (a.is_string() || b.is_string())
-      throw error("can only concatenate str (not \"" + (a.is_string() ? b : a).type_name() + "\") to str");
+      throw error("can only concatenate str (not \"" + (a.is_string() ? b : a).type_name() +
+                  "\") to str");
   }
-  if (op == "*" && (a.is_string() || a.is_list()) && b.type() == value::kind::integer) return repeat(a, b.as_int());
-  if (op == "*" && (b.is_string() || b.is_list()) && a.type() == value::kind::integer) return repeat(b, a.as_int());
+  if (op == "*" && (a.is_string() || a.is_list()) && b.type() == value::kind::integer)
+    return repeat(a, b.as_int());
+  if (op == "*" && (b.is_string() || b.is_list()) && a.type() == value::kind::integer)
+    return repeat(b, a.as_int());
   if (op == "%" && a.is_string()) throw error("string formatting with % is not supported");
   return arithmetic(op, a, b);
 }

@@ -8,7 +8,9 @@
 namespace actorllm::jinja {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 
 int line_at(std::string_view s, size_t pos, size_t from, int line) {
   for (size_t i = from; i < pos; ++i)
@@ -22,8 +24,10 @@ size_t find_close(std::string_view s, size_t pos, std::string_view close) {
   for (size_t i = pos; i < s.size(); ++i) {
     char c = s[i];
     if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
     } else if (c == '\'' || c == '"') {
       quote = c;
     } else if (s.compare(i, close.size(), close) == 0) {
@@ -39,12 +43,13 @@ std::vector<chunk> split_template(std::string_view src, bool trim_blocks, bool l
   std::vector<chunk> out;
   size_t pos = 0;
   int line = 1;
-  size_t line_pos = 0;  // `line` is the line of src[line_pos]
+  size_t line_pos = 0;      // `line` is the line of src[line_pos]
   bool strip_next = false;  // the previous tag ended with '-'
   bool trim_next = false;   // the previous block or comment asks for trim_blocks
   while (pos <= src.size()) {
     size_t open = src.find('{', pos);
-    while (open != std::string_view::npos && open + 1 < src.size() && std::strchr("{%#", src[open + 1]) == nullptr)
+    while (open != std::string_view::npos && open + 1 < src.size() &&
+           std::strchr("{%#", src[open + 1]) == nullptr)
       open = src.find('{', open + 1);
     if (open != std::string_view::npos && open + 1 >= src.size()) open = std::string_view::npos;
     size_t text_end = open == std::string_view::npos ? src.size() : open;
@@ -94,8 +99,12 @@ std::vector<chunk> split_template(std::string_view src, bool trim_blocks, bool l
 
 namespace {
 
-bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_name_start(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 std::string read_string(std::string_view s, size_t& i, int line) {
   char quote = s[i++];
@@ -108,16 +117,35 @@ std::string read_string(std::string_view s, size_t& i, int line) {
     }
     char e = s[i++];
     switch (e) {
-      case 'n': out.push_back('\n'); break;
-      case 't': out.push_back('\t'); break;
-      case 'r': out.push_back('\r'); break;
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case '0': out.push_back('\0'); break;
-      case '\\': out.push_back('\\'); break;
-      case '\'': out.push_back('\''); break;
-      case '"': out.push_back('"'); break;
-      case '\n': break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case '0':
+        out.push_back('\0');
+        break;
+      case '\\':
+        out.push_back('\\');
+        break;
+      case '\'':
+        out.push_back('\'');
+        break;
+      case '"':
+        out.push_back('"');
+        break;
+      case '\n':
+        break;
       case 'x':
       case 'u':
       case 'U': {
@@ -128,7 +156,9 @@ std::string read_string(std::string_view s, size_t& i, int line) {
         i += n;
         break;
       }
-      default: out.push_back('\\'); out.push_back(e);
+      default:
+        out.push_back('\\');
+        out.push_back(e);
     }
   }
   if (i >= s.size()) throw error("unterminated string literal", line);
@@ -139,9 +169,9 @@ std::string read_string(std::string_view s, size_t& i, int line) {
 }  // namespace
 
 std::vector<token> tokenize_expression(std::string_view s, int line) {
-  static const char* const operators[] = {"==", "!=", "<=", ">=", "//", "**", "<", ">", "+", "-",
-                                          "*", "/", "%", "~", "|", ".", ",", ":", "(", ")",
-                                          "[", "]", "{", "}", "="};
+  static const char* const operators[] = {"==", "!=", "<=", ">=", "//", "**", "<", ">", "+",
+                                          "-",  "*",  "/",  "%",  "~",  "|",  ".", ",", ":",
+                                          "(",  ")",  "[",  "]",  "{",  "}",  "="};
   std::vector<token> out;
   size_t i = 0;
   while (i < s.size()) {

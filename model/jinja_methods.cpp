@@ -9,15 +9,16 @@ namespace actorllm::jinja {
 namespace {
 
 constexpr std::array string_methods = {
-    "strip", "lstrip", "rstrip", "split", "rsplit", "upper", "lower", "title", "capitalize",
-    "replace", "startswith", "endswith", "find", "rfind", "count", "join", "isdigit", "isalpha",
-    "isalnum", "isspace", "isupper", "islower", "splitlines", "format"};
+    "strip",   "lstrip",  "rstrip",     "split",   "rsplit",     "upper",
+    "lower",   "title",   "capitalize", "replace", "startswith", "endswith",
+    "find",    "rfind",   "count",      "join",    "isdigit",    "isalpha",
+    "isalnum", "isspace", "isupper",    "islower", "splitlines", "format"};
 constexpr std::array dict_methods = {"items", "keys", "values", "get"};
 
 bool python_space(char32_t c) {
   return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F) || c == 0x85 ||
-         c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 ||
-         c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+         c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 ||
+         c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 std::vector<std::pair<size_t, char32_t>> code_points(const std::string& s) {
@@ -73,7 +74,8 @@ value split(const std::string& s, const value& sep, int64_t max_split) {
   size_t pos = 0;
   while (true) {
     size_t hit = s.find(d, pos);
-    if (hit == std::string::npos || (max_split >= 0 && static_cast<int64_t>(out.size()) == max_split)) {
+    if (hit == std::string::npos ||
+        (max_split >= 0 && static_cast<int64_t>(out.size()) == max_split)) {
       out.emplace_back(s.substr(pos));
       break;
     }
@@ -93,7 +95,9 @@ std::string map_ascii(const std::string& s, bool upper) {
 }
 
 bool all_ascii(const std::string& s, int (*pred)(int)) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) { return pred(static_cast<unsigned char>(c)) != 0; });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [&](char c) {
+    return pred(static_cast<unsigned char>(c)) != 0;
+  });
 }
 
 value string_method(const std::string& s, const std::string& name, value_list& args) {
@@ -136,8 +140,9 @@ value string_method(const std::string& s, const std::string& name, value_list& a
     value_list options = a0.is_list() ? a0.as_list() : value_list{a0};
     for (const value& o : options) {
       const std::string& p = o.as_string();
-      bool hit = name == "startswith" ? s.compare(0, p.size(), p) == 0
-                                      : s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+      bool hit = name == "startswith"
+                     ? s.compare(0, p.size(), p) == 0
+                     : s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
       if (hit) return value(true);
     }
     return value(false);
@@ -150,7 +155,9 @@ value string_method(const std::string& s, const std::string& name, value_list& a
   if (name == "count") {
     std::string p = a0.str();
     int64_t n = 0;
-    for (size_t pos = s.find(p); !p.empty() && pos != std::string::npos; pos = s.find(p, pos + p.size())) ++n;
+    for (size_t pos = s.find(p); !p.empty() && pos != std::string::npos;
+         pos = s.find(p, pos + p.size()))
+      ++n;
     return value(n);
   }
   if (name == "join") {
@@ -189,8 +196,10 @@ value dict_method(const value_dict& d, const std::string& name, value_list& args
   if (name == "items" || name == "keys" || name == "values") {
     value_list out;
     for (const auto& [k, v] : d.items) {
-      if (name == "items") out.push_back(value::tuple(value_list{value(k), v}));
-      else out.push_back(name == "keys" ? value(k) : v);
+      if (name == "items")
+        out.push_back(value::tuple(value_list{value(k), v}));
+      else
+        out.push_back(name == "keys" ? value(k) : v);
     }
     return value(std::move(out));
   }
@@ -208,16 +217,20 @@ value bound_method(const value& obj, const std::string& name) {
                 std::find(dict_methods.begin(), dict_methods.end(), name) != dict_methods.end());
   if (!known) return value();
   return value(value_function{name, [obj, name](value_list& args, keyword_args& kwargs) {
-    return call_method(obj, name, args, kwargs);
-  }});
+                                return call_method(obj, name, args, kwargs);
+                              }});
 }
 
-value call_method(const value& obj, const std::string& name, value_list& args, keyword_args& kwargs) {
+value call_method(const value& obj, const std::string& name, value_list& args,
+                  keyword_args& kwargs) {
   for (auto& [k, v] : kwargs) {
     // The keyword forms templates use map onto positions.
-    if (k == "chars" || k == "sep") args.insert(args.begin(), v);
-    else if (k == "maxsplit") args.resize(std::max<size_t>(args.size(), 1)), args.push_back(v);
-    else throw error("unexpected keyword argument '" + k + "' for " + name + "()");
+    if (k == "chars" || k == "sep")
+      args.insert(args.begin(), v);
+    else if (k == "maxsplit")
+      args.resize(std::max<size_t>(args.size(), 1)), args.push_back(v);
+    else
+      throw error("unexpected keyword argument '" + k + "' for " + name + "()");
   }
   kwargs.clear();
   if (obj.is_string()) return string_method(obj.as_string(), name, args);

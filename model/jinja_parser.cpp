@@ -321,9 +321,12 @@ class parser {
     switch (t.type) {
       case token::kind::name: {
         std::string n = next().text;
-        if (n == "true" || n == "True") e->literal = value(true);
-        else if (n == "false" || n == "False") e->literal = value(false);
-        else if (n == "none" || n == "None") e->literal = value::none();
+        if (n == "true" || n == "True")
+          e->literal = value(true);
+        else if (n == "false" || n == "False")
+          e->literal = value(false);
+        else if (n == "none" || n == "None")
+          e->literal = value::none();
         else {
           e->type = expr::kind::name;
           e->name = n;
@@ -336,10 +339,16 @@ class parser {
         e->literal = value(std::move(s));
         return e;
       }
-      case token::kind::integer: e->literal = value(next().integer); return e;
-      case token::kind::number: e->literal = value(next().number); return e;
-      case token::kind::op: break;
-      case token::kind::end: fail("unexpected end of expression");
+      case token::kind::integer:
+        e->literal = value(next().integer);
+        return e;
+      case token::kind::number:
+        e->literal = value(next().number);
+        return e;
+      case token::kind::op:
+        break;
+      case token::kind::end:
+        fail("unexpected end of expression");
     }
     if (accept_op("(")) {
       if (accept_op(")")) {
@@ -459,8 +468,8 @@ class parser {
         if (is_op("(")) {
           parse_call_args(*t);
         } else if ((a.type == token::kind::name || a.type == token::kind::string ||
-                    a.type == token::kind::integer || a.type == token::kind::number ||
-                    is_op("[") || is_op("{")) &&
+                    a.type == token::kind::integer || a.type == token::kind::number || is_op("[") ||
+                    is_op("{")) &&
                    !is_name("else") && !is_name("or") && !is_name("and") && !is_name("if") &&
                    !is_name("is") && !is_name("in") && !is_name("not")) {
           t->args.push_back(parse_postfix(parse_primary()));

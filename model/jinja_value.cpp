@@ -21,8 +21,10 @@ const value* value_dict::find(std::string_view key) const {
 }
 
 void value_dict::set(const std::string& key, value v) {
-  if (value* existing = find(key)) *existing = std::move(v);
-  else items.emplace_back(key, std::move(v));
+  if (value* existing = find(key))
+    *existing = std::move(v);
+  else
+    items.emplace_back(key, std::move(v));
 }
 
 value value::none() {
@@ -59,14 +61,21 @@ double value::as_double() const {
 bool value::truthy() const {
   switch (kind_) {
     case kind::undefined:
-    case kind::none: return false;
+    case kind::none:
+      return false;
     case kind::boolean:
-    case kind::integer: return int_ != 0;
-    case kind::number: return number_ != 0;
-    case kind::string: return !string_.empty();
-    case kind::list: return !list_->empty();
-    case kind::dict: return !dict_->items.empty();
-    case kind::function: return true;
+    case kind::integer:
+      return int_ != 0;
+    case kind::number:
+      return number_ != 0;
+    case kind::string:
+      return !string_.empty();
+    case kind::list:
+      return !list_->empty();
+    case kind::dict:
+      return !dict_->items.empty();
+    case kind::function:
+      return true;
   }
   return false;
 }
@@ -110,15 +119,21 @@ std::string repr_string(const std::string& s) {
     size_t start = pos;
     char32_t cp = unicode::next_code_point(s, pos);
     char buf[16];
-    if (cp == '\\') out += "\\\\";
-    else if (cp == static_cast<char32_t>(quote)) out += std::string("\\") + quote;
-    else if (cp == '\n') out += "\\n";
-    else if (cp == '\r') out += "\\r";
-    else if (cp == '\t') out += "\\t";
+    if (cp == '\\')
+      out += "\\\\";
+    else if (cp == static_cast<char32_t>(quote))
+      out += std::string("\\") + quote;
+    else if (cp == '\n')
+      out += "\\n";
+    else if (cp == '\r')
+      out += "\\r";
+    else if (cp == '\t')
+      out += "\\t";
     else if (cp < 0x20 || (cp >= 0x7F && cp <= 0xA0) || cp == 0xAD) {
       std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned>(cp));
       out += buf;
-    } else out.append(s, start, pos - start);
+    } else
+      out.append(s, start, pos - start);
   }
   out.push_back(quote);
   return out;
@@ -128,13 +143,27 @@ void json_string(std::string& out, const std::string& s) {
   out.push_back('"');
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -155,18 +184,31 @@ void to_json_into(std::string& out, const value& v, int indent, int level) {
   };
   switch (v.type()) {
     case value::kind::undefined:
-    case value::kind::none: out += "null"; return;
-    case value::kind::boolean: out += v.as_bool() ? "true" : "false"; return;
-    case value::kind::integer: out += std::to_string(v.as_int()); return;
+    case value::kind::none:
+      out += "null";
+      return;
+    case value::kind::boolean:
+      out += v.as_bool() ? "true" : "false";
+      return;
+    case value::kind::integer:
+      out += std::to_string(v.as_int());
+      return;
     case value::kind::number: {
       double d = v.as_double();
-      out += std::isnan(d) ? "NaN" : std::isinf(d) ? (d > 0 ? "Infinity" : "-Infinity") : format_double(d);
+      out += std::isnan(d)   ? "NaN"
+             : std::isinf(d) ? (d > 0 ? "Infinity" : "-Infinity")
+                             : format_double(d);
       return;
     }
-    case value::kind::string: json_string(out, v.as_string()); return;
+    case value::kind::string:
+      json_string(out, v.as_string());
+      return;
     case value::kind::list: {
       const auto& l = v.as_list();
-      if (l.empty()) { out += "[]"; return; }
+      if (l.empty()) {
+        out += "[]";
+        return;
+      }
       out.push_back('[');
       for (size_t i = 0; i < l.size(); ++i) {
         if (i) out += indent >= 0 ? "," : ", ";
@@ -179,7 +221,10 @@ void to_json_into(std::string& out, const value& v, int indent, int level) {
     }
     case value::kind::dict: {
       const auto& d = v.as_dict().items;
-      if (d.empty()) { out += "{}"; return; }
+      if (d.empty()) {
+        out += "{}";
+        return;
+      }
       out.push_back('{');
       for (size_t i = 0; i < d.size(); ++i) {
         if (i) out += indent >= 0 ? "," : ", ";
@@ -192,7 +237,8 @@ void to_json_into(std::string& out, const value& v, int indent, int level) {
       out.push_back('}');
       return;
     }
-    case value::kind::function: throw error("Object of type function is not JSON serializable");
+    case value::kind::function:
+      throw error("Object of type function is not JSON serializable");
   }
 }
 
@@ -200,20 +246,29 @@ void to_json_into(std::string& out, const value& v, int indent, int level) {
 
 std::string value::str() const {
   switch (kind_) {
-    case kind::undefined: return "";
-    case kind::string: return string_;
-    default: return repr();
+    case kind::undefined:
+      return "";
+    case kind::string:
+      return string_;
+    default:
+      return repr();
   }
 }
 
 std::string value::repr() const {
   switch (kind_) {
-    case kind::undefined: return "";
-    case kind::none: return "None";
-    case kind::boolean: return int_ ? "True" : "False";
-    case kind::integer: return std::to_string(int_);
-    case kind::number: return format_double(number_);
-    case kind::string: return repr_string(string_);
+    case kind::undefined:
+      return "";
+    case kind::none:
+      return "None";
+    case kind::boolean:
+      return int_ ? "True" : "False";
+    case kind::integer:
+      return std::to_string(int_);
+    case kind::number:
+      return format_double(number_);
+    case kind::string:
+      return repr_string(string_);
     case kind::list: {
       std::string out = tuple_ ? "(" : "[";
       for (size_t i = 0; i < list_->size(); ++i) out += (i ? ", " : "") + (*list_)[i].repr();
@@ -224,10 +279,12 @@ std::string value::repr() const {
       if (dict_->is_namespace) return "<Namespace>";
       std::string out = "{";
       for (size_t i = 0; i < dict_->items.size(); ++i)
-        out += (i ? ", " : "") + repr_string(dict_->items[i].first) + ": " + dict_->items[i].second.repr();
+        out += (i ? ", " : "") + repr_string(dict_->items[i].first) + ": " +
+               dict_->items[i].second.repr();
       return out + "}";
     }
-    case kind::function: return "<function " + function_->name + ">";
+    case kind::function:
+      return "<function " + function_->name + ">";
   }
   return "";
 }
@@ -240,27 +297,41 @@ std::string value::to_json(int indent) const {
 
 std::string value::type_name() const {
   switch (kind_) {
-    case kind::undefined: return "Undefined";
-    case kind::none: return "NoneType";
-    case kind::boolean: return "bool";
-    case kind::integer: return "int";
-    case kind::number: return "float";
-    case kind::string: return "str";
-    case kind::list: return "list";
-    case kind::dict: return "dict";
-    case kind::function: return "function";
+    case kind::undefined:
+      return "Undefined";
+    case kind::none:
+      return "NoneType";
+    case kind::boolean:
+      return "bool";
+    case kind::integer:
+      return "int";
+    case kind::number:
+      return "float";
+    case kind::string:
+      return "str";
+    case kind::list:
+      return "list";
+    case kind::dict:
+      return "dict";
+    case kind::function:
+      return "function";
   }
   return "";
 }
 
 value value::from_json(const nlohmann::ordered_json& j) {
   switch (j.type()) {
-    case nlohmann::ordered_json::value_t::null: return none();
-    case nlohmann::ordered_json::value_t::boolean: return value(j.get<bool>());
+    case nlohmann::ordered_json::value_t::null:
+      return none();
+    case nlohmann::ordered_json::value_t::boolean:
+      return value(j.get<bool>());
     case nlohmann::ordered_json::value_t::number_integer:
-    case nlohmann::ordered_json::value_t::number_unsigned: return value(j.get<int64_t>());
-    case nlohmann::ordered_json::value_t::number_float: return value(j.get<double>());
-    case nlohmann::ordered_json::value_t::string: return value(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::number_unsigned:
+      return value(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::number_float:
+      return value(j.get<double>());
+    case nlohmann::ordered_json::value_t::string:
+      return value(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       value_list l;
       for (const auto& x : j) l.push_back(from_json(x));
@@ -271,7 +342,8 @@ value value::from_json(const nlohmann::ordered_json& j) {
       for (const auto& [k, x] : j.items()) d.items.emplace_back(k, from_json(x));
       return value(std::move(d));
     }
-    default: return value();
+    default:
+      return value();
   }
 }
 
@@ -284,8 +356,10 @@ bool equals(const value& a, const value& b) {
   if (a.type() != b.type()) return false;
   switch (a.type()) {
     case k::undefined:
-    case k::none: return true;
-    case k::string: return a.as_string() == b.as_string();
+    case k::none:
+      return true;
+    case k::string:
+      return a.as_string() == b.as_string();
     case k::list: {
       const auto &x = a.as_list(), &y = b.as_list();
       if (x.size() != y.size()) return false;
@@ -303,8 +377,10 @@ bool equals(const value& a, const value& b) {
       }
       return true;
     }
-    case k::function: return &a.as_function() == &b.as_function();
-    default: return false;
+    case k::function:
+      return &a.as_function() == &b.as_function();
+    default:
+      return false;
   }
 }
 

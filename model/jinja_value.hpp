@@ -5,13 +5,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace actorllm::jinja {
 
@@ -73,11 +72,13 @@ class value {
   bool is_list() const { return kind_ == kind::list; }
   bool is_tuple() const { return kind_ == kind::list && tuple_; }
   bool is_dict() const { return kind_ == kind::dict; }
-  bool is_number() const { return kind_ == kind::integer || kind_ == kind::number || kind_ == kind::boolean; }
+  bool is_number() const {
+    return kind_ == kind::integer || kind_ == kind::number || kind_ == kind::boolean;
+  }
   bool is_function() const { return kind_ == kind::function; }
 
   bool as_bool() const { return int_ != 0; }
-  int64_t as_int() const;     ///< integers and booleans; numbers truncate
+  int64_t as_int() const;  ///< integers and booleans; numbers truncate
   double as_double() const;
   const std::string& as_string() const { return string_; }
   value_list& as_list() const { return *list_; }

@@ -2,9 +2,8 @@
 /// The `normalizer` section of a tokenizer.json: text rewriting applied to each piece of
 /// input between added tokens, before pre-tokenization.
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace actorllm {
 

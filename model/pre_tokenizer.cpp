@@ -30,7 +30,10 @@ void split_text(const std::string& text, const tokenizer_regex& regex, split_beh
   hits.clear();
   regex.find_all(text, hits);
   // Alternate gaps and matches over the whole text: (begin, end, is_match).
-  struct span { size_t b, e; bool match; };
+  struct span {
+    size_t b, e;
+    bool match;
+  };
   std::vector<span> spans;
   spans.reserve(hits.size() * 2 + 1);
   size_t last = 0;
@@ -54,8 +57,10 @@ void split_text(const std::string& text, const tokenizer_regex& regex, split_beh
     case split_behavior::merged_with_previous: {
       bool previous_match = false;
       for (auto& s : spans) {
-        if (s.match && !previous_match && !kept.empty()) kept.back().e = s.e;
-        else kept.push_back(s);
+        if (s.match && !previous_match && !kept.empty())
+          kept.back().e = s.e;
+        else
+          kept.push_back(s);
         previous_match = s.match;
       }
       break;
@@ -63,8 +68,10 @@ void split_text(const std::string& text, const tokenizer_regex& regex, split_beh
     case split_behavior::merged_with_next: {
       bool previous_match = false;
       for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
-        if (it->match && !previous_match && !kept.empty()) kept.back().b = it->b;
-        else kept.push_back(*it);
+        if (it->match && !previous_match && !kept.empty())
+          kept.back().b = it->b;
+        else
+          kept.push_back(*it);
         previous_match = it->match;
       }
       std::reverse(kept.begin(), kept.end());
@@ -72,8 +79,10 @@ void split_text(const std::string& text, const tokenizer_regex& regex, split_beh
     }
     case split_behavior::contiguous:
       for (auto& s : spans) {
-        if (!kept.empty() && kept.back().match == s.match) kept.back().e = s.e;
-        else kept.push_back(s);
+        if (!kept.empty() && kept.back().match == s.match)
+          kept.back().e = s.e;
+        else
+          kept.push_back(s);
       }
       break;
   }
@@ -123,8 +132,10 @@ class byte_level_pre_tokenizer final : public pre_tokenizer {
     std::vector<std::string> split;
     for (auto& p : pieces) {
       if (add_prefix_space_ && (p.empty() || p[0] != ' ')) p = " " + p;
-      if (regex_) split_text(p, *regex_, split_behavior::isolated, false, split);
-      else split.push_back(std::move(p));
+      if (regex_)
+        split_text(p, *regex_, split_behavior::isolated, false, split);
+      else
+        split.push_back(std::move(p));
     }
     const auto& table = unicode::byte_level_encoding();
     for (auto& p : split) {
@@ -154,13 +165,19 @@ class metaspace_pre_tokenizer final : public pre_tokenizer {
     for (size_t i = 0; i < pieces.size(); ++i) {
       std::string text;
       for (char c : pieces[i]) {
-        if (c == ' ') text += replacement_;
-        else text.push_back(c);
+        if (c == ' ')
+          text += replacement_;
+        else
+          text.push_back(c);
       }
-      bool want = scheme_ == prepend::always || (scheme_ == prepend::first && first_segment && i == 0);
-      if (want && text.compare(0, replacement_.size(), replacement_) != 0) text.insert(0, replacement_);
-      if (split_) split_text(text, regex_, split_behavior::merged_with_next, false, out);
-      else out.push_back(std::move(text));
+      bool want =
+          scheme_ == prepend::always || (scheme_ == prepend::first && first_segment && i == 0);
+      if (want && text.compare(0, replacement_.size(), replacement_) != 0)
+        text.insert(0, replacement_);
+      if (split_)
+        split_text(text, regex_, split_behavior::merged_with_next, false, out);
+      else
+        out.push_back(std::move(text));
     }
     pieces.swap(out);
   }
@@ -222,16 +239,16 @@ std::unique_ptr<pre_tokenizer> make_pre_tokenizer(const nlohmann::json& spec) {
     return std::make_unique<byte_level_pre_tokenizer>(spec.value("add_prefix_space", false),
                                                       spec.value("use_regex", true));
   if (type == "Metaspace")
-    return std::make_unique<metaspace_pre_tokenizer>(spec.value("replacement", "\xE2\x96\x81"),
-                                                     parse_prepend(spec), spec.value("split", true));
+    return std::make_unique<metaspace_pre_tokenizer>(
+        spec.value("replacement", "\xE2\x96\x81"), parse_prepend(spec), spec.value("split", true));
   if (type == "Whitespace")
     return std::make_unique<regex_pre_tokenizer>(R"(\w+|[^\w\s]+)", split_behavior::removed, true);
   if (type == "WhitespaceSplit")
     return std::make_unique<regex_pre_tokenizer>(R"(\s+)", split_behavior::removed, false);
   if (type == "Digits")
     return std::make_unique<regex_pre_tokenizer>(
-        spec.value("individual_digits", false) ? R"(\p{N})" : R"(\p{N}+)",
-        split_behavior::isolated, false);
+        spec.value("individual_digits", false) ? R"(\p{N})" : R"(\p{N}+)", split_behavior::isolated,
+        false);
   throw std::runtime_error("unsupported pre_tokenizer type '" + type + "' in tokenizer.json");
 }
 

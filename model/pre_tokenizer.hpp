@@ -2,10 +2,9 @@
 /// The `pre_tokenizer` section of a tokenizer.json: cuts normalized text into the words that
 /// the BPE model encodes one by one (and, for byte-level BPE, rewrites bytes as symbols).
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace actorllm {
 

@@ -131,8 +131,10 @@ class byte_level_decoder final : public token_decoder {
       bool ok = true;
       for (size_t pos = 0; pos < t.size() && ok;) {
         int b = unicode::byte_level_decode(unicode::next_code_point(t, pos));
-        if (b < 0) ok = false;
-        else token_bytes.push_back(static_cast<char>(b));
+        if (b < 0)
+          ok = false;
+        else
+          token_bytes.push_back(static_cast<char>(b));
       }
       bytes += ok ? token_bytes : t;
     }

@@ -1,10 +1,9 @@
 #pragma once
 /// The `decoder` section of a tokenizer.json: turns vocabulary strings back into text.
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace actorllm {
 

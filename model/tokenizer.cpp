@@ -59,18 +59,32 @@ std::optional<int32_t> tokenizer::piece_to_id(std::string_view piece) const {
   return state_->model->token_to_id(piece);
 }
 
-size_t tokenizer::vocab_size() const { return state_->vocab_size; }
+size_t tokenizer::vocab_size() const {
+  return state_->vocab_size;
+}
 
 bool tokenizer::is_special(int32_t id) const {
   auto it = state_->added_index.find(id);
   return it != state_->added_index.end() && state_->added.tokens()[it->second].special;
 }
 
-int32_t tokenizer::bos_id() const { return state_->bos_id; }
-int32_t tokenizer::eos_id() const { return state_->eos_id; }
-const std::vector<int32_t>& tokenizer::eos_ids() const { return state_->eos_ids; }
-const std::string& tokenizer::bos_token() const { return state_->bos_token; }
-const std::string& tokenizer::eos_token() const { return state_->eos_token; }
-const std::string& tokenizer::chat_template() const { return state_->chat_template; }
+int32_t tokenizer::bos_id() const {
+  return state_->bos_id;
+}
+int32_t tokenizer::eos_id() const {
+  return state_->eos_id;
+}
+const std::vector<int32_t>& tokenizer::eos_ids() const {
+  return state_->eos_ids;
+}
+const std::string& tokenizer::bos_token() const {
+  return state_->bos_token;
+}
+const std::string& tokenizer::eos_token() const {
+  return state_->eos_token;
+}
+const std::string& tokenizer::chat_template() const {
+  return state_->chat_template;
+}
 
 }  // namespace actorllm

@@ -13,9 +13,9 @@ struct added_token {
   int32_t id = -1;
   std::string content;
   bool special = false;
-  bool lstrip = false;      ///< the match swallows whitespace on its left
-  bool rstrip = false;      ///< the match swallows whitespace on its right
-  bool single_word = false; ///< matches only when not inside a word
+  bool lstrip = false;       ///< the match swallows whitespace on its left
+  bool rstrip = false;       ///< the match swallows whitespace on its right
+  bool single_word = false;  ///< matches only when not inside a word
 };
 
 /// One piece of the input: either plain text [begin, end) or an added token's id.

@@ -144,7 +144,8 @@ tokenizer tokenizer::load(const fs::path& path) {
       if (!ids.empty()) s->eos_id = ids[0];
     }
   }
-  if (s->bos_id < 0 && config.empty()) s->bos_id = s->prefix_ids.empty() ? find("<s>") : s->prefix_ids[0];
+  if (s->bos_id < 0 && config.empty())
+    s->bos_id = s->prefix_ids.empty() ? find("<s>") : s->prefix_ids[0];
   for (const char* name : {"</s>", "<|endoftext|>", "<|end_of_text|>", "<|im_end|>", "<eos>"})
     if (s->eos_id < 0 && !config.contains("eos_token")) s->eos_id = find(name);
   if (s->bos_token.empty() && s->bos_id >= 0) s->bos_token = tok.id_to_piece(s->bos_id);

@@ -18,14 +18,14 @@ tokenizer_regex::tokenizer_regex(std::string_view pattern, bool literal) : impl_
   // UCP makes \s, \w, \d and [[:alpha:]] follow Unicode properties as Oniguruma does in
   // Hugging Face's tokenizers; NO_UTF_CHECK is safe because callers pass valid UTF-8 only.
   uint32_t options = PCRE2_UTF | PCRE2_NO_UTF_CHECK | (literal ? PCRE2_LITERAL : PCRE2_UCP);
-  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                              options, &error, &offset, nullptr);
+  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
+                              &error, &offset, nullptr);
   if (!impl_->code) {
     PCRE2_UCHAR message[256];
     pcre2_get_error_message(error, message, sizeof(message));
     throw std::runtime_error("regex does not compile at offset " + std::to_string(offset) + ": " +
-                             reinterpret_cast<const char*>(message) + " in: " +
-                             std::string(pattern));
+                             reinterpret_cast<const char*>(message) +
+                             " in: " + std::string(pattern));
   }
   impl_->jit = pcre2_jit_compile(impl_->code, PCRE2_JIT_COMPLETE) == 0;
 }
@@ -42,9 +42,10 @@ void tokenizer_regex::find_all(std::string_view text,
   auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t start = 0;
   while (start <= text.size()) {
-    int rc = impl_->jit ? pcre2_jit_match(impl_->code, subject, text.size(), start, 0, data, nullptr)
-                        : pcre2_match(impl_->code, subject, text.size(), start,
-                                      PCRE2_NO_UTF_CHECK, data, nullptr);
+    int rc = impl_->jit
+                 ? pcre2_jit_match(impl_->code, subject, text.size(), start, 0, data, nullptr)
+                 : pcre2_match(impl_->code, subject, text.size(), start, PCRE2_NO_UTF_CHECK, data,
+                               nullptr);
     if (rc < 0) break;
     PCRE2_SIZE* ov = pcre2_get_ovector_pointer(data);
     size_t b = ov[0], e = ov[1];

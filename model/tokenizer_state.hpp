@@ -19,8 +19,8 @@ struct tokenizer::state {
   std::unique_ptr<token_decoder> decoder;
   added_token_matcher added;
   std::unordered_map<int32_t, size_t> added_index;  // id → index into added.tokens()
-  std::vector<int32_t> prefix_ids;  // added before the text by add_special_tokens
-  std::vector<int32_t> suffix_ids;  // added after it
+  std::vector<int32_t> prefix_ids;                  // added before the text by add_special_tokens
+  std::vector<int32_t> suffix_ids;                  // added after it
   int32_t bos_id = -1;
   int32_t eos_id = -1;
   std::vector<int32_t> eos_ids;

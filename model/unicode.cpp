@@ -82,12 +82,21 @@ char32_t next_code_point(std::string_view s, size_t& pos) {
   auto b0 = static_cast<unsigned char>(s[pos]);
   char32_t cp;
   switch (p.good) {
-    case 1: cp = b0; break;
-    case 2: cp = b0 & 0x1F; break;
-    case 3: cp = b0 & 0x0F; break;
-    default: cp = b0 & 0x07; break;
+    case 1:
+      cp = b0;
+      break;
+    case 2:
+      cp = b0 & 0x1F;
+      break;
+    case 3:
+      cp = b0 & 0x0F;
+      break;
+    default:
+      cp = b0 & 0x07;
+      break;
   }
-  for (size_t i = 1; i < p.good; ++i) cp = (cp << 6) | (static_cast<unsigned char>(s[pos + i]) & 0x3F);
+  for (size_t i = 1; i < p.good; ++i)
+    cp = (cp << 6) | (static_cast<unsigned char>(s[pos + i]) & 0x3F);
   pos += p.good;
   return cp;
 }
@@ -205,10 +214,18 @@ std::string normalize(std::string_view s, normal_form form) {
   UErrorCode err = U_ZERO_ERROR;
   const UNormalizer2* n = nullptr;
   switch (form) {
-    case normal_form::nfc: n = unorm2_getNFCInstance(&err); break;
-    case normal_form::nfd: n = unorm2_getNFDInstance(&err); break;
-    case normal_form::nfkc: n = unorm2_getNFKCInstance(&err); break;
-    case normal_form::nfkd: n = unorm2_getNFKDInstance(&err); break;
+    case normal_form::nfc:
+      n = unorm2_getNFCInstance(&err);
+      break;
+    case normal_form::nfd:
+      n = unorm2_getNFDInstance(&err);
+      break;
+    case normal_form::nfkc:
+      n = unorm2_getNFKCInstance(&err);
+      break;
+    case normal_form::nfkd:
+      n = unorm2_getNFKDInstance(&err);
+      break;
   }
   if (U_FAILURE(err)) throw std::runtime_error("ICU normalizer unavailable");
   auto in = to_utf16(s);

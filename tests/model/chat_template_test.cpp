@@ -14,7 +14,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
-fs::path chat_data_dir() { return fs::path(ACTORLLM_SOURCE_DIR) / "tests" / "data" / "chat"; }
+fs::path chat_data_dir() {
+  return fs::path(ACTORLLM_SOURCE_DIR) / "tests" / "data" / "chat";
+}
 
 ordered_json read_json(const fs::path& p) {
   std::ifstream in(p);
@@ -87,7 +89,8 @@ TEST(chat_template, unsupported_construct_names_the_line) {
 }
 
 TEST(chat_template, tokenizer_config_supplies_special_tokens) {
-  auto tmpl = chat_template::load(testing::shared_dir() / "tokenizers/llama3/tokenizer_config.json");
+  auto tmpl =
+      chat_template::load(testing::shared_dir() / "tokenizers/llama3/tokenizer_config.json");
   EXPECT_EQ(tmpl.default_bos_token(), "<|begin_of_text|>");
   ordered_json vars = {{"messages", {{{"role", "user"}, {"content", "Hi"}}}}};
   auto r = tmpl.render(vars);

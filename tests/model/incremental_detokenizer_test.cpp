@@ -12,7 +12,8 @@ namespace actorllm {
 namespace {
 
 const std::string sample_text =
-    "Hello world! Grüße, naïve café. 你好，世界 🦙🦙 llamas… \n\n  indented\tcode();\n"
+    "Hello world! Grüße, naïve café. 你好，世界 🦙🦙 llamas… \n\n  "
+    "indented\tcode();\n"
     "Привет мир. 1234567 + 89 = ?";
 
 std::vector<tokenizer> all_tokenizers() {
@@ -85,7 +86,9 @@ TEST(incremental_detokenizer, byte_tokens_match_full_decode) {
   auto tok = tokenizer::load(testing::stories260k_dir());
   for (int round = 0; round < 200; ++round) {
     std::vector<int32_t> ids(1 + rng() % 20);
-    for (auto& id : ids) id = rng() % 4 == 0 ? 3 + static_cast<int32_t>(rng() % 256) : 259 + static_cast<int32_t>(rng() % 250);
+    for (auto& id : ids)
+      id = rng() % 4 == 0 ? 3 + static_cast<int32_t>(rng() % 256)
+                          : 259 + static_cast<int32_t>(rng() % 250);
     EXPECT_EQ(stream(tok, ids, false), tok.decode(ids, false)) << "round " << round;
   }
 }

@@ -62,9 +62,15 @@ void check_reference(const std::string& tokenizer_name, const std::string& refer
   }
 }
 
-TEST(tokenizer, llama2_matches_hugging_face) { check_reference("llama2", "llama-spm"); }
-TEST(tokenizer, llama3_matches_hugging_face) { check_reference("llama3", "llama-bpe"); }
-TEST(tokenizer, qwen3_matches_hugging_face) { check_reference("qwen3", "qwen2"); }
+TEST(tokenizer, llama2_matches_hugging_face) {
+  check_reference("llama2", "llama-spm");
+}
+TEST(tokenizer, llama3_matches_hugging_face) {
+  check_reference("llama3", "llama-bpe");
+}
+TEST(tokenizer, qwen3_matches_hugging_face) {
+  check_reference("qwen3", "qwen2");
+}
 
 TEST(tokenizer, stories260k_round_trips_golden_text) {
   auto tok = tokenizer::load(testing::stories260k_dir());
