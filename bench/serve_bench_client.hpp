@@ -65,8 +65,9 @@ inline asio::awaitable<void> run_request(const target& t, const std::string& bod
       parser.get().body().data = bytes;
       parser.get().body().size = sizeof bytes;
       beast::error_code ec;
-      co_await http::async_read(stream, buffer, parser,
-                                asio::redirect_error(asio::use_awaitable, ec));
+      // read_some returns what has arrived; async_read would wait to fill `bytes`.
+      co_await http::async_read_some(stream, buffer, parser,
+                                     asio::redirect_error(asio::use_awaitable, ec));
       if (ec && ec != http::error::need_buffer) throw beast::system_error(ec);
       const std::string_view got(bytes, sizeof bytes - parser.get().body().size);
       if (!ok) {
