@@ -1,0 +1,239 @@
+// The serving benchmark's pure parts: statistics as vLLM computes them, SSE splitting and
+// chunk timing, workloads and arrivals. No network, no tokenizer.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "bench/serve_bench_stats.hpp"
+#include "bench/serve_bench_stream.hpp"
+#include "bench/serve_bench_workload.hpp"
+
+using namespace actorllm::bench::serve;
+
+TEST(ServeBenchStats, PercentileInterpolatesLikeNumpy) {
+  const std::vector<double> v = {4, 1, 3, 2};
+  EXPECT_DOUBLE_EQ(percentile(v, 50), 2.5);
+  EXPECT_DOUBLE_EQ(percentile(v, 90), 3.7);
+  EXPECT_DOUBLE_EQ(percentile(v, 99), 3.97);
+  EXPECT_DOUBLE_EQ(percentile(v, 0), 1);
+  EXPECT_DOUBLE_EQ(percentile(v, 100), 4);
+  EXPECT_DOUBLE_EQ(percentile({}, 99), 0);
+}
+
+TEST(ServeBenchStats, SummarizeMsIsInMilliseconds) {
+  const latency_stats s = summarize_ms({0.001, 0.003});
+  EXPECT_DOUBLE_EQ(s.mean, 2);
+  EXPECT_DOUBLE_EQ(s.median, 2);
+  EXPECT_NEAR(s.std, 1, 1e-12);  // population standard deviation, as numpy.std
+}
+
+request_result done(double ttft, double latency, int tokens, int prompt = 10) {
+  request_result r;
+  r.success = true;
+  r.ttft = ttft;
+  r.latency = latency;
+  r.output_tokens = r.expected_output_len = tokens;
+  r.prompt_len = prompt;
+  for (int i = 1; i < tokens; ++i) r.itl.push_back((latency - ttft) / (tokens - 1));
+  return r;
+}
+
+TEST(ServeBenchStats, SummaryCountsOnlyCompletedRequests) {
+  request_result failed;
+  failed.error = "HTTP 503";
+  failed.prompt_len = 99;
+  const std::vector<request_result> rs = {done(0.1, 1.1, 11), done(0.3, 0.3, 1), failed};
+  const summary s = summarize(rs, 2.0, {});
+  EXPECT_EQ(s.completed, 2);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_EQ(s.total_input, 20);
+  EXPECT_EQ(s.total_output, 12);
+  EXPECT_DOUBLE_EQ(s.request_throughput, 1.0);
+  EXPECT_DOUBLE_EQ(s.output_throughput, 6.0);
+  EXPECT_DOUBLE_EQ(s.total_token_throughput, 16.0);
+  // TPOT = (E2E - TTFT) / (tokens - 1): 100 ms, and 0 for a one-token answer.
+  EXPECT_DOUBLE_EQ(tpot_of(rs[0]), 0.1);
+  EXPECT_DOUBLE_EQ(s.tpot.mean, 50);
+  EXPECT_DOUBLE_EQ(s.ttft.mean, 200);
+  EXPECT_NEAR(s.itl.median, 100, 1e-9);
+  const auto j = to_json(s);
+  EXPECT_EQ(j["completed"], 2);
+  EXPECT_DOUBLE_EQ(j["mean_ttft_ms"].get<double>(), 200);
+  EXPECT_TRUE(j.contains("p99_e2el_ms"));
+  EXPECT_TRUE(j.contains("p90_itl_ms"));
+}
+
+TEST(ServeBenchStats, GoodputAppliesEveryObjective) {
+  goodput_slo slo;
+  EXPECT_EQ(parse_goodput_item("ttft:250", slo), "");
+  EXPECT_EQ(parse_goodput_item("tpot:50", slo), "");
+  EXPECT_NE(parse_goodput_item("ttft", slo), "");
+  EXPECT_NE(parse_goodput_item("itl:5", slo), "");
+  EXPECT_NE(parse_goodput_item("e2el:-1", slo), "");
+  EXPECT_NE(parse_goodput_item("e2el:1x", slo), "");
+  // Good; TTFT too high; TPOT too high (100 ms).
+  const std::vector<request_result> rs = {done(0.2, 0.6, 11), done(0.3, 0.4, 3),
+                                          done(0.1, 1.1, 11)};
+  const summary s = summarize(rs, 1.0, slo);
+  EXPECT_EQ(s.good_completed, 1);
+  EXPECT_DOUBLE_EQ(s.request_goodput, 1.0);
+  EXPECT_EQ(summarize(rs, 1.0, {}).good_completed, 3);
+}
+
+TEST(ServeBenchStream, SplitterHandlesCutsAndCrLf) {
+  sse_splitter split;
+  std::vector<std::string> got;
+  auto collect = [&](std::string_view p) { got.emplace_back(p); };
+  split.feed("data: {\"a\"", collect);
+  EXPECT_TRUE(got.empty());
+  split.feed(":1}\n\n: comment\nevent: x\r\ndata:[DONE]\r\n", collect);
+  split.feed("\r\n", collect);
+  EXPECT_EQ(got, (std::vector<std::string>{"{\"a\":1}", "[DONE]"}));
+}
+
+TEST(ServeBenchStream, TimesChunksAndPrefersUsage) {
+  stream_accumulator acc;
+  acc.on_data(R"({"choices":[{"index":0,"text":"a"}],"usage":null})", 0.5);
+  acc.on_data(R"({"choices":[{"index":0,"text":""}],"usage":null})", 0.7);
+  acc.on_data(R"({"choices":[{"index":0,"text":"c"}],"usage":null})", 1.0);
+  acc.on_data(R"({"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}})", 1.1);
+  acc.on_data("[DONE]", 1.1);
+  request_result r;
+  r.expected_output_len = 4;
+  acc.finish(r, true);
+  EXPECT_TRUE(r.success) << r.error;
+  EXPECT_EQ(r.output_tokens, 4);  // usage, not the 3 chunks
+  EXPECT_DOUBLE_EQ(r.ttft, 0.5);
+  EXPECT_DOUBLE_EQ(r.latency, 1.0);  // the usage chunk is not a token
+  ASSERT_EQ(r.itl.size(), 2u);
+  EXPECT_NEAR(r.itl[0], 0.2, 1e-12);
+  EXPECT_NEAR(r.itl[1], 0.3, 1e-12);
+}
+
+TEST(ServeBenchStream, CountsChunksWithoutUsageAndChecksTheCount) {
+  stream_accumulator acc;
+  for (int i = 0; i < 3; ++i) {
+    acc.on_data(R"({"choices":[{"index":0,"delta":{"content":"x"}}]})", 0.1 * (i + 1));
+  }
+  acc.on_data("[DONE]", 0.4);
+  request_result r;
+  r.expected_output_len = 3;
+  acc.finish(r, true);
+  EXPECT_TRUE(r.success) << r.error;
+  r.expected_output_len = 4;
+  acc.finish(r, true);
+  EXPECT_FALSE(r.success);
+  EXPECT_EQ(r.error, "expected 4 tokens, got 3");
+  acc.finish(r, false);  // without ignore_eos an early stop is fine
+  EXPECT_TRUE(r.success);
+}
+
+TEST(ServeBenchStream, ErrorsAndMissingEndFail) {
+  request_result r;
+  stream_accumulator no_done;
+  no_done.on_data(R"({"choices":[{"text":"x"}]})", 0.1);
+  no_done.finish(r, false);
+  EXPECT_FALSE(r.success);
+  stream_accumulator error;
+  error.on_data(R"({"error":{"message":"boom","type":"internal_error"}})", 0.1);
+  error.on_data("[DONE]", 0.1);
+  error.finish(r, false);
+  EXPECT_NE(r.error.find("boom"), std::string::npos);
+  stream_accumulator empty;
+  empty.on_data("[DONE]", 0.1);
+  empty.finish(r, false);
+  EXPECT_EQ(r.error, "no chunk with choices arrived");
+}
+
+TEST(ServeBenchWorkload, RandomIsSeededAndWithinRange) {
+  random_options o;
+  o.num_prompts = 200;
+  o.input_len = 100;
+  o.output_len = 20;
+  o.range_ratio = 0.5;
+  o.vocab_size = 50;
+  o.excluded_ids = {0, 1, 2};
+  o.seed = 3;
+  const auto a = random_requests(o), b = random_requests(o);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].prompt_ids, b[i].prompt_ids);
+    EXPECT_GE(a[i].prompt_len, 50);
+    EXPECT_LE(a[i].prompt_len, 150);
+    EXPECT_EQ(a[i].prompt_len, static_cast<int>(a[i].prompt_ids.size()));
+    EXPECT_GE(a[i].output_len, 10);
+    EXPECT_LE(a[i].output_len, 30);
+    for (int32_t id : a[i].prompt_ids) EXPECT_TRUE(id >= 3 && id < 50) << id;
+  }
+  o.seed = 4;
+  EXPECT_NE(random_requests(o)[0].prompt_ids, a[0].prompt_ids);
+  o.range_ratio = 0;
+  for (const auto& r : random_requests(o)) {
+    EXPECT_EQ(r.prompt_len, 100);
+    EXPECT_EQ(r.output_len, 20);
+  }
+  o.range_ratio = 1;
+  EXPECT_THROW(random_requests(o), std::invalid_argument);
+}
+
+TEST(ServeBenchWorkload, RandomAsTextForChat) {
+  random_options o;
+  o.num_prompts = 2;
+  o.input_len = 5;
+  o.vocab_size = 10;
+  const auto rs = random_requests(
+      o, [](const std::vector<int32_t>& ids) { return std::string(ids.size(), 'x'); },
+      [](std::string_view text) { return std::vector<int32_t>(text.size() + 1, 7); });
+  EXPECT_TRUE(rs[0].prompt_ids.empty());
+  EXPECT_EQ(rs[0].prompt_text, "xxxxx");
+  EXPECT_EQ(rs[0].prompt_len, 6);  // counted by encode
+}
+
+TEST(ServeBenchWorkload, ShareGptTakesFirstTurnsAndFilters) {
+  // One token per word.
+  const encode_fn words = [](std::string_view text) {
+    return std::vector<int32_t>(std::count(text.begin(), text.end(), ' ') + 1, 5);
+  };
+  const auto data = nlohmann::json::parse(R"([
+    {"id": "ok", "conversations": [{"from": "human", "value": "a b c d e"},
+                                   {"from": "gpt", "value": "1 2 3 4 5 6"},
+                                   {"from": "human", "value": "ignored"}]},
+    {"id": "short prompt", "conversations": [{"from": "human", "value": "a b"},
+                                             {"from": "gpt", "value": "1 2 3 4"}]},
+    {"id": "one turn", "conversations": [{"from": "human", "value": "a b c d"}]},
+    {"id": "long", "conversations": [{"from": "human", "value": "a b c d e f g h"},
+                                     {"from": "gpt", "value": "1 2 3 4 5 6 7 8"}]}
+  ])");
+  sharegpt_options o;
+  o.num_prompts = 1;
+  o.max_total_len = 12;
+  const auto rs = sharegpt_requests(data, o, words);
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].prompt_text, "a b c d e");
+  EXPECT_EQ(rs[0].prompt_len, 5);
+  EXPECT_EQ(rs[0].output_len, 6);
+  o.fixed_output_len = 2;
+  o.max_total_len = 100;
+  o.num_prompts = 2;
+  for (const auto& r : sharegpt_requests(data, o, words)) EXPECT_EQ(r.output_len, 2);
+  o.num_prompts = 3;
+  EXPECT_THROW(sharegpt_requests(data, o, words), std::invalid_argument);
+  EXPECT_THROW(sharegpt_requests(nlohmann::json::object(), o, words), std::invalid_argument);
+}
+
+TEST(ServeBenchWorkload, ArrivalGapsHaveTheRequestedRate) {
+  for (double g : arrival_gaps(5, std::numeric_limits<double>::infinity(), 1, 0)) EXPECT_EQ(g, 0);
+  const auto gaps = arrival_gaps(20001, 50, 1, 1);
+  EXPECT_EQ(gaps[0], 0);
+  const double mean = std::accumulate(gaps.begin(), gaps.end(), 0.0) / 20000;
+  EXPECT_NEAR(mean, 1.0 / 50, 0.001);
+  EXPECT_EQ(gaps, arrival_gaps(20001, 50, 1, 1));
+  // Lower burstiness: same mean, more spread (the gamma's CV is 1 / sqrt(shape)).
+  const auto bursty = arrival_gaps(20001, 50, 0.25, 1);
+  double var_poisson = 0, var_bursty = 0;
+  for (size_t i = 1; i < gaps.size(); ++i) {
+    var_poisson += (gaps[i] - 0.02) * (gaps[i] - 0.02);
+    var_bursty += (bursty[i] - 0.02) * (bursty[i] - 0.02);
+  }
+  EXPECT_GT(var_bursty, 2 * var_poisson);
+  EXPECT_THROW(arrival_gaps(3, -1, 1, 0), std::invalid_argument);
+}
