@@ -86,6 +86,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_chunk({"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": n}})
         self.send_chunk(b"[DONE]")
         self.wfile.write(b"0\r\n\r\n")
+ThreadingHTTPServer.request_queue_size = 128  # the default 5 drops SYNs under load
 ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
 PY
 start_fake() {  # start_fake [short]: sets fake_url
