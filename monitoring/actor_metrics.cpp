@@ -1,0 +1,40 @@
+#include "monitoring/actor_metrics.hpp"
+
+#include <cstdio>
+
+namespace actorllm {
+
+actor_metrics::actor_metrics(metrics_registry& registry, std::string model_name)
+    : mailbox_depth_(registry.gauge("actor_mailbox_depth", "Messages waiting in an actor's mailbox.")),
+      worker_up_(registry.gauge("worker_up", "1 while a worker is alive, 0 once it is down.")),
+      model_name_(std::move(model_name)) {}
+
+void actor_metrics::set_mailbox_depth(std::string_view actor, std::size_t depth) {
+  mailbox_depth_.Add({{"model_name", model_name_}, {"actor", std::string(actor)}})
+      .Set(static_cast<double>(depth));
+}
+
+void actor_metrics::set_worker_up(std::string_view worker, bool up) {
+  worker_up_.Add({{"model_name", model_name_}, {"worker", std::string(worker)}}).Set(up ? 1 : 0);
+}
+
+cache_config_info::cache_config_info(metrics_registry& registry, std::string model_name,
+                                     int32_t replica)
+    : info_(registry.gauge("cache_config_info", "Cache configuration, as labels (value 1).")),
+      model_name_(std::move(model_name)),
+      replica_(replica) {}
+
+void cache_config_info::set(const cache_config_values& values) {
+  char swap_space[32];
+  std::snprintf(swap_space, sizeof swap_space, "%g", values.swap_space_gib);
+  if (current_) info_.Remove(current_);
+  current_ = &info_.Add({{"model_name", model_name_},
+                         {"replica", std::to_string(replica_)},
+                         {"block_size", std::to_string(values.block_size)},
+                         {"num_gpu_blocks", std::to_string(values.num_gpu_blocks)},
+                         {"num_cpu_blocks", std::to_string(values.num_cpu_blocks)},
+                         {"swap_space", swap_space}});
+  current_->Set(1);
+}
+
+}  // namespace actorllm

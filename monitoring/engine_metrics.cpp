@@ -1,0 +1,159 @@
+#include "monitoring/engine_metrics.hpp"
+
+#include <algorithm>
+
+#include "monitoring/buckets.hpp"
+
+namespace actorllm {
+namespace {
+
+using prometheus::Labels;
+
+Labels with(Labels labels, const std::string& name, const std::string& value) {
+  labels.emplace(name, value);
+  return labels;
+}
+
+// The cumulative counts the core reports since it started; a Prometheus counter only grows,
+// so it advances by the difference. A smaller value means the core restarted from zero.
+void advance(prometheus::Counter& counter, int64_t before, int64_t now) {
+  counter.Increment(static_cast<double>(now >= before ? now - before : now));
+}
+
+constexpr finish_reason finish_reasons[] = {finish_reason::stop, finish_reason::length,
+                                            finish_reason::abort, finish_reason::error};
+
+prometheus::Gauge& gauge(metrics_registry& r, const Labels& base, std::string_view name,
+                         std::string_view help) {
+  return r.gauge(name, help).Add(base);
+}
+
+prometheus::Counter& counter(metrics_registry& r, const Labels& base, std::string_view name,
+                             std::string_view help) {
+  return r.counter(name, help).Add(base);
+}
+
+prometheus::Histogram& histogram(metrics_registry& r, const Labels& base, std::string_view name,
+                                 std::string_view help, const std::vector<double>& bounds) {
+  return r.histogram(name, help).Add(base, bounds);
+}
+
+}  // namespace
+
+engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels)
+    : engine_metrics(r, labels,
+                     Labels{{"model_name", labels.model_name},
+                            {"replica", std::to_string(labels.replica)}}) {}
+
+engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels,
+                               const prometheus::Labels& base)
+    : num_running_(gauge(r, base, "num_requests_running", "Requests in the running queue.")),
+      num_waiting_(gauge(r, base, "num_requests_waiting", "Requests waiting to be scheduled.")),
+      num_swapped_(gauge(r, base, "num_requests_swapped", "Requests swapped out to the CPU.")),
+      kv_usage_(gauge(r, base, "kv_cache_usage_perc",
+                               "Share of device KV-cache blocks in use (1 means 100%).")),
+      cpu_kv_usage_(gauge(r, base, "cpu_kv_cache_usage_perc",
+                                   "Share of CPU (swap) KV-cache blocks in use (1 means 100%).")),
+      num_preemptions_(counter(r, base, "num_preemptions_total", "Preemptions since start.")),
+      prefix_queries_(counter(r, base, "prefix_cache_queries_total",
+                                       "Tokens looked up in the prefix cache.")),
+      prefix_hits_(counter(r, base, "prefix_cache_hits_total",
+                                    "Tokens found in the prefix cache.")),
+      prompt_tokens_(counter(r, base, "prompt_tokens_total", "Prefill tokens processed.")),
+      generation_tokens_(counter(r, base, "generation_tokens_total", "Tokens generated.")),
+      iteration_tokens_(histogram(r, base, "iteration_tokens_total", "Tokens scheduled per step.",
+                                           buckets::one_two_five(labels.max_model_len))),
+      step_duration_(histogram(r, base, "step_duration_seconds",
+                                        "Duration of one engine step, schedule to update.",
+                                        buckets::step_duration())),
+      ttft_(histogram(r, base, "time_to_first_token_seconds", "Arrival to first token.",
+                               buckets::time_to_first_token())),
+      itl_(histogram(r, base, "inter_token_latency_seconds",
+                              "Time between consecutive tokens of one choice.",
+                              buckets::inter_token_latency())),
+      e2e_(histogram(r, base, "e2e_request_latency_seconds", "Arrival to the last token.",
+                              buckets::request_latency())),
+      queue_time_(histogram(r, base, "request_queue_time_seconds",
+                                     "Arrival to first scheduling.", buckets::request_latency())),
+      request_prompt_tokens_(histogram(r, base, "request_prompt_tokens",
+                                                "Prompt tokens per finished request.",
+                                                buckets::one_two_five(labels.max_model_len))),
+      request_generation_tokens_(
+          histogram(r, base, "request_generation_tokens", "Generated tokens per finished request.",
+                             buckets::one_two_five(labels.max_model_len))) {
+  auto& free_blocks = r.gauge("num_free_blocks", "Empty KV-cache blocks, by pool.");
+  auto& cached_blocks =
+      r.gauge("num_cached_blocks", "Unreferenced blocks still holding a reusable prefix, by pool.");
+  device_ = {&free_blocks.Add(with(base, "pool", "device")),
+             &cached_blocks.Add(with(base, "pool", "device"))};
+  cpu_ = {&free_blocks.Add(with(base, "pool", "cpu")),
+          &cached_blocks.Add(with(base, "pool", "cpu"))};
+  // Every reason exists from the start, at 0, so that rate() sees the first request.
+  auto& success = r.counter("request_success_total", "Finished requests, by finish reason.");
+  for (std::size_t i = 0; i < num_finish_reasons; ++i)
+    success_[i] = &success.Add(with(base, "finished_reason", to_string(finish_reasons[i])));
+}
+
+void engine_metrics::on_request_added(const std::string& request_id, int32_t n, double now) {
+  timeline_.on_added(request_id, n, now);
+}
+
+void engine_metrics::on_scheduled(const step_plan& plan, double now) {
+  for (double seconds : timeline_.on_scheduled(plan, now)) queue_time_.Observe(seconds);
+}
+
+void engine_metrics::on_outputs(const std::vector<request_output>& outputs, double now) {
+  timeline_update update = timeline_.on_outputs(outputs, now);
+  num_prompt_tokens_ += update.num_prompt_tokens;
+  num_generation_tokens_ += update.num_generation_tokens;
+  prompt_tokens_.Increment(static_cast<double>(update.num_prompt_tokens));
+  generation_tokens_.Increment(static_cast<double>(update.num_generation_tokens));
+  for (double seconds : update.time_to_first_token) ttft_.Observe(seconds);
+  for (double seconds : update.inter_token_latency) itl_.Observe(seconds);
+  for (const finished_request& request : update.finished) on_request_finished(request);
+}
+
+void engine_metrics::on_request_finished(const finished_request& request) {
+  for (std::size_t i = 0; i < num_finish_reasons; ++i)
+    if (finish_reasons[i] == request.reason) success_[i]->Increment();
+  e2e_.Observe(request.e2e_seconds);
+  request_prompt_tokens_.Observe(request.num_prompt_tokens);
+  request_generation_tokens_.Observe(request.num_generation_tokens);
+}
+
+void engine_metrics::on_step(const scheduler_stats& stats, double step_seconds) {
+  on_stats(stats);
+  iteration_tokens_.Observe(stats.num_scheduled_tokens);
+  step_duration_.Observe(step_seconds);
+}
+
+void engine_metrics::on_stats(const scheduler_stats& stats) {
+  num_running_.Set(stats.num_running);
+  num_waiting_.Set(stats.num_waiting);
+  num_swapped_.Set(stats.num_swapped);
+  kv_usage_.Set(stats.device.utilization());
+  cpu_kv_usage_.Set(stats.cpu.utilization());
+  device_.num_free->Set(stats.device.num_free);
+  device_.num_cached->Set(stats.device.num_cached);
+  cpu_.num_free->Set(stats.cpu.num_free);
+  cpu_.num_cached->Set(stats.cpu.num_cached);
+  advance(num_preemptions_, last_.num_preemptions, stats.num_preemptions);
+  advance(prefix_queries_, last_.prefix_cache_queries, stats.prefix_cache_queries);
+  advance(prefix_hits_, last_.prefix_cache_hits, stats.prefix_cache_hits);
+  last_ = stats;
+}
+
+stats_snapshot engine_metrics::snapshot(double now) const {
+  stats_snapshot s;
+  s.now = now;
+  s.num_prompt_tokens = num_prompt_tokens_;
+  s.num_generation_tokens = num_generation_tokens_;
+  s.num_running = last_.num_running;
+  s.num_swapped = last_.num_swapped;
+  s.num_waiting = last_.num_waiting;
+  s.gpu_kv_cache_usage = last_.device.utilization();
+  s.cpu_kv_cache_usage = last_.cpu.utilization();
+  return s;
+}
+
+}  // namespace actorllm

@@ -1,0 +1,91 @@
+#pragma once
+/// The metrics of one engine replica, fed by its scheduler shell with what the scheduler core
+/// already returns (scheduler_stats, step_plan, request_output) and the shell's clock:
+///
+///   metrics.on_request_added(id, params.n, now_seconds());   // add_request accepted
+///   metrics.on_scheduled(plan, now_seconds());               // after schedule()
+///   metrics.on_outputs(outputs, now_seconds());              // after update() or abort()
+///   metrics.on_step(core.stats(), step_seconds);             // after update()
+///   metrics.on_stats(core.stats());                          // after add_request / abort when idle
+///
+/// Series carry the labels model_name and replica. Gauges hold the last stats given (values
+/// are current, not averages); counters that the core reports cumulatively
+/// (preemptions, prefix-cache queries and hits) advance by the difference.
+///
+/// Not thread-safe: one owner (the scheduler shell). Rendering from other threads is safe.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "actors/scheduler/scheduler.hpp"
+#include "monitoring/metrics_registry.hpp"
+#include "monitoring/request_timeline.hpp"
+#include "monitoring/stats_logger.hpp"
+
+namespace actorllm {
+
+struct engine_labels {
+  std::string model_name;
+  int32_t replica = 0;
+  int32_t max_model_len = 0;  ///< top of the token-count buckets (1, 2, 5, 10, ...)
+};
+
+class engine_metrics {
+ public:
+  engine_metrics(metrics_registry& registry, const engine_labels& labels);
+
+  void on_request_added(const std::string& request_id, int32_t n, double now);
+  void on_scheduled(const step_plan& plan, double now);
+  void on_outputs(const std::vector<request_output>& outputs, double now);
+  /// Gauges and cumulative counters from the core's stats after a step, plus the step's
+  /// histograms (tokens scheduled, duration from schedule() to update()).
+  void on_step(const scheduler_stats& stats, double step_seconds);
+  /// Gauges and cumulative counters only, for changes outside a step.
+  void on_stats(const scheduler_stats& stats);
+  /// Records one finished request (on_outputs calls it; public for shells that time
+  /// requests themselves).
+  void on_request_finished(const finished_request& request);
+
+  /// Cumulative token counts and the last stats, for the stats log line.
+  stats_snapshot snapshot(double now) const;
+
+ private:
+  struct pool_gauges {
+    prometheus::Gauge* num_free;
+    prometheus::Gauge* num_cached;
+  };
+  static constexpr std::size_t num_finish_reasons = 4;  // stop, length, abort, error
+
+  engine_metrics(metrics_registry& registry, const engine_labels& labels,
+                 const prometheus::Labels& base);
+
+  request_timeline timeline_;
+  scheduler_stats last_{};
+  int64_t num_prompt_tokens_ = 0;
+  int64_t num_generation_tokens_ = 0;
+
+  prometheus::Gauge& num_running_;
+  prometheus::Gauge& num_waiting_;
+  prometheus::Gauge& num_swapped_;
+  prometheus::Gauge& kv_usage_;
+  prometheus::Gauge& cpu_kv_usage_;
+  pool_gauges device_;
+  pool_gauges cpu_;
+  prometheus::Counter& num_preemptions_;
+  prometheus::Counter& prefix_queries_;
+  prometheus::Counter& prefix_hits_;
+  prometheus::Counter& prompt_tokens_;
+  prometheus::Counter& generation_tokens_;
+  std::array<prometheus::Counter*, num_finish_reasons> success_{};
+  prometheus::Histogram& iteration_tokens_;
+  prometheus::Histogram& step_duration_;
+  prometheus::Histogram& ttft_;
+  prometheus::Histogram& itl_;
+  prometheus::Histogram& e2e_;
+  prometheus::Histogram& queue_time_;
+  prometheus::Histogram& request_prompt_tokens_;
+  prometheus::Histogram& request_generation_tokens_;
+};
+
+}  // namespace actorllm
