@@ -1,0 +1,70 @@
+#pragma once
+/// The paged KV cache of one worker on its device, and its sizing from a memory profile.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "kernels/cuda/device.cuh"
+#include "kernels/cuda/dtype.cuh"
+
+namespace actorllm::cuda {
+
+struct kv_cache_layout {
+  int64_t num_layers = 0;
+  int64_t num_blocks = 0;
+  int64_t block_size = 16;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  dtype type = dtype::bf16;
+
+  int64_t block_elems() const { return num_kv_heads * block_size * head_dim; }
+  /// Bytes of one block across all layers, K and V.
+  int64_t bytes_per_block() const { return 2 * num_layers * block_elems() * dtype_size(type); }
+};
+
+/// For every layer a K and a V tensor (num_blocks, num_kv_heads, block_size, head_dim) carved
+/// out of one device allocation, plus a pinned host swap pool of num_cpu_blocks blocks in the
+/// same layout. Block ids come from the block manager; this class only owns the memory.
+class device_kv_cache {
+ public:
+  device_kv_cache(const kv_cache_layout& layout, int64_t num_cpu_blocks);
+
+  const kv_cache_layout& layout() const { return layout_; }
+  int64_t num_cpu_blocks() const { return num_cpu_blocks_; }
+  void* k(int64_t layer) const { return slice(gpu_.get(), layout_.num_blocks, 2 * layer); }
+  void* v(int64_t layer) const { return slice(gpu_.get(), layout_.num_blocks, 2 * layer + 1); }
+  void* cpu_k(int64_t layer) const { return slice(cpu_.get(), num_cpu_blocks_, 2 * layer); }
+  void* cpu_v(int64_t layer) const { return slice(cpu_.get(), num_cpu_blocks_, 2 * layer + 1); }
+
+  /// Copy-on-write in every layer: (src, dst) device block ids, all pairs at once.
+  void copy_blocks(const std::vector<std::pair<int32_t, int32_t>>& pairs, cudaStream_t stream);
+  /// (device block, host block) pairs: device to pinned host, every layer, on `stream`.
+  void swap_out(const std::vector<std::pair<int32_t, int32_t>>& pairs, cudaStream_t stream);
+  /// (host block, device block) pairs: pinned host to device, every layer, on `stream`.
+  void swap_in(const std::vector<std::pair<int32_t, int32_t>>& pairs, cudaStream_t stream);
+
+ private:
+  /// Tensor `index` (2 * layer + 0 for K, + 1 for V) of a region holding `blocks` per tensor.
+  void* slice(void* base, int64_t blocks, int64_t index) const {
+    return static_cast<char*>(base) + index * blocks * layout_.block_elems() * dtype_size(layout_.type);
+  }
+
+  kv_cache_layout layout_;
+  int64_t num_cpu_blocks_;
+  device_buffer gpu_;
+  pinned_buffer cpu_;
+};
+
+/// vLLM's sizing: floor((total * gpu_memory_utilization - in_use_at_peak) / bytes_per_block),
+/// where in_use_at_peak is the device memory in use after one dummy forward at the largest
+/// batch, weights and workspaces included (device_memory_in_use() then). 0 when none fits.
+int64_t num_gpu_blocks_for(size_t total_bytes, double gpu_memory_utilization,
+                           size_t in_use_at_peak_bytes, int64_t bytes_per_block);
+
+/// Device memory in use now on the current device, all processes: total - free.
+size_t device_memory_in_use();
+
+}  // namespace actorllm::cuda

@@ -1,0 +1,123 @@
+// The device KV cache (layout, copy-on-write, swap through the pinned pool), its sizing from
+// a memory profile, the weight store and dtype conversion.
+#include <gtest/gtest.h>
+
+#include "kernels/cuda/convert.cuh"
+#include "kernels/cuda/fill.cuh"
+#include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/weight_store.cuh"
+#include "tests/cuda/cuda_test_util.hpp"
+
+namespace actorllm::cuda {
+namespace {
+
+using namespace testing;
+
+TEST(CudaKvCache, GpuBlocksFollowUtilizationAndPeakUse) {
+  const int64_t per_block = 2 * 32 * 8 * 16 * 128 * 2;  // Llama-3-8B in bf16: 2 MiB
+  const size_t total = size_t{140} << 30;
+  EXPECT_EQ(num_gpu_blocks_for(total, 0.9, size_t{20} << 30, per_block),
+            static_cast<int64_t>((std::floor(double(total) * 0.9) - double(size_t{20} << 30)) /
+                                 per_block));
+  EXPECT_EQ(num_gpu_blocks_for(total, 0.1, size_t{20} << 30, per_block), 0);
+  EXPECT_EQ(num_gpu_blocks_for(total, 0.9, 0, 0), 0);
+}
+
+TEST(CudaKvCache, TensorsAreDisjointAndSwapsRoundTrip) {
+  REQUIRE_CUDA_DEVICE();
+  kv_cache_layout layout;
+  layout.num_layers = 3;
+  layout.num_blocks = 10;
+  layout.block_size = 16;
+  layout.num_kv_heads = 2;
+  layout.head_dim = 64;
+  layout.type = dtype::bf16;
+  device_kv_cache cache(layout, 4);
+  const int64_t tensor_elems = layout.num_blocks * layout.block_elems();
+  for (int64_t l = 0; l < layout.num_layers; ++l) {
+    fill_uniform(cache.k(l), tensor_elems, -1, 1, 10 + l, layout.type, nullptr);
+    fill_uniform(cache.v(l), tensor_elems, -1, 1, 20 + l, layout.type, nullptr);
+  }
+  sync_device();
+  const auto read = [&](void* p) {
+    std::vector<uint8_t> bytes(tensor_elems * 2);
+    CUDA_CHECK(cudaMemcpy(bytes.data(), p, bytes.size(), cudaMemcpyDeviceToHost));
+    return from_storage(bytes, layout.type);
+  };
+  std::vector<std::vector<float>> before;
+  for (int64_t l = 0; l < layout.num_layers; ++l) {
+    before.push_back(read(cache.k(l)));
+    before.push_back(read(cache.v(l)));
+  }
+  // Out: device blocks 1, 2, 7 to host 0, 1, 3; copy 5 -> 6; in: host 0, 1, 3 to 8, 9, 0.
+  cudaStream_t side = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+  cache.swap_out({{1, 0}, {2, 1}, {7, 3}}, side);
+  CUDA_CHECK(cudaStreamSynchronize(side));
+  cache.copy_blocks({{5, 6}}, nullptr);
+  cache.swap_in({{0, 8}, {1, 9}, {3, 0}}, side);
+  CUDA_CHECK(cudaStreamSynchronize(side));
+  sync_device();
+  CUDA_CHECK(cudaStreamDestroy(side));
+
+  const int64_t be = layout.block_elems();
+  for (int64_t l = 0; l < layout.num_layers; ++l) {
+    for (int which = 0; which < 2; ++which) {
+      std::vector<float> expected = before[2 * l + which];
+      const auto move = [&](int src, int dst) {
+        std::copy(before[2 * l + which].begin() + src * be,
+                  before[2 * l + which].begin() + (src + 1) * be, expected.begin() + dst * be);
+      };
+      move(5, 6);
+      move(1, 8);
+      move(2, 9);
+      move(7, 0);
+      EXPECT_TRUE(all_close(read(which ? cache.v(l) : cache.k(l)), expected, {0, 0}))
+          << "layer " << l << (which ? " V" : " K");
+    }
+  }
+}
+
+TEST(CudaWeightStore, UploadsInStorageTypeAndKeepsFp32OnRequest) {
+  REQUIRE_CUDA_DEVICE();
+  std::mt19937 rng(41);
+  for (dtype t : all_dtypes()) {
+    weight_store store(t);
+    auto w = random_floats(1000, rng), table = random_floats(64, rng);
+    store.upload("w", w);
+    store.upload("cos_sin", table, true);
+    EXPECT_EQ(store.type_of("w"), t);
+    EXPECT_EQ(store.type_of("cos_sin"), dtype::f32);
+    EXPECT_EQ(store.numel("w"), 1000);
+    EXPECT_EQ(store.bytes(), size_t(1000 * dtype_size(t) + 64 * 4));
+    std::vector<uint8_t> bytes(1000 * dtype_size(t));
+    CUDA_CHECK(cudaMemcpy(bytes.data(), store.get("w"), bytes.size(), cudaMemcpyDeviceToHost));
+    auto expected = w;
+    round_to(expected, t);  // the device rounds to nearest even, as the host does
+    EXPECT_TRUE(all_close(from_storage(bytes, t), expected, {0, 0})) << dtype_name(t);
+    EXPECT_THROW(store.get("missing"), std::out_of_range);
+  }
+}
+
+TEST(CudaConvert, EveryPairOfTypesRoundsLikeTheHost) {
+  REQUIRE_CUDA_DEVICE();
+  std::mt19937 rng(42);
+  auto values = random_floats(5000, rng, -100, 100);
+  for (dtype from : all_dtypes()) {
+    for (dtype to : all_dtypes()) {
+      auto src_values = values;
+      round_to(src_values, from);
+      device_tensor src(src_values, from), dst(values.size(), to);
+      dst.poison();
+      convert(src.get(), from, dst.get(), to, int64_t(values.size()), nullptr);
+      sync_device();
+      auto expected = src_values;
+      round_to(expected, to);
+      EXPECT_TRUE(all_close(dst.download(), expected, {0, 0}))
+          << dtype_name(from) << " -> " << dtype_name(to);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace actorllm::cuda
