@@ -27,7 +27,7 @@ step_plan scheduler::schedule() {
   ACTORLLM_CHECK(!step_in_flight_);
   step_plan plan;
   plan.step = ++num_steps_;
-  in_flight_.clear();
+  plan.seqs.reserve(std::min<size_t>(num_running_seqs_ + 16, options_.scheduler.max_num_seqs));
   budget b{options_.scheduler.max_num_batched_tokens, options_.scheduler.max_num_seqs};
 
   // NOTE: running first, then swapped, then waiting (vLLM's order). A step that had to preempt
@@ -56,7 +56,8 @@ void scheduler::build_chunks(request& r, const budget& b) {
     sequence& s = r.seqs[i];
     if (s.finished() || s.num_computed_tokens >= s.num_tokens()) continue;
     int32_t start = s.num_computed_tokens;
-    bool is_new = !blocks_.has_blocks(s.id);
+    // A sequence's blocks hold exactly its computed tokens, so none computed means no blocks.
+    bool is_new = s.num_computed_tokens == 0;
     if (is_new) {
       // NOTE: one sequence without blocks per request and step, allocated first: then
       // allocate() finds exactly the cached prefix counted here (nothing is evicted between),
@@ -83,7 +84,7 @@ void scheduler::build_chunks(request& r, const budget& b) {
 void scheduler::commit(request& r, budget& b, step_plan& plan) {
   for (const chunk& c : chunks_) {
     sequence& s = r.seqs[c.seq_index];
-    if (!blocks_.has_blocks(s.id)) {
+    if (s.num_computed_tokens == 0) {
       int32_t num_hit = blocks_.allocate(s.id, s.token_ids, c.num_tokens);
       ACTORLLM_CHECK(num_hit == c.num_tokens - c.num_scheduled);
       s.num_computed_tokens = num_hit;
@@ -107,16 +108,20 @@ void scheduler::commit(request& r, budget& b, step_plan& plan) {
     }
     out.new_token_ids.assign(s.token_ids.begin() + s.num_tokens_sent, s.token_ids.end());
     s.num_tokens_sent = s.num_tokens();
-    std::span<const block_id> table = blocks_.block_table(s.id);
+    int32_t num_blocks = (c.num_tokens + options_.block_size - 1) / options_.block_size;
     out.replace_table = s.table_replaced;
-    size_t first_new = s.table_replaced ? 0 : static_cast<size_t>(s.num_blocks_sent);
-    out.new_block_ids.assign(table.begin() + first_new, table.end());
-    s.num_blocks_sent = static_cast<int32_t>(table.size());
+    if (s.table_replaced || num_blocks != s.num_blocks_sent) {
+      std::span<const block_id> table = blocks_.block_table(s.id);
+      ACTORLLM_CHECK(static_cast<int32_t>(table.size()) == num_blocks);
+      size_t first_new = s.table_replaced ? 0 : static_cast<size_t>(s.num_blocks_sent);
+      out.new_block_ids.assign(table.begin() + first_new, table.end());
+    }
+    s.num_blocks_sent = num_blocks;
     s.table_replaced = false;
 
     s.num_computed_tokens = c.num_tokens;
     s.num_pending_samples = out.num_samples;
-    if (out.num_samples > 0) in_flight_.push_back(s.id);
+    if (out.num_samples > 0) ++num_seqs_to_sample_;
     b.num_tokens -= c.num_scheduled;
     --b.num_seqs;
     plan.num_scheduled_tokens += c.num_scheduled;

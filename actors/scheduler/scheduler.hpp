@@ -102,6 +102,12 @@ class scheduler {
   /// unknown or already finished.
   std::vector<request_output> abort(const std::string& request_id);
 
+  /// The workers lost their state (a worker died; a fresh one replaces it): the step in flight
+  /// is abandoned, every unfinished request goes back to waiting to recompute its tokens, the
+  /// block pools (and the prefix cache, whose contents died too) start empty, and every
+  /// sequence will be introduced to the workers again. In scheduler_recovery.cpp.
+  void reset_workers();
+
   std::vector<scheduler_event> take_events();
   scheduler_stats stats() const;
   const block_manager& blocks() const { return blocks_; }
@@ -136,6 +142,8 @@ class scheduler {
   // update(), abort() and the rest, in scheduler_update.cpp
   void apply_samples(request& r, int32_t seq_index, const sequence_sample& sample,
                      std::vector<request_output>& outputs);
+  void apply_token(request& r, sequence& s, int32_t token, const token_logprob* logprob,
+                   std::vector<request_output>& outputs);
   bool check_stop(const request& r, sequence& s) const;
   void finish_seq(request& r, sequence& s, finish_reason reason);
   request_output output_of(const request& r, const sequence& s) const;
@@ -151,7 +159,7 @@ class scheduler {
   std::deque<request*> running_;
   std::deque<request*> swapped_;
   std::vector<seq_id> finished_since_plan_;
-  std::vector<seq_id> in_flight_;                 // sampling sequences of the last plan
+  int32_t num_seqs_to_sample_ = 0;                // sampling sequences of the step in flight
   std::vector<request_output> pending_outputs_;   // finished inside schedule()
   std::vector<scheduler_event> events_;
   bool step_in_flight_ = false;

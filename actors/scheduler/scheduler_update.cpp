@@ -75,19 +75,16 @@ std::vector<request_output> scheduler::update(const step_result& result) {
   step_in_flight_ = false;
   std::vector<request_output> outputs = std::move(pending_outputs_);
   pending_outputs_.clear();
+  outputs.reserve(outputs.size() + result.seqs.size());
   for (const sequence_sample& sample : result.seqs) {
     auto it = seqs_.find(sample.seq);
     if (it == seqs_.end()) continue;  // aborted while the step ran
     auto [r, seq_index] = it->second;
     apply_samples(*r, seq_index, sample, outputs);
   }
+  // Every sequence that reached its last token must have been sampled (or aborted).
+  ACTORLLM_CHECK(num_seqs_to_sample_ == 0);
   bool any_finished = false;
-  for (seq_id id : in_flight_) {
-    auto it = seqs_.find(id);
-    if (it == seqs_.end()) continue;
-    // Every sequence that reached its last token must have been sampled.
-    ACTORLLM_CHECK(it->second.first->seqs[it->second.second].num_pending_samples == 0);
-  }
   for (request* r : running_) any_finished = any_finished || r->state == request_state::finished;
   if (any_finished) {
     std::vector<request*> done;
@@ -110,9 +107,14 @@ void scheduler::apply_samples(request& r, int32_t seq_index, const sequence_samp
   ACTORLLM_CHECK(num_samples == first.num_pending_samples);
   ACTORLLM_CHECK(sample.logprobs.empty() || sample.logprobs.size() == sample.token_ids.size());
   first.num_pending_samples = 0;
-  if (num_samples == 0) return;
+  --num_seqs_to_sample_;
+  if (num_samples == 1) {
+    apply_token(r, first, sample.token_ids[0],
+                sample.logprobs.empty() ? nullptr : &sample.logprobs[0], outputs);
+    return;
+  }
   std::vector<int32_t> targets{seq_index};
-  if (num_samples > 1) {
+  {
     // The first sampling of an n > 1 request: the sequence forks into n that share its blocks.
     ACTORLLM_CHECK(!r.sampled && r.seqs.size() == 1 && num_samples == r.params.n);
     for (int32_t j = 1; j < num_samples; ++j) {
@@ -127,18 +129,21 @@ void scheduler::apply_samples(request& r, int32_t seq_index, const sequence_samp
       targets.push_back(static_cast<int32_t>(r.seqs.size()) - 1);
     }
   }
-  r.sampled = true;
   for (int32_t j = 0; j < num_samples; ++j) {
-    sequence& s = r.seqs[targets[j]];
-    s.token_ids.push_back(sample.token_ids[j]);
-    bool finished = check_stop(r, s);
-    if (finished) finish_seq(r, s, s.finish);
-    request_output out = output_of(r, s);
-    out.token_ids.push_back(sample.token_ids[j]);
-    if (!sample.logprobs.empty()) out.logprobs.push_back(sample.logprobs[j]);
-    outputs.push_back(std::move(out));
+    apply_token(r, r.seqs[targets[j]], sample.token_ids[j],
+                sample.logprobs.empty() ? nullptr : &sample.logprobs[j], outputs);
   }
-  if (r.num_live_seqs() == 0) r.state = request_state::finished;
+}
+
+void scheduler::apply_token(request& r, sequence& s, int32_t token, const token_logprob* logprob,
+                            std::vector<request_output>& outputs) {
+  r.sampled = true;
+  s.token_ids.push_back(token);
+  if (check_stop(r, s)) finish_seq(r, s, s.finish);
+  outputs.push_back(output_of(r, s));
+  outputs.back().token_ids.push_back(token);
+  if (logprob) outputs.back().logprobs.push_back(*logprob);
+  if (s.finished() && r.num_live_seqs() == 0) r.state = request_state::finished;
 }
 
 bool scheduler::check_stop(const request& r, sequence& s) const {
@@ -163,6 +168,7 @@ void scheduler::finish_seq(request& r, sequence& s, finish_reason reason) {
   s.finish = reason;
   blocks_.free(s.id);
   seqs_.erase(s.id);
+  if (s.num_pending_samples > 0) --num_seqs_to_sample_;
   s.num_pending_samples = 0;
   if (s.known_to_workers) finished_since_plan_.push_back(s.id);
   if (r.state == request_state::running) --num_running_seqs_;
