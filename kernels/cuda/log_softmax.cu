@@ -6,7 +6,7 @@ namespace actorllm::cuda {
 namespace {
 
 template <typename T>
-__global__ void log_softmax_kernel(const T* __restrict__ logits,  // (n, vocab)
+__global__ void __launch_bounds__(1024) log_softmax_kernel(const T* __restrict__ logits,  // (n, vocab)
                                    int64_t vocab,
                                    float* __restrict__ out) {  // (n, vocab)
   __shared__ float scratch[32];
