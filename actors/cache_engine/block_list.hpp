@@ -23,7 +23,10 @@ class block_list {
     ACTORLLM_CHECK(!contains(block));
     prev_[block] = tail_;
     next_[block] = not_linked;
-    if (tail_ != not_linked) next_[tail_] = block; else head_ = block;
+    if (tail_ != not_linked)
+      next_[tail_] = block;
+    else
+      head_ = block;
     tail_ = block;
     linked_[block] = 1;
     ++size_;
@@ -40,8 +43,14 @@ class block_list {
     ACTORLLM_CHECK(contains(block));
     int32_t before = prev_[block];
     int32_t after = next_[block];
-    if (before != not_linked) next_[before] = after; else head_ = after;
-    if (after != not_linked) prev_[after] = before; else tail_ = before;
+    if (before != not_linked)
+      next_[before] = after;
+    else
+      head_ = after;
+    if (after != not_linked)
+      prev_[after] = before;
+    else
+      tail_ = before;
     prev_[block] = next_[block] = not_linked;
     linked_[block] = 0;
     --size_;

@@ -16,8 +16,8 @@ void block_manager::find_prefix(std::span<const int32_t> token_ids, int32_t max_
                                 std::vector<block_id>& blocks,
                                 std::vector<block_hash>& hashes) const {
   if (!prefix_caching_) return;
-  int32_t num_full = std::min<int32_t>(max_tokens, static_cast<int32_t>(token_ids.size())) /
-                     block_size_;
+  int32_t num_full =
+      std::min<int32_t>(max_tokens, static_cast<int32_t>(token_ids.size())) / block_size_;
   block_hash parent = root_block_hash;
   for (int32_t i = 0; i < num_full; ++i) {
     block_hash h = hash_block(parent, token_ids.subspan(size_t(i) * block_size_, block_size_));
@@ -135,13 +135,17 @@ int32_t block_manager::num_blocks_needed(std::span<const slot_request> requests)
     ACTORLLM_CHECK(!t.on_cpu);
     if (r.num_tokens <= t.num_slots) continue;
     num_needed += std::max(0, num_blocks_for(r.num_tokens) - static_cast<int32_t>(t.blocks.size()));
-    int32_t end_written = std::min(num_blocks_for(r.num_tokens), static_cast<int32_t>(t.blocks.size()));
+    int32_t end_written =
+        std::min(num_blocks_for(r.num_tokens), static_cast<int32_t>(t.blocks.size()));
     for (int32_t i = t.num_slots / block_size_; i < end_written; ++i) {
       block_id b = t.blocks[i];
       if (device_.ref_count(b) == 1) continue;
       auto w = std::find_if(writers.begin(), writers.end(),
                             [b](const auto& entry) { return entry.first == b; });
-      if (w == writers.end()) writers.emplace_back(b, 1); else ++w->second;
+      if (w == writers.end())
+        writers.emplace_back(b, 1);
+      else
+        ++w->second;
     }
   }
   for (const auto& [b, num_writers] : writers) {

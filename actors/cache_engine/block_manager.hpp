@@ -28,9 +28,9 @@ struct block_copy {
 };
 
 struct block_manager_config {
-  int32_t block_size = 16;          ///< tokens per block
+  int32_t block_size = 16;  ///< tokens per block
   int32_t num_device_blocks = 0;
-  int32_t num_cpu_blocks = 0;       ///< swap space; 0: swapping is never possible
+  int32_t num_cpu_blocks = 0;  ///< swap space; 0: swapping is never possible
   bool enable_prefix_caching = true;
 };
 

@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define ACTORLLM_CHECK(cond)                                                                  \
-  do {                                                                                        \
-    if (!(cond)) {                                                                            \
+#define ACTORLLM_CHECK(cond)                                                                    \
+  do {                                                                                          \
+    if (!(cond)) {                                                                              \
       std::fprintf(stderr, "actorllm: check failed: %s at %s:%d\n", #cond, __FILE__, __LINE__); \
-      std::abort();                                                                           \
-    }                                                                                         \
+      std::abort();                                                                             \
+    }                                                                                           \
   } while (false)

@@ -21,7 +21,7 @@ struct sequence {
   std::vector<int32_t> token_ids;   ///< prompt, then generated tokens
   int32_t num_computed_tokens = 0;  ///< tokens whose KV is in the sequence's blocks
   finish_reason finish = finish_reason::none;
-  std::string stop_reason;          ///< the stop token id, when one ended the sequence
+  std::string stop_reason;  ///< the stop token id, when one ended the sequence
 
   // What the workers have been told, so that a plan carries only what changed.
   bool known_to_workers = false;
@@ -38,12 +38,12 @@ struct request {
   std::string request_id;
   sampling_params params;
   int32_t num_prompt_tokens = 0;
-  int32_t num_cached_tokens = 0;    ///< prompt tokens found in the prefix cache at admission
-  int32_t max_output_tokens = 0;    ///< params.max_tokens, or what max_model_len leaves
-  uint64_t arrival = 0;             ///< order of add_request calls
+  int32_t num_cached_tokens = 0;  ///< prompt tokens found in the prefix cache at admission
+  int32_t max_output_tokens = 0;  ///< params.max_tokens, or what max_model_len leaves
+  uint64_t arrival = 0;           ///< order of add_request calls
   request_state state = request_state::waiting;
-  bool sampled = false;             ///< the first token(s) exist (so the sequences forked)
-  std::vector<sequence> seqs;       ///< one until the first sampling, then params.n
+  bool sampled = false;        ///< the first token(s) exist (so the sequences forked)
+  std::vector<sequence> seqs;  ///< one until the first sampling, then params.n
 
   int32_t num_live_seqs() const {
     int32_t num_live = 0;

@@ -251,10 +251,17 @@ void scheduler::enter_running(request& r) {
 void scheduler::leave_queue(request& r) {
   std::deque<request*>* queue = nullptr;
   switch (r.state) {
-    case request_state::waiting: queue = &waiting_; break;
-    case request_state::running: queue = &running_; break;
-    case request_state::swapped: queue = &swapped_; break;
-    case request_state::finished: return;
+    case request_state::waiting:
+      queue = &waiting_;
+      break;
+    case request_state::running:
+      queue = &running_;
+      break;
+    case request_state::swapped:
+      queue = &swapped_;
+      break;
+    case request_state::finished:
+      return;
   }
   if (r.state == request_state::running) num_running_seqs_ -= r.num_seqs_when_running();
   // Preemption takes the tail and admission the head: look there first.
@@ -269,10 +276,9 @@ void scheduler::leave_queue(request& r) {
 }
 
 void scheduler::insert_sorted(std::deque<request*>& queue, request& r) const {
-  auto it = std::upper_bound(queue.begin(), queue.end(), &r,
-                             [this](const request* a, const request* b) {
-                               return policy_->before(*a, *b);
-                             });
+  auto it = std::upper_bound(
+      queue.begin(), queue.end(), &r,
+      [this](const request* a, const request* b) { return policy_->before(*a, *b); });
   queue.insert(it, &r);
 }
 

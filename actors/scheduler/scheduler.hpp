@@ -29,10 +29,10 @@ namespace actorllm {
 struct scheduler_options {
   scheduler_config scheduler;
   int32_t block_size = 16;
-  int32_t num_device_blocks = 0;     ///< measured by the workers (or the override)
-  int32_t num_cpu_blocks = 0;        ///< swap space
+  int32_t num_device_blocks = 0;  ///< measured by the workers (or the override)
+  int32_t num_cpu_blocks = 0;     ///< swap space
   bool enable_prefix_caching = true;
-  int32_t max_model_len = 0;         ///< prompt + output tokens at most
+  int32_t max_model_len = 0;  ///< prompt + output tokens at most
   std::vector<int32_t> eos_token_ids;
   /// Device blocks kept free when admitting, so that running sequences can grow a while
   /// before someone must be preempted (vLLM's watermark). Not applied to a lone request.
@@ -43,11 +43,11 @@ struct scheduler_options {
 struct admission_error {
   enum class code {
     duplicate_request_id,
-    invalid_params,     ///< n < 1, max_tokens == 0 or < -1
+    invalid_params,  ///< n < 1, max_tokens == 0 or < -1
     empty_prompt,
-    prompt_too_long,    ///< no room for one generated token within max_model_len
-    exceeds_kv_cache,   ///< the prompt alone needs more blocks than the device pool has
-    queue_full,         ///< max_waiting_requests reached: try again later (HTTP 503)
+    prompt_too_long,   ///< no room for one generated token within max_model_len
+    exceeds_kv_cache,  ///< the prompt alone needs more blocks than the device pool has
+    queue_full,        ///< max_waiting_requests reached: try again later (HTTP 503)
   };
   code kind;
   std::string message;  ///< one clear line for the client
@@ -121,9 +121,9 @@ class scheduler {
     bool left() const { return num_tokens > 0 && num_seqs > 0; }
   };
   struct chunk {
-    int32_t seq_index;     // in request::seqs
-    int32_t num_tokens;    // slots after this step
-    int32_t num_scheduled; // tokens computed this step
+    int32_t seq_index;      // in request::seqs
+    int32_t num_tokens;     // slots after this step
+    int32_t num_scheduled;  // tokens computed this step
   };
 
   // schedule(), in scheduler.cpp
@@ -159,8 +159,8 @@ class scheduler {
   std::deque<request*> running_;
   std::deque<request*> swapped_;
   std::vector<seq_id> finished_since_plan_;
-  int32_t num_seqs_to_sample_ = 0;                // sampling sequences of the step in flight
-  std::vector<request_output> pending_outputs_;   // finished inside schedule()
+  int32_t num_seqs_to_sample_ = 0;               // sampling sequences of the step in flight
+  std::vector<request_output> pending_outputs_;  // finished inside schedule()
   std::vector<scheduler_event> events_;
   bool step_in_flight_ = false;
   uint64_t num_steps_ = 0;

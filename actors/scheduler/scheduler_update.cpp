@@ -29,10 +29,10 @@ std::optional<admission_error> scheduler::add_request(std::string request_id,
   }
   if (num_prompt == 0) return error(code::empty_prompt, "the prompt is empty");
   if (num_prompt >= options_.max_model_len) {
-    return error(code::prompt_too_long,
-                 "the prompt has " + std::to_string(num_prompt) +
-                     " tokens; this model's maximum context length is " +
-                     std::to_string(options_.max_model_len) + ", which leaves no room to generate");
+    return error(code::prompt_too_long, "the prompt has " + std::to_string(num_prompt) +
+                                            " tokens; this model's maximum context length is " +
+                                            std::to_string(options_.max_model_len) +
+                                            ", which leaves no room to generate");
   }
   int32_t num_blocks = (num_prompt + options_.block_size - 1) / options_.block_size;
   if (num_blocks > options_.num_device_blocks) {
@@ -233,7 +233,9 @@ std::string to_string(const scheduler_event& event) {
       line += " preempted (recompute";
       line += event.swap_space_full ? ": CPU swap space full)" : ")";
       break;
-    case scheduler_event::kind::preempted_by_swap: line += " preempted (swapped to CPU)"; break;
+    case scheduler_event::kind::preempted_by_swap:
+      line += " preempted (swapped to CPU)";
+      break;
     case scheduler_event::kind::out_of_kv_cache:
       line += " finished: it alone outgrows the KV cache";
       break;

@@ -13,8 +13,10 @@ bool priority_policy::before(const request& a, const request& b) const {
 
 std::unique_ptr<queue_policy> make_queue_policy(scheduling_policy policy) {
   switch (policy) {
-    case scheduling_policy::priority: return std::make_unique<priority_policy>();
-    case scheduling_policy::fcfs: break;
+    case scheduling_policy::priority:
+      return std::make_unique<priority_policy>();
+    case scheduling_policy::fcfs:
+      break;
   }
   return std::make_unique<fcfs_policy>();
 }

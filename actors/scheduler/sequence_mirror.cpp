@@ -34,8 +34,8 @@ std::vector<batch_sequence> sequence_mirror::apply(const step_plan& plan) {
     b.params = &s.params;
     b.num_prompt_tokens = s.num_prompt_tokens;
     b.start_position = work.num_computed_tokens;
-    b.token_ids = std::span<const int32_t>(s.token_ids).subspan(work.num_computed_tokens,
-                                                                 work.num_scheduled_tokens);
+    b.token_ids = std::span<const int32_t>(s.token_ids)
+                      .subspan(work.num_computed_tokens, work.num_scheduled_tokens);
     b.all_token_ids = s.token_ids;
     b.block_table = s.block_table;
     b.num_samples = work.num_samples;

@@ -18,14 +18,14 @@ namespace actorllm {
 struct batch_sequence {
   seq_id seq = 0;
   const std::string* request_id = nullptr;
-  int32_t index = 0;                        ///< sample index in [0, n)
+  int32_t index = 0;  ///< sample index in [0, n)
   const sampling_params* params = nullptr;
   int32_t num_prompt_tokens = 0;
-  int32_t start_position = 0;               ///< position of token_ids[0]
-  std::span<const int32_t> token_ids;       ///< to compute: positions [start, start + size)
-  std::span<const int32_t> all_token_ids;   ///< prompt + generated so far (penalties)
-  std::span<const block_id> block_table;    ///< position p lives in block_table[p / block_size]
-  int32_t num_samples = 0;                  ///< tokens to sample from the last position
+  int32_t start_position = 0;              ///< position of token_ids[0]
+  std::span<const int32_t> token_ids;      ///< to compute: positions [start, start + size)
+  std::span<const int32_t> all_token_ids;  ///< prompt + generated so far (penalties)
+  std::span<const block_id> block_table;   ///< position p lives in block_table[p / block_size]
+  int32_t num_samples = 0;                 ///< tokens to sample from the last position
 };
 
 class sequence_mirror {

@@ -35,20 +35,20 @@ struct scheduled_sequence {
   /// 0: a prefill chunk that does not reach the end (no token yet); 1: the usual; n: the first
   /// sampling of a request with n > 1 (one draw per sample index, from the same logits).
   int32_t num_samples = 0;
-  std::vector<int32_t> new_token_ids;  ///< tokens the workers have not seen (all of a new one)
-  std::vector<block_id> new_block_ids; ///< appended to the block table, or the whole table
-  bool replace_table = false;          ///< new_block_ids is the whole table (after a swap-in,
-                                       ///< a recompute or a copy-on-write)
+  std::vector<int32_t> new_token_ids;   ///< tokens the workers have not seen (all of a new one)
+  std::vector<block_id> new_block_ids;  ///< appended to the block table, or the whole table
+  bool replace_table = false;           ///< new_block_ids is the whole table (after a swap-in,
+                                        ///< a recompute or a copy-on-write)
 };
 
 struct step_plan {
   uint64_t step = 0;
   std::vector<new_sequence> new_seqs;
-  std::vector<scheduled_sequence> seqs;       ///< in scheduling order
-  std::vector<block_copy> blocks_to_swap_out; ///< (device src, cpu dst)
-  std::vector<block_copy> blocks_to_swap_in;  ///< (cpu src, device dst)
-  std::vector<block_copy> blocks_to_copy;     ///< (device src, device dst), copy-on-write
-  std::vector<seq_id> finished_seq_ids;       ///< finished or aborted since the last plan
+  std::vector<scheduled_sequence> seqs;        ///< in scheduling order
+  std::vector<block_copy> blocks_to_swap_out;  ///< (device src, cpu dst)
+  std::vector<block_copy> blocks_to_swap_in;   ///< (cpu src, device dst)
+  std::vector<block_copy> blocks_to_copy;      ///< (device src, device dst), copy-on-write
+  std::vector<seq_id> finished_seq_ids;        ///< finished or aborted since the last plan
   int32_t num_scheduled_tokens = 0;
 
   /// Nothing for the workers to compute (a plan may still carry finished ids to forget).

@@ -1,0 +1,22 @@
+#include "actors/cache_engine/cache_engine_actor.hpp"
+
+namespace actorllm {
+
+cache_engine_actor::behavior_type cache_engine(
+    cache_engine_actor::stateful_pointer<cache_engine_state> self,
+    std::function<void(const cache_report&)> publish) {
+  self->state.publish = std::move(publish);
+  return {
+      [self](cache_atom, const cache_report& report) {
+        auto& s = self->state;
+        s.last = report;
+        s.num_blocks_swapped_in += report.num_swapped_in;
+        s.num_blocks_swapped_out += report.num_swapped_out;
+        s.num_blocks_copied += report.num_copied;
+        if (s.publish) s.publish(report);
+      },
+      [self](stats_atom) { return self->state.last; },
+  };
+}
+
+}  // namespace actorllm

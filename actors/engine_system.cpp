@@ -1,0 +1,137 @@
+#include "actors/engine_system.hpp"
+
+#include <caf/io/all.hpp>
+#include <cstdio>
+
+#include "actors/cache_engine/cache_engine_actor.hpp"
+#include "actors/gpu_worker/gpu_worker_actor.hpp"
+#include "actors/request_router/request_router_actor.hpp"
+
+namespace actorllm {
+
+engine_actor_config::engine_actor_config() {
+  register_message_types(*this);
+  load<caf::io::middleman>();
+  // NOTE: the step's math runs on its own OpenMP threads inside the (detached) worker; the
+  // actors' own work is light, so two scheduler threads suffice and steal little.
+  set("scheduler.max-threads", 2);
+  set("logger.console", caf::atom("none"));
+}
+
+engine_system::engine_system(const engine_config& config)
+    : system_(actor_config_),
+      setup_(std::make_unique<engine_setup>(engine_setup::load(config))),
+      prompts_(std::make_shared<prompt_builder>(setup_->make_prompt_builder())),
+      step_hook_(std::make_shared<std::function<void(int32_t, const scheduler_stats&, double)>>()),
+      cache_hook_(std::make_shared<std::function<void(int32_t, const cache_report&)>>()) {
+  auto remote_factory = [this](caf::actor_system&, worker_actor worker, const worker_info& info,
+                               int32_t index) {
+    scheduler_options options = setup_->scheduler;
+    options.num_device_blocks = info.num_device_blocks;
+    options.num_cpu_blocks = info.num_cpu_blocks;
+    // A remote worker cannot be respawned from here: if it dies, its replica ends its requests.
+    return spawn_replica(index, {std::move(worker)}, nullptr, options);
+  };
+  router_ = system_.spawn(request_router, prompts_, std::vector<scheduler_actor>{}, remote_factory);
+  owned_.push_back(caf::actor_cast<caf::actor>(router_));
+  for (int32_t i = 0; i < config.parallel.replicas; ++i) add_replica();
+
+  model_info info{setup_->served_model_name, config.model.model, setup_->max_model_len,
+                  static_cast<int64_t>(std::time(nullptr))};
+  client_ = std::make_unique<engine_client>(system_, router_, std::move(info), nullptr);
+}
+
+engine_system::~engine_system() { shutdown(); }
+
+worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank) {
+  const std::string name = "replica" + std::to_string(replica) + "-worker" + std::to_string(rank);
+  // Detached: the forward pass occupies its own thread, never one of the actors' scheduler threads.
+  auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->model, setup_->runner, name);
+  owned_.push_back(caf::actor_cast<caf::actor>(worker));
+  return worker;
+}
+
+scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_actor> workers,
+                                             worker_factory respawn, scheduler_options options) {
+  auto cache_hook = cache_hook_;
+  auto cache = system_.spawn(cache_engine, [cache_hook, index](const cache_report& r) {
+    if (*cache_hook) (*cache_hook)(index, r);
+  });
+  scheduler_hooks hooks;
+  auto step_hook = step_hook_;
+  hooks.on_step = [step_hook, index](const scheduler_stats& s, double seconds) {
+    if (*step_hook) (*step_hook)(index, s, seconds);
+  };
+  auto scheduler = system_.spawn(scheduler_shell, options, std::move(workers), cache,
+                                 caf::actor_cast<output_sink_actor>(router_), std::move(respawn),
+                                 std::move(hooks), index);
+  owned_.push_back(caf::actor_cast<caf::actor>(cache));
+  owned_.push_back(caf::actor_cast<caf::actor>(scheduler));
+  return scheduler;
+}
+
+int32_t engine_system::add_replica() {
+  const int32_t index = num_replicas_++;
+  std::vector<worker_actor> workers;
+  // NOTE: tensor parallelism on the CPU backend is not sharded yet: one worker per replica.
+  workers.push_back(spawn_local_worker(index, 0));
+  initial_workers_.push_back(workers);
+  worker_factory respawn = [this, index](caf::actor_system&, int32_t rank) {
+    return spawn_local_worker(index, rank);
+  };
+  auto scheduler = spawn_replica(index, std::move(workers), std::move(respawn), setup_->scheduler);
+  caf::scoped_actor self{system_};
+  int32_t assigned = -1;
+  self->request(router_, std::chrono::seconds(30), replica_atom::value, scheduler)
+      .receive([&](int32_t i) { assigned = i; },
+               [&](caf::error& e) { std::fprintf(stderr, "add_replica: %s\n", to_string(e).c_str()); });
+  return assigned;
+}
+
+bool engine_system::drain_replica(int32_t index) {
+  caf::scoped_actor self{system_};
+  bool ok = false;
+  self->request(router_, std::chrono::seconds(30), drain_atom::value, index)
+      .receive([&](bool b) { ok = b; }, [&](caf::error&) {});
+  return ok;
+}
+
+std::vector<replica_stats> engine_system::stats() {
+  caf::scoped_actor self{system_};
+  std::vector<replica_stats> out;
+  self->request(router_, std::chrono::seconds(30), stats_atom::value)
+      .receive([&](std::vector<replica_stats>& s) { out = std::move(s); }, [&](caf::error&) {});
+  return out;
+}
+
+std::vector<worker_actor> engine_system::initial_workers(int32_t replica) const {
+  return initial_workers_.at(replica);
+}
+
+std::variant<uint16_t, std::string> engine_system::publish(uint16_t port, const std::string& host) {
+  auto bound = caf::io::publish(router_, port, host.empty() ? nullptr : host.c_str(), true);
+  if (!bound) return to_string(bound.error());
+  return *bound;
+}
+
+void engine_system::set_step_hook(std::function<void(int32_t, const scheduler_stats&, double)> hook) {
+  *step_hook_ = std::move(hook);
+}
+
+void engine_system::set_cache_hook(std::function<void(int32_t, const cache_report&)> hook) {
+  *cache_hook_ = std::move(hook);
+}
+
+void engine_system::shutdown() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (client_) client_->set_healthy(false);
+  client_.reset();
+  // Self-ticking schedulers keep the system alive: tell everyone to exit, then wait.
+  for (auto& a : owned_) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  owned_.clear();
+  initial_workers_.clear();
+  system_.await_all_actors_done();
+}
+
+}  // namespace actorllm

@@ -1,0 +1,197 @@
+#pragma once
+/// Every message that crosses an actor boundary, in one place: the atoms, the structs that
+/// are not already defined by a core, and one inspect() per type so that CAF can copy,
+/// print and serialize them (the last for workers and replicas in other processes).
+#include <caf/all.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "actors/common/generate_request.hpp"
+#include "actors/common/sampling_params.hpp"
+#include "actors/scheduler/scheduler.hpp"
+#include "actors/scheduler/step_plan.hpp"
+
+namespace actorllm {
+
+// --- atoms (at most 10 characters) ---------------------------------------------------------
+using tick_atom = caf::atom_constant<caf::atom("tick")>;            ///< scheduler: run one step
+using step_atom = caf::atom_constant<caf::atom("step")>;            ///< worker: execute a plan
+using add_atom = caf::atom_constant<caf::atom("add")>;              ///< scheduler: queue a request
+using abort_atom = caf::atom_constant<caf::atom("abort")>;          ///< any: stop a request
+using generate_atom = caf::atom_constant<caf::atom("generate")>;    ///< router/gateway: new request
+using outputs_atom = caf::atom_constant<caf::atom("outputs")>;      ///< deltas downstream
+using stats_atom = caf::atom_constant<caf::atom("stats")>;          ///< ask for a stats snapshot
+using cache_atom = caf::atom_constant<caf::atom("cache")>;          ///< scheduler -> cache_engine report
+using tokenize_atom = caf::atom_constant<caf::atom("tokenize")>;
+using detok_atom = caf::atom_constant<caf::atom("detokenize")>;
+using replica_atom = caf::atom_constant<caf::atom("replica")>;      ///< router: add a replica
+using drain_atom = caf::atom_constant<caf::atom("drain")>;          ///< router: stop using a replica
+using join_atom = caf::atom_constant<caf::atom("join")>;            ///< remote worker joins a head
+using info_atom = caf::atom_constant<caf::atom("info")>;            ///< worker: describe yourself
+
+// --- structs owned by the actor layer ------------------------------------------------------
+
+/// A tokenized request on its way from the router to a scheduler.
+struct engine_request {
+  std::string request_id;
+  std::vector<int32_t> prompt_token_ids;
+  sampling_params params;
+};
+
+/// The scheduler's answer to add_request: empty error means queued.
+struct admission_reply {
+  std::string error;
+  int32_t status = 0;  ///< HTTP status for the error (400, 503)
+};
+
+/// What a worker holds; the scheduler sizes its block manager from it.
+struct worker_info {
+  std::string name;
+  int32_t num_device_blocks = 0;
+  int32_t num_cpu_blocks = 0;
+  int32_t block_size = 16;
+  std::string device;  ///< "cpu" or "cuda:N"
+};
+
+/// One step's cache facts, sent by the scheduler to its cache_engine once per step.
+struct cache_report {
+  uint64_t step = 0;
+  pool_stats device;
+  pool_stats cpu;
+  int64_t prefix_cache_queries = 0;
+  int64_t prefix_cache_hits = 0;
+  int32_t num_swapped_in = 0;    ///< blocks this step
+  int32_t num_swapped_out = 0;
+  int32_t num_copied = 0;
+};
+
+/// A replica's state for the router and for /metrics.
+struct replica_stats {
+  int32_t replica = 0;
+  scheduler_stats scheduler;
+  uint64_t num_steps = 0;
+  double last_step_seconds = 0;
+  int32_t num_worker_restarts = 0;
+  bool alive = true;
+};
+
+struct tokenize_reply {
+  std::vector<int32_t> tokens;
+  std::string error;
+  int32_t status = 0;
+};
+
+// --- inspect() ------------------------------------------------------------------------------
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
+  bool has_seed = x.seed.has_value();
+  uint64_t seed = x.seed.value_or(0);
+  return f(caf::meta::type_name("sampling_params"), x.n, x.temperature, x.top_p, x.top_k, x.min_p,
+           x.presence_penalty, x.frequency_penalty, x.repetition_penalty, x.logit_bias, has_seed,
+           seed, x.max_tokens, x.min_tokens, x.ignore_eos, x.stop_token_ids, x.stop, x.logprobs,
+           x.prompt_logprobs, x.skip_special_tokens, x.priority,
+           caf::meta::load_callback([&]() -> caf::error {
+             x.seed = has_seed ? std::optional<uint64_t>(seed) : std::nullopt;
+             return caf::none;
+           }));
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
+  return f(caf::meta::type_name("generate_request"), x.request_id, x.kind, x.text, x.token_ids,
+           x.chat_json, x.add_generation_prompt, x.add_special_tokens, x.echo, x.params, x.model);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, token_logprob& x) {
+  return f(caf::meta::type_name("token_logprob"), x.token_id, x.logprob, x.top_ids, x.top_logprobs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, request_output& x) {
+  return f(caf::meta::type_name("request_output"), x.request_id, x.index, x.text, x.token_ids,
+           x.token_texts, x.logprobs, x.finish, x.stop_reason, x.num_prompt_tokens,
+           x.num_generated_tokens, x.num_cached_tokens, x.error, x.error_status);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, block_copy& x) {
+  return f(caf::meta::type_name("block_copy"), x.src, x.dst);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, new_sequence& x) {
+  return f(caf::meta::type_name("new_sequence"), x.request_id, x.seq, x.index, x.num_prompt_tokens,
+           x.params);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scheduled_sequence& x) {
+  return f(caf::meta::type_name("scheduled_sequence"), x.seq, x.num_computed_tokens,
+           x.num_scheduled_tokens, x.num_samples, x.new_token_ids, x.new_block_ids, x.replace_table);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
+  return f(caf::meta::type_name("step_plan"), x.step, x.new_seqs, x.seqs, x.blocks_to_swap_out,
+           x.blocks_to_swap_in, x.blocks_to_copy, x.finished_seq_ids, x.num_scheduled_tokens);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sequence_sample& x) {
+  return f(caf::meta::type_name("sequence_sample"), x.seq, x.token_ids, x.logprobs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, step_result& x) {
+  return f(caf::meta::type_name("step_result"), x.step, x.seqs);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, engine_request& x) {
+  return f(caf::meta::type_name("engine_request"), x.request_id, x.prompt_token_ids, x.params);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, admission_reply& x) {
+  return f(caf::meta::type_name("admission_reply"), x.error, x.status);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_info& x) {
+  return f(caf::meta::type_name("worker_info"), x.name, x.num_device_blocks, x.num_cpu_blocks,
+           x.block_size, x.device);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pool_stats& x) {
+  return f(caf::meta::type_name("pool_stats"), x.num_blocks, x.num_used, x.num_free, x.num_cached);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cache_report& x) {
+  return f(caf::meta::type_name("cache_report"), x.step, x.device, x.cpu, x.prefix_cache_queries,
+           x.prefix_cache_hits, x.num_swapped_in, x.num_swapped_out, x.num_copied);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
+  return f(caf::meta::type_name("scheduler_stats"), x.num_waiting, x.num_running, x.num_swapped,
+           x.num_preemptions, x.num_scheduled_tokens, x.num_scheduled_seqs, x.prefix_cache_queries,
+           x.prefix_cache_hits, x.device, x.cpu);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, replica_stats& x) {
+  return f(caf::meta::type_name("replica_stats"), x.replica, x.scheduler, x.num_steps,
+           x.last_step_seconds, x.num_worker_restarts, x.alive);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, tokenize_reply& x) {
+  return f(caf::meta::type_name("tokenize_reply"), x.tokens, x.error, x.status);
+}
+
+}  // namespace actorllm

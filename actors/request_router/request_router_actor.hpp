@@ -1,0 +1,53 @@
+#pragma once
+/// The router shell: validates and tokenizes requests (prompt_builder), picks a replica
+/// (replica_set), and turns each replica's outputs into client deltas (output_processor:
+/// detokenization, stop strings, echo), one message per client per batch of outputs. A stop
+/// string that ends a request sends `abort` to its scheduler so its blocks are freed at once.
+/// Replicas are monitored: when one dies, its requests end with an error.
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/actor_types.hpp"
+#include "actors/request_router/output_processor.hpp"
+#include "actors/request_router/prompt_builder.hpp"
+#include "actors/request_router/replica_set.hpp"
+
+namespace actorllm {
+
+/// Builds a replica around a worker that joined from another process; returns its scheduler.
+using remote_replica_factory =
+    std::function<scheduler_actor(caf::actor_system&, worker_actor worker, const worker_info& info,
+                                  int32_t replica)>;
+
+struct router_request {
+  output_processor processor;
+  output_sink_actor client;
+  int32_t replica = 0;
+  int64_t charged_tokens = 0;
+  int32_t num_choices = 1;
+  int32_t num_finished_by_engine = 0;
+};
+
+struct router_state {
+  // Not an aggregate: CAF would try to build the state from the actor pointer (C++20
+  // parenthesized aggregate init).
+  router_state() = default;
+
+  std::shared_ptr<prompt_builder> prompts;
+  replica_set replicas;
+  std::vector<scheduler_actor> schedulers;
+  std::map<std::string, router_request> requests;
+  remote_replica_factory make_remote_replica;
+  static inline const char* name = "request_router";
+};
+
+router_actor::behavior_type request_router(router_actor::stateful_pointer<router_state> self,
+                                           std::shared_ptr<prompt_builder> prompts,
+                                           std::vector<scheduler_actor> schedulers,
+                                           remote_replica_factory make_remote_replica);
+
+}  // namespace actorllm

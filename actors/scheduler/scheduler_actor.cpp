@@ -1,0 +1,187 @@
+#include "actors/scheduler/scheduler_actor.hpp"
+
+#include <cstdio>
+#include <unordered_map>
+
+namespace actorllm {
+
+namespace {
+
+using self_ptr = scheduler_actor::stateful_pointer<scheduler_actor_state>;
+
+/// A step may be long on a big model, but never infinite: a worker in another process that
+/// froze must not hang the replica (requests to a dead peer do not fail by themselves).
+constexpr auto step_timeout = std::chrono::minutes(5);
+
+/// Live choices per request, to end every request with an error if the workers are gone.
+struct live_requests {
+  std::unordered_map<std::string, int32_t> num_open_choices;
+  void add(const std::string& id, int32_t n) { num_open_choices[id] = n; }
+  void observe(const std::vector<request_output>& outs) {
+    for (const auto& o : outs) {
+      if (o.finish == finish_reason::none) continue;
+      auto it = num_open_choices.find(o.request_id);
+      if (it != num_open_choices.end() && --it->second <= 0) num_open_choices.erase(it);
+    }
+  }
+};
+
+struct shell_extras {
+  live_requests live;
+  uint64_t epoch = 0;  // bumped when the workers are replaced; older replies are ignored
+};
+
+
+void emit(self_ptr self, std::vector<request_output> outs, shell_extras& extras) {
+  if (outs.empty()) return;
+  extras.live.observe(outs);
+  self->send(self->state.sink, outputs_atom::value, std::move(outs));
+}
+
+void log_events(self_ptr self) {
+  for (const auto& event : self->state.core->take_events()) {
+    if (self->state.hooks.on_event) self->state.hooks.on_event(event);
+    else std::fprintf(stderr, "replica %d: %s\n", self->state.replica, to_string(event).c_str());
+  }
+}
+
+void wake(self_ptr self) {
+  auto& st = self->state;
+  if (st.tick_pending || st.step_in_flight || !st.core->has_work()) return;
+  st.tick_pending = true;
+  self->send(self, tick_atom::value);
+}
+
+}  // namespace
+
+scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options options,
+                                               std::vector<worker_actor> workers,
+                                               cache_engine_actor cache, output_sink_actor sink,
+                                               worker_factory respawn, scheduler_hooks hooks,
+                                               int32_t replica) {
+  auto& st = self->state;
+  st.core = std::make_unique<scheduler>(options);
+  st.workers = std::move(workers);
+  st.cache = std::move(cache);
+  st.sink = std::move(sink);
+  st.respawn = std::move(respawn);
+  st.hooks = std::move(hooks);
+  st.replica = replica;
+  for (const auto& w : st.workers) self->monitor(w);
+  auto extras = std::make_shared<shell_extras>();
+
+  // Replaces every worker's state: the core recomputes all requests on fresh workers.
+  auto on_worker_failure = [self, extras](const std::string& why) {
+    auto& st = self->state;
+    ++extras->epoch;
+    st.step_in_flight = false;
+    st.core->reset_workers();
+    ++st.num_worker_restarts;
+    std::fprintf(stderr, "replica %d: worker lost (%s); requeueing every request for recompute\n",
+                 st.replica, why.c_str());
+    bool ok = static_cast<bool>(st.respawn);
+    for (int32_t rank = 0; ok && rank < static_cast<int32_t>(st.workers.size()); ++rank) {
+      self->demonitor(st.workers[rank].address());
+      auto fresh = st.respawn(self->system(), rank);
+      if (!fresh) {
+        ok = false;
+        break;
+      }
+      self->monitor(fresh);
+      st.workers[rank] = std::move(fresh);
+    }
+    if (!ok) {
+      std::vector<std::string> ids;
+      for (const auto& [id, n] : extras->live.num_open_choices) ids.push_back(id);
+      for (const auto& id : ids) {
+        auto outs = st.core->abort(id);
+        for (auto& o : outs) {
+          o.finish = finish_reason::error;
+          o.error = "the engine's worker failed: " + why;
+          o.error_status = 500;
+        }
+        emit(self, std::move(outs), *extras);
+      }
+      self->quit(caf::sec::runtime_error);
+      return;
+    }
+    wake(self);
+  };
+
+  auto finish_step = [self, extras](const step_result& result) {
+    auto& st = self->state;
+    st.step_in_flight = false;
+    st.last_step_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - st.step_started).count();
+    ++st.num_steps;
+    emit(self, st.core->update(result), *extras);
+    const auto stats = st.core->stats();
+    cache_report report{result.step, stats.device, stats.cpu, stats.prefix_cache_queries,
+                        stats.prefix_cache_hits, 0, 0, 0};
+    self->send(st.cache, cache_atom::value, std::move(report));
+    if (st.hooks.on_step) st.hooks.on_step(stats, st.last_step_seconds);
+    log_events(self);
+    wake(self);
+  };
+
+  self->set_down_handler([self, on_worker_failure](caf::down_msg& msg) {
+    // A shutdown takes the workers down on purpose: nothing to recover.
+    if (msg.reason == caf::exit_reason::user_shutdown) return self->quit(msg.reason);
+    for (const auto& w : self->state.workers)
+      if (w.address() == msg.source) return on_worker_failure(to_string(msg.reason));
+  });
+
+  return {
+      [self, extras](add_atom, engine_request& req) -> admission_reply {
+        const int32_t n = std::max(1, req.params.n);
+        auto refused = self->state.core->add_request(req.request_id, std::move(req.prompt_token_ids), req.params);
+        if (refused) {
+          const int32_t status = refused->kind == admission_error::code::queue_full ? 503 : 400;
+          return {refused->message, status};
+        }
+        extras->live.add(req.request_id, n);
+        wake(self);
+        return {};
+      },
+      [self, extras](abort_atom, const std::string& id) {
+        emit(self, self->state.core->abort(id), *extras);
+        wake(self);
+      },
+      [self, extras, finish_step, on_worker_failure](tick_atom) {
+        auto& st = self->state;
+        st.tick_pending = false;
+        if (st.step_in_flight || !st.core->has_work()) return;
+        step_plan plan = st.core->schedule();
+        log_events(self);
+        st.step_started = std::chrono::steady_clock::now();
+        const bool workers_needed = !plan.seqs.empty() || !plan.finished_seq_ids.empty() ||
+                                    !plan.blocks_to_swap_out.empty();
+        if (!workers_needed) return finish_step(step_result{plan.step, {}});
+        st.step_in_flight = true;
+        // Every worker of the replica gets the plan; rank 0's result is the step's result.
+        auto num_pending = std::make_shared<size_t>(st.workers.size());
+        auto result = std::make_shared<step_result>();
+        const uint64_t epoch = extras->epoch;
+        for (size_t rank = 0; rank < st.workers.size(); ++rank) {
+          self->request(st.workers[rank], step_timeout, step_atom::value, plan)
+              .then(
+                  [=](step_result& r) {
+                    if (extras->epoch != epoch) return;  // from workers replaced since
+                    if (rank == 0) *result = std::move(r);
+                    if (--*num_pending == 0) finish_step(*result);
+                  },
+                  [=](caf::error& e) {
+                    if (extras->epoch != epoch) return;
+                    on_worker_failure(to_string(e));
+                  });
+        }
+      },
+      [self](stats_atom) {
+        auto& st = self->state;
+        return replica_stats{st.replica, st.core->stats(), st.num_steps, st.last_step_seconds,
+                             st.num_worker_restarts, true};
+      },
+  };
+}
+
+}  // namespace actorllm

@@ -1,0 +1,58 @@
+#pragma once
+/// The scheduler shell of one engine replica. add_request wakes it; each `tick` runs one step:
+/// plan (the core), send the plan to every worker of the replica, and on their result update
+/// the core, emit the outputs to the router in one message, report the step's cache facts to
+/// the cache_engine, and send itself the next tick while work remains. An idle scheduler gets
+/// no messages at all.
+///
+/// Supervision: the workers are monitored. When one dies (or fails a step), the core forgets
+/// the workers' state (every request recomputes), a fresh worker is spawned from the factory,
+/// and the loop goes on; with no factory, or when respawning fails, every request ends with
+/// an error. No request hangs and no block leaks.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "actors/actor_types.hpp"
+#include "actors/scheduler/scheduler.hpp"
+
+namespace actorllm {
+
+/// Spawns a replacement worker for rank `rank`; returns an invalid handle when it cannot.
+using worker_factory = std::function<worker_actor(caf::actor_system& system, int32_t rank)>;
+
+struct scheduler_hooks {
+  /// Called after each step with the core's stats and the step's wall time (metrics).
+  std::function<void(const scheduler_stats&, double step_seconds)> on_step;
+  /// Called with each event (preemptions) worth a log line.
+  std::function<void(const scheduler_event&)> on_event;
+};
+
+struct scheduler_actor_state {
+  // Not an aggregate: CAF would try to build the state from the actor pointer (C++20
+  // parenthesized aggregate init).
+  scheduler_actor_state() = default;
+
+  std::unique_ptr<scheduler> core;
+  std::vector<worker_actor> workers;
+  cache_engine_actor cache;
+  output_sink_actor sink;
+  worker_factory respawn;
+  scheduler_hooks hooks;
+  int32_t replica = 0;
+  bool tick_pending = false;
+  bool step_in_flight = false;
+  uint64_t num_steps = 0;
+  double last_step_seconds = 0;
+  int32_t num_worker_restarts = 0;
+  std::chrono::steady_clock::time_point step_started;
+  static inline const char* name = "scheduler";
+};
+
+scheduler_actor::behavior_type scheduler_shell(
+    scheduler_actor::stateful_pointer<scheduler_actor_state> self, scheduler_options options,
+    std::vector<worker_actor> workers, cache_engine_actor cache, output_sink_actor sink,
+    worker_factory respawn, scheduler_hooks hooks, int32_t replica);
+
+}  // namespace actorllm

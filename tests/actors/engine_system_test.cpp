@@ -1,0 +1,141 @@
+// The engine through its actors: golden output, 64 concurrent requests equal to their solo
+// runs with real batching, abort frees blocks, a killed worker recovers, replicas.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "actors/engine_system.hpp"
+#include "tests/common/test_data.hpp"
+
+namespace actorllm {
+namespace {
+
+engine_config base_config() {
+  engine_config c;
+  c.model.model = testing::stories260k_dir().string();
+  c.cache.num_gpu_blocks_override = 512;
+  c.cache.num_cpu_blocks_override = 64;
+  c.parallel.cpu_threads = 1;
+  return c;
+}
+
+generate_request ids_request(std::string id, std::vector<int32_t> ids, int max_tokens) {
+  generate_request r;
+  r.request_id = std::move(id);
+  r.kind = prompt_kind::token_ids;
+  r.token_ids = std::move(ids);
+  r.params.temperature = 0;
+  r.params.max_tokens = max_tokens;
+  r.params.ignore_eos = true;
+  return r;
+}
+
+std::vector<generate_request> varied(int count, int max_tokens) {
+  std::vector<generate_request> rs;
+  for (int i = 0; i < count; ++i) {
+    std::vector<int32_t> ids{1};
+    for (int j = 0; j < 1 + (i * 7) % 40; ++j) ids.push_back(3 + (i * 53 + j * 29) % 500);
+    rs.push_back(ids_request("q" + std::to_string(i), ids, max_tokens - i % 9));
+  }
+  return rs;
+}
+
+/// Waits until every replica is idle with no block in use (or times out).
+bool wait_idle(engine_system& e) {
+  for (int i = 0; i < 200; ++i) {
+    bool idle = true;
+    for (const auto& s : e.stats())
+      idle &= s.scheduler.num_running + s.scheduler.num_waiting + s.scheduler.num_swapped == 0 &&
+              s.scheduler.device.num_used == 0;
+    if (idle) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST(engine_system, golden_greedy_through_the_actors) {
+  engine_system engine(base_config());
+  std::ifstream in(testing::stories260k_dir() / "golden_greedy.json");
+  const auto g = nlohmann::json::parse(in);
+  const auto out = engine.client().generate({ids_request("g", {1}, 120)});
+  EXPECT_EQ(out[0][0].token_ids, g["output_token_ids"].get<std::vector<int32_t>>());
+  EXPECT_EQ(out[0][0].text, g["output_text"].get<std::string>());
+  EXPECT_TRUE(wait_idle(engine));
+}
+
+TEST(engine_system, sixty_four_concurrent_requests_match_their_solo_runs) {
+  const auto requests = varied(64, 32);
+  std::vector<std::vector<int32_t>> alone;
+  engine_system engine(base_config());
+  for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
+  const auto steps_before = engine.stats()[0].num_steps;
+  const auto together = engine.client().generate(requests);
+  const auto steps = engine.stats()[0].num_steps - steps_before;
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(together[i][0].token_ids, alone[i]) << i;
+  // Continuous batching: far fewer steps than one request at a time would take.
+  size_t total_tokens = 0;
+  for (const auto& r : requests) total_tokens += r.params.max_tokens;
+  EXPECT_LT(steps * 4, total_tokens) << "steps " << steps;
+  EXPECT_TRUE(wait_idle(engine));
+}
+
+TEST(engine_system, abort_stops_within_a_step_and_frees_every_block) {
+  engine_system engine(base_config());
+  std::atomic<int> num_deltas{0};
+  std::atomic<bool> done{false};
+  finish_reason reason = finish_reason::none;
+  auto r = ids_request("long", {1}, 400);
+  engine.client().submit(r, [&](request_output out) {
+    ++num_deltas;
+    if (out.finish != finish_reason::none) {
+      reason = out.finish;
+      done = true;
+    }
+  });
+  while (num_deltas < 5) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  engine.client().abort("long");
+  for (int i = 0; i < 500 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  ASSERT_TRUE(done);
+  EXPECT_EQ(reason, finish_reason::abort);
+  EXPECT_LT(num_deltas.load(), 400);
+  EXPECT_TRUE(wait_idle(engine));
+}
+
+TEST(engine_system, a_killed_worker_is_replaced_and_requests_complete) {
+  engine_system engine(base_config());
+  const auto requests = varied(8, 60);
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
+  std::vector<std::vector<request_output>> out;
+  std::thread run([&] { out = engine.client().generate(requests); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  caf::anon_send_exit(engine.initial_workers(0)[0], caf::exit_reason::kill);
+  run.join();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ASSERT_NE(out[i][0].finish, finish_reason::none);
+    if (out[i][0].finish != finish_reason::error) EXPECT_EQ(out[i][0].token_ids, alone[i]) << i;
+  }
+  EXPECT_EQ(engine.stats()[0].num_worker_restarts, 1);
+  EXPECT_TRUE(wait_idle(engine));
+}
+
+TEST(engine_system, two_replicas_serve_and_a_new_replica_takes_requests) {
+  auto c = base_config();
+  c.parallel.replicas = 2;
+  engine_system engine(c);
+  engine.client().generate(varied(16, 16));
+  auto stats = engine.stats();
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_GT(stats[0].num_steps, 0u);
+  EXPECT_GT(stats[1].num_steps, 0u);
+  EXPECT_TRUE(engine.drain_replica(0));
+  EXPECT_TRUE(engine.drain_replica(1));
+  EXPECT_EQ(engine.add_replica(), 2);
+  engine.client().generate(varied(4, 8));
+  EXPECT_GT(engine.stats()[2].num_steps, 0u);
+}
+
+}  // namespace
+}  // namespace actorllm
