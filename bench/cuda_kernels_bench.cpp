@@ -40,7 +40,7 @@ double time_ms(F&& fn, int warmup = 3, int iters = 10) {
 struct row {
   std::string name;
   double ms;
-  double rate;      // GB/s or TFLOP/s
+  double rate;  // GB/s or TFLOP/s
   const char* unit;
   double fraction;  // of the measured ceiling
 };
@@ -59,22 +59,20 @@ double measure_copy_bandwidth() {
   const size_t bytes = size_t{2} << 30;
   device_buffer a(bytes), b(bytes);
   CUDA_CHECK(cudaMemset(a.get(), 1, bytes));
-  const double ms = time_ms([&] {
-    CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice));
-  });
+  const double ms = time_ms(
+      [&] { CUDA_CHECK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice)); });
   const double gbs = 2.0 * bytes / (ms * 1e6);  // bytes read plus bytes written
   report("memcpy d2d 2 GiB (read + write)", ms, gbs, "GB/s", gbs);
   return gbs;
 }
 
-double gemm_tflops(gemm_context& gemm, int64_t n, int64_t in, int64_t out, dtype t,
-                   double peak, bool is_peak_probe = false) {
+double gemm_tflops(gemm_context& gemm, int64_t n, int64_t in, int64_t out, dtype t, double peak,
+                   bool is_peak_probe = false) {
   device_buffer x(n * in * dtype_size(t)), w(out * in * dtype_size(t)), y(n * out * dtype_size(t));
   fill_uniform(x.get(), n * in, -1.0f, 1.0f, 1, t, nullptr);
   fill_uniform(w.get(), out * in, -1.0f, 1.0f, 2, t, nullptr);
-  const double ms = time_ms([&] {
-    gemm.linear(x.get(), w.get(), nullptr, n, in, out, y.get(), t, nullptr);
-  });
+  const double ms =
+      time_ms([&] { gemm.linear(x.get(), w.get(), nullptr, n, in, out, y.get(), t, nullptr); });
   const double tflops = 2.0 * n * in * out / (ms * 1e9);
   const std::string name = std::string("gemm ") + dtype_name(t) + " n=" + std::to_string(n) +
                            " in=" + std::to_string(in) + " out=" + std::to_string(out);
@@ -164,8 +162,8 @@ void bench_prefill(int64_t num_seqs, int64_t len, double peak_tflops) {
   batch.max_seq_len = len;
   const double ms = time_ms(
       [&] {
-        paged_attention_prefill(q.get(), k.get(), v.get(), batch, num_heads, num_kv_heads,
-                                head_dim, block_size, 0.0884f, out.get(), t, nullptr);
+        paged_attention_prefill(q.get(), k.get(), v.get(), batch, num_heads, num_kv_heads, head_dim,
+                                block_size, 0.0884f, out.get(), t, nullptr);
       },
       1, 3);
   // Causal: about half of the len x len scores, two matmuls of 2 * head_dim flops each.
@@ -204,9 +202,10 @@ int main() {
     bench_decode(8, 4096, decode_path::automatic);
     bench_prefill(4, 2048, peak);
 
-    std::printf("{\"bench\":\"cuda_kernels\",\"device\":\"%s\",\"copy_gbs\":%.1f,"
-                "\"gemm_peak_tflops\":%.1f,\"rows\":[",
-                device_description().c_str(), copy_gbs, peak);
+    std::printf(
+        "{\"bench\":\"cuda_kernels\",\"device\":\"%s\",\"copy_gbs\":%.1f,"
+        "\"gemm_peak_tflops\":%.1f,\"rows\":[",
+        device_description().c_str(), copy_gbs, peak);
     for (size_t i = 0; i < rows.size(); ++i)
       std::printf("%s{\"name\":\"%s\",\"ms\":%.4f,\"rate\":%.2f,\"unit\":\"%s\",\"fraction\":%.4f}",
                   i ? "," : "", rows[i].name.c_str(), rows[i].ms, rows[i].rate, rows[i].unit,

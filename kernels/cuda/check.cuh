@@ -21,20 +21,20 @@ class cuda_error : public std::runtime_error {
 
 }  // namespace actorllm::cuda
 
-#define CUDA_CHECK(expr)                                                                \
-  do {                                                                                  \
-    const cudaError_t actorllm_cuda_status_ = (expr);                                   \
-    if (actorllm_cuda_status_ != cudaSuccess)                                           \
-      ::actorllm::cuda::throw_cuda_error(cudaGetErrorString(actorllm_cuda_status_),     \
-                                         #expr, __FILE__, __LINE__);                    \
+#define CUDA_CHECK(expr)                                                                   \
+  do {                                                                                     \
+    const cudaError_t actorllm_cuda_status_ = (expr);                                      \
+    if (actorllm_cuda_status_ != cudaSuccess)                                              \
+      ::actorllm::cuda::throw_cuda_error(cudaGetErrorString(actorllm_cuda_status_), #expr, \
+                                         __FILE__, __LINE__);                              \
   } while (0)
 
-#define CUBLAS_CHECK(expr)                                                              \
-  do {                                                                                  \
-    const cublasStatus_t actorllm_cublas_status_ = (expr);                              \
-    if (actorllm_cublas_status_ != CUBLAS_STATUS_SUCCESS)                               \
-      ::actorllm::cuda::throw_cuda_error(cublasGetStatusString(actorllm_cublas_status_), \
-                                         #expr, __FILE__, __LINE__);                    \
+#define CUBLAS_CHECK(expr)                                                                      \
+  do {                                                                                          \
+    const cublasStatus_t actorllm_cublas_status_ = (expr);                                      \
+    if (actorllm_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                       \
+      ::actorllm::cuda::throw_cuda_error(cublasGetStatusString(actorllm_cublas_status_), #expr, \
+                                         __FILE__, __LINE__);                                   \
   } while (0)
 
 /// Checks the launch just made (bad configuration, missing kernel image).

@@ -18,18 +18,18 @@ __global__ void convert_kernel(const S* __restrict__ src,  // (n)
 
 }  // namespace
 
-void convert(const void* src, dtype src_t, void* dst, dtype dst_t, int64_t n,
-             cudaStream_t stream) {
+void convert(const void* src, dtype src_t, void* dst, dtype dst_t, int64_t n, cudaStream_t stream) {
   if (n == 0 || (src == dst && src_t == dst_t)) return;
   if (src_t == dst_t) {
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n * dtype_size(src_t), cudaMemcpyDeviceToDevice, stream));
     return;
   }
   const int64_t blocks = std::min<int64_t>((n + 255) / 256, 65536);
-  ACTORLLM_DISPATCH_DTYPE(src_t, S,
-    ACTORLLM_DISPATCH_DTYPE(dst_t, D,
-      convert_kernel<S, D><<<blocks, 256, 0, stream>>>(static_cast<const S*>(src),
-                                                       static_cast<D*>(dst), n)));
+  ACTORLLM_DISPATCH_DTYPE(
+      src_t, S,
+      ACTORLLM_DISPATCH_DTYPE(dst_t, D,
+                              convert_kernel<S, D><<<blocks, 256, 0, stream>>>(
+                                  static_cast<const S*>(src), static_cast<D*>(dst), n)));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -51,7 +51,8 @@ void copy_blocks(const std::vector<void*>& k_caches, const std::vector<void*>& v
 
   const int64_t block_bytes = block_elems * dtype_size(t);
   const auto* dev_ptrs = static_cast<const uint64_t*>(scratch);
-  const auto* dev_pairs = reinterpret_cast<const int32_t*>(static_cast<uint8_t*>(scratch) + ptr_bytes);
+  const auto* dev_pairs =
+      reinterpret_cast<const int32_t*>(static_cast<uint8_t*>(scratch) + ptr_bytes);
   const dim3 grid(num_layers, num_pairs, 2);
   if (block_bytes % 16 == 0)
     copy_blocks_kernel<uint4><<<grid, 256, 0, stream>>>(dev_ptrs, dev_pairs, block_bytes / 16);

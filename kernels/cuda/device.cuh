@@ -39,7 +39,9 @@ class device_buffer {
 
   void* get() const { return ptr_; }
   template <typename T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   size_t size() const { return bytes_; }
 
   /// Copies `bytes` from host `src` (synchronously).
@@ -72,7 +74,9 @@ class pinned_buffer {
 
   void* get() const { return ptr_; }
   template <typename T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   size_t size() const { return bytes_; }
 
  private:

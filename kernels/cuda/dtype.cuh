@@ -9,13 +9,18 @@ namespace actorllm::cuda {
 enum class dtype { f32, f16, bf16 };
 
 /// Bytes per element.
-inline int64_t dtype_size(dtype t) { return t == dtype::f32 ? 4 : 2; }
+inline int64_t dtype_size(dtype t) {
+  return t == dtype::f32 ? 4 : 2;
+}
 
 inline const char* dtype_name(dtype t) {
   switch (t) {
-    case dtype::f32: return "f32";
-    case dtype::f16: return "f16";
-    case dtype::bf16: return "bf16";
+    case dtype::f32:
+      return "f32";
+    case dtype::f16:
+      return "f16";
+    case dtype::bf16:
+      return "bf16";
   }
   return "?";
 }
@@ -31,9 +36,13 @@ namespace actorllm::cuda {
 template <typename T>
 __device__ __forceinline__ float to_float(T x);
 template <>
-__device__ __forceinline__ float to_float<float>(float x) { return x; }
+__device__ __forceinline__ float to_float<float>(float x) {
+  return x;
+}
 template <>
-__device__ __forceinline__ float to_float<__half>(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float<__half>(__half x) {
+  return __half2float(x);
+}
 template <>
 __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 x) {
   return __bfloat162float(x);
@@ -42,9 +51,13 @@ __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 x) {
 template <typename T>
 __device__ __forceinline__ T from_float(float x);
 template <>
-__device__ __forceinline__ float from_float<float>(float x) { return x; }
+__device__ __forceinline__ float from_float<float>(float x) {
+  return x;
+}
 template <>
-__device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
+__device__ __forceinline__ __half from_float<__half>(float x) {
+  return __float2half_rn(x);
+}
 template <>
 __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
@@ -115,10 +128,19 @@ __device__ __forceinline__ float block_max(float v, float* scratch) {
 }  // namespace actorllm::cuda
 
 /// Runs the statements with T bound to the storage type of `t`.
-#define ACTORLLM_DISPATCH_DTYPE(t, T, ...)                                          \
-  switch (t) {                                                                      \
-    case ::actorllm::cuda::dtype::f32: { using T = float; __VA_ARGS__; } break;     \
-    case ::actorllm::cuda::dtype::f16: { using T = __half; __VA_ARGS__; } break;    \
-    case ::actorllm::cuda::dtype::bf16: { using T = __nv_bfloat16; __VA_ARGS__; } break; \
+#define ACTORLLM_DISPATCH_DTYPE(t, T, ...) \
+  switch (t) {                             \
+    case ::actorllm::cuda::dtype::f32: {   \
+      using T = float;                     \
+      __VA_ARGS__;                         \
+    } break;                               \
+    case ::actorllm::cuda::dtype::f16: {   \
+      using T = __half;                    \
+      __VA_ARGS__;                         \
+    } break;                               \
+    case ::actorllm::cuda::dtype::bf16: {  \
+      using T = __nv_bfloat16;             \
+      __VA_ARGS__;                         \
+    } break;                               \
   }
 #endif

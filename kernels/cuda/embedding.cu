@@ -6,7 +6,7 @@ namespace actorllm::cuda {
 namespace {
 
 template <typename T>
-__global__ void embedding_kernel(const T* __restrict__ table,  // (vocab, dim)
+__global__ void embedding_kernel(const T* __restrict__ table,      // (vocab, dim)
                                  const int32_t* __restrict__ ids,  // (n)
                                  int64_t dim, int64_t vocab,
                                  T* __restrict__ out) {  // (n, dim)
@@ -25,8 +25,8 @@ void embedding(const void* table, const int32_t* ids, int64_t n, int64_t dim, vo
                cudaStream_t stream, int64_t vocab) {
   if (n == 0) return;
   ACTORLLM_DISPATCH_DTYPE(t, T,
-    embedding_kernel<T><<<n, 256, 0, stream>>>(static_cast<const T*>(table), ids, dim, vocab,
-                                               static_cast<T*>(out)));
+                          embedding_kernel<T><<<n, 256, 0, stream>>>(
+                              static_cast<const T*>(table), ids, dim, vocab, static_cast<T*>(out)));
   CUDA_CHECK_LAUNCH();
 }
 

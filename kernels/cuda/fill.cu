@@ -33,7 +33,8 @@ void fill_uniform(void* dst, int64_t n, float lo, float hi, uint64_t seed, dtype
   if (n == 0) return;
   const int64_t blocks = std::min<int64_t>((n + 255) / 256, 65536);
   ACTORLLM_DISPATCH_DTYPE(t, T,
-    fill_uniform_kernel<T><<<blocks, 256, 0, stream>>>(static_cast<T*>(dst), n, lo, hi, seed));
+                          fill_uniform_kernel<T>
+                          <<<blocks, 256, 0, stream>>>(static_cast<T*>(dst), n, lo, hi, seed));
   CUDA_CHECK_LAUNCH();
 }
 

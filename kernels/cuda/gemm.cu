@@ -21,9 +21,12 @@ __global__ void add_bias_kernel(T* __restrict__ y,           // (n, out_features
 
 cudaDataType_t cuda_type(dtype t) {
   switch (t) {
-    case dtype::f32: return CUDA_R_32F;
-    case dtype::f16: return CUDA_R_16F;
-    case dtype::bf16: return CUDA_R_16BF;
+    case dtype::f32:
+      return CUDA_R_32F;
+    case dtype::f16:
+      return CUDA_R_16F;
+    case dtype::bf16:
+      return CUDA_R_16BF;
   }
   return CUDA_R_32F;
 }
@@ -70,8 +73,8 @@ void gemm_context::linear(const void* x, const void* w, const void* bias, int64_
                             type, k, &beta, y, type, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   if (bias) {
     ACTORLLM_DISPATCH_DTYPE(t, T,
-      add_bias_kernel<T><<<n, 256, 0, stream>>>(static_cast<T*>(y), static_cast<const T*>(bias),
-                                                out_features));
+                            add_bias_kernel<T><<<n, 256, 0, stream>>>(
+                                static_cast<T*>(y), static_cast<const T*>(bias), out_features));
     CUDA_CHECK_LAUNCH();
   }
 }

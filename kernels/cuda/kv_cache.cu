@@ -42,8 +42,8 @@ void device_kv_cache::swap_in(const std::vector<std::pair<int32_t, int32_t>>& pa
 int64_t num_gpu_blocks_for(size_t total_bytes, double gpu_memory_utilization,
                            size_t in_use_at_peak_bytes, int64_t bytes_per_block) {
   if (bytes_per_block <= 0) return 0;
-  const double budget = std::floor(double(total_bytes) * gpu_memory_utilization) -
-                        double(in_use_at_peak_bytes);
+  const double budget =
+      std::floor(double(total_bytes) * gpu_memory_utilization) - double(in_use_at_peak_bytes);
   if (budget <= 0) return 0;
   return static_cast<int64_t>(budget / double(bytes_per_block));
 }

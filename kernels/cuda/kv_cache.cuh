@@ -49,7 +49,8 @@ class device_kv_cache {
  private:
   /// Tensor `index` (2 * layer + 0 for K, + 1 for V) of a region holding `blocks` per tensor.
   void* slice(void* base, int64_t blocks, int64_t index) const {
-    return static_cast<char*>(base) + index * blocks * layout_.block_elems() * dtype_size(layout_.type);
+    return static_cast<char*>(base) +
+           index * blocks * layout_.block_elems() * dtype_size(layout_.type);
   }
 
   kv_cache_layout layout_;

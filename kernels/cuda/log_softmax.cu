@@ -6,9 +6,10 @@ namespace actorllm::cuda {
 namespace {
 
 template <typename T>
-__global__ void __launch_bounds__(1024) log_softmax_kernel(const T* __restrict__ logits,  // (n, vocab)
-                                   int64_t vocab,
-                                   float* __restrict__ out) {  // (n, vocab)
+__global__ void __launch_bounds__(1024)
+    log_softmax_kernel(const T* __restrict__ logits,  // (n, vocab)
+                       int64_t vocab,
+                       float* __restrict__ out) {  // (n, vocab)
   __shared__ float scratch[32];
   const T* row = logits + blockIdx.x * vocab;
   float* dst = out + blockIdx.x * vocab;
@@ -30,7 +31,8 @@ void log_softmax(const void* logits, int64_t n, int64_t vocab, float* out, dtype
                  cudaStream_t stream) {
   if (n == 0) return;
   ACTORLLM_DISPATCH_DTYPE(t, T,
-    log_softmax_kernel<T><<<n, 1024, 0, stream>>>(static_cast<const T*>(logits), vocab, out));
+                          log_softmax_kernel<T>
+                          <<<n, 1024, 0, stream>>>(static_cast<const T*>(logits), vocab, out));
   CUDA_CHECK_LAUNCH();
 }
 

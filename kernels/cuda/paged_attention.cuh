@@ -15,7 +15,8 @@ namespace actorllm::cuda {
 /// j of s sees keys 0 .. seq_lens[s] - q_len + j. The three tables live on the device; the
 /// last three fields are host-side summaries that size the launch.
 struct paged_batch {
-  const int32_t* query_start_loc = nullptr;  ///< (num_seqs + 1) prefix sums of query lengths, device
+  const int32_t* query_start_loc =
+      nullptr;                        ///< (num_seqs + 1) prefix sums of query lengths, device
   const int32_t* seq_lens = nullptr;  ///< (num_seqs) context length incl. the new tokens, device
   const int32_t* block_tables = nullptr;  ///< (num_seqs, max_blocks_per_seq) block ids, device
   int64_t num_seqs = 0;

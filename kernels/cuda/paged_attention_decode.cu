@@ -18,9 +18,9 @@ namespace actorllm::cuda {
 namespace {
 
 constexpr int kThreads = 128;
-constexpr int kMaxGroups = kThreads;      // L = 1
-constexpr int kMaxGroupDims = 1024;       // num_groups * head_dim <= 128 * 8
-constexpr int kUnroll = 2;                // tokens per group in flight
+constexpr int kMaxGroups = kThreads;  // L = 1
+constexpr int kMaxGroupDims = 1024;   // num_groups * head_dim <= 128 * 8
+constexpr int kUnroll = 2;            // tokens per group in flight
 
 struct decode_args {
   const int32_t* seq_lens;      // (num_seqs)
@@ -38,10 +38,10 @@ __global__ void __launch_bounds__(kThreads)
                   const T* __restrict__ k_cache,  // (num_blocks, kv_heads, block_size, head_dim)
                   const T* __restrict__ v_cache,  // (num_blocks, kv_heads, block_size, head_dim)
                   decode_args a,
-                  T* __restrict__ out,            // v1: (num_seqs, num_heads, head_dim)
-                  float* __restrict__ tmp_out,    // v2: (num_seqs, num_heads, parts, head_dim)
-                  float* __restrict__ max_logits, // v2: (num_seqs, num_heads, parts)
-                  float* __restrict__ exp_sums) { // v2: (num_seqs, num_heads, parts)
+                  T* __restrict__ out,             // v1: (num_seqs, num_heads, head_dim)
+                  float* __restrict__ tmp_out,     // v2: (num_seqs, num_heads, parts, head_dim)
+                  float* __restrict__ max_logits,  // v2: (num_seqs, num_heads, parts)
+                  float* __restrict__ exp_sums) {  // v2: (num_seqs, num_heads, parts)
   __shared__ float s_acc[HPB * kMaxGroupDims];
   __shared__ float s_m[HPB * kMaxGroups];  // per group max, then its merge weight
   __shared__ float s_l[HPB * kMaxGroups];
@@ -205,13 +205,13 @@ __global__ void __launch_bounds__(kThreads)
                          const int32_t* __restrict__ seq_lens,  // (seqs)
                          int num_heads, int head_dim, int64_t partition_size, int num_partitions,
                          T* __restrict__ out) {  // (seqs, heads, D)
-  extern __shared__ float s_weight[];  // (num_partitions)
+  extern __shared__ float s_weight[];            // (num_partitions)
   __shared__ float scratch[32];
   const int64_t seq = blockIdx.x, head = blockIdx.y;
   const int64_t row = seq * num_heads + head;
   // Clamped so that a max_seq_len below a real length cannot send the reads out of bounds.
-  const int parts = min(num_partitions,
-                        static_cast<int>((seq_lens[seq] + partition_size - 1) / partition_size));
+  const int parts =
+      min(num_partitions, static_cast<int>((seq_lens[seq] + partition_size - 1) / partition_size));
   if (parts == 0) {
     for (int d = threadIdx.x; d < head_dim; d += blockDim.x)
       out[row * head_dim + d] = from_float<T>(0.0f);
@@ -250,15 +250,15 @@ void launch_decode(dim3 grid, cudaStream_t stream, const void* q, const void* k_
                    const void* v_cache, const decode_args& a, void* out, float* tmp_out,
                    float* max_logits, float* exp_sums) {
   decode_kernel<T, HPB><<<grid, kThreads, 0, stream>>>(
-      static_cast<const T*>(q), static_cast<const T*>(k_cache), static_cast<const T*>(v_cache),
-      a, static_cast<T*>(out), tmp_out, max_logits, exp_sums);
+      static_cast<const T*>(q), static_cast<const T*>(k_cache), static_cast<const T*>(v_cache), a,
+      static_cast<T*>(out), tmp_out, max_logits, exp_sums);
   CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-size_t paged_attention_decode_workspace_bytes(int64_t num_seqs, int64_t num_heads,
-                                              int64_t head_dim, int64_t max_seq_len) {
+size_t paged_attention_decode_workspace_bytes(int64_t num_seqs, int64_t num_heads, int64_t head_dim,
+                                              int64_t max_seq_len) {
   const int64_t rows = num_seqs * num_heads * num_partitions_for(max_seq_len);
   return static_cast<size_t>(rows * (head_dim + 2)) * sizeof(float);
 }
@@ -312,9 +312,8 @@ void paged_attention_decode(const void* q, const void* k_cache, const void* v_ca
   } else {
     a.partition_size = decode_partition_size;
     a.num_partitions = static_cast<int>(parts);
-    const size_t need =
-        paged_attention_decode_workspace_bytes(batch.num_seqs, num_heads, head_dim,
-                                               batch.max_seq_len);
+    const size_t need = paged_attention_decode_workspace_bytes(batch.num_seqs, num_heads, head_dim,
+                                                               batch.max_seq_len);
     void* base = workspace;
     if (!workspace || workspace_bytes < need) {
       CUDA_CHECK(cudaMallocAsync(&scratch, need, stream));
@@ -329,21 +328,33 @@ void paged_attention_decode(const void* q, const void* k_cache, const void* v_ca
   const dim3 grid(static_cast<unsigned>(batch.num_seqs),
                   static_cast<unsigned>(num_kv_heads * a.head_chunks),
                   static_cast<unsigned>(a.num_partitions));
-  ACTORLLM_DISPATCH_DTYPE(t, T,
-    switch (hpb) {
-      case 1: launch_decode<T, 1>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits, exp_sums); break;
-      case 2: launch_decode<T, 2>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits, exp_sums); break;
-      case 4: launch_decode<T, 4>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits, exp_sums); break;
-      default: launch_decode<T, 8>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits, exp_sums); break;
-    }
-    if (path == decode_path::v2) {
-      const dim3 reduce_grid(static_cast<unsigned>(batch.num_seqs),
-                             static_cast<unsigned>(num_heads));
-      decode_reduce_kernel<T><<<reduce_grid, kThreads, parts * sizeof(float), stream>>>(
-          tmp_out, max_logits, exp_sums, batch.seq_lens, a.num_heads, a.head_dim,
-          a.partition_size, a.num_partitions, static_cast<T*>(out));
-      CUDA_CHECK_LAUNCH();
-    })
+  ACTORLLM_DISPATCH_DTYPE(
+      t, T,
+      switch (hpb) {
+        case 1:
+          launch_decode<T, 1>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
+                              exp_sums);
+          break;
+        case 2:
+          launch_decode<T, 2>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
+                              exp_sums);
+          break;
+        case 4:
+          launch_decode<T, 4>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
+                              exp_sums);
+          break;
+        default:
+          launch_decode<T, 8>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
+                              exp_sums);
+          break;
+      } if (path == decode_path::v2) {
+        const dim3 reduce_grid(static_cast<unsigned>(batch.num_seqs),
+                               static_cast<unsigned>(num_heads));
+        decode_reduce_kernel<T><<<reduce_grid, kThreads, parts * sizeof(float), stream>>>(
+            tmp_out, max_logits, exp_sums, batch.seq_lens, a.num_heads, a.head_dim,
+            a.partition_size, a.num_partitions, static_cast<T*>(out));
+        CUDA_CHECK_LAUNCH();
+      })
   if (scratch) CUDA_CHECK(cudaFreeAsync(scratch, stream));
 }
 

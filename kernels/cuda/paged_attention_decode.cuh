@@ -16,8 +16,8 @@ enum class decode_path { automatic, v1, v2 };
 inline constexpr int64_t decode_partition_size = 512;
 
 /// Device scratch bytes paged_attention_decode's v2 path needs for this batch.
-size_t paged_attention_decode_workspace_bytes(int64_t num_seqs, int64_t num_heads,
-                                              int64_t head_dim, int64_t max_seq_len);
+size_t paged_attention_decode_workspace_bytes(int64_t num_seqs, int64_t num_heads, int64_t head_dim,
+                                              int64_t max_seq_len);
 
 /// Decode attention: every sequence has exactly one new token, so q and out are (num_seqs,
 /// num_heads, head_dim). Each thread block serves all query heads of one kv head (up to 8),

@@ -38,14 +38,14 @@ __global__ void __launch_bounds__(kThreads)
                    const T* __restrict__ k_cache,  // (num_blocks, kv_heads, block_size, head_dim)
                    const T* __restrict__ v_cache,  // (num_blocks, kv_heads, block_size, head_dim)
                    prefill_args a,
-                   T* __restrict__ out) {          // (num_tokens, num_heads, head_dim)
+                   T* __restrict__ out) {  // (num_tokens, num_heads, head_dim)
   extern __shared__ float smem[];
   const int D = a.head_dim;
   const int SD = D + 1;
-  float* s_q = smem;                       // (kTileQ, SD), pre-scaled
-  float* s_k = s_q + kTileQ * SD;          // (kTileK, SD)
-  float* s_v = s_k + kTileK * SD;          // (kTileK, SD)
-  float* s_p = s_v + kTileK * SD;          // (kTileQ, kTileK + 1)
+  float* s_q = smem;               // (kTileQ, SD), pre-scaled
+  float* s_k = s_q + kTileQ * SD;  // (kTileK, SD)
+  float* s_v = s_k + kTileK * SD;  // (kTileK, SD)
+  float* s_p = s_v + kTileK * SD;  // (kTileQ, kTileK + 1)
 
   const int64_t seq = blockIdx.y;
   const int head = blockIdx.z;
@@ -163,8 +163,7 @@ void launch_prefill(dim3 grid, cudaStream_t stream, const void* q, const void* k
   auto* kernel = prefill_kernel<T, DMAX>;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(smem)));
-  kernel<<<grid, kThreads, smem, stream>>>(static_cast<const T*>(q),
-                                           static_cast<const T*>(k_cache),
+  kernel<<<grid, kThreads, smem, stream>>>(static_cast<const T*>(q), static_cast<const T*>(k_cache),
                                            static_cast<const T*>(v_cache), a, static_cast<T*>(out));
   CUDA_CHECK_LAUNCH();
 }
@@ -173,8 +172,8 @@ void launch_prefill(dim3 grid, cudaStream_t stream, const void* q, const void* k
 
 void paged_attention_prefill(const void* q, const void* k_cache, const void* v_cache,
                              const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
-                             int64_t head_dim, int64_t block_size, float scale, void* out,
-                             dtype t, cudaStream_t stream) {
+                             int64_t head_dim, int64_t block_size, float scale, void* out, dtype t,
+                             cudaStream_t stream) {
   if (head_dim <= 0 || head_dim > 256)
     throw std::invalid_argument("paged_attention_prefill: head_dim must be in 1..256");
   if (num_kv_heads <= 0 || num_heads % num_kv_heads != 0)
@@ -195,10 +194,10 @@ void paged_attention_prefill(const void* q, const void* k_cache, const void* v_c
   a.scale = scale;
   const dim3 grid(static_cast<unsigned>((batch.max_query_len + kTileQ - 1) / kTileQ),
                   static_cast<unsigned>(batch.num_seqs), static_cast<unsigned>(num_heads));
-  ACTORLLM_DISPATCH_DTYPE(t, T,
-    if (head_dim <= 64) launch_prefill<T, 64>(grid, stream, q, k_cache, v_cache, a, out);
-    else if (head_dim <= 128) launch_prefill<T, 128>(grid, stream, q, k_cache, v_cache, a, out);
-    else launch_prefill<T, 256>(grid, stream, q, k_cache, v_cache, a, out);)
+  ACTORLLM_DISPATCH_DTYPE(
+      t, T, if (head_dim <= 64) launch_prefill<T, 64>(grid, stream, q, k_cache, v_cache, a, out);
+      else if (head_dim <= 128) launch_prefill<T, 128>(grid, stream, q, k_cache, v_cache, a, out);
+      else launch_prefill<T, 256>(grid, stream, q, k_cache, v_cache, a, out);)
 }
 
 }  // namespace actorllm::cuda

@@ -14,7 +14,7 @@ namespace actorllm::cuda {
 /// q, out: (num_tokens, num_heads, head_dim) of type t.
 void paged_attention_prefill(const void* q, const void* k_cache, const void* v_cache,
                              const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
-                             int64_t head_dim, int64_t block_size, float scale, void* out,
-                             dtype t, cudaStream_t stream);
+                             int64_t head_dim, int64_t block_size, float scale, void* out, dtype t,
+                             cudaStream_t stream);
 
 }  // namespace actorllm::cuda

@@ -9,8 +9,8 @@ namespace {
 template <typename T>
 __global__ void reshape_and_cache_kernel(const T* __restrict__ key,    // (n, kv_heads, head_dim)
                                          const T* __restrict__ value,  // (n, kv_heads, head_dim)
-                                         T* __restrict__ k_cache,  // (blocks, kv_heads, bs, hd)
-                                         T* __restrict__ v_cache,  // (blocks, kv_heads, bs, hd)
+                                         T* __restrict__ k_cache,      // (blocks, kv_heads, bs, hd)
+                                         T* __restrict__ v_cache,      // (blocks, kv_heads, bs, hd)
                                          const int64_t* __restrict__ slot_mapping,  // (n)
                                          int64_t num_kv_heads, int64_t head_dim,
                                          int64_t block_size) {
@@ -33,10 +33,11 @@ void reshape_and_cache(const void* key, const void* value, void* k_cache, void* 
                        const int64_t* slot_mapping, int64_t n, int64_t num_kv_heads,
                        int64_t head_dim, int64_t block_size, dtype t, cudaStream_t stream) {
   if (n == 0) return;
-  ACTORLLM_DISPATCH_DTYPE(t, T,
-    reshape_and_cache_kernel<T><<<n, 256, 0, stream>>>(
-        static_cast<const T*>(key), static_cast<const T*>(value), static_cast<T*>(k_cache),
-        static_cast<T*>(v_cache), slot_mapping, num_kv_heads, head_dim, block_size));
+  ACTORLLM_DISPATCH_DTYPE(
+      t, T,
+      reshape_and_cache_kernel<T><<<n, 256, 0, stream>>>(
+          static_cast<const T*>(key), static_cast<const T*>(value), static_cast<T*>(k_cache),
+          static_cast<T*>(v_cache), slot_mapping, num_kv_heads, head_dim, block_size));
   CUDA_CHECK_LAUNCH();
 }
 

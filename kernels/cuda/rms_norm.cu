@@ -8,7 +8,7 @@ namespace {
 constexpr int kThreads = 256;
 
 template <typename T>
-__global__ void rms_norm_kernel(const T* x,  // (n, dim); out may alias it
+__global__ void rms_norm_kernel(const T* x,                    // (n, dim); out may alias it
                                 const T* __restrict__ weight,  // (dim)
                                 int64_t dim, float eps,
                                 T* out) {  // (n, dim)
@@ -27,8 +27,8 @@ __global__ void rms_norm_kernel(const T* x,  // (n, dim); out may alias it
 }
 
 template <typename T>
-__global__ void fused_add_rms_norm_kernel(T* __restrict__ x,         // (n, dim)
-                                          T* __restrict__ residual,  // (n, dim)
+__global__ void fused_add_rms_norm_kernel(T* __restrict__ x,             // (n, dim)
+                                          T* __restrict__ residual,      // (n, dim)
                                           const T* __restrict__ weight,  // (dim)
                                           int64_t dim, float eps) {
   __shared__ float scratch[32];
@@ -54,19 +54,20 @@ __global__ void fused_add_rms_norm_kernel(T* __restrict__ x,         // (n, dim)
 void rms_norm(const void* x, const void* weight, int64_t n, int64_t dim, float eps, void* out,
               dtype t, cudaStream_t stream) {
   if (n == 0) return;
-  ACTORLLM_DISPATCH_DTYPE(t, T,
-    rms_norm_kernel<T><<<n, kThreads, 0, stream>>>(static_cast<const T*>(x),
-                                                   static_cast<const T*>(weight), dim, eps,
-                                                   static_cast<T*>(out)));
+  ACTORLLM_DISPATCH_DTYPE(
+      t, T,
+      rms_norm_kernel<T><<<n, kThreads, 0, stream>>>(
+          static_cast<const T*>(x), static_cast<const T*>(weight), dim, eps, static_cast<T*>(out)));
   CUDA_CHECK_LAUNCH();
 }
 
 void fused_add_rms_norm(void* x, void* residual, const void* weight, int64_t n, int64_t dim,
                         float eps, dtype t, cudaStream_t stream) {
   if (n == 0) return;
-  ACTORLLM_DISPATCH_DTYPE(t, T,
-    fused_add_rms_norm_kernel<T><<<n, kThreads, 0, stream>>>(
-        static_cast<T*>(x), static_cast<T*>(residual), static_cast<const T*>(weight), dim, eps));
+  ACTORLLM_DISPATCH_DTYPE(
+      t, T,
+      fused_add_rms_norm_kernel<T><<<n, kThreads, 0, stream>>>(
+          static_cast<T*>(x), static_cast<T*>(residual), static_cast<const T*>(weight), dim, eps));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -42,13 +42,13 @@ __global__ void rotary_kernel(const int32_t* __restrict__ positions,  // (n)
 }  // namespace
 
 void rotary_embedding(const int32_t* positions, void* q, void* k, int64_t n, int64_t num_heads,
-                      int64_t num_kv_heads, int64_t head_dim, const float* cos_sin,
-                      int64_t rot_dim, bool neox, dtype t, cudaStream_t stream) {
+                      int64_t num_kv_heads, int64_t head_dim, const float* cos_sin, int64_t rot_dim,
+                      bool neox, dtype t, cudaStream_t stream) {
   if (n == 0 || rot_dim < 2) return;
   ACTORLLM_DISPATCH_DTYPE(t, T,
-    rotary_kernel<T><<<n, 128, 0, stream>>>(positions, static_cast<T*>(q), static_cast<T*>(k),
-                                            num_heads, num_kv_heads, head_dim, cos_sin, rot_dim,
-                                            neox));
+                          rotary_kernel<T><<<n, 128, 0, stream>>>(
+                              positions, static_cast<T*>(q), static_cast<T*>(k), num_heads,
+                              num_kv_heads, head_dim, cos_sin, rot_dim, neox));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -12,7 +12,7 @@ namespace actorllm::cuda {
 /// cosines then rot_dim/2 sines; positions: (n) int32. neox rotates halves (x[i],
 /// x[i + rot_dim/2]), otherwise GPT-J pairs (x[2i], x[2i+1]); dims past rot_dim are untouched.
 void rotary_embedding(const int32_t* positions, void* q, void* k, int64_t n, int64_t num_heads,
-                      int64_t num_kv_heads, int64_t head_dim, const float* cos_sin,
-                      int64_t rot_dim, bool neox, dtype t, cudaStream_t stream);
+                      int64_t num_kv_heads, int64_t head_dim, const float* cos_sin, int64_t rot_dim,
+                      bool neox, dtype t, cudaStream_t stream);
 
 }  // namespace actorllm::cuda

@@ -169,8 +169,9 @@ __global__ void __launch_bounds__(kThreads)
 void argmax(const void* logits, int64_t n, int64_t vocab, int32_t* tokens, dtype t,
             cudaStream_t stream) {
   if (n == 0) return;
-  ACTORLLM_DISPATCH_DTYPE(t, T,
-    argmax_kernel<T><<<n, kThreads, 0, stream>>>(static_cast<const T*>(logits), vocab, tokens));
+  ACTORLLM_DISPATCH_DTYPE(
+      t, T,
+      argmax_kernel<T><<<n, kThreads, 0, stream>>>(static_cast<const T*>(logits), vocab, tokens));
   CUDA_CHECK_LAUNCH();
 }
 
@@ -178,9 +179,10 @@ void sample_top_k_top_p(const void* logits, int64_t n, int64_t vocab, const floa
                         const int32_t* top_k, const float* top_p, const float* uniforms,
                         int32_t* tokens, dtype t, cudaStream_t stream) {
   if (n == 0) return;
-  ACTORLLM_DISPATCH_DTYPE(t, T,
-    sample_kernel<T><<<n, kThreads, 0, stream>>>(static_cast<const T*>(logits), vocab,
-                                                 temperatures, top_k, top_p, uniforms, tokens));
+  ACTORLLM_DISPATCH_DTYPE(
+      t, T,
+      sample_kernel<T><<<n, kThreads, 0, stream>>>(static_cast<const T*>(logits), vocab,
+                                                   temperatures, top_k, top_p, uniforms, tokens));
   CUDA_CHECK_LAUNCH();
 }
 

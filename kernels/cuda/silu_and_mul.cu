@@ -31,8 +31,8 @@ void silu_and_mul(const void* gate_up, int64_t n, int64_t hidden, void* out, dty
   const dim3 grid(static_cast<unsigned>(n),
                   static_cast<unsigned>(std::min<int64_t>((hidden + threads - 1) / threads, 16)));
   ACTORLLM_DISPATCH_DTYPE(t, T,
-    silu_and_mul_kernel<T><<<grid, threads, 0, stream>>>(static_cast<const T*>(gate_up), hidden,
-                                                         static_cast<T*>(out)));
+                          silu_and_mul_kernel<T><<<grid, threads, 0, stream>>>(
+                              static_cast<const T*>(gate_up), hidden, static_cast<T*>(out)));
   CUDA_CHECK_LAUNCH();
 }
 

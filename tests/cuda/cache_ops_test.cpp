@@ -3,10 +3,9 @@
 // stream).
 #include <gtest/gtest.h>
 
-#include <tuple>
-
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 #include "kernels/cpu/ops.hpp"
 #include "kernels/cuda/copy_blocks.cuh"
@@ -43,8 +42,8 @@ TEST(CudaCacheOps, ReshapeAndCacheMatchesCpu) {
                              slots.data(), n, num_kv_heads, head_dim, block_size);
       device_tensor d_key(key, t), d_value(value, t), d_k(k_cache, t), d_v(v_cache, t);
       auto d_slots = upload(slots);
-      reshape_and_cache(d_key.get(), d_value.get(), d_k.get(), d_v.get(), d_slots.as<int64_t>(),
-                        n, num_kv_heads, head_dim, block_size, t, nullptr);
+      reshape_and_cache(d_key.get(), d_value.get(), d_k.get(), d_v.get(), d_slots.as<int64_t>(), n,
+                        num_kv_heads, head_dim, block_size, t, nullptr);
       sync_device();
       EXPECT_TRUE(all_close(d_k.download(), expected_k, {0, 0})) << dtype_name(t);
       EXPECT_TRUE(all_close(d_v.download(), expected_v, {0, 0})) << dtype_name(t);

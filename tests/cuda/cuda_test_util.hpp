@@ -19,8 +19,8 @@
 #include "kernels/cuda/dtype.cuh"
 
 /// Skips the test where no CUDA device can be used (no driver, no GPU).
-#define REQUIRE_CUDA_DEVICE()                                                          \
-  do {                                                                                 \
+#define REQUIRE_CUDA_DEVICE()                                                         \
+  do {                                                                                \
     if (::actorllm::cuda::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
@@ -116,7 +116,9 @@ std::vector<T> download(const device_buffer& buf, size_t n) {
 }
 
 /// Waits for the device and turns an asynchronous fault into a test failure.
-inline void sync_device() { CUDA_CHECK(cudaDeviceSynchronize()); }
+inline void sync_device() {
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
 
 struct tolerance {
   float atol;
@@ -126,9 +128,12 @@ struct tolerance {
 /// fp32 near 1e-5 relative; fp16 and bf16 at a few units of their last place.
 inline tolerance default_tolerance(dtype t) {
   switch (t) {
-    case dtype::f32: return {1e-5f, 1e-5f};
-    case dtype::f16: return {4e-3f, 4e-3f};
-    case dtype::bf16: return {2e-2f, 2e-2f};
+    case dtype::f32:
+      return {1e-5f, 1e-5f};
+    case dtype::f16:
+      return {4e-3f, 4e-3f};
+    case dtype::bf16:
+      return {2e-2f, 2e-2f};
   }
   return {0, 0};
 }

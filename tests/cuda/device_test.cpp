@@ -1,11 +1,12 @@
 // Device discovery and error checks. These run everywhere: without a driver the count is 0
 // and a failing call still names itself.
+#include "kernels/cuda/device.cuh"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "kernels/cuda/check.cuh"
-#include "kernels/cuda/device.cuh"
 
 namespace actorllm::cuda {
 namespace {

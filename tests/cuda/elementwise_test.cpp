@@ -84,8 +84,7 @@ TEST(CudaElementwise, FusedAddRmsNormMatchesCpu) {
       round_to(residual, t);
       round_to(w, t);
       std::vector<float> expected_x = x, expected_residual = residual;
-      cpu::fused_add_rms_norm(expected_x.data(), expected_residual.data(), w.data(), n, dim,
-                              1e-6f);
+      cpu::fused_add_rms_norm(expected_x.data(), expected_residual.data(), w.data(), n, dim, 1e-6f);
 
       device_tensor d_x(x, t), d_residual(residual, t), d_w(w, t);
       fused_add_rms_norm(d_x.get(), d_residual.get(), d_w.get(), n, dim, 1e-6f, t, nullptr);

@@ -1,11 +1,12 @@
 // cuBLAS linear layers against the CPU reference: fp32, fp16 and bf16 with fp32 accumulation,
 // decode-like and prefill-like shapes, with and without bias.
+#include "kernels/cuda/gemm.cuh"
+
 #include <gtest/gtest.h>
 
 #include <tuple>
 
 #include "kernels/cpu/ops.hpp"
-#include "kernels/cuda/gemm.cuh"
 #include "tests/cuda/cuda_test_util.hpp"
 
 namespace actorllm::cuda {
@@ -18,8 +19,11 @@ TEST(CudaGemm, LinearMatchesCpu) {
   std::mt19937 rng(21);
   gemm_context gemm;
   for (dtype t : all_dtypes()) {
-    for (auto [n, in, out] : {std::tuple{1, 64, 172}, {7, 256, 384}, {64, 1024, 512},
-                              {300, 512, 1000}, {1, 4096, 1024}}) {
+    for (auto [n, in, out] : {std::tuple{1, 64, 172},
+                              {7, 256, 384},
+                              {64, 1024, 512},
+                              {300, 512, 1000},
+                              {1, 4096, 1024}}) {
       for (bool with_bias : {false, true}) {
         auto x = random_floats(size_t(n) * in, rng), w = random_floats(size_t(out) * in, rng);
         auto bias = random_floats(out, rng);
@@ -32,8 +36,8 @@ TEST(CudaGemm, LinearMatchesCpu) {
 
         device_tensor d_x(x, t), d_w(w, t), d_bias(bias, t), d_y(expected.size(), t);
         d_y.poison();
-        gemm.linear(d_x.get(), d_w.get(), with_bias ? d_bias.get() : nullptr, n, in, out,
-                    d_y.get(), t, nullptr);
+        gemm.linear(d_x.get(), d_w.get(), with_bias ? d_bias.get() : nullptr, n, in, out, d_y.get(),
+                    t, nullptr);
         sync_device();
         // Accumulation order differs: allow 1e-5 of sum |x| |w| per element, plus the
         // output rounding of the storage type.

@@ -1,10 +1,11 @@
 // The device KV cache (layout, copy-on-write, swap through the pinned pool), its sizing from
 // a memory profile, the weight store and dtype conversion.
+#include "kernels/cuda/kv_cache.cuh"
+
 #include <gtest/gtest.h>
 
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/fill.cuh"
-#include "kernels/cuda/kv_cache.cuh"
 #include "kernels/cuda/weight_store.cuh"
 #include "tests/cuda/cuda_test_util.hpp"
 

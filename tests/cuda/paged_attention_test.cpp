@@ -2,13 +2,14 @@
 // automatic choice; prefill with varlen, chunked-prefill and decode rows mixed; grouped-query
 // heads (group sizes 1 to 16), head_dim 8 to 256, block sizes 16 and 32, contexts of 1 to 2000
 // tokens, blocks scattered over the cache.
+#include "kernels/cuda/paged_attention.cuh"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <numeric>
 
 #include "kernels/cpu/ops.hpp"
-#include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/paged_attention_decode.cuh"
 #include "kernels/cuda/paged_attention_prefill.cuh"
 #include "tests/cuda/cuda_test_util.hpp"
@@ -27,11 +28,16 @@ enum class mode { prefill, decode_v1, decode_v2, decode_auto, dispatch };
 
 const char* mode_name(mode m) {
   switch (m) {
-    case mode::prefill: return "prefill";
-    case mode::decode_v1: return "decode_v1";
-    case mode::decode_v2: return "decode_v2";
-    case mode::decode_auto: return "decode_auto";
-    case mode::dispatch: return "dispatch";
+    case mode::prefill:
+      return "prefill";
+    case mode::decode_v1:
+      return "decode_v1";
+    case mode::decode_v2:
+      return "decode_v2";
+    case mode::decode_auto:
+      return "decode_auto";
+    case mode::dispatch:
+      return "dispatch";
   }
   return "?";
 }
@@ -94,13 +100,18 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   };
   switch (m) {
     case mode::prefill:
-      paged_attention_prefill(d_q.get(), d_k.get(), d_v.get(), batch, c.num_heads,
-                              c.num_kv_heads, c.head_dim, c.block_size, scale, d_out.get(), t,
-                              nullptr);
+      paged_attention_prefill(d_q.get(), d_k.get(), d_v.get(), batch, c.num_heads, c.num_kv_heads,
+                              c.head_dim, c.block_size, scale, d_out.get(), t, nullptr);
       break;
-    case mode::decode_v1: decode(decode_path::v1); break;
-    case mode::decode_v2: decode(decode_path::v2); break;
-    case mode::decode_auto: decode(decode_path::automatic); break;
+    case mode::decode_v1:
+      decode(decode_path::v1);
+      break;
+    case mode::decode_v2:
+      decode(decode_path::v2);
+      break;
+    case mode::decode_auto:
+      decode(decode_path::automatic);
+      break;
     case mode::dispatch:
       paged_attention(d_q.get(), d_k.get(), d_v.get(), batch, c.num_heads, c.num_kv_heads,
                       c.head_dim, c.block_size, scale, d_out.get(), t, nullptr);
@@ -109,8 +120,8 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   sync_device();
   const tolerance tol = t == dtype::f32 ? tolerance{2e-5f, 1e-4f} : default_tolerance(t);
   EXPECT_TRUE(all_close(d_out.download(), expected, tol))
-      << dtype_name(t) << " " << mode_name(m) << " heads " << c.num_heads << "/"
-      << c.num_kv_heads << " head_dim " << c.head_dim << " block_size " << c.block_size;
+      << dtype_name(t) << " " << mode_name(m) << " heads " << c.num_heads << "/" << c.num_kv_heads
+      << " head_dim " << c.head_dim << " block_size " << c.block_size;
 }
 
 std::vector<attention_case> decode_cases() {
@@ -179,8 +190,8 @@ TEST(CudaPagedAttention, DecodeRejectsUnsupportedHeadDim) {
   REQUIRE_CUDA_DEVICE();
   paged_batch batch;
   batch.num_seqs = 1;
-  EXPECT_THROW(paged_attention_decode(nullptr, nullptr, nullptr, batch, 4, 4, 12, 16, 1.0f,
-                                      nullptr, dtype::f32, nullptr),
+  EXPECT_THROW(paged_attention_decode(nullptr, nullptr, nullptr, batch, 4, 4, 12, 16, 1.0f, nullptr,
+                                      dtype::f32, nullptr),
                std::invalid_argument);
 }
 

@@ -1,11 +1,12 @@
 // Device sampling against a double-precision reference of the same rule: argmax (ties to the
 // lowest index), temperature, top-k, top-p, the inverse CDF in index order.
+#include "kernels/cuda/sampling.cuh"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <functional>
 
-#include "kernels/cuda/sampling.cuh"
 #include "tests/cuda/cuda_test_util.hpp"
 
 namespace actorllm::cuda {
@@ -113,8 +114,8 @@ TEST(CudaSampling, TopKTopPMatchesReference) {
         uniforms.push_back(p.uniform);
       }
       device_tensor d_logits(logits, t);
-      auto d_temperatures = upload(temperatures), d_top_k = upload(top_k),
-           d_top_p = upload(top_p), d_uniforms = upload(uniforms);
+      auto d_temperatures = upload(temperatures), d_top_k = upload(top_k), d_top_p = upload(top_p),
+           d_uniforms = upload(uniforms);
       device_buffer d_tokens(n * sizeof(int32_t));
       CUDA_CHECK(cudaMemset(d_tokens.get(), 0xFF, d_tokens.size()));
       sample_top_k_top_p(d_logits.get(), n, vocab, d_temperatures.as<float>(),
