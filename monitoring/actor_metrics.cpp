@@ -5,7 +5,8 @@
 namespace actorllm {
 
 actor_metrics::actor_metrics(metrics_registry& registry, std::string model_name)
-    : mailbox_depth_(registry.gauge("actor_mailbox_depth", "Messages waiting in an actor's mailbox.")),
+    : mailbox_depth_(
+          registry.gauge("actor_mailbox_depth", "Messages waiting in an actor's mailbox.")),
       worker_up_(registry.gauge("worker_up", "1 while a worker is alive, 0 once it is down.")),
       model_name_(std::move(model_name)) {}
 

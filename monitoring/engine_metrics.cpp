@@ -41,9 +41,9 @@ prometheus::Histogram& histogram(metrics_registry& r, const Labels& base, std::s
 }  // namespace
 
 engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels)
-    : engine_metrics(r, labels,
-                     Labels{{"model_name", labels.model_name},
-                            {"replica", std::to_string(labels.replica)}}) {}
+    : engine_metrics(
+          r, labels,
+          Labels{{"model_name", labels.model_name}, {"replica", std::to_string(labels.replica)}}) {}
 
 engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels,
                                const prometheus::Labels& base)
@@ -51,36 +51,36 @@ engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels,
       num_waiting_(gauge(r, base, "num_requests_waiting", "Requests waiting to be scheduled.")),
       num_swapped_(gauge(r, base, "num_requests_swapped", "Requests swapped out to the CPU.")),
       kv_usage_(gauge(r, base, "kv_cache_usage_perc",
-                               "Share of device KV-cache blocks in use (1 means 100%).")),
+                      "Share of device KV-cache blocks in use (1 means 100%).")),
       cpu_kv_usage_(gauge(r, base, "cpu_kv_cache_usage_perc",
-                                   "Share of CPU (swap) KV-cache blocks in use (1 means 100%).")),
+                          "Share of CPU (swap) KV-cache blocks in use (1 means 100%).")),
       num_preemptions_(counter(r, base, "num_preemptions_total", "Preemptions since start.")),
-      prefix_queries_(counter(r, base, "prefix_cache_queries_total",
-                                       "Tokens looked up in the prefix cache.")),
-      prefix_hits_(counter(r, base, "prefix_cache_hits_total",
-                                    "Tokens found in the prefix cache.")),
+      prefix_queries_(
+          counter(r, base, "prefix_cache_queries_total", "Tokens looked up in the prefix cache.")),
+      prefix_hits_(
+          counter(r, base, "prefix_cache_hits_total", "Tokens found in the prefix cache.")),
       prompt_tokens_(counter(r, base, "prompt_tokens_total", "Prefill tokens processed.")),
       generation_tokens_(counter(r, base, "generation_tokens_total", "Tokens generated.")),
       iteration_tokens_(histogram(r, base, "iteration_tokens_total", "Tokens scheduled per step.",
-                                           buckets::one_two_five(labels.max_model_len))),
+                                  buckets::one_two_five(labels.max_model_len))),
       step_duration_(histogram(r, base, "step_duration_seconds",
-                                        "Duration of one engine step, schedule to update.",
-                                        buckets::step_duration())),
+                               "Duration of one engine step, schedule to update.",
+                               buckets::step_duration())),
       ttft_(histogram(r, base, "time_to_first_token_seconds", "Arrival to first token.",
-                               buckets::time_to_first_token())),
+                      buckets::time_to_first_token())),
       itl_(histogram(r, base, "inter_token_latency_seconds",
-                              "Time between consecutive tokens of one choice.",
-                              buckets::inter_token_latency())),
+                     "Time between consecutive tokens of one choice.",
+                     buckets::inter_token_latency())),
       e2e_(histogram(r, base, "e2e_request_latency_seconds", "Arrival to the last token.",
-                              buckets::request_latency())),
-      queue_time_(histogram(r, base, "request_queue_time_seconds",
-                                     "Arrival to first scheduling.", buckets::request_latency())),
+                     buckets::request_latency())),
+      queue_time_(histogram(r, base, "request_queue_time_seconds", "Arrival to first scheduling.",
+                            buckets::request_latency())),
       request_prompt_tokens_(histogram(r, base, "request_prompt_tokens",
-                                                "Prompt tokens per finished request.",
-                                                buckets::one_two_five(labels.max_model_len))),
-      request_generation_tokens_(
-          histogram(r, base, "request_generation_tokens", "Generated tokens per finished request.",
-                             buckets::one_two_five(labels.max_model_len))) {
+                                       "Prompt tokens per finished request.",
+                                       buckets::one_two_five(labels.max_model_len))),
+      request_generation_tokens_(histogram(r, base, "request_generation_tokens",
+                                           "Generated tokens per finished request.",
+                                           buckets::one_two_five(labels.max_model_len))) {
   auto& free_blocks = r.gauge("num_free_blocks", "Empty KV-cache blocks, by pool.");
   auto& cached_blocks =
       r.gauge("num_cached_blocks", "Unreferenced blocks still holding a reusable prefix, by pool.");

@@ -6,7 +6,8 @@
 ///   metrics.on_scheduled(plan, now_seconds());               // after schedule()
 ///   metrics.on_outputs(outputs, now_seconds());              // after update() or abort()
 ///   metrics.on_step(core.stats(), step_seconds);             // after update()
-///   metrics.on_stats(core.stats());                          // after add_request / abort when idle
+///   metrics.on_stats(core.stats());                          // after add_request / abort when
+///   idle
 ///
 /// Series carry the labels model_name and replica. Gauges hold the last stats given (values
 /// are current, not averages); counters that the core reports cumulatively

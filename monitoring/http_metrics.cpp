@@ -17,8 +17,7 @@ void http_metrics::on_request(std::string_view path, int status) {
         label = "other";
     }
   }
-  requests_
-      .Add({{"model_name", model_name_}, {"path", label}, {"status", std::to_string(status)}})
+  requests_.Add({{"model_name", model_name_}, {"path", label}, {"status", std::to_string(status)}})
       .Increment();
 }
 

@@ -15,7 +15,8 @@ std::string prefixed(std::string_view name) {
 
 metrics_registry::metrics_registry()
     // Merge: the same name and labels give back the existing family (one per replica set).
-    : registry_(std::make_shared<prometheus::Registry>(prometheus::Registry::InsertBehavior::Merge)) {}
+    : registry_(
+          std::make_shared<prometheus::Registry>(prometheus::Registry::InsertBehavior::Merge)) {}
 
 std::string metrics_registry::render() const {
   return prometheus::TextSerializer().Serialize(registry_->Collect());

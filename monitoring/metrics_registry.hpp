@@ -5,15 +5,15 @@
 ///
 /// Thread-safe: families may be registered, updated and rendered from any thread
 /// (prometheus-cpp locks its families; counters and gauges are atomic).
-#include <memory>
-#include <string>
-#include <string_view>
-
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
 
 namespace actorllm {
 

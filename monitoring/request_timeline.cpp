@@ -31,8 +31,7 @@ std::vector<double> request_timeline::on_scheduled(const step_plan& plan, double
   return queue_times;
 }
 
-request_timeline::timing& request_timeline::find_or_add(const std::string& request_id,
-                                                        double now) {
+request_timeline::timing& request_timeline::find_or_add(const std::string& request_id, double now) {
   auto it = requests_.find(request_id);
   if (it != requests_.end()) return it->second;
   on_added(request_id, 1, now);

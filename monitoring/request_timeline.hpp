@@ -29,8 +29,8 @@ struct finished_request {
 
 /// Observations from one batch of outputs.
 struct timeline_update {
-  int64_t num_prompt_tokens = 0;      ///< of requests that produced their first token now
-  int64_t num_generation_tokens = 0;  ///< new tokens, all choices (from cumulative counts)
+  int64_t num_prompt_tokens = 0;            ///< of requests that produced their first token now
+  int64_t num_generation_tokens = 0;        ///< new tokens, all choices (from cumulative counts)
   std::vector<double> time_to_first_token;  ///< arrival to first token, one per request
   std::vector<double> inter_token_latency;  ///< gap since a choice's previous token
   std::vector<finished_request> finished;

@@ -14,14 +14,14 @@
 namespace actorllm {
 
 struct stats_snapshot {
-  double now = 0.0;                    ///< seconds, one monotonic clock
-  int64_t num_prompt_tokens = 0;       ///< cumulative since start
-  int64_t num_generation_tokens = 0;   ///< cumulative since start
+  double now = 0.0;                   ///< seconds, one monotonic clock
+  int64_t num_prompt_tokens = 0;      ///< cumulative since start
+  int64_t num_generation_tokens = 0;  ///< cumulative since start
   int32_t num_running = 0;
   int32_t num_swapped = 0;
   int32_t num_waiting = 0;
-  double gpu_kv_cache_usage = 0.0;     ///< 0..1
-  double cpu_kv_cache_usage = 0.0;     ///< 0..1
+  double gpu_kv_cache_usage = 0.0;  ///< 0..1
+  double cpu_kv_cache_usage = 0.0;  ///< 0..1
 };
 
 /// The line for `current`, with throughputs over the `seconds` since `previous`.

@@ -90,14 +90,13 @@ TEST(engine_metrics, histograms_use_vllm_buckets) {
     if (!bounds.empty()) bounds.pop_back();  // +Inf, which every histogram has
     return bounds;
   };
-  const std::vector<double> ttft = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1,
-                                    0.25,  0.5,   0.75, 1.0,  2.5,  5.0,  7.5,  10.0,
+  const std::vector<double> ttft = {0.001, 0.005, 0.01, 0.02,  0.04,  0.06,  0.08, 0.1,
+                                    0.25,  0.5,   0.75, 1.0,   2.5,   5.0,   7.5,  10.0,
                                     20.0,  40.0,  80.0, 160.0, 640.0, 2560.0};
-  const std::vector<double> itl = {0.01, 0.025, 0.05, 0.075, 0.1,  0.15, 0.2,
-                                   0.3,  0.4,   0.5,  0.75,  1.0,  2.5,  5.0,
-                                   7.5,  10.0,  20.0, 40.0,  80.0};
-  const std::vector<double> e2e = {0.3,  0.5,  0.8,  1.0,   1.5,   2.0,   2.5,
-                                   5.0,  10.0, 15.0, 20.0,  30.0,  40.0,  50.0,
+  const std::vector<double> itl = {0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2,  0.3,  0.4, 0.5,
+                                   0.75, 1.0,   2.5,  5.0,   7.5, 10.0, 20.0, 40.0, 80.0};
+  const std::vector<double> e2e = {0.3,  0.5,   0.8,   1.0,   1.5,   2.0,    2.5,
+                                   5.0,  10.0,  15.0,  20.0,  30.0,  40.0,   50.0,
                                    60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0};
   const std::vector<double> tokens_512 = {1, 2, 5, 10, 20, 50, 100, 200, 500};
   EXPECT_EQ(bounds_of("time_to_first_token_seconds"), ttft);
@@ -114,8 +113,8 @@ TEST(engine_metrics, one_two_five_buckets_end_at_max_model_len) {
   EXPECT_EQ(buckets::one_two_five(0), std::vector<double>{});
   EXPECT_EQ(buckets::one_two_five(1), std::vector<double>{1});
   EXPECT_EQ(buckets::one_two_five(128), (std::vector<double>{1, 2, 5, 10, 20, 50, 100}));
-  EXPECT_EQ(buckets::one_two_five(2000), (std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200,
-                                                              500, 1000, 2000}));
+  EXPECT_EQ(buckets::one_two_five(2000),
+            (std::vector<double>{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000}));
 }
 
 TEST(engine_metrics, outputs_count_tokens_and_time_requests) {
@@ -131,10 +130,11 @@ TEST(engine_metrics, outputs_count_tokens_and_time_requests) {
 
   EXPECT_EQ(counter_value(registry, "actorllm:prompt_tokens_total", replica0), 6);
   EXPECT_EQ(counter_value(registry, "actorllm:generation_tokens_total", replica0), 3);
-  EXPECT_EQ(counter_value(registry, "actorllm:request_success_total",
-                          {{"finished_reason", "stop"}}), 1);
-  EXPECT_EQ(counter_value(registry, "actorllm:request_success_total",
-                          {{"finished_reason", "length"}}), 0);
+  EXPECT_EQ(
+      counter_value(registry, "actorllm:request_success_total", {{"finished_reason", "stop"}}), 1);
+  EXPECT_EQ(
+      counter_value(registry, "actorllm:request_success_total", {{"finished_reason", "length"}}),
+      0);
   auto ttft = testing::find_metric(registry, "actorllm:time_to_first_token_seconds");
   ASSERT_TRUE(ttft);
   EXPECT_EQ(ttft->histogram.sample_count, 1u);
@@ -174,13 +174,16 @@ TEST(http_metrics, counts_by_path_and_status_and_bounds_the_paths) {
   http.on_request("/v1/completions?x=1", 200);
   http.on_request("/v1/completions", 400);
   EXPECT_EQ(counter_value(registry, "actorllm:http_requests_total",
-                          {{"path", "/v1/completions"}, {"status", "200"}}), 2);
+                          {{"path", "/v1/completions"}, {"status", "200"}}),
+            2);
   EXPECT_EQ(counter_value(registry, "actorllm:http_requests_total",
-                          {{"path", "/v1/completions"}, {"status", "400"}}), 1);
+                          {{"path", "/v1/completions"}, {"status", "400"}}),
+            1);
   for (std::size_t i = 0; i < 2 * http_metrics::max_paths; ++i)
     http.on_request("/scan/" + std::to_string(i), 404);
   EXPECT_GT(counter_value(registry, "actorllm:http_requests_total",
-                          {{"path", "other"}, {"status", "404"}}), 0);
+                          {{"path", "other"}, {"status", "404"}}),
+            0);
   auto all = registry.prometheus()->Collect();
   EXPECT_LE(testing::find_family(all, "actorllm:http_requests_total")->metric.size(),
             http_metrics::max_paths + 2);

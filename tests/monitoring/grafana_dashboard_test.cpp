@@ -24,7 +24,8 @@ std::string read_file(const std::string& path) {
 }
 
 json load_dashboard() {
-  return json::parse(read_file(std::string(ACTORLLM_SOURCE_DIR) + "/monitoring/grafana/actorllm.json"));
+  return json::parse(
+      read_file(std::string(ACTORLLM_SOURCE_DIR) + "/monitoring/grafana/actorllm.json"));
 }
 
 // Every PromQL expression: the panels' targets and the template variables' queries.
@@ -116,7 +117,8 @@ TEST(grafana_dashboard, every_query_names_an_exported_metric) {
 }
 
 TEST(grafana_dashboard, latency_panels_show_p50_p90_p99) {
-  std::string text = read_file(std::string(ACTORLLM_SOURCE_DIR) + "/monitoring/grafana/actorllm.json");
+  std::string text =
+      read_file(std::string(ACTORLLM_SOURCE_DIR) + "/monitoring/grafana/actorllm.json");
   for (const char* metric : {"time_to_first_token_seconds", "inter_token_latency_seconds",
                              "e2e_request_latency_seconds"})
     for (const char* q : {"0.5", "0.9", "0.99"}) {

@@ -44,8 +44,7 @@ const expected_metric all_metrics[] = {
     {"request_queue_time_seconds", "histogram",
      "_count{model_name=\"stories260K\",replica=\"0\"} 1"},
     {"request_prompt_tokens", "histogram", "_sum{model_name=\"stories260K\",replica=\"0\"} 4"},
-    {"request_generation_tokens", "histogram",
-     "_sum{model_name=\"stories260K\",replica=\"0\"} 2"},
+    {"request_generation_tokens", "histogram", "_sum{model_name=\"stories260K\",replica=\"0\"} 2"},
     {"http_requests_total", "counter",
      "{model_name=\"stories260K\",path=\"/v1/completions\",status=\"200\"} 1"},
     {"actor_mailbox_depth", "gauge", "{actor=\"scheduler-0\",model_name=\"stories260K\"} 2"},
@@ -69,7 +68,8 @@ TEST(metrics_registry, every_line_is_text_format_0_0_4) {
   testing::populated_registry p;
   std::string text = p.registry.render();
   // name{label="value",...} value, or # HELP / # TYPE.
-  const std::regex sample(R"(actorllm:[a-z_][a-z0-9_]*(\{([a-z_]+="[^"]*",?)*\})? [-+0-9.eEinfNa]+)");
+  const std::regex sample(
+      R"(actorllm:[a-z_][a-z0-9_]*(\{([a-z_]+="[^"]*",?)*\})? [-+0-9.eEinfNa]+)");
   const std::regex comment(R"(# (HELP|TYPE) actorllm:[a-z_][a-z0-9_]* .*)");
   std::size_t start = 0;
   int num_lines = 0;
