@@ -70,7 +70,8 @@ timing run(int32_t num_requests, bool churn) {
       if (out.finish != finish_reason::none) add(32 + int32_t(next_id * 37 % 64));
     }
   };
-  for (int32_t i = 0; i < num_warmup_steps; ++i) replace_finished(s.update(sample(s.schedule(), 7)));
+  for (int32_t i = 0; i < num_warmup_steps; ++i)
+    replace_finished(s.update(sample(s.schedule(), 7)));
 
   std::vector<double> step_us;
   double total_schedule = 0, total_update = 0, total_tokens = 0;

@@ -1,8 +1,8 @@
 #include "actors/cache_engine/block_manager.hpp"
 
-#include <numeric>
-
 #include <gtest/gtest.h>
+
+#include <numeric>
 
 namespace actorllm {
 namespace {
@@ -131,7 +131,7 @@ TEST(BlockManager, PrefixCacheReusesTheLongestCachedPrefix) {
   std::vector<block_id> a_blocks(m.block_table(1).begin(), m.block_table(1).end());
 
   std::vector<int32_t> b = iota_tokens(10);
-  b[9] = 999;       // same first 2 blocks
+  b[9] = 999;  // same first 2 blocks
   b.push_back(5);
   EXPECT_EQ(m.num_cached_tokens(b), 8);
   EXPECT_EQ(m.allocate(2, b, 11), 8);
@@ -142,7 +142,7 @@ TEST(BlockManager, PrefixCacheReusesTheLongestCachedPrefix) {
   EXPECT_EQ(m.stats().prefix_cache_hits, 8);
 
   std::vector<int32_t> c = iota_tokens(10);
-  c[4] = 999;       // differs in the second block: only the first one hits
+  c[4] = 999;  // differs in the second block: only the first one hits
   EXPECT_EQ(m.num_cached_tokens(c), 4);
   m.check_invariants();
 }
@@ -151,7 +151,7 @@ TEST(BlockManager, TheLastTokenIsAlwaysComputed) {
   block_manager m = make(8);
   std::vector<int32_t> a = iota_tokens(8);  // exactly 2 blocks
   m.allocate(1, a, 8);
-  EXPECT_EQ(m.num_cached_tokens(a), 4);     // not 8: the last token's logits are needed
+  EXPECT_EQ(m.num_cached_tokens(a), 4);  // not 8: the last token's logits are needed
   EXPECT_EQ(m.allocate(2, a, 8), 4);
   m.check_invariants();
 }

@@ -3,12 +3,12 @@
 // by the block tables, and a "model" whose next token is a hash of everything it reads back
 // through the block table. A wrong table, a missed copy-on-write, a lost swap or a stale
 // prefix-cache hit changes what is read and so the output, and is also caught directly.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "actors/scheduler/sequence_mirror.hpp"
 #include "actors/scheduler/step_plan.hpp"

@@ -1,11 +1,11 @@
 #pragma once
 // Drives a scheduler against the fake model step by step, checking the invariants after each
 // call and collecting every output per (request, sample index).
+#include <gtest/gtest.h>
+
 #include <map>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "actors/scheduler/scheduler.hpp"
 #include "tests/cores/scheduler_fake_model.hpp"

@@ -2,11 +2,11 @@
 // on a pool small enough to force preemption, checked after every step (the scheduler's and
 // block manager's invariants, and the fake model's KV reads) and at the end (every request
 // finished or aborted with exactly its unscheduled output, every block free).
+#include <gtest/gtest.h>
+
 #include <cstdio>
 #include <random>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "actors/scheduler/scheduler.hpp"
 #include "tests/cores/scheduler_harness.hpp"

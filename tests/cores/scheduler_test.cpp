@@ -154,7 +154,8 @@ TEST(Scheduler, MaxNumSeqsBoundsTheBatch) {
   scheduler_options o = small_options(16);
   o.scheduler.max_num_seqs = 2;
   scheduler s(o);
-  for (std::string id : {"a", "b", "c"}) ASSERT_FALSE(s.add_request(id, make_prompt(2), make_params(4)));
+  for (std::string id : {"a", "b", "c"})
+    ASSERT_FALSE(s.add_request(id, make_prompt(2), make_params(4)));
   step_plan p = s.schedule();
   EXPECT_EQ(p.seqs.size(), 2u);
   EXPECT_EQ(s.stats().num_running, 2);
