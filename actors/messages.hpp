@@ -106,7 +106,8 @@ typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, token_logprob& x) {
-  return f(caf::meta::type_name("token_logprob"), x.token_id, x.logprob, x.top_ids, x.top_logprobs);
+  return f(caf::meta::type_name("token_logprob"), x.token_id, x.logprob, x.top_ids, x.top_logprobs,
+           x.top_texts);
 }
 
 template <class Inspector>

@@ -35,8 +35,8 @@ prepared_prompt prompt_builder::validate_params(const sampling_params& p) const 
     return refuse("frequency_penalty must be in [-2, 2]", "frequency_penalty");
   if (p.repetition_penalty <= 0 || p.repetition_penalty > 2)
     return refuse("repetition_penalty must be in (0, 2]", "repetition_penalty");
-  if (p.max_tokens < 1) return refuse("max_tokens must be at least 1", "max_tokens");
-  if (p.min_tokens < 0 || p.min_tokens > p.max_tokens)
+  if (p.max_tokens < 1 && p.max_tokens != -1) return refuse("max_tokens must be at least 1", "max_tokens");
+  if (p.min_tokens < 0 || (p.max_tokens != -1 && p.min_tokens > p.max_tokens))
     return refuse("min_tokens must be in [0, max_tokens]", "min_tokens");
   if (p.logprobs > 20) return refuse("logprobs must be at most 20", "logprobs");
   const auto vocab = static_cast<int32_t>(tok_.vocab_size());

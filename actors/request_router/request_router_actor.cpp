@@ -72,7 +72,11 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         const auto replica = st.replicas.pick();
         if (!replica) return send_one(self, client, error_output(req.request_id, "no engine replica is available", 503));
         const int32_t n = std::max(1, req.params.n);
-        const int64_t tokens = static_cast<int64_t>(prompt.token_ids.size()) + int64_t(req.params.max_tokens) * n;
+        // max_tokens -1: until the context is full.
+        const int64_t prompt_len = static_cast<int64_t>(prompt.token_ids.size());
+        const int64_t max_out = req.params.max_tokens > 0 ? req.params.max_tokens
+                                                          : st.prompts->max_model_len() - prompt_len;
+        const int64_t tokens = prompt_len + max_out * n;
         st.replicas.charge(*replica, tokens);
         st.requests.emplace(req.request_id,
                             router_request{output_processor(st.prompts->tok(), req, prompt.token_ids),

@@ -1,0 +1,93 @@
+// `actorllm serve`: the OpenAI-compatible server over the actor engine.
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <thread>
+
+#include "actors/engine_system.hpp"
+#include "app/command.hpp"
+#include "config/engine_flags.hpp"
+#include "net/http_server.hpp"
+
+namespace actorllm::app {
+namespace {
+
+std::atomic<int> stop_signal{0};
+
+void log_line(const char* level, const std::string& text) {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%m-%d %H:%M:%S", std::localtime(&now));
+  std::fprintf(stderr, "%s %s %s\n", level, stamp, text.c_str());
+}
+
+int run_serve(int argc, char** argv) {
+  engine_config config;
+  config.model.model = "../shared/models/stories260K";
+  int64_t cluster_port = -1;
+  flag_parser p("actorllm serve [MODEL] [options]",
+                "Serves the OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /v1/ws,\n"
+                "/tokenize, /detokenize, /health, /version, /metrics) over HTTP, SSE and WebSocket.");
+  add_engine_flags(p, config);
+  add_server_flags(p, config);
+  p.add_number("--cluster-port", "publish the router here so `actorllm worker --connect` can join (-1: off)",
+               cluster_port);
+  if (auto error = p.parse(argc, argv)) {
+    std::fprintf(stderr, "actorllm serve: %s\n", error->c_str());
+    return exit_usage;
+  }
+  if (p.help_requested()) {
+    std::printf("%s", p.help().c_str());
+    return 0;
+  }
+  if (auto errors = config.validate(); !errors.empty()) {
+    std::fprintf(stderr, "actorllm serve: %s\n", errors.front().c_str());
+    return exit_usage;
+  }
+
+  std::unique_ptr<engine_system> engine;
+  try {
+    engine = std::make_unique<engine_system>(config);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "actorllm serve: %s\n", e.what());
+    return 1;
+  }
+  for (std::string line, text = engine->setup().describe(); !text.empty();) {
+    const auto nl = text.find('\n');
+    line = text.substr(0, nl);
+    text = nl == std::string::npos ? "" : text.substr(nl + 1);
+    log_line("INFO", line);
+  }
+  if (cluster_port >= 0) {
+    auto bound = engine->publish(static_cast<uint16_t>(cluster_port), config.server.host);
+    if (auto* port = std::get_if<uint16_t>(&bound)) log_line("INFO", "workers may join on port " + std::to_string(*port));
+    else log_line("ERROR", "cannot publish the router: " + std::get<std::string>(bound));
+  }
+
+  net::http_options options;
+  options.max_waiting_requests = config.scheduler.max_waiting_requests;
+  std::unique_ptr<net::http_server> server;
+  try {
+    server = std::make_unique<net::http_server>(config.server, engine->client(), options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "actorllm serve: cannot listen on %s:%u: %s\n", config.server.host.c_str(),
+                 config.server.port, e.what());
+    return 1;
+  }
+  server->start();
+  log_line("INFO", "serving on " + server->url() + " (replicas " + std::to_string(config.parallel.replicas) +
+                       ", I/O threads " + std::to_string(config.server.io_threads) + ")");
+
+  std::signal(SIGINT, [](int s) { stop_signal = s; });
+  std::signal(SIGTERM, [](int s) { stop_signal = s; });
+  while (!stop_signal) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  log_line("INFO", "shutting down: no new connections; in-flight requests are aborted");
+  server->stop();
+  engine->shutdown();
+  return 0;
+}
+
+const command_registration registration("serve", {"serve the OpenAI API over HTTP, SSE and WebSocket", run_serve});
+
+}  // namespace
+}  // namespace actorllm::app
