@@ -29,7 +29,9 @@ namespace actorllm {
 struct engine_labels {
   std::string model_name;
   int32_t replica = 0;
-  int32_t max_model_len = 0;  ///< top of the token-count buckets (1, 2, 5, 10, ...)
+  /// Top of the token-count buckets (1, 2, 5, 10, ... up to it): the served context length.
+  /// 0 leaves those histograms with the +Inf bucket only.
+  int32_t max_model_len = 0;
 };
 
 class engine_metrics {

@@ -40,7 +40,7 @@ class metrics_registry {
                                                        std::string_view help);
 
   /// The underlying registry (for tests that inspect collected values, or an Exposer).
-  const std::shared_ptr<prometheus::Registry>& prometheus() const { return registry_; }
+  const std::shared_ptr<prometheus::Registry>& prometheus_registry() const { return registry_; }
 
  private:
   std::shared_ptr<prometheus::Registry> registry_;

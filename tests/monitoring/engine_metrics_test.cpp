@@ -184,7 +184,7 @@ TEST(http_metrics, counts_by_path_and_status_and_bounds_the_paths) {
   EXPECT_GT(counter_value(registry, "actorllm:http_requests_total",
                           {{"path", "other"}, {"status", "404"}}),
             0);
-  auto all = registry.prometheus()->Collect();
+  auto all = registry.prometheus_registry()->Collect();
   EXPECT_LE(testing::find_family(all, "actorllm:http_requests_total")->metric.size(),
             http_metrics::max_paths + 2);
 }
@@ -206,7 +206,7 @@ TEST(cache_config_info, one_series_with_the_configuration_as_labels) {
   cache_config_info info(registry, "m", 0);
   info.set({16, 100, 50, 4.0});
   info.set({16, 8, 64, 0.5});
-  auto all = registry.prometheus()->Collect();
+  auto all = registry.prometheus_registry()->Collect();
   const auto* family = testing::find_family(all, "actorllm:cache_config_info");
   ASSERT_TRUE(family);
   ASSERT_EQ(family->metric.size(), 1u) << "setting again replaces the series";

@@ -28,7 +28,7 @@ inline const prometheus::MetricFamily* find_family(const std::vector<prometheus:
 inline std::optional<prometheus::ClientMetric> find_metric(const metrics_registry& registry,
                                                            const std::string& name,
                                                            const label_map& labels = {}) {
-  auto all = registry.prometheus()->Collect();
+  auto all = registry.prometheus_registry()->Collect();
   const auto* family = find_family(all, name);
   if (!family) return std::nullopt;
   for (const auto& metric : family->metric) {
