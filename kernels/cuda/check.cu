@@ -3,6 +3,9 @@
 namespace actorllm::cuda {
 
 void throw_cuda_error(const char* what, const char* expr, const char* file, int line) {
+  // A failed runtime call also records its error as the "last error"; clear it so that the
+  // next launch check does not report this failure a second time, against an unrelated kernel.
+  cudaGetLastError();
   throw cuda_error(std::string(what) + ": " + expr + " at " + file + ":" + std::to_string(line));
 }
 

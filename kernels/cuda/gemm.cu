@@ -10,13 +10,14 @@ namespace actorllm::cuda {
 
 namespace {
 
+/// Writes the bias into every row of y, so that the GEMM adds it with beta = 1 inside its
+/// fp32 epilogue: one rounding to the storage type, not two.
 template <typename T>
-__global__ void add_bias_kernel(T* __restrict__ y,           // (n, out_features)
-                                const T* __restrict__ bias,  // (out_features)
-                                int64_t out_features) {
+__global__ void broadcast_bias_kernel(T* __restrict__ y,           // (n, out_features)
+                                      const T* __restrict__ bias,  // (out_features)
+                                      int64_t out_features) {
   T* row = y + blockIdx.x * out_features;
-  for (int64_t j = threadIdx.x; j < out_features; j += blockDim.x)
-    row[j] = from_float<T>(to_float(row[j]) + to_float(bias[j]));
+  for (int64_t j = threadIdx.x; j < out_features; j += blockDim.x) row[j] = bias[j];
 }
 
 cudaDataType_t cuda_type(dtype t) {
@@ -65,18 +66,18 @@ void gemm_context::linear(const void* x, const void* w, const void* bias, int64_
   if (n > INT_MAX || in_features > INT_MAX || out_features > INT_MAX)
     throw std::invalid_argument("gemm_context::linear: dimension above INT_MAX");
   bind(stream);
-  const float alpha = 1.0f, beta = 0.0f;
+  if (bias) {
+    ACTORLLM_DISPATCH_DTYPE(t, T,
+                            broadcast_bias_kernel<T><<<n, 256, 0, stream>>>(
+                                static_cast<T*>(y), static_cast<const T*>(bias), out_features));
+    CUDA_CHECK_LAUNCH();
+  }
+  const float alpha = 1.0f, beta = bias ? 1.0f : 0.0f;
   const cudaDataType_t type = cuda_type(t);
   const int m = static_cast<int>(out_features), cols = static_cast<int>(n),
             k = static_cast<int>(in_features);
   CUBLAS_CHECK(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, m, cols, k, &alpha, w, type, k, x,
                             type, k, &beta, y, type, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-  if (bias) {
-    ACTORLLM_DISPATCH_DTYPE(t, T,
-                            add_bias_kernel<T><<<n, 256, 0, stream>>>(
-                                static_cast<T*>(y), static_cast<const T*>(bias), out_features));
-    CUDA_CHECK_LAUNCH();
-  }
 }
 
 }  // namespace actorllm::cuda
