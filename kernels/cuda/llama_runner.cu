@@ -1,0 +1,290 @@
+// The step order and every op's arguments follow llama_model::forward (model/llama_model.cpp);
+// a change there is a change here.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/check.cuh"
+#include "kernels/cuda/convert.cuh"
+#include "kernels/cuda/embedding.cuh"
+#include "kernels/cuda/llama_runner.cuh"
+#include "kernels/cuda/paged_attention.cuh"
+#include "kernels/cuda/paged_attention_decode.cuh"
+#include "kernels/cuda/reshape_and_cache.cuh"
+#include "kernels/cuda/rms_norm.cuh"
+#include "kernels/cuda/rotary.cuh"
+#include "kernels/cuda/sampling.cuh"
+#include "kernels/cuda/silu_and_mul.cuh"
+
+namespace actorllm::cuda {
+
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("llama_runner: " + what);
+}
+
+const float* need(const float* p, const std::string& name) {
+  require(p != nullptr, "missing weight " + name);
+  return p;
+}
+
+/// Grows `buf` to hold at least `bytes`; the old contents are dropped.
+void reserve(device_buffer& buf, size_t bytes) {
+  if (buf.size() < bytes) buf = device_buffer(bytes);
+}
+
+template <typename T>
+void upload_async(device_buffer& dst, const T* src, int64_t n, cudaStream_t stream) {
+  if (n > 0)
+    CUDA_CHECK(cudaMemcpyAsync(dst.get(), src, static_cast<size_t>(n) * sizeof(T),
+                               cudaMemcpyHostToDevice, stream));
+}
+
+std::string layer_name(int64_t l, const char* what) {
+  return "layers." + std::to_string(l) + "." + what;
+}
+
+}  // namespace
+
+void llama_runner_config::validate() const {
+  require(hidden_size > 0 && intermediate_size > 0 && num_layers > 0 && num_heads > 0 &&
+              num_kv_heads > 0 && head_dim > 0 && vocab_size > 0 && max_position > 0,
+          "every size of the config must be positive");
+  require(num_heads % num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads");
+  require(head_dim % 2 == 0, "head_dim must be even (rotary halves)");
+  require(rms_norm_eps > 0, "rms_norm_eps must be positive");
+}
+
+llama_runner::llama_runner(const llama_runner_config& config, const llama_host_weights& w,
+                           dtype storage, cudaStream_t stream)
+    : config_(config), weights_(storage), stream_(stream) {
+  config_.validate();
+  const auto& c = config_;
+  const int64_t dim = c.hidden_size, hidden = c.intermediate_size;
+  const int64_t qkv_size = c.q_size() + 2 * c.kv_size();
+  require(static_cast<int64_t>(w.layers.size()) == c.num_layers,
+          "weights have " + std::to_string(w.layers.size()) + " layers, the config " +
+              std::to_string(c.num_layers));
+  weights_.upload("embed", need(w.embed, "embed"), c.vocab_size * dim);
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const auto& lw = w.layers[l];
+    weights_.upload(layer_name(l, "input_norm"), need(lw.input_norm, layer_name(l, "input_norm")),
+                    dim);
+    weights_.upload(layer_name(l, "qkv"), need(lw.qkv, layer_name(l, "qkv")), qkv_size * dim);
+    if (lw.qkv_bias) weights_.upload(layer_name(l, "qkv_bias"), lw.qkv_bias, qkv_size);
+    weights_.upload(layer_name(l, "o"), need(lw.o, layer_name(l, "o")), dim * c.q_size());
+    weights_.upload(layer_name(l, "post_norm"), need(lw.post_norm, layer_name(l, "post_norm")),
+                    dim);
+    weights_.upload(layer_name(l, "gate_up"), need(lw.gate_up, layer_name(l, "gate_up")),
+                    2 * hidden * dim);
+    weights_.upload(layer_name(l, "down"), need(lw.down, layer_name(l, "down")), dim * hidden);
+  }
+  weights_.upload("final_norm", need(w.final_norm, "final_norm"), dim);
+  tied_head_ = w.lm_head == nullptr;
+  if (!tied_head_) weights_.upload("lm_head", w.lm_head, c.vocab_size * dim);
+  weights_.upload("cos_sin", need(w.cos_sin, "cos_sin"), c.max_position * c.head_dim,
+                  /*keep_fp32=*/true);
+}
+
+llama_runner::~llama_runner() = default;
+
+kv_cache_layout llama_runner::cache_layout(int64_t num_blocks, int64_t block_size) const {
+  kv_cache_layout layout;
+  layout.num_layers = config_.num_layers;
+  layout.num_blocks = num_blocks;
+  layout.block_size = block_size;
+  layout.num_kv_heads = config_.num_kv_heads;
+  layout.head_dim = config_.head_dim;
+  layout.type = weights_.storage();
+  return layout;
+}
+
+void llama_runner::ensure_workspace(int64_t n, int64_t seqs, int64_t table) {
+  const auto& c = config_;
+  const size_t es = static_cast<size_t>(dtype_size(weights_.storage()));
+  if (n > ws_.tokens) {
+    const size_t rows = static_cast<size_t>(n);
+    ws_.x = device_buffer(rows * c.hidden_size * es);
+    ws_.residual = device_buffer(rows * c.hidden_size * es);
+    ws_.qkv = device_buffer(rows * (c.q_size() + 2 * c.kv_size()) * es);
+    ws_.q = device_buffer(rows * c.q_size() * es);
+    ws_.attn = device_buffer(rows * c.q_size() * es);
+    ws_.k = device_buffer(rows * c.kv_size() * es);
+    ws_.v = device_buffer(rows * c.kv_size() * es);
+    ws_.gate_up = device_buffer(rows * 2 * c.intermediate_size * es);
+    ws_.act = device_buffer(rows * c.intermediate_size * es);
+    ws_.last_x = device_buffer(rows * c.hidden_size * es);
+    ws_.last_residual = device_buffer(rows * c.hidden_size * es);
+    ws_.logits = device_buffer(rows * c.vocab_size * es);
+    ws_.logits_f32 = device_buffer(rows * c.vocab_size * sizeof(float));
+    ws_.next_tokens = device_buffer(rows * sizeof(int32_t));
+    ws_.token_ids = device_buffer(rows * sizeof(int32_t));
+    ws_.positions = device_buffer(rows * sizeof(int32_t));
+    ws_.slot_mapping = device_buffer(rows * sizeof(int64_t));
+    ws_.logits_indices = device_buffer(rows * sizeof(int32_t));
+    ws_.tokens = n;
+  }
+  if (seqs > ws_.seqs) {
+    ws_.query_start_loc = device_buffer((static_cast<size_t>(seqs) + 1) * sizeof(int32_t));
+    ws_.seq_lens = device_buffer(static_cast<size_t>(seqs) * sizeof(int32_t));
+    ws_.seqs = seqs;
+  }
+  if (table > ws_.table) {
+    ws_.block_tables = device_buffer(static_cast<size_t>(table) * sizeof(int32_t));
+    ws_.table = table;
+  }
+}
+
+const float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
+  const auto& c = config_;
+  const dtype t = weights_.storage();
+  const kv_cache_layout& layout = cache.layout();
+  require(layout.num_layers == c.num_layers && layout.num_kv_heads == c.num_kv_heads &&
+              layout.head_dim == c.head_dim && layout.type == t,
+          "the KV cache layout does not match the model (layers, kv heads, head_dim, dtype)");
+  const int64_t n = b.num_tokens, num_seqs = b.num_seqs, num_logits = b.num_logits;
+  const int64_t block_size = layout.block_size;
+  require(n > 0 && num_seqs > 0, "empty batch");
+  require(num_logits >= 0 && num_logits <= n, "more logits rows than tokens");
+  require(b.max_blocks_per_seq > 0, "max_blocks_per_seq must be positive");
+
+  // Host-side checks and the summaries that size the attention launch: a bad index must be
+  // an error here, not an out-of-bounds access on the device.
+  require(b.query_start_loc[0] == 0 && b.query_start_loc[num_seqs] == n,
+          "query_start_loc must run from 0 to num_tokens");
+  int64_t max_query_len = 0, max_seq_len = 0;
+  for (int64_t s = 0; s < num_seqs; ++s) {
+    const int64_t q_len = b.query_start_loc[s + 1] - b.query_start_loc[s];
+    require(q_len >= 1 && q_len <= b.seq_lens[s], "sequence " + std::to_string(s) +
+                                                       ": query length outside 1..seq_len");
+    require(b.seq_lens[s] <= b.max_blocks_per_seq * block_size,
+            "sequence " + std::to_string(s) + ": context longer than its block table");
+    max_query_len = std::max(max_query_len, q_len);
+    max_seq_len = std::max<int64_t>(max_seq_len, b.seq_lens[s]);
+  }
+  for (int64_t i = 0; i < num_seqs * b.max_blocks_per_seq; ++i)
+    require(b.block_tables[i] >= 0 && b.block_tables[i] < layout.num_blocks,
+            "block id outside the cache");
+  for (int64_t i = 0; i < n; ++i) {
+    require(b.positions[i] >= 0 && b.positions[i] < c.max_position,
+            "position outside the rotary table");
+    require(b.slot_mapping[i] < layout.num_blocks * block_size, "slot outside the cache");
+  }
+  for (int64_t i = 0; i < num_logits; ++i)
+    require(b.logits_indices[i] >= 0 && b.logits_indices[i] < n, "logits index outside the batch");
+
+  ensure_workspace(n, num_seqs, num_seqs * b.max_blocks_per_seq);
+  const bool decode = max_query_len == 1 && n == num_seqs;
+  if (decode)
+    reserve(ws_.attention, paged_attention_decode_workspace_bytes(num_seqs, c.num_heads,
+                                                                  c.head_dim, max_seq_len));
+  upload_async(ws_.token_ids, b.token_ids, n, stream_);
+  upload_async(ws_.positions, b.positions, n, stream_);
+  upload_async(ws_.slot_mapping, b.slot_mapping, n, stream_);
+  upload_async(ws_.logits_indices, b.logits_indices, num_logits, stream_);
+  upload_async(ws_.query_start_loc, b.query_start_loc, num_seqs + 1, stream_);
+  upload_async(ws_.seq_lens, b.seq_lens, num_seqs, stream_);
+  upload_async(ws_.block_tables, b.block_tables, num_seqs * b.max_blocks_per_seq, stream_);
+
+  const int64_t dim = c.hidden_size, q_size = c.q_size(), kv_size = c.kv_size();
+  const int64_t qkv_size = q_size + 2 * kv_size, hidden = c.intermediate_size;
+  const size_t es = static_cast<size_t>(dtype_size(t));
+  const float eps = c.rms_norm_eps;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  void* x = ws_.x.get();                // (n, dim)
+  void* residual = ws_.residual.get();  // (n, dim)
+  char* qkv = ws_.qkv.as<char>();       // (n, qkv_size)
+  const auto* token_ids = ws_.token_ids.as<int32_t>();
+  const auto* positions = ws_.positions.as<int32_t>();
+  const auto* cos_sin = static_cast<const float*>(weights_.get("cos_sin"));
+
+  embedding(weights_.get("embed"), token_ids, n, dim, residual, t, stream_, c.vocab_size);
+  CUDA_CHECK(cudaMemsetAsync(x, 0, static_cast<size_t>(n * dim) * es, stream_));
+  paged_batch paged;
+  paged.query_start_loc = ws_.query_start_loc.as<int32_t>();
+  paged.seq_lens = ws_.seq_lens.as<int32_t>();
+  paged.block_tables = ws_.block_tables.as<int32_t>();
+  paged.num_seqs = num_seqs;
+  paged.max_blocks_per_seq = b.max_blocks_per_seq;
+  paged.num_tokens = n;
+  paged.max_query_len = max_query_len;
+  paged.max_seq_len = max_seq_len;
+
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const void* bias =
+        weights_.contains(layer_name(l, "qkv_bias")) ? weights_.get(layer_name(l, "qkv_bias")) : nullptr;
+    // x holds the previous layer's output; fold it into the residual and normalise.
+    fused_add_rms_norm(x, residual, weights_.get(layer_name(l, "input_norm")), n, dim, eps, t,
+                       stream_);
+    gemm_.linear(x, weights_.get(layer_name(l, "qkv")), bias, n, dim, qkv_size, qkv, t, stream_);
+    // Split the fused rows (n, q | k | v) into contiguous q, k and v.
+    CUDA_CHECK(cudaMemcpy2DAsync(ws_.q.get(), q_size * es, qkv, qkv_size * es, q_size * es, n,
+                                 cudaMemcpyDeviceToDevice, stream_));
+    CUDA_CHECK(cudaMemcpy2DAsync(ws_.k.get(), kv_size * es, qkv + q_size * es, qkv_size * es,
+                                 kv_size * es, n, cudaMemcpyDeviceToDevice, stream_));
+    CUDA_CHECK(cudaMemcpy2DAsync(ws_.v.get(), kv_size * es, qkv + (q_size + kv_size) * es,
+                                 qkv_size * es, kv_size * es, n, cudaMemcpyDeviceToDevice,
+                                 stream_));
+    rotary_embedding(positions, ws_.q.get(), ws_.k.get(), n, c.num_heads, c.num_kv_heads,
+                     c.head_dim, cos_sin, c.head_dim, /*neox=*/true, t, stream_);
+    reshape_and_cache(ws_.k.get(), ws_.v.get(), cache.k(l), cache.v(l),
+                      ws_.slot_mapping.as<int64_t>(), n, c.num_kv_heads, c.head_dim, block_size, t,
+                      stream_);
+    paged_attention(ws_.q.get(), cache.k(l), cache.v(l), paged, c.num_heads, c.num_kv_heads,
+                    c.head_dim, block_size, scale, ws_.attn.get(), t, stream_,
+                    decode ? ws_.attention.get() : nullptr, decode ? ws_.attention.size() : 0);
+    gemm_.linear(ws_.attn.get(), weights_.get(layer_name(l, "o")), nullptr, n, q_size, dim, x, t,
+                 stream_);
+    fused_add_rms_norm(x, residual, weights_.get(layer_name(l, "post_norm")), n, dim, eps, t,
+                       stream_);
+    gemm_.linear(x, weights_.get(layer_name(l, "gate_up")), nullptr, n, dim, 2 * hidden,
+                 ws_.gate_up.get(), t, stream_);
+    silu_and_mul(ws_.gate_up.get(), n, hidden, ws_.act.get(), t, stream_);
+    gemm_.linear(ws_.act.get(), weights_.get(layer_name(l, "down")), nullptr, n, hidden, dim, x, t,
+                 stream_);
+  }
+
+  if (num_logits == 0) return ws_.logits_f32.as<float>();
+  // Only the rows that sample need the final norm and the LM head: gather x and the residual
+  // at logits_indices (a row gather is an embedding lookup into (n, dim)), then
+  // last = rms_norm(x + residual) in one fused op.
+  const auto* logits_indices = ws_.logits_indices.as<int32_t>();
+  embedding(x, logits_indices, num_logits, dim, ws_.last_x.get(), t, stream_, n);
+  embedding(residual, logits_indices, num_logits, dim, ws_.last_residual.get(), t, stream_, n);
+  fused_add_rms_norm(ws_.last_x.get(), ws_.last_residual.get(), weights_.get("final_norm"),
+                     num_logits, dim, eps, t, stream_);
+  const void* head = tied_head_ ? weights_.get("embed") : weights_.get("lm_head");
+  gemm_.linear(ws_.last_x.get(), head, nullptr, num_logits, dim, c.vocab_size, ws_.logits.get(), t,
+               stream_);
+  if (t == dtype::f32) return ws_.logits.as<float>();
+  convert(ws_.logits.get(), t, ws_.logits_f32.get(), dtype::f32, num_logits * c.vocab_size,
+          stream_);
+  return ws_.logits_f32.as<float>();
+}
+
+void llama_runner::forward(const llama_host_batch& batch, device_kv_cache& cache,
+                           std::vector<float>& logits) {
+  const float* device_logits = run(batch, cache);
+  logits.resize(static_cast<size_t>(batch.num_logits * config_.vocab_size));
+  if (!logits.empty())
+    CUDA_CHECK(cudaMemcpyAsync(logits.data(), device_logits, logits.size() * sizeof(float),
+                               cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void llama_runner::forward_greedy(const llama_host_batch& batch, device_kv_cache& cache,
+                                  std::vector<int32_t>& tokens) {
+  const float* device_logits = run(batch, cache);
+  tokens.resize(static_cast<size_t>(batch.num_logits));
+  if (!tokens.empty()) {
+    argmax(device_logits, batch.num_logits, config_.vocab_size, ws_.next_tokens.as<int32_t>(),
+           dtype::f32, stream_);
+    CUDA_CHECK(cudaMemcpyAsync(tokens.data(), ws_.next_tokens.get(),
+                               tokens.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+}  // namespace actorllm::cuda

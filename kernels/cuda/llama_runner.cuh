@@ -1,0 +1,130 @@
+#pragma once
+/// The Llama forward on one CUDA device: the same steps as actorllm::llama_model::forward
+/// (fused qkv and gate_up projections, neox rotary from a (max_position, head_dim) table,
+/// residual through fused_add_rms_norm, final norm only on the rows that sample, LM head
+/// tied to the embedding unless given), over the paged device KV cache. Weights are uploaded
+/// once from host float32 arrays and stored in one dtype (f32, f16 or bf16); every op
+/// accumulates in fp32. C++17, free of CAF and Boost: a loader fills llama_host_weights.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cuda/device.cuh"
+#include "kernels/cuda/dtype.cuh"
+#include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/weight_store.cuh"
+
+namespace actorllm::cuda {
+
+struct llama_runner_config {
+  int64_t hidden_size = 0;        ///< dim
+  int64_t intermediate_size = 0;  ///< hidden of the MLP
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t vocab_size = 0;
+  int64_t max_position = 0;  ///< rows of the rotary table
+  float rms_norm_eps = 1e-5f;
+
+  int64_t q_size() const { return num_heads * head_dim; }
+  int64_t kv_size() const { return num_kv_heads * head_dim; }
+  /// Throws std::invalid_argument on a zero or inconsistent field.
+  void validate() const;
+};
+
+/// Host float32 weights of one layer, row-major; the runner copies them on construction.
+struct llama_host_layer {
+  const float* input_norm = nullptr;  // (dim)
+  const float* qkv = nullptr;         // (q_size + 2 * kv_size, dim)  q, k, v rows fused
+  const float* qkv_bias = nullptr;    // (q_size + 2 * kv_size) or null
+  const float* o = nullptr;           // (dim, q_size)
+  const float* post_norm = nullptr;   // (dim)
+  const float* gate_up = nullptr;     // (2 * hidden, dim)  gate rows then up rows
+  const float* down = nullptr;        // (dim, hidden)
+};
+
+struct llama_host_weights {
+  const float* embed = nullptr;  // (vocab, dim)
+  std::vector<llama_host_layer> layers;
+  const float* final_norm = nullptr;  // (dim)
+  const float* lm_head = nullptr;     // (vocab, dim); null when tied to embed
+  const float* cos_sin = nullptr;     // (max_position, head_dim) cosines then sines, kept fp32
+};
+
+/// One step's batch on the host, laid out as actorllm::forward_batch: the new tokens of every
+/// sequence, flattened, and what attention needs to find each context in the cache.
+struct llama_host_batch {
+  const int32_t* token_ids = nullptr;        ///< (num_tokens)
+  const int32_t* positions = nullptr;        ///< (num_tokens)
+  const int64_t* slot_mapping = nullptr;     ///< (num_tokens) cache slot of each new token
+  const int32_t* query_start_loc = nullptr;  ///< (num_seqs + 1), [0] = 0
+  const int32_t* seq_lens = nullptr;         ///< (num_seqs) context length after this step
+  const int32_t* block_tables = nullptr;     ///< (num_seqs, max_blocks_per_seq)
+  const int32_t* logits_indices = nullptr;   ///< (num_logits) token rows that sample
+  int64_t num_tokens = 0;
+  int64_t num_seqs = 0;
+  int64_t max_blocks_per_seq = 0;
+  int64_t num_logits = 0;
+};
+
+class llama_runner {
+ public:
+  /// Uploads the weights in `storage` (the rotary table stays fp32) on the current device.
+  /// Work runs on `stream` (null: the legacy default stream).
+  llama_runner(const llama_runner_config& config, const llama_host_weights& weights,
+               dtype storage, cudaStream_t stream = nullptr);
+  ~llama_runner();
+  llama_runner(const llama_runner&) = delete;
+  llama_runner& operator=(const llama_runner&) = delete;
+
+  const llama_runner_config& config() const { return config_; }
+  dtype storage() const { return weights_.storage(); }
+  /// The cache layout this model needs, in the runner's storage type.
+  kv_cache_layout cache_layout(int64_t num_blocks, int64_t block_size) const;
+
+  /// Writes the batch's new K/V into `cache` and the logits (num_logits, vocab) as float32
+  /// into `logits` (resized). Synchronous. Throws std::invalid_argument on a batch or cache
+  /// that does not fit, cuda_error on a device failure.
+  void forward(const llama_host_batch& batch, device_kv_cache& cache, std::vector<float>& logits);
+
+  /// As forward, but the argmax of each logits row is taken on the device; `tokens`
+  /// (num_logits) gets the lowest index among equal maxima.
+  void forward_greedy(const llama_host_batch& batch, device_kv_cache& cache,
+                      std::vector<int32_t>& tokens);
+
+ private:
+  /// Runs the forward; returns the device float32 logits (num_logits, vocab).
+  const float* run(const llama_host_batch& batch, device_kv_cache& cache);
+  void ensure_workspace(int64_t num_tokens, int64_t num_seqs, int64_t table_elems);
+
+  llama_runner_config config_;
+  weight_store weights_;
+  cudaStream_t stream_;
+  gemm_context gemm_;
+  bool tied_head_ = true;
+
+  struct workspace {
+    int64_t tokens = 0, seqs = 0, table = 0;  // capacities
+    // Activations, of the storage type.
+    device_buffer x, residual;  // (n, dim)
+    device_buffer qkv;          // (n, q_size + 2 * kv_size)
+    device_buffer q, attn;      // (n, q_size)
+    device_buffer k, v;         // (n, kv_size)
+    device_buffer gate_up;      // (n, 2 * hidden)
+    device_buffer act;          // (n, hidden)
+    device_buffer last_x, last_residual;  // (n, dim) rows that sample
+    device_buffer logits;                 // (n, vocab) storage type
+    device_buffer logits_f32;             // (n, vocab) float32
+    device_buffer next_tokens;            // (n) int32
+    // The batch, on the device.
+    device_buffer token_ids, positions, slot_mapping, logits_indices;  // (n)
+    device_buffer query_start_loc, seq_lens;                           // (seqs + 1), (seqs)
+    device_buffer block_tables;                                        // (table)
+    device_buffer attention;  // decode scratch, grown on demand
+  } ws_;
+};
+
+}  // namespace actorllm::cuda
