@@ -195,6 +195,7 @@ int run(const options& o) {
   asio::co_spawn(io, run_request(t, bodies[0], o.ignore_eos, probe), asio::detached);
   io.run();
   if (!probe.success) {
+    std::fflush(stdout);
     std::fprintf(stderr, "Initial test run failed: %s\n", probe.error.c_str());
     return 1;
   }

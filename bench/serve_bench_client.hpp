@@ -83,6 +83,11 @@ inline asio::awaitable<void> run_request(const target& t, const std::string& bod
                 error_body.substr(0, 300);
       co_return;
     }
+  } catch (const boost::system::system_error& e) {
+    acc.finish(r, ignore_eos);
+    r.success = false;
+    r.error = "transport: " + e.code().message();  // what() also holds Asio's source location
+    co_return;
   } catch (const std::exception& e) {
     acc.finish(r, ignore_eos);
     r.success = false;
