@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # One-shot check on a machine with an NVIDIA GPU, from a clean checkout, in under 8 minutes:
 # dependencies (best effort), a Release build for the local GPU, the GPU kernel tests, the
-# stories260K golden greedy on the GPU (once the CUDA model runner exists), the kernel
+# stories260K golden greedy on the GPU (cuda_golden; GOLDEN_MODEL_DIR), the kernel
 # benchmarks, and a closing table.
 #
 #   ./scripts/gpu-check.sh
 #   BUILD_DIR=build-gpu JOBS=16 CUDA_ARCH=90 ./scripts/gpu-check.sh
 #   GPU_CHECK_MODE=gpu-only ./scripts/gpu-check.sh     (skip dependencies and the full project)
 #   DEPS_TIMEOUT=60                                     (seconds allowed to setup.sh --deps-only)
+#   GOLDEN_MODEL_DIR=.gpu-data/stories260K              (default ../shared/models/stories260K)
 #
 # Where the server's dependencies are missing (no package registry on the machine), the full
 # project does not configure; the script then builds the GPU-only project in
@@ -127,11 +128,48 @@ run_gpu_tests() {
 }
 
 # --- stories260K golden greedy on the GPU ---------------------------------------------------
-# TODO(gpu golden): once the CUDA model runner exists, run the stories260K prompt of
-# ../shared/models/stories260K/golden_greedy.json through it (greedy, device cuda) and compare
-# the ids exactly; record ok / FAILED with the first differing position.
+# cuda_golden (kernels/cuda/standalone) runs the golden prompt greedily through
+# cuda::llama_runner in fp32 and compares the ids exactly, then checks that 16 prompts give the
+# same tokens alone, batched and chunked. The GPU-only project builds it; after a full build it
+# is built from that project on its own. GOLDEN_MODEL_DIR: the stories260K folder (config.json,
+# model.safetensors, golden_greedy.json).
 golden_greedy_gpu() {
-  record golden pending 0 "needs the CUDA model runner"
+  local t bin model_dir rc detail
+  t=$(date +%s)
+  model_dir=${GOLDEN_MODEL_DIR:-../shared/models/stories260K}
+  bin="$bin_dir/bin/cuda_golden"
+  if [[ ! -x $bin ]]; then
+    bin="$build_dir-only/bin/cuda_golden"
+    say "building cuda_golden from the GPU-only project in $build_dir-only"
+    if ! { cmake -S kernels/cuda/standalone -B "$build_dir-only" "${generator[@]}" \
+             -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" &&
+           cmake --build "$build_dir-only" -j "$jobs" --target cuda_golden; } \
+         >"$logs/build-golden.log" 2>&1; then
+      tail -20 "$logs/build-golden.log"
+      record golden FAILED "$(elapsed "$t")" "cuda_golden did not build (see $logs/build-golden.log)"
+      failed=1
+      return
+    fi
+  fi
+  if [[ ! -f $model_dir/model.safetensors || ! -f $model_dir/golden_greedy.json ]]; then
+    record golden FAILED "$(elapsed "$t")" "no stories260K in $model_dir (set GOLDEN_MODEL_DIR)"
+    failed=1
+    return
+  fi
+  timeout 120 "$bin" "$model_dir" >"$logs/golden.log" 2>&1
+  rc=$?
+  cat "$logs/golden.log"
+  if grep -q 'no CUDA device' "$logs/golden.log"; then
+    record golden SKIPPED "$(elapsed "$t")" "no CUDA device"
+    failed=1
+  elif ((rc == 0)) && grep -q '^cuda_golden: PASS$' "$logs/golden.log"; then
+    detail=$(grep -oE 'golden greedy [0-9]+ tokens in [0-9.]+ ms' "$logs/golden.log")
+    record golden ok "$(elapsed "$t")" "PASS: ${detail:-golden greedy}, 16-prompt batching equal"
+  else
+    detail=$(grep -E 'FAIL' "$logs/golden.log" | head -1 | sed 's/^cuda_golden: //')
+    record golden FAILED "$(elapsed "$t")" "${detail:-rc $rc} (see $logs/golden.log)"
+    failed=1
+  fi
 }
 
 # --- kernel benchmarks ----------------------------------------------------------------------
