@@ -115,7 +115,9 @@ TEST(engine_system, a_killed_worker_is_replaced_and_requests_complete) {
   run.join();
   for (size_t i = 0; i < requests.size(); ++i) {
     ASSERT_NE(out[i][0].finish, finish_reason::none);
-    if (out[i][0].finish != finish_reason::error) EXPECT_EQ(out[i][0].token_ids, alone[i]) << i;
+    if (out[i][0].finish != finish_reason::error) {
+      EXPECT_EQ(out[i][0].token_ids, alone[i]) << i;
+    }
   }
   EXPECT_EQ(engine.stats()[0].num_worker_restarts, 1);
   EXPECT_TRUE(wait_idle(engine));
