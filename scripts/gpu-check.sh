@@ -162,6 +162,7 @@ golden_greedy_gpu() {
   if grep -q 'no CUDA device' "$logs/golden.log"; then
     record golden SKIPPED "$(elapsed "$t")" "no CUDA device"
     failed=1
+    return
   elif ((rc == 0)) && grep -q '^cuda_golden: PASS$' "$logs/golden.log"; then
     detail=$(grep -oE 'golden greedy [0-9]+ tokens in [0-9.]+ ms' "$logs/golden.log")
     record golden ok "$(elapsed "$t")" "PASS: ${detail:-golden greedy}, 16-prompt batching equal"
@@ -169,6 +170,17 @@ golden_greedy_gpu() {
     detail=$(grep -E 'FAIL' "$logs/golden.log" | head -1 | sed 's/^cuda_golden: //')
     record golden FAILED "$(elapsed "$t")" "${detail:-rc $rc} (see $logs/golden.log)"
     failed=1
+  fi
+  # bf16 weights and activations: a smoke test of the dtype switch, reported, never failing.
+  t=$(date +%s)
+  timeout 60 "$bin" "$model_dir" --dtype bf16 >"$logs/golden-bf16.log" 2>&1
+  rc=$?
+  grep -E 'INFO|FAIL' "$logs/golden-bf16.log"
+  detail=$(grep -oE 'golden prefix [0-9]+/[0-9]+' "$logs/golden-bf16.log")
+  if ((rc == 0)); then
+    record bf16 ok "$(elapsed "$t")" "smoke (not gating): ${detail:-?}"
+  else
+    record bf16 FAILED "$(elapsed "$t")" "smoke (not gating): rc $rc, see $logs/golden-bf16.log"
   fi
 }
 

@@ -7,7 +7,8 @@
 // prompts decoded alone, together, and with prefill chunked by 7 give the same tokens.
 // --cpu runs the same checks through the CPU reference ops instead (to test the loader and
 // this driver on a machine without a GPU). Without a CUDA device (and without --cpu) it
-// prints "no CUDA device" and exits 0. Exit status: 0 on PASS, 1 on FAIL.
+// prints "no CUDA device" and exits 0. --dtype f16|bf16 stores weights and activations in
+// that type and only reports agreement. Exit status: 0 on PASS, 1 on FAIL.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -276,6 +277,9 @@ int run(int argc, char** argv) {
     std::printf("cuda_golden: backend cuda %s on %s\n", cuda::dtype_name(storage),
                 cuda::device_description().c_str());
   }
+  // Greedy ids are compared exactly only in fp32, the precision of the golden; in f16 and
+  // bf16 the run is a smoke test that reports how far it agrees.
+  const bool exact = storage == cuda::dtype::f32;
   bool ok = true;
 
   // 1. The golden greedy continuation.
@@ -285,9 +289,17 @@ int run(int argc, char** argv) {
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const std::string diff = first_mismatch(want, got);
-  std::printf("cuda_golden: golden greedy %zu tokens in %.1f ms: %s%s\n", got.size(), ms,
-              diff.empty() ? "PASS" : "FAIL at ", diff.c_str());
-  ok = ok && diff.empty();
+  size_t prefix = 0;
+  while (prefix < want.size() && prefix < got.size() && want[prefix] == got[prefix]) ++prefix;
+  if (exact) {
+    std::printf("cuda_golden: golden greedy %zu tokens in %.1f ms: %s%s\n", got.size(), ms,
+                diff.empty() ? "PASS" : "FAIL at ", diff.c_str());
+    ok = ok && diff.empty();
+  } else {
+    std::printf("cuda_golden: golden greedy %zu tokens in %.1f ms: INFO (%s is not exact): "
+                "golden prefix %zu/%zu\n",
+                got.size(), ms, dtype_name.c_str(), prefix, want.size());
+  }
 
   // 2. Prefill logits against the CPU reference (a diagnostic: the ids above decide).
   if (ref) {
@@ -329,8 +341,8 @@ int run(int argc, char** argv) {
     bad += !d1.empty() || !d2.empty();
   }
   std::printf("cuda_golden: 16 prompts alone / batched / chunked by 7: %s (%d differ)\n",
-              bad == 0 ? "PASS" : "FAIL", bad);
-  ok = ok && bad == 0;
+              bad == 0 ? "PASS" : exact ? "FAIL" : "INFO", bad);
+  ok = ok && (bad == 0 || !exact);
 
   std::printf("cuda_golden: %s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
