@@ -28,11 +28,12 @@ nlohmann::json bench_model(const std::string& path, int prompt_len, int decode_t
 
   forward_batch batch;
   std::vector<float> logits;
+  forward_workspace ws;
   auto prefill = [&] {
     batch.clear();
     batch.add_sequence(prompt, 0, table, block_size, true);
     batch.finalize();
-    model.forward(batch, cache, logits);
+    model.forward(batch, cache, ws, logits);
   };
   prefill();  // warm-up: workspace, page faults
   double best_prefill = 1e30;
@@ -48,7 +49,7 @@ nlohmann::json bench_model(const std::string& path, int prompt_len, int decode_t
     const int32_t one[] = {token};
     batch.add_sequence(one, prompt_len + i, table, block_size, true);
     batch.finalize();
-    model.forward(batch, cache, logits);
+    model.forward(batch, cache, ws, logits);
     token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   }
   const double decode_seconds = bench::now_seconds() - t0;

@@ -104,7 +104,7 @@ kv_cache_shape llama_model::cache_shape(int64_t num_blocks, int64_t block_size) 
   return {config_.num_layers, num_blocks, block_size, config_.num_kv_heads, config_.head_dim};
 }
 
-void llama_model::ensure_workspace(int64_t n) {
+void llama_model::ensure_workspace(forward_workspace& ws_, int64_t n) const {
   if (n <= ws_.capacity) return;
   const auto& c = config_;
   ws_.capacity = n;
@@ -120,14 +120,15 @@ void llama_model::ensure_workspace(int64_t n) {
   ws_.last.resize(n * c.hidden_size);
 }
 
-void llama_model::forward(const forward_batch& batch, kv_cache& cache, std::vector<float>& logits) {
+void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_workspace& ws_,
+                          std::vector<float>& logits) const {
   const auto& c = config_;
   const int64_t n = batch.num_tokens();
   const int64_t dim = c.hidden_size, q_size = c.q_size(), kv_size = c.kv_size();
   const int64_t qkv_size = q_size + 2 * kv_size;
   const float eps = static_cast<float>(c.rms_norm_eps);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  ensure_workspace(n);
+  ensure_workspace(ws_, n);
   float* x = ws_.x.data();        // (n, dim)
   float* residual = ws_.residual.data();  // (n, dim)
 

@@ -33,6 +33,13 @@ struct llama_weights {
   int64_t bytes_read_per_token(const model_config_hf& config) const;
 };
 
+/// Scratch buffers of one forward pass, grown to the largest batch seen and reused: no
+/// allocation once warm. One per caller, so one model can serve several workers at once.
+struct forward_workspace {
+  int64_t capacity = 0;
+  std::vector<float> x, residual, qkv, q, k, v, attn, gate_up, act, last;
+};
+
 class llama_model {
  public:
   /// Loads config.json and the safetensors weights of `model_dir`. Throws std::runtime_error
@@ -43,20 +50,18 @@ class llama_model {
   const llama_weights& weights() const { return weights_; }
 
   /// Computes the batch's new K/V into `cache` and writes logits (logits_indices.size(), vocab)
-  /// into `logits`, resized as needed. Reuses internal buffers: no allocation once warm.
-  void forward(const forward_batch& batch, kv_cache& cache, std::vector<float>& logits);
+  /// into `logits`, resized as needed. The model is read-only: concurrent calls are safe with
+  /// distinct caches and workspaces.
+  void forward(const forward_batch& batch, kv_cache& cache, forward_workspace& ws,
+               std::vector<float>& logits) const;
 
   kv_cache_shape cache_shape(int64_t num_blocks, int64_t block_size) const;
 
  private:
-  void ensure_workspace(int64_t num_tokens);
+  void ensure_workspace(forward_workspace& ws, int64_t num_tokens) const;
 
   model_config_hf config_;
   llama_weights weights_;
-  struct workspace {
-    int64_t capacity = 0;
-    std::vector<float> x, residual, qkv, q, k, v, attn, gate_up, act, last;
-  } ws_;
 };
 
 /// The rotary table (max_position, head_dim): head_dim/2 cosines then sines per position,

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "kernels/cpu/ops.hpp"
+
 namespace actorllm {
 
 namespace {
@@ -34,6 +36,7 @@ sampler_state& model_runner::state_for(const batch_sequence& seq, int32_t index)
 }
 
 step_result model_runner::execute(const step_plan& plan) {
+  cpu::use_configured_threads();
   for (seq_id id : plan.finished_seq_ids) {
     if (auto it = sampler_of_seq_.find(id); it != sampler_of_seq_.end()) {
       samplers_.erase(it->second);
@@ -62,7 +65,7 @@ step_result model_runner::execute(const step_plan& plan) {
                         s.num_samples > 0);
   }
   batch_.finalize();
-  model_->forward(batch_, device_cache_, logits_);
+  model_->forward(batch_, device_cache_, workspace_, logits_);
 
   const int64_t vocab = model_->config().vocab_size;
   size_t row = 0;

@@ -50,6 +50,7 @@ class model_runner {
   std::unordered_map<seq_id, sampler_key> sampler_of_seq_;
   sampler sampler_;
   forward_batch batch_;
+  forward_workspace workspace_;
   std::vector<float> logits_, row_;
 };
 

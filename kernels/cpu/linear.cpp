@@ -22,6 +22,13 @@ void set_num_threads(int num_threads) {
 
 int num_threads() { return configured_threads > 0 ? configured_threads : omp_get_max_threads(); }
 
+void use_configured_threads() {
+  thread_local bool applied = false;
+  if (applied || configured_threads <= 0) return;
+  omp_set_num_threads(configured_threads);
+  applied = true;
+}
+
 void linear(const float* x, const float* w, const float* bias, int64_t n, int64_t in_features,
             int64_t out_features, float* y) {
   if (n == 1) {

@@ -77,5 +77,8 @@ void log_softmax(const float* logits, int64_t n, int64_t vocab, float* out);
 /// Number of threads the CPU ops use (OpenMP and OpenBLAS together). 0: all cores.
 void set_num_threads(int num_threads);
 int num_threads();
+/// OpenMP's thread count is a per-thread setting: a thread that runs ops (a worker's own
+/// thread) calls this once to take the configured count.
+void use_configured_threads();
 
 }  // namespace actorllm::cpu

@@ -33,6 +33,7 @@ std::vector<std::vector<int32_t>> greedy_batch(llama_model& model,
   }
   forward_batch batch;
   std::vector<float> logits;
+  forward_workspace ws;
   const int64_t vocab = model.config().vocab_size;
   while (true) {
     batch.clear();
@@ -49,7 +50,7 @@ std::vector<std::vector<int32_t>> greedy_batch(llama_model& model,
     }
     if (batch.num_seqs() == 0) break;
     batch.finalize();
-    model.forward(batch, cache, logits);
+    model.forward(batch, cache, ws, logits);
     for (size_t i = 0; i < sampled.size(); ++i) {
       const int32_t next = argmax(logits.data() + i * vocab, vocab);
       outputs[sampled[i]].push_back(next);
