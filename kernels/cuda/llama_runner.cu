@@ -157,8 +157,8 @@ const float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache
   int64_t max_query_len = 0, max_seq_len = 0;
   for (int64_t s = 0; s < num_seqs; ++s) {
     const int64_t q_len = b.query_start_loc[s + 1] - b.query_start_loc[s];
-    require(q_len >= 1 && q_len <= b.seq_lens[s], "sequence " + std::to_string(s) +
-                                                       ": query length outside 1..seq_len");
+    require(q_len >= 1 && q_len <= b.seq_lens[s],
+            "sequence " + std::to_string(s) + ": query length outside 1..seq_len");
     require(b.seq_lens[s] <= b.max_blocks_per_seq * block_size,
             "sequence " + std::to_string(s) + ": context longer than its block table");
     max_query_len = std::max(max_query_len, q_len);
@@ -178,8 +178,8 @@ const float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache
   ensure_workspace(n, num_seqs, num_seqs * b.max_blocks_per_seq);
   const bool decode = max_query_len == 1 && n == num_seqs;
   if (decode)
-    reserve(ws_.attention, paged_attention_decode_workspace_bytes(num_seqs, c.num_heads,
-                                                                  c.head_dim, max_seq_len));
+    reserve(ws_.attention,
+            paged_attention_decode_workspace_bytes(num_seqs, c.num_heads, c.head_dim, max_seq_len));
   upload_async(ws_.token_ids, b.token_ids, n, stream_);
   upload_async(ws_.positions, b.positions, n, stream_);
   upload_async(ws_.slot_mapping, b.slot_mapping, n, stream_);
@@ -213,8 +213,9 @@ const float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache
   paged.max_seq_len = max_seq_len;
 
   for (int64_t l = 0; l < c.num_layers; ++l) {
-    const void* bias =
-        weights_.contains(layer_name(l, "qkv_bias")) ? weights_.get(layer_name(l, "qkv_bias")) : nullptr;
+    const void* bias = weights_.contains(layer_name(l, "qkv_bias"))
+                           ? weights_.get(layer_name(l, "qkv_bias"))
+                           : nullptr;
     // x holds the previous layer's output; fold it into the residual and normalise.
     fused_add_rms_norm(x, residual, weights_.get(layer_name(l, "input_norm")), n, dim, eps, t,
                        stream_);

@@ -74,8 +74,8 @@ class llama_runner {
  public:
   /// Uploads the weights in `storage` (the rotary table stays fp32) on the current device.
   /// Work runs on `stream` (null: the legacy default stream).
-  llama_runner(const llama_runner_config& config, const llama_host_weights& weights,
-               dtype storage, cudaStream_t stream = nullptr);
+  llama_runner(const llama_runner_config& config, const llama_host_weights& weights, dtype storage,
+               cudaStream_t stream = nullptr);
   ~llama_runner();
   llama_runner(const llama_runner&) = delete;
   llama_runner& operator=(const llama_runner&) = delete;
@@ -109,12 +109,12 @@ class llama_runner {
   struct workspace {
     int64_t tokens = 0, seqs = 0, table = 0;  // capacities
     // Activations, of the storage type.
-    device_buffer x, residual;  // (n, dim)
-    device_buffer qkv;          // (n, q_size + 2 * kv_size)
-    device_buffer q, attn;      // (n, q_size)
-    device_buffer k, v;         // (n, kv_size)
-    device_buffer gate_up;      // (n, 2 * hidden)
-    device_buffer act;          // (n, hidden)
+    device_buffer x, residual;            // (n, dim)
+    device_buffer qkv;                    // (n, q_size + 2 * kv_size)
+    device_buffer q, attn;                // (n, q_size)
+    device_buffer k, v;                   // (n, kv_size)
+    device_buffer gate_up;                // (n, 2 * hidden)
+    device_buffer act;                    // (n, hidden)
     device_buffer last_x, last_residual;  // (n, dim) rows that sample
     device_buffer logits;                 // (n, vocab) storage type
     device_buffer logits_f32;             // (n, vocab) float32

@@ -87,8 +87,8 @@ class cuda_backend : public backend {
   cuda_backend(const host_model& m, cuda::dtype t) : runner_(m.config, m.view(), t) {}
   void reset(int64_t num_blocks, int64_t block_size) override {
     cache_.reset();  // free the old cache first
-    cache_ = std::make_unique<cuda::device_kv_cache>(runner_.cache_layout(num_blocks, block_size),
-                                                     0);
+    cache_ =
+        std::make_unique<cuda::device_kv_cache>(runner_.cache_layout(num_blocks, block_size), 0);
   }
   void forward(const cuda::llama_host_batch& b, std::vector<float>& logits) override {
     runner_.forward(b, *cache_, logits);
@@ -122,13 +122,12 @@ class cpu_backend : public backend {
   }
   void forward(const cuda::llama_host_batch& b, std::vector<float>& logits) override {
     const auto& c = m_.config;
-    const int64_t n = b.num_tokens, dim = c.hidden_size, q_size = c.q_size(),
-                  kv_size = c.kv_size(), qkv_size = q_size + 2 * kv_size,
-                  hidden = c.intermediate_size;
+    const int64_t n = b.num_tokens, dim = c.hidden_size, q_size = c.q_size(), kv_size = c.kv_size(),
+                  qkv_size = q_size + 2 * kv_size, hidden = c.intermediate_size;
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
     std::vector<float> x(n * dim, 0.0f), residual(n * dim), qkv(n * qkv_size), q(n * q_size),
-        k(n * kv_size), v(n * kv_size), attn(n * q_size), gate_up(n * 2 * hidden),
-        act(n * hidden), last(b.num_logits * dim);
+        k(n * kv_size), v(n * kv_size), attn(n * q_size), gate_up(n * 2 * hidden), act(n * hidden),
+        last(b.num_logits * dim);
     cpu::embedding(m_.embed.data(), b.token_ids, n, dim, residual.data());
     const cpu::paged_batch paged{b.query_start_loc, b.seq_lens, b.block_tables, b.num_seqs,
                                  b.max_blocks_per_seq};
@@ -136,8 +135,8 @@ class cpu_backend : public backend {
       const auto& w = m_.layers[l];
       cpu::fused_add_rms_norm(x.data(), residual.data(), w.input_norm.data(), n, dim,
                               c.rms_norm_eps);
-      cpu::linear(x.data(), w.qkv.data(), w.qkv_bias.empty() ? nullptr : w.qkv_bias.data(), n,
-                  dim, qkv_size, qkv.data());
+      cpu::linear(x.data(), w.qkv.data(), w.qkv_bias.empty() ? nullptr : w.qkv_bias.data(), n, dim,
+                  qkv_size, qkv.data());
       for (int64_t t = 0; t < n; ++t) {
         const float* row = qkv.data() + t * qkv_size;
         std::copy(row, row + q_size, q.data() + t * q_size);
@@ -148,8 +147,8 @@ class cpu_backend : public backend {
                             c.head_dim, m_.cos_sin.data(), c.head_dim, true);
       cpu::reshape_and_cache(k.data(), v.data(), k_[l].data(), v_[l].data(), b.slot_mapping, n,
                              c.num_kv_heads, c.head_dim, block_size_);
-      cpu::paged_attention(q.data(), k_[l].data(), v_[l].data(), paged, c.num_heads,
-                           c.num_kv_heads, c.head_dim, block_size_, scale, attn.data());
+      cpu::paged_attention(q.data(), k_[l].data(), v_[l].data(), paged, c.num_heads, c.num_kv_heads,
+                           c.head_dim, block_size_, scale, attn.data());
       cpu::linear(attn.data(), w.o.data(), nullptr, n, q_size, dim, x.data());
       cpu::fused_add_rms_norm(x.data(), residual.data(), w.post_norm.data(), n, dim,
                               c.rms_norm_eps);
@@ -181,8 +180,7 @@ constexpr int32_t block_size = 16;
 /// sequence owns a contiguous range of blocks; prompts are prefilled in chunks of `chunk`
 /// tokens (0: whole), then decoded together one token per step.
 std::vector<tokens_t> greedy_run(backend& model, int64_t max_position,
-                                 const std::vector<tokens_t>& prompts, int max_tokens,
-                                 int chunk) {
+                                 const std::vector<tokens_t>& prompts, int max_tokens, int chunk) {
   const int32_t blocks_per_seq = static_cast<int32_t>((max_position + block_size - 1) / block_size);
   model.reset(static_cast<int64_t>(blocks_per_seq) * prompts.size(), block_size);
   std::vector<tokens_t> tables(prompts.size()), outputs(prompts.size());
@@ -242,25 +240,29 @@ int run(int argc, char** argv) {
     }
   }
   if (model_dir.empty()) {
-    std::fprintf(stderr, "usage: cuda_golden MODEL_DIR [GOLDEN_JSON] [--cpu] [--dtype f32|f16|bf16]\n");
+    std::fprintf(stderr,
+                 "usage: cuda_golden MODEL_DIR [GOLDEN_JSON] [--cpu] [--dtype f32|f16|bf16]\n");
     return 2;
   }
   if (golden_path.empty()) golden_path = model_dir + "/golden_greedy.json";
   cuda::dtype storage = cuda::dtype::f32;
-  if (dtype_name == "bf16") storage = cuda::dtype::bf16;
-  else if (dtype_name == "f16") storage = cuda::dtype::f16;
-  else if (dtype_name != "f32") throw std::runtime_error("unknown --dtype " + dtype_name);
+  if (dtype_name == "bf16")
+    storage = cuda::dtype::bf16;
+  else if (dtype_name == "f16")
+    storage = cuda::dtype::f16;
+  else if (dtype_name != "f32")
+    throw std::runtime_error("unknown --dtype " + dtype_name);
 
   const host_model model = load_model(model_dir);
   const std::string golden = read_text(golden_path);
   const tokens_t prompt = int_array(golden, "prompt_token_ids");
   const tokens_t want = int_array(golden, "output_token_ids");
   const auto& c = model.config;
-  std::printf("cuda_golden: %s: %lld layers, dim %lld, %lld heads / %lld kv heads, vocab %lld; "
-              "golden: %zu prompt tokens, %zu output tokens\n",
-              model_dir.c_str(), (long long)c.num_layers, (long long)c.hidden_size,
-              (long long)c.num_heads, (long long)c.num_kv_heads, (long long)c.vocab_size,
-              prompt.size(), want.size());
+  std::printf(
+      "cuda_golden: %s: %lld layers, dim %lld, %lld heads / %lld kv heads, vocab %lld; "
+      "golden: %zu prompt tokens, %zu output tokens\n",
+      model_dir.c_str(), (long long)c.num_layers, (long long)c.hidden_size, (long long)c.num_heads,
+      (long long)c.num_kv_heads, (long long)c.vocab_size, prompt.size(), want.size());
 
   std::unique_ptr<backend> ref;  // the CPU reference, for the logits comparison
   std::unique_ptr<backend> dut;
@@ -296,9 +298,10 @@ int run(int argc, char** argv) {
                 diff.empty() ? "PASS" : "FAIL at ", diff.c_str());
     ok = ok && diff.empty();
   } else {
-    std::printf("cuda_golden: golden greedy %zu tokens in %.1f ms: INFO (%s is not exact): "
-                "golden prefix %zu/%zu\n",
-                got.size(), ms, dtype_name.c_str(), prefix, want.size());
+    std::printf(
+        "cuda_golden: golden greedy %zu tokens in %.1f ms: INFO (%s is not exact): "
+        "golden prefix %zu/%zu\n",
+        got.size(), ms, dtype_name.c_str(), prefix, want.size());
   }
 
   // 2. Prefill logits against the CPU reference (a diagnostic: the ids above decide).
@@ -308,8 +311,7 @@ int run(int argc, char** argv) {
     std::iota(table.begin(), table.end(), 0);
     tokens_t long_prompt = prompt;
     long_prompt.insert(long_prompt.end(), want.begin(), want.end());
-    b.add(long_prompt.data(), static_cast<int32_t>(long_prompt.size()), 0, table, block_size,
-          true);
+    b.add(long_prompt.data(), static_cast<int32_t>(long_prompt.size()), 0, table, block_size, true);
     std::vector<float> a, r;
     dut->reset(static_cast<int64_t>(table.size()), block_size);
     ref->reset(static_cast<int64_t>(table.size()), block_size);
@@ -341,7 +343,10 @@ int run(int argc, char** argv) {
     bad += !d1.empty() || !d2.empty();
   }
   std::printf("cuda_golden: 16 prompts alone / batched / chunked by 7: %s (%d differ)\n",
-              bad == 0 ? "PASS" : exact ? "FAIL" : "INFO", bad);
+              bad == 0 ? "PASS"
+              : exact  ? "FAIL"
+                       : "INFO",
+              bad);
   ok = ok && (bad == 0 || !exact);
 
   std::printf("cuda_golden: %s\n", ok ? "PASS" : "FAIL");

@@ -12,7 +12,9 @@ namespace actorllm::golden {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error(what);
+}
 
 size_t skip_space(const std::string& s, size_t p) {
   while (p < s.size() && (s[p] == ' ' || s[p] == '\n' || s[p] == '\r' || s[p] == '\t')) ++p;
@@ -22,8 +24,7 @@ size_t skip_space(const std::string& s, size_t p) {
 /// Position of the value after the first `"key":` at or after `from`; npos when absent.
 size_t find_value(const std::string& json, const std::string& key, size_t from = 0) {
   const std::string quoted = "\"" + key + "\"";
-  for (size_t p = json.find(quoted, from); p != std::string::npos;
-       p = json.find(quoted, p + 1)) {
+  for (size_t p = json.find(quoted, from); p != std::string::npos; p = json.find(quoted, p + 1)) {
     const size_t colon = skip_space(json, p + quoted.size());
     if (colon < json.size() && json[colon] == ':') return skip_space(json, colon + 1);
   }
@@ -248,8 +249,8 @@ std::vector<float> rotary_table(double rope_theta, int64_t head_dim, int64_t max
 host_model load_model(const std::string& dir) {
   const std::string json = read_text(dir + "/config.json");
   const config_reader r{json};
-  if (size_t p = find_value(json, "rope_scaling"); p != std::string::npos &&
-                                                   json.compare(p, 4, "null") != 0)
+  if (size_t p = find_value(json, "rope_scaling");
+      p != std::string::npos && json.compare(p, 4, "null") != 0)
     fail("config.json: rope_scaling is not supported by this loader");
   host_model m;
   auto& c = m.config;

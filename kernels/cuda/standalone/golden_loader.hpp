@@ -23,7 +23,7 @@ struct host_layer {
 
 struct host_model {
   cuda::llama_runner_config config;
-  std::vector<float> embed;       // (vocab, dim)
+  std::vector<float> embed;  // (vocab, dim)
   std::vector<host_layer> layers;
   std::vector<float> final_norm;  // (dim)
   std::vector<float> lm_head;     // (vocab, dim); empty when tied to embed
