@@ -79,7 +79,8 @@ std::string make_body(const options& o, const std::string& model, const sample_r
 /// Resolves --base-url (http://HOST[:PORT][/PREFIX]) plus --endpoint.
 target make_target(const options& o, asio::io_context& io) {
   std::string rest = o.base_url;
-  if (!rest.starts_with("http://")) throw std::invalid_argument("--base-url must start with http://");
+  if (!rest.starts_with("http://"))
+    throw std::invalid_argument("--base-url must start with http://");
   rest = rest.substr(7);
   const auto slash = rest.find('/');
   std::string prefix = slash == std::string::npos ? "" : rest.substr(slash);
@@ -180,7 +181,14 @@ json result_json(const options& o, const std::string& model, const summary& s,
 
 int run(const options& o) {
   const std::string tokenizer_path = o.tokenizer.empty() ? o.model : o.tokenizer;
-  const auto tok = actorllm::tokenizer::load(tokenizer_path);
+  const auto tok = [&] {
+    try {
+      return actorllm::tokenizer::load(tokenizer_path);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(std::string("tokenizer: ") + e.what() +
+                               " (--tokenizer PATH when --model is not a model folder)");
+    }
+  }();
   const std::string model = served_name(o);
   const auto samples = make_workload(o, tok);
   std::vector<std::string> bodies;

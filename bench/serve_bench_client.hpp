@@ -35,8 +35,8 @@ struct target {
 
 /// Sends `body` to `t` and reads the SSE answer into `r` (whose prompt_len and
 /// expected_output_len the caller has set). Never throws: failures end in r.error.
-inline asio::awaitable<void> run_request(const target& t, const std::string& body,
-                                         bool ignore_eos, request_result& r) {
+inline asio::awaitable<void> run_request(const target& t, const std::string& body, bool ignore_eos,
+                                         request_result& r) {
   const auto start = clock::now();
   auto since_start = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
   stream_accumulator acc;
@@ -79,8 +79,8 @@ inline asio::awaitable<void> run_request(const target& t, const std::string& bod
     }
     if (!ok) {
       r.success = false;
-      r.error = "HTTP " + std::to_string(parser.get().result_int()) + ": " +
-                error_body.substr(0, 300);
+      r.error =
+          "HTTP " + std::to_string(parser.get().result_int()) + ": " + error_body.substr(0, 300);
       co_return;
     }
   } catch (const boost::system::system_error& e) {
@@ -155,8 +155,8 @@ inline asio::awaitable<void> dispatch(const target& t, const std::vector<std::st
   asio::steady_timer timer(executor);
   for (size_t i = 0; i < bodies.size(); ++i) {
     if (gaps[i] > 0) {
-      timer.expires_after(std::chrono::duration_cast<clock::duration>(
-          std::chrono::duration<double>(gaps[i])));
+      timer.expires_after(
+          std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(gaps[i])));
       co_await timer.async_wait(asio::use_awaitable);
     }
     asio::co_spawn(executor, gated_request(t, bodies[i], ignore_eos, gate, results[i]),

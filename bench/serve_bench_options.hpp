@@ -2,7 +2,10 @@
 /// Command-line options of serve_bench, named as in vLLM's benchmark_serving.
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -61,57 +64,65 @@ Load generator for an OpenAI-compatible server (streaming), after vLLM's benchma
 /// Parses argv; throws std::invalid_argument naming the bad flag.
 inline options parse_options(int argc, char** argv) {
   options o;
+  std::string flag;  // the flag being read, for error messages
+  // Whole-string numbers only; std::sto* alone would accept "8x" and throw a bare "stoi".
+  auto number = [&](const std::string& v, auto parse) {
+    size_t used = 0;
+    try {
+      const auto n = parse(v, &used);
+      if (used == v.size()) return n;
+    } catch (const std::logic_error&) {
+    }
+    throw std::invalid_argument(flag + ": '" + v + "' is not a number");
+  };
+  auto to_int = [&](const std::string& v) {
+    return number(v, [](const std::string& s, size_t* used) { return std::stoi(s, used); });
+  };
+  auto to_double = [&](const std::string& v) {
+    return number(v, [](const std::string& s, size_t* used) { return std::stod(s, used); });
+  };
+  using setter = std::function<void(const std::string&)>;
+  const std::map<std::string, setter> valued = {
+      {"--base-url", [&](const std::string& v) { o.base_url = v; }},
+      {"--endpoint", [&](const std::string& v) { o.endpoint = v; }},
+      {"--model", [&](const std::string& v) { o.model = v; }},
+      {"--served-model-name", [&](const std::string& v) { o.served_model_name = v; }},
+      {"--tokenizer", [&](const std::string& v) { o.tokenizer = v; }},
+      {"--dataset-name", [&](const std::string& v) { o.dataset_name = v; }},
+      {"--dataset-path", [&](const std::string& v) { o.dataset_path = v; }},
+      {"--random-input-len", [&](const std::string& v) { o.random_input_len = to_int(v); }},
+      {"--random-output-len", [&](const std::string& v) { o.random_output_len = to_int(v); }},
+      {"--random-range-ratio", [&](const std::string& v) { o.random_range_ratio = to_double(v); }},
+      {"--sharegpt-output-len", [&](const std::string& v) { o.sharegpt_output_len = to_int(v); }},
+      {"--max-model-len", [&](const std::string& v) { o.max_model_len = to_int(v); }},
+      {"--num-prompts", [&](const std::string& v) { o.num_prompts = to_int(v); }},
+      {"--request-rate", [&](const std::string& v) { o.request_rate = to_double(v); }},
+      {"--burstiness", [&](const std::string& v) { o.burstiness = to_double(v); }},
+      {"--max-concurrency", [&](const std::string& v) { o.max_concurrency = to_int(v); }},
+      {"--seed", [&](const std::string& v) { o.seed = static_cast<uint64_t>(to_int(v)); }},
+      {"--result-json", [&](const std::string& v) { o.result_json = v; }},
+      {"--label", [&](const std::string& v) { o.label = v; }},
+      {"--request-timeout", [&](const std::string& v) { o.request_timeout_s = to_int(v); }},
+  };
   std::vector<std::string> args(argv + 1, argv + argc);
   for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i], value;
-    bool has_inline = false;
+    flag = args[i];
+    std::optional<std::string> inline_value;  // --flag=value
     if (const auto eq = flag.find('='); flag.starts_with("--") && eq != std::string::npos) {
-      value = flag.substr(eq + 1);
+      inline_value = flag.substr(eq + 1);
       flag = flag.substr(0, eq);
-      has_inline = true;
     }
-    auto next = [&]() -> std::string {
-      if (has_inline) return value;
-      if (i + 1 >= args.size()) throw std::invalid_argument(flag + " needs a value");
-      return args[++i];
-    };
-    auto to_int = [&](const std::string& v) {
-      size_t used = 0;
-      const int n = std::stoi(v, &used);
-      if (used != v.size()) throw std::invalid_argument(flag + ": '" + v + "' is not a number");
-      return n;
-    };
-    auto to_double = [&](const std::string& v) {
-      size_t used = 0;
-      const double d = std::stod(v, &used);
-      if (used != v.size()) throw std::invalid_argument(flag + ": '" + v + "' is not a number");
-      return d;
-    };
-    if (flag == "--base-url") o.base_url = next();
-    else if (flag == "--endpoint") o.endpoint = next();
-    else if (flag == "--model") o.model = next();
-    else if (flag == "--served-model-name") o.served_model_name = next();
-    else if (flag == "--tokenizer") o.tokenizer = next();
-    else if (flag == "--dataset-name") o.dataset_name = next();
-    else if (flag == "--dataset-path") o.dataset_path = next();
-    else if (flag == "--random-input-len") o.random_input_len = to_int(next());
-    else if (flag == "--random-output-len") o.random_output_len = to_int(next());
-    else if (flag == "--random-range-ratio") o.random_range_ratio = to_double(next());
-    else if (flag == "--sharegpt-output-len") o.sharegpt_output_len = to_int(next());
-    else if (flag == "--max-model-len") o.max_model_len = to_int(next());
-    else if (flag == "--num-prompts") o.num_prompts = to_int(next());
-    else if (flag == "--request-rate") o.request_rate = to_double(next());
-    else if (flag == "--burstiness") o.burstiness = to_double(next());
-    else if (flag == "--max-concurrency") o.max_concurrency = to_int(next());
-    else if (flag == "--ignore-eos") o.ignore_eos = true;
-    else if (flag == "--seed") o.seed = static_cast<uint64_t>(std::stoull(next()));
-    else if (flag == "--result-json") o.result_json = next();
-    else if (flag == "--label") o.label = next();
-    else if (flag == "--request-timeout") o.request_timeout_s = to_int(next());
-    else if (flag == "--goodput") {
+    if (const auto it = valued.find(flag); it != valued.end()) {
+      if (!inline_value && i + 1 >= args.size()) {
+        throw std::invalid_argument(flag + " needs a value");
+      }
+      it->second(inline_value ? *inline_value : args[++i]);
+    } else if (flag == "--ignore-eos") {
+      o.ignore_eos = true;
+    } else if (flag == "--goodput") {
       // Like vLLM's nargs="+": every following word up to the next flag.
       std::vector<std::string> items;
-      if (has_inline) items.push_back(value);
+      if (inline_value) items.push_back(*inline_value);
       while (i + 1 < args.size() && !args[i + 1].starts_with("--")) items.push_back(args[++i]);
       if (items.empty()) throw std::invalid_argument("--goodput needs KEY:MS items");
       for (const auto& item : items) {

@@ -19,13 +19,13 @@ namespace actorllm::bench::serve {
 /// (before the connection opened, as vLLM starts its clock before the POST).
 struct request_result {
   bool success = false;
-  std::string error;          // why it failed; empty on success
-  int prompt_len = 0;         // tokens of the prompt, from the dataset
+  std::string error;            // why it failed; empty on success
+  int prompt_len = 0;           // tokens of the prompt, from the dataset
   int expected_output_len = 0;  // max_tokens asked for
-  int output_tokens = 0;      // usage.completion_tokens, else the number of chunks
-  double ttft = 0;            // arrival of the first chunk with choices
-  double latency = 0;         // E2E: arrival of the last chunk with choices
-  std::vector<double> itl;    // gaps between consecutive chunks with choices
+  int output_tokens = 0;        // usage.completion_tokens, else the number of chunks
+  double ttft = 0;              // arrival of the first chunk with choices
+  double latency = 0;           // E2E: arrival of the last chunk with choices
+  std::vector<double> itl;      // gaps between consecutive chunks with choices
 };
 
 /// Service-level objectives for goodput, in milliseconds; an absent one is not checked.
@@ -43,10 +43,14 @@ inline std::string parse_goodput_item(const std::string& item, goodput_slo& slo)
   double ms = -1;
   std::istringstream in(item.substr(colon + 1));
   if (!(in >> ms) || !in.eof() || ms < 0) return "goodput value in '" + item + "' is not ms >= 0";
-  if (key == "ttft") slo.ttft_ms = ms;
-  else if (key == "tpot") slo.tpot_ms = ms;
-  else if (key == "e2el") slo.e2el_ms = ms;
-  else return "goodput key '" + key + "' is not one of ttft, tpot, e2el";
+  if (key == "ttft")
+    slo.ttft_ms = ms;
+  else if (key == "tpot")
+    slo.tpot_ms = ms;
+  else if (key == "e2el")
+    slo.e2el_ms = ms;
+  else
+    return "goodput key '" + key + "' is not one of ttft, tpot, e2el";
   return {};
 }
 

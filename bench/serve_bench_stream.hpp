@@ -61,8 +61,10 @@ class stream_accumulator {
     }
     const auto choices = chunk.find("choices");
     if (choices == chunk.end() || !choices->is_array() || choices->empty()) return;
-    if (num_chunks_ == 0) ttft_ = t;
-    else itl_.push_back(t - last_);
+    if (num_chunks_ == 0)
+      ttft_ = t;
+    else
+      itl_.push_back(t - last_);
     last_ = t;
     ++num_chunks_;
   }

@@ -96,8 +96,7 @@ inline std::vector<sample_request> sharegpt_requests(const nlohmann::json& data,
   for (const auto& entry : data) {
     const auto c = entry.find("conversations");
     if (c != entry.end() && c->is_array() && c->size() >= 2 && (*c)[0].contains("value") &&
-        (*c)[1].contains("value") && (*c)[0]["value"].is_string() &&
-        (*c)[1]["value"].is_string()) {
+        (*c)[1].contains("value") && (*c)[0]["value"].is_string() && (*c)[1]["value"].is_string()) {
       conversations.push_back(&*c);
     }
   }

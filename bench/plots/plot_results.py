@@ -89,8 +89,11 @@ def plot_latency(lines, out):
         ax.set_xlabel("output tokens/s")
         ax.set_ylabel("ms")
         ax.set_yscale("log")
-        for axis_ticks in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
-            axis_ticks(matplotlib.ticker.FormatStrFormatter("%g"))  # 3, not 3x10^0
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))  # 3, not 3x10^0
+        lo, hi = ax.get_ylim()
+        # Label the 2..9 ticks only when fewer than one decade would leave too few labels.
+        minor = "%g" if hi / lo < 10 else ""
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.FormatStrFormatter(minor))
         ax.set_title(title)
         ax.grid(True, alpha=0.3, which="both")
         ax.legend(fontsize=8)

@@ -1,12 +1,13 @@
 // The serving benchmark: statistics as vLLM computes them, SSE splitting and chunk timing,
 // workloads and arrivals (no network, no tokenizer); then the client and its concurrency gate
 // against the net layer's server with a fake engine.
+#include "bench/serve_bench_stats.hpp"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
 
 #include "bench/serve_bench_client.hpp"
-#include "bench/serve_bench_stats.hpp"
 #include "bench/serve_bench_stream.hpp"
 #include "bench/serve_bench_workload.hpp"
 #include "net/http_server.hpp"
@@ -256,7 +257,8 @@ TEST(ServeBenchClient, GateCapsRequestsInFlight) {
     asio::io_context io;
     concurrency_gate gate(limit);
     int in_flight = 0, most = 0;
-    for (int i = 0; i < 10; ++i) asio::co_spawn(io, hold_slot(gate, in_flight, most), asio::detached);
+    for (int i = 0; i < 10; ++i)
+      asio::co_spawn(io, hold_slot(gate, in_flight, most), asio::detached);
     io.run();
     EXPECT_EQ(most, limit > 0 ? limit : 10);
     EXPECT_EQ(in_flight, 0);
@@ -284,10 +286,14 @@ TEST(ServeBenchClient, StreamsFromTheNetServer) {
     std::vector<request_result> results(8);
     for (int i = 0; i < 8; ++i) {
       results[i].expected_output_len = 3 + i;
-      nlohmann::json body = {{"model", "fake-model"}, {"stream", true}, {"ignore_eos", true},
+      nlohmann::json body = {{"model", "fake-model"},
+                             {"stream", true},
+                             {"ignore_eos", true},
                              {"stream_options", {{"include_usage", true}}}};
-      if (path == "/v1/completions") body["prompt"] = {1, 2, 3};
-      else body["messages"] = {{{"role", "user"}, {"content", "hi"}}};
+      if (path == "/v1/completions")
+        body["prompt"] = {1, 2, 3};
+      else
+        body["messages"] = {{{"role", "user"}, {"content", "hi"}}};
       body[path == "/v1/completions" ? "max_tokens" : "max_completion_tokens"] = 3 + i;
       bodies.push_back(body.dump());
     }
