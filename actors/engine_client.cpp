@@ -7,8 +7,8 @@
 namespace actorllm {
 
 engine_client::engine_client(caf::actor_system& system, router_actor router, model_info info,
-                             std::function<std::string()> metrics_text)
-    : system_(system), router_(router), info_(std::move(info)), metrics_text_(std::move(metrics_text)) {
+                             engine_monitoring* monitoring)
+    : system_(system), router_(router), info_(std::move(info)), monitoring_(monitoring) {
   gateway_ = system_.spawn(http_gateway, router_, [this](std::vector<request_output>& outs) { deliver(outs); });
 }
 

@@ -11,14 +11,16 @@
 #include <vector>
 
 #include "actors/actor_types.hpp"
+#include "actors/engine_monitoring.hpp"
 #include "net/engine_port.hpp"
 
 namespace actorllm {
 
 class engine_client final : public engine_port {
  public:
+  /// `monitoring` (may be null) renders /metrics and counts HTTP requests.
   engine_client(caf::actor_system& system, router_actor router, model_info info,
-                std::function<std::string()> metrics_text);
+                engine_monitoring* monitoring);
   ~engine_client() override;
 
   // engine_port
@@ -28,7 +30,10 @@ class engine_client final : public engine_port {
   void detokenize(std::vector<int32_t> tokens, std::function<void(detokenize_result)> done) override;
   bool healthy() const override { return healthy_.load(); }
   model_info model() const override { return info_; }
-  std::string metrics_text() override { return metrics_text_ ? metrics_text_() : std::string(); }
+  std::string metrics_text() override { return monitoring_ ? monitoring_->render() : std::string(); }
+  void on_http_request(std::string_view path, int status) override {
+    if (monitoring_) monitoring_->on_http_request(path, status);
+  }
   std::size_t num_waiting() const override { return num_waiting_.load(); }
 
   /// Blocking helper for tests and offline use: runs requests to completion and returns each
@@ -50,7 +55,7 @@ class engine_client final : public engine_port {
   router_actor router_;
   gateway_actor gateway_;
   model_info info_;
-  std::function<std::string()> metrics_text_;
+  engine_monitoring* monitoring_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, pending> pending_;
   std::atomic<bool> healthy_{true};

@@ -21,9 +21,9 @@ engine_actor_config::engine_actor_config() {
 engine_system::engine_system(const engine_config& config)
     : system_(actor_config_),
       setup_(std::make_unique<engine_setup>(engine_setup::load(config))),
-      prompts_(std::make_shared<prompt_builder>(setup_->make_prompt_builder())),
-      step_hook_(std::make_shared<std::function<void(int32_t, const scheduler_stats&, double)>>()),
-      cache_hook_(std::make_shared<std::function<void(int32_t, const cache_report&)>>()) {
+      monitoring_(std::make_unique<engine_monitoring>(setup_->served_model_name, setup_->max_model_len,
+                                                      config.server.log_stats_interval)),
+      prompts_(std::make_shared<prompt_builder>(setup_->make_prompt_builder())) {
   auto remote_factory = [this](caf::actor_system&, worker_actor worker, const worker_info& info,
                                int32_t index) {
     scheduler_options options = setup_->scheduler;
@@ -38,7 +38,7 @@ engine_system::engine_system(const engine_config& config)
 
   model_info info{setup_->served_model_name, config.model.model, setup_->max_model_len,
                   static_cast<int64_t>(std::time(nullptr))};
-  client_ = std::make_unique<engine_client>(system_, router_, std::move(info), nullptr);
+  client_ = std::make_unique<engine_client>(system_, router_, std::move(info), monitoring_.get());
 }
 
 engine_system::~engine_system() { shutdown(); }
@@ -53,15 +53,11 @@ worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank) {
 
 scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_actor> workers,
                                              worker_factory respawn, scheduler_options options) {
-  auto cache_hook = cache_hook_;
-  auto cache = system_.spawn(cache_engine, [cache_hook, index](const cache_report& r) {
-    if (*cache_hook) (*cache_hook)(index, r);
-  });
-  scheduler_hooks hooks;
-  auto step_hook = step_hook_;
-  hooks.on_step = [step_hook, index](const scheduler_stats& s, double seconds) {
-    if (*step_hook) (*step_hook)(index, s, seconds);
-  };
+  auto cache = system_.spawn(cache_engine, std::function<void(const cache_report&)>{});
+  const cache_config_values cache_values{options.block_size, options.num_device_blocks,
+                                         options.num_cpu_blocks, setup_->config.cache.swap_space_gib};
+  scheduler_hooks hooks = monitoring_->hooks_for(index, cache_values);
+  for (size_t rank = 0; rank < workers.size(); ++rank) hooks.on_worker(static_cast<int32_t>(rank), true);
   auto scheduler = system_.spawn(scheduler_shell, options, std::move(workers), cache,
                                  caf::actor_cast<output_sink_actor>(router_), std::move(respawn),
                                  std::move(hooks), index);
@@ -112,14 +108,6 @@ std::variant<uint16_t, std::string> engine_system::publish(uint16_t port, const 
   auto bound = caf::io::publish(router_, port, host.empty() ? nullptr : host.c_str(), true);
   if (!bound) return to_string(bound.error());
   return *bound;
-}
-
-void engine_system::set_step_hook(std::function<void(int32_t, const scheduler_stats&, double)> hook) {
-  *step_hook_ = std::move(hook);
-}
-
-void engine_system::set_cache_hook(std::function<void(int32_t, const cache_report&)> hook) {
-  *cache_hook_ = std::move(hook);
 }
 
 void engine_system::shutdown() {

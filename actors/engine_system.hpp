@@ -12,6 +12,7 @@
 #include "actors/actor_types.hpp"
 #include "actors/engine/engine_setup.hpp"
 #include "actors/engine_client.hpp"
+#include "actors/engine_monitoring.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 
 namespace actorllm {
@@ -48,9 +49,7 @@ class engine_system {
   /// returns the bound port or an error message.
   std::variant<uint16_t, std::string> publish(uint16_t port, const std::string& host);
 
-  /// Hook for metrics and logs: called from the scheduler actors after each step.
-  void set_step_hook(std::function<void(int32_t replica, const scheduler_stats&, double)> hook);
-  void set_cache_hook(std::function<void(int32_t replica, const cache_report&)> hook);
+  engine_monitoring& monitoring() { return *monitoring_; }
 
   void shutdown();
 
@@ -62,13 +61,12 @@ class engine_system {
   engine_actor_config actor_config_;
   caf::actor_system system_;
   std::unique_ptr<engine_setup> setup_;
+  std::unique_ptr<engine_monitoring> monitoring_;
   std::shared_ptr<prompt_builder> prompts_;
   router_actor router_;
   std::unique_ptr<engine_client> client_;
   std::vector<std::vector<worker_actor>> initial_workers_;
   std::vector<caf::actor> owned_;  // every actor this system spawned, for shutdown
-  std::shared_ptr<std::function<void(int32_t, const scheduler_stats&, double)>> step_hook_;
-  std::shared_ptr<std::function<void(int32_t, const cache_report&)>> cache_hook_;
   int32_t num_replicas_ = 0;
   bool stopped_ = false;
 };

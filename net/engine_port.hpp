@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "actors/common/generate_request.hpp"
@@ -71,6 +72,10 @@ class engine_port {
 
   /// The /metrics body in Prometheus text format 0.0.4.
   virtual std::string metrics_text() = 0;
+
+  /// One HTTP request or WebSocket call ended with `status` (for http_requests_total).
+  /// `path` is the route without its query string. Any thread; the default ignores it.
+  virtual void on_http_request(std::string_view path, int status) { (void)path, (void)status; }
 
   /// Requests admitted but not yet running; the server answers 503 while this is at or above
   /// its max_waiting_requests, instead of queueing without bound.

@@ -418,6 +418,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   }
 
   void log() {
+    const std::string_view target(target_);
+    context_.engine.on_http_request(target.substr(0, target.find('?')), status_);
     if (!context_.options.access_log) return;
     const double millis =
         std::chrono::duration<double, std::milli>(clock_type::now() - start_).count();

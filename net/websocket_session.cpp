@@ -58,6 +58,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
 
   /// The access-log line of one call, written when it ends.
   void log_call(const active_call& active, int status) {
+    context_.engine.on_http_request("/v1/ws", status);
     if (!context_.options.access_log) return;
     const double millis = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - active.start)

@@ -35,6 +35,7 @@ struct shell_extras {
 void emit(self_ptr self, std::vector<request_output> outs, shell_extras& extras) {
   if (outs.empty()) return;
   extras.live.observe(outs);
+  if (self->state.hooks.on_outputs) self->state.hooks.on_outputs(outs);
   self->send(self->state.sink, outputs_atom::value, std::move(outs));
 }
 
@@ -77,6 +78,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
     st.step_in_flight = false;
     st.core->reset_workers();
     ++st.num_worker_restarts;
+    if (st.hooks.on_worker) st.hooks.on_worker(0, false);
     std::fprintf(stderr, "replica %d: worker lost (%s); requeueing every request for recompute\n",
                  st.replica, why.c_str());
     bool ok = static_cast<bool>(st.respawn);
@@ -89,6 +91,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
       }
       self->monitor(fresh);
       st.workers[rank] = std::move(fresh);
+      if (st.hooks.on_worker) st.hooks.on_worker(rank, true);
     }
     if (!ok) {
       std::vector<std::string> ids;
@@ -119,7 +122,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
     cache_report report{result.step, stats.device, stats.cpu, stats.prefix_cache_queries,
                         stats.prefix_cache_hits, 0, 0, 0};
     self->send(st.cache, cache_atom::value, std::move(report));
-    if (st.hooks.on_step) st.hooks.on_step(stats, st.last_step_seconds);
+    if (st.hooks.on_step) st.hooks.on_step(stats, st.last_step_seconds, self->mailbox().size());
     log_events(self);
     wake(self);
   };
@@ -140,11 +143,15 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
           return {refused->message, status};
         }
         extras->live.add(req.request_id, n);
+        auto& hooks = self->state.hooks;
+        if (hooks.on_added) hooks.on_added(req.request_id, n);
+        if (hooks.on_stats) hooks.on_stats(self->state.core->stats());
         wake(self);
         return {};
       },
       [self, extras](abort_atom, const std::string& id) {
         emit(self, self->state.core->abort(id), *extras);
+        if (self->state.hooks.on_stats) self->state.hooks.on_stats(self->state.core->stats());
         wake(self);
       },
       [self, extras, finish_step, on_worker_failure](tick_atom) {
@@ -152,6 +159,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
         st.tick_pending = false;
         if (st.step_in_flight || !st.core->has_work()) return;
         step_plan plan = st.core->schedule();
+        if (st.hooks.on_scheduled) st.hooks.on_scheduled(plan);
         log_events(self);
         st.step_started = std::chrono::steady_clock::now();
         const bool workers_needed = !plan.seqs.empty() || !plan.finished_seq_ids.empty() ||

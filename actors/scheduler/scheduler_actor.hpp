@@ -22,11 +22,19 @@ namespace actorllm {
 /// Spawns a replacement worker for rank `rank`; returns an invalid handle when it cannot.
 using worker_factory = std::function<worker_actor(caf::actor_system& system, int32_t rank)>;
 
+/// What the shell reports as it goes (metrics, logs). Each may be empty. Called on the
+/// scheduler's own thread, so one replica's observer needs no locking.
 struct scheduler_hooks {
-  /// Called after each step with the core's stats and the step's wall time (metrics).
-  std::function<void(const scheduler_stats&, double step_seconds)> on_step;
-  /// Called with each event (preemptions) worth a log line.
+  std::function<void(const std::string& request_id, int32_t n)> on_added;
+  std::function<void(const step_plan&)> on_scheduled;
+  std::function<void(const std::vector<request_output>&)> on_outputs;
+  /// After each step: the core's stats, the step's wall time and the mailbox depth.
+  std::function<void(const scheduler_stats&, double step_seconds, size_t mailbox_depth)> on_step;
+  /// After a change outside a step (a request added or aborted).
+  std::function<void(const scheduler_stats&)> on_stats;
   std::function<void(const scheduler_event&)> on_event;
+  /// A worker went down (false) or a fresh one came up (true).
+  std::function<void(int32_t rank, bool up)> on_worker;
 };
 
 struct scheduler_actor_state {

@@ -1,0 +1,44 @@
+#pragma once
+/// The metrics and stats log of one server: the Prometheus registry and, per replica, the
+/// engine metrics and the stats logger, fed through scheduler_hooks on each scheduler's own
+/// thread. Only actor shells call into it; the cores return stats structs.
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "actors/scheduler/scheduler_actor.hpp"
+#include "monitoring/actor_metrics.hpp"
+#include "monitoring/engine_metrics.hpp"
+#include "monitoring/http_metrics.hpp"
+
+namespace actorllm {
+
+class engine_monitoring {
+ public:
+  engine_monitoring(std::string model_name, int32_t max_model_len, double log_stats_interval);
+
+  /// The hooks a replica's scheduler shell calls; the replica's metrics are created here.
+  scheduler_hooks hooks_for(int32_t replica, const cache_config_values& cache);
+  void on_http_request(std::string_view path, int status) { http_.on_request(path, status); }
+  void set_worker_up(const std::string& worker, bool up) { actors_.set_worker_up(worker, up); }
+  std::string render() { return registry_.render(); }
+
+ private:
+  struct replica_metrics {
+    engine_metrics metrics;
+    stats_logger logger;
+    cache_config_info cache_info;
+  };
+
+  std::string model_name_;
+  int32_t max_model_len_;
+  double log_stats_interval_;
+  metrics_registry registry_;
+  http_metrics http_;
+  actor_metrics actors_;
+  std::mutex mutex_;  // guards replicas_ (replicas are added at run time)
+  std::vector<std::unique_ptr<replica_metrics>> replicas_;
+};
+
+}  // namespace actorllm
