@@ -33,6 +33,8 @@ class gemm_context {
   size_t workspace_bytes_ = 0;
   cudaStream_t stream_ = nullptr;
   bool bound_ = false;
+  float* accumulator_ = nullptr;  ///< fp32 (n, out) for 16-bit GEMMs with a bias; grows
+  size_t accumulator_elems_ = 0;
 };
 
 }  // namespace actorllm::cuda
