@@ -9,7 +9,7 @@ namespace actorllm {
 engine_client::engine_client(caf::actor_system& system, router_actor router, model_info info,
                              engine_monitoring* monitoring)
     : system_(system), router_(router), info_(std::move(info)), monitoring_(monitoring) {
-  gateway_ = system_.spawn(http_gateway, router_, [this](std::vector<request_output>& outs) { deliver(outs); });
+  gateway_ = system_.spawn<caf::detached>(http_gateway, router_, [this](std::vector<request_output>& outs) { deliver(outs); });
 }
 
 engine_client::~engine_client() { caf::anon_send_exit(gateway_, caf::exit_reason::user_shutdown); }
@@ -111,6 +111,7 @@ std::vector<std::vector<request_output>> engine_client::generate(const std::vect
         c.error_status = out.error_status;
         num_open -= remaining[i];  // an error ends every choice
         remaining[i] = 0;
+        if (num_open == 0) cv.notify_all();
         for (auto& other : choices) other.finish = finish_reason::error;
       } else if (out.finish != finish_reason::none && remaining[i] > 0) {
         c.finish = out.finish;
@@ -118,7 +119,7 @@ std::vector<std::vector<request_output>> engine_client::generate(const std::vect
         --remaining[i];
         --num_open;
       }
-      cv.notify_all();
+      if (num_open == 0) cv.notify_all();  // one wake-up at the end, not one per delta
     });
   }
   std::unique_lock lock(m);

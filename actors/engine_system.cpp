@@ -32,7 +32,11 @@ engine_system::engine_system(const engine_config& config)
     // A remote worker cannot be respawned from here: if it dies, its replica ends its requests.
     return spawn_replica(index, {std::move(worker)}, nullptr, options);
   };
-  router_ = system_.spawn(request_router, prompts_, std::vector<scheduler_actor>{}, remote_factory);
+  // NOTE: the actors on a step's critical path (router, scheduler, gateway) run detached, on
+  // threads of their own that wake at once when a message arrives. CAF 0.17's shared
+  // scheduler threads poll with sleeps of up to 10 ms once idle, and they are idle for the
+  // whole of a long forward pass: each step would wait that long for its result message.
+  router_ = system_.spawn<caf::detached>(request_router, prompts_, std::vector<scheduler_actor>{}, remote_factory);
   owned_.push_back(caf::actor_cast<caf::actor>(router_));
   for (int32_t i = 0; i < config.parallel.replicas; ++i) add_replica();
 
@@ -58,7 +62,7 @@ scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_a
                                          options.num_cpu_blocks, setup_->config.cache.swap_space_gib};
   scheduler_hooks hooks = monitoring_->hooks_for(index, cache_values);
   for (size_t rank = 0; rank < workers.size(); ++rank) hooks.on_worker(static_cast<int32_t>(rank), true);
-  auto scheduler = system_.spawn(scheduler_shell, options, std::move(workers), cache,
+  auto scheduler = system_.spawn<caf::detached>(scheduler_shell, options, std::move(workers), cache,
                                  caf::actor_cast<output_sink_actor>(router_), std::move(respawn),
                                  std::move(hooks), index);
   owned_.push_back(caf::actor_cast<caf::actor>(cache));

@@ -76,9 +76,14 @@ step_result model_runner::execute(const step_plan& plan) {
     const auto prompt = s.all_token_ids.first(s.num_prompt_tokens);
     for (int32_t k = 0; k < s.num_samples; ++k) {
       // Each draw gets a fresh copy: penalties and temperature modify the row in place.
-      row_.assign(logits_.begin() + row * vocab, logits_.begin() + (row + 1) * vocab);
+      // A plain greedy draw reads the row where it is.
+      std::span<float> logits_row(logits_.data() + row * vocab, vocab);
+      if (!s.params->greedy() || s.params->logprobs >= 0 || needs_processing(*s.params) || s.num_samples > 1) {
+        row_.assign(logits_row.begin(), logits_row.end());
+        logits_row = row_;
+      }
       const int32_t index = s.num_samples > 1 ? k : s.index;
-      auto sample = sampler_.sample(row_, *s.params, prompt, state_for(s, index));
+      auto sample = sampler_.sample(logits_row, *s.params, prompt, state_for(s, index));
       out.token_ids.push_back(sample.token_id);
       if (s.params->logprobs >= 0) out.logprobs.push_back(std::move(sample.logprob));
     }

@@ -31,9 +31,31 @@ void apply_penalties(std::span<float> logits, const sampling_params& params,
   }
 }
 
+int32_t argmax(std::span<const float> logits) {
+  // Two vectorizable passes (max, then its first index) beat one branchy pass.
+  float best = -INFINITY;
+#pragma omp simd reduction(max : best)
+  for (size_t i = 0; i < logits.size(); ++i) best = std::max(best, logits[i]);
+  for (size_t i = 0; i < logits.size(); ++i)
+    if (logits[i] == best) return static_cast<int32_t>(i);
+  return 0;
+}
+
+bool needs_processing(const sampling_params& p) {
+  return !p.logit_bias.empty() || p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f ||
+         p.frequency_penalty != 0.0f;
+}
+
 sample_result sampler::sample(std::span<float> logits, const sampling_params& params,
                               std::span<const int32_t> prompt_tokens, sampler_state& state) {
   const auto vocab = static_cast<int32_t>(logits.size());
+  if (params.greedy() && params.logprobs < 0 && !needs_processing(params)) {
+    // The common fast path: nothing to modify, nothing to report but the token.
+    sample_result result;
+    result.token_id = argmax(logits);
+    ++state.output_counts[result.token_id];
+    return result;
+  }
   apply_penalties(logits, params, prompt_tokens, state.output_counts);
 
   // Log-probabilities are those of the processed (penalised, unscaled) distribution.
@@ -47,7 +69,7 @@ sample_result sampler::sample(std::span<float> logits, const sampling_params& pa
 
   int32_t chosen = 0;
   if (params.greedy()) {
-    chosen = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    chosen = argmax(logits);
   } else {
     // Candidates sorted by logit; top_k then top_p then min_p shrink the set.
     order_.resize(vocab);

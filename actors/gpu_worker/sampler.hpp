@@ -39,6 +39,11 @@ class sampler {
   std::vector<float> probs_;      // reused probability buffer
 };
 
+/// Index of the largest logit (the first one on ties).
+int32_t argmax(std::span<const float> logits);
+/// Whether penalties or a logit bias change the logits before sampling.
+bool needs_processing(const sampling_params& params);
+
 /// Applies logit_bias and the three penalties in place (vLLM's semantics).
 void apply_penalties(std::span<float> logits, const sampling_params& params,
                      std::span<const int32_t> prompt_tokens,
