@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 
+#include "actors/common/output_merge.hpp"
 #include "actors/http_gateway/http_gateway_actor.hpp"
 
 namespace actorllm {
@@ -96,26 +97,12 @@ std::vector<std::vector<request_output>> engine_client::generate(const std::vect
     submit(requests[i], [&, i](request_output out) {
       std::lock_guard lock(m);
       auto& choices = merged[i];
-      if (choices.size() <= static_cast<size_t>(out.index)) choices.resize(out.index + 1);
-      auto& c = choices[out.index];
-      c.request_id = out.request_id;
-      c.index = out.index;
-      c.text += out.text;
-      c.token_ids.insert(c.token_ids.end(), out.token_ids.begin(), out.token_ids.end());
-      c.logprobs.insert(c.logprobs.end(), out.logprobs.begin(), out.logprobs.end());
-      c.num_prompt_tokens = out.num_prompt_tokens;
-      c.num_generated_tokens = out.num_generated_tokens;
+      merge_output(choices, out);
       if (out.finish == finish_reason::error) {
-        c.finish = out.finish;
-        c.error = out.error;
-        c.error_status = out.error_status;
         num_open -= remaining[i];  // an error ends every choice
         remaining[i] = 0;
-        if (num_open == 0) cv.notify_all();
         for (auto& other : choices) other.finish = finish_reason::error;
       } else if (out.finish != finish_reason::none && remaining[i] > 0) {
-        c.finish = out.finish;
-        c.stop_reason = out.stop_reason;
         --remaining[i];
         --num_open;
       }

@@ -1,19 +1,8 @@
 #include "actors/engine/llm_engine.hpp"
 
+#include "actors/common/output_merge.hpp"
+
 namespace actorllm {
-
-namespace {
-
-request_output refused(const std::string& request_id, std::string message, int32_t status) {
-  request_output out;
-  out.request_id = request_id;
-  out.finish = finish_reason::error;
-  out.error = std::move(message);
-  out.error_status = status;
-  return out;
-}
-
-}  // namespace
 
 llm_engine::llm_engine(engine_setup setup)
     : setup_(std::move(setup)),
@@ -23,10 +12,10 @@ llm_engine::llm_engine(engine_setup setup)
 
 std::optional<request_output> llm_engine::add_request(const generate_request& request) {
   const prepared_prompt prompt = prompts_.prepare(request);
-  if (!prompt.ok()) return refused(request.request_id, prompt.error, prompt.status);
+  if (!prompt.ok()) return error_output(request.request_id, prompt.error, prompt.status);
   if (auto error = scheduler_.add_request(request.request_id, prompt.token_ids, request.params)) {
     const int32_t status = error->kind == admission_error::code::queue_full ? 503 : 400;
-    return refused(request.request_id, error->message, status);
+    return error_output(request.request_id, error->message, status);
   }
   processors_.insert_or_assign(request.request_id, output_processor(setup_.tok, request, prompt.token_ids));
   return std::nullopt;
@@ -62,22 +51,7 @@ std::vector<std::vector<request_output>> run_to_completion(llm_engine& engine,
                                                            const std::vector<generate_request>& requests) {
   std::map<std::string, size_t> slot;
   std::vector<std::vector<request_output>> merged(requests.size());
-  auto merge = [&](request_output out) {
-    auto& choices = merged[slot.at(out.request_id)];
-    if (choices.size() <= static_cast<size_t>(out.index)) choices.resize(out.index + 1);
-    auto& c = choices[out.index];
-    c.request_id = out.request_id;
-    c.index = out.index;
-    c.text += out.text;
-    c.token_ids.insert(c.token_ids.end(), out.token_ids.begin(), out.token_ids.end());
-    c.logprobs.insert(c.logprobs.end(), out.logprobs.begin(), out.logprobs.end());
-    c.finish = out.finish;
-    c.stop_reason = out.stop_reason;
-    c.error = out.error;
-    c.error_status = out.error_status;
-    c.num_prompt_tokens = out.num_prompt_tokens;
-    c.num_generated_tokens = out.num_generated_tokens;
-  };
+  auto merge = [&](const request_output& out) { merge_output(merged[slot.at(out.request_id)], out); };
   for (size_t i = 0; i < requests.size(); ++i) {
     slot[requests[i].request_id] = i;
     if (auto refused = engine.add_request(requests[i])) merge(std::move(*refused));

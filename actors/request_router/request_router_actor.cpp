@@ -3,20 +3,13 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "actors/common/output_merge.hpp"
+
 namespace actorllm {
 
 namespace {
 
 using self_ptr = router_actor::stateful_pointer<router_state>;
-
-request_output error_output(const std::string& id, std::string message, int32_t status) {
-  request_output out;
-  out.request_id = id;
-  out.finish = finish_reason::error;
-  out.error = std::move(message);
-  out.error_status = status;
-  return out;
-}
 
 void send_one(self_ptr self, const output_sink_actor& client, request_output out) {
   self->send(client, outputs_atom::value, std::vector<request_output>{std::move(out)});

@@ -7,39 +7,17 @@
 #include <thread>
 
 #include "actors/engine_system.hpp"
-#include "tests/common/test_data.hpp"
+#include "tests/common/requests.hpp"
 
 namespace actorllm {
 namespace {
 
-engine_config base_config() {
-  engine_config c;
-  c.model.model = testing::stories260k_dir().string();
-  c.cache.num_gpu_blocks_override = 512;
-  c.cache.num_cpu_blocks_override = 64;
-  c.parallel.cpu_threads = 1;
-  return c;
-}
+using testing::ids_request;
 
-generate_request ids_request(std::string id, std::vector<int32_t> ids, int max_tokens) {
-  generate_request r;
-  r.request_id = std::move(id);
-  r.kind = prompt_kind::token_ids;
-  r.token_ids = std::move(ids);
-  r.params.temperature = 0;
-  r.params.max_tokens = max_tokens;
-  r.params.ignore_eos = true;
-  return r;
-}
+engine_config base_config() { return testing::stories_config(512, 64); }
 
 std::vector<generate_request> varied(int count, int max_tokens) {
-  std::vector<generate_request> rs;
-  for (int i = 0; i < count; ++i) {
-    std::vector<int32_t> ids{1};
-    for (int j = 0; j < 1 + (i * 7) % 40; ++j) ids.push_back(3 + (i * 53 + j * 29) % 500);
-    rs.push_back(ids_request("q" + std::to_string(i), ids, max_tokens - i % 9));
-  }
-  return rs;
+  return testing::varied_requests(count, max_tokens, 40, "q");
 }
 
 /// Waits until every replica is idle with no block in use (or times out).

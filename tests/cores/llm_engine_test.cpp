@@ -6,44 +6,18 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/engine/llm_engine.hpp"
-#include "tests/common/test_data.hpp"
+#include "tests/common/requests.hpp"
 
 namespace actorllm {
 namespace {
 
-engine_config base_config() {
-  engine_config c;
-  c.model.model = testing::stories260k_dir().string();
-  c.cache.num_gpu_blocks_override = 256;
-  c.cache.num_cpu_blocks_override = 256;
-  c.parallel.cpu_threads = 1;
-  return c;
-}
+using testing::ids_request;
+
+engine_config base_config() { return testing::stories_config(256, 256); }
 
 nlohmann::json golden() {
   std::ifstream in(testing::stories260k_dir() / "golden_greedy.json");
   return nlohmann::json::parse(in);
-}
-
-generate_request ids_request(std::string id, std::vector<int32_t> ids, int max_tokens) {
-  generate_request r;
-  r.request_id = std::move(id);
-  r.kind = prompt_kind::token_ids;
-  r.token_ids = std::move(ids);
-  r.params.temperature = 0;
-  r.params.max_tokens = max_tokens;
-  r.params.ignore_eos = true;
-  return r;
-}
-
-std::vector<generate_request> varied_requests(int count, int max_tokens) {
-  std::vector<generate_request> rs;
-  for (int i = 0; i < count; ++i) {
-    std::vector<int32_t> ids{1};
-    for (int j = 0; j < 2 + (i * 13) % 60; ++j) ids.push_back(3 + (i * 37 + j * 11) % 500);
-    rs.push_back(ids_request("r" + std::to_string(i), ids, max_tokens - i % 5));
-  }
-  return rs;
 }
 
 TEST(llm_engine, golden_greedy_ids_and_text) {
@@ -58,7 +32,7 @@ TEST(llm_engine, golden_greedy_ids_and_text) {
 }
 
 TEST(llm_engine, batched_chunked_and_preempted_runs_match_alone) {
-  const auto requests = varied_requests(24, 40);
+  const auto requests = testing::varied_requests(24, 40, 60, "r");
   std::vector<std::vector<int32_t>> alone;
   {
     llm_engine engine(engine_setup::load(base_config()));
