@@ -2,10 +2,12 @@
 
 #include <caf/io/all.hpp>
 #include <cstdio>
+#include <thread>
 
 #include "actors/cache_engine/cache_engine_actor.hpp"
 #include "actors/gpu_worker/gpu_worker_actor.hpp"
 #include "actors/request_router/request_router_actor.hpp"
+#include "actors/worker_backend.hpp"
 
 namespace actorllm {
 
@@ -20,7 +22,7 @@ engine_actor_config::engine_actor_config() {
 
 engine_system::engine_system(const engine_config& config)
     : system_(actor_config_),
-      setup_(std::make_unique<engine_setup>(engine_setup::load(config))),
+      setup_(std::make_unique<engine_setup>(engine_setup::load(config, select_backend(config)))),
       monitoring_(std::make_unique<engine_monitoring>(setup_->served_model_name, setup_->max_model_len,
                                                       config.server.log_stats_interval)),
       prompts_(std::make_shared<prompt_builder>(setup_->make_prompt_builder())) {
@@ -50,7 +52,7 @@ engine_system::~engine_system() { shutdown(); }
 worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank) {
   const std::string name = "replica" + std::to_string(replica) + "-worker" + std::to_string(rank);
   // Detached: the forward pass occupies its own thread, never one of the actors' scheduler threads.
-  auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->model, setup_->runner, name);
+  auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->model, setup_->backend, setup_->runner, name);
   owned_.push_back(caf::actor_cast<caf::actor>(worker));
   return worker;
 }
@@ -63,11 +65,19 @@ scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_a
   scheduler_hooks hooks = monitoring_->hooks_for(index, cache_values);
   for (size_t rank = 0; rank < workers.size(); ++rank) hooks.on_worker(static_cast<int32_t>(rank), true);
   auto scheduler = system_.spawn<caf::detached>(scheduler_shell, options, std::move(workers), cache,
-                                 caf::actor_cast<output_sink_actor>(router_), std::move(respawn),
-                                 std::move(hooks), index);
+                                 caf::actor_cast<replica_sink_actor>(router_), std::move(respawn),
+                                 std::move(hooks), scheduler_shell_options{index, overlap_output_processing()});
   owned_.push_back(caf::actor_cast<caf::actor>(cache));
   owned_.push_back(caf::actor_cast<caf::actor>(scheduler));
   return scheduler;
+}
+
+bool engine_system::overlap_output_processing() const {
+  // Overlap the router's work with the next forward pass only when the math leaves a core
+  // free for it (or runs on a GPU); otherwise the two fight over the same cores.
+  const auto& parallel = setup_->config.parallel;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return parallel.device == "cuda" || (parallel.cpu_threads > 0 && parallel.cpu_threads < cores);
 }
 
 int32_t engine_system::add_replica() {

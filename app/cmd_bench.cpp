@@ -7,6 +7,7 @@
 
 #include "actors/engine/llm_engine.hpp"
 #include "actors/engine_system.hpp"
+#include "actors/worker_backend.hpp"
 #include "app/command.hpp"
 #include "bench/bench_util.hpp"
 #include "config/engine_flags.hpp"
@@ -79,7 +80,7 @@ int run_throughput(int argc, char** argv) {
   int32_t vocab = 0;
   {
     // The spine first: it loads the model and tells the vocabulary size.
-    llm_engine engine(engine_setup::load(config));
+    llm_engine engine(engine_setup::load(config, select_backend(config)));
     vocab = static_cast<int32_t>(engine.setup().model->config().vocab_size);
     const auto requests = random_requests(num_prompts, input_len, output_len, vocab, seed);
     run_to_completion(engine, {requests.front()});  // warm-up

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "actors/engine/llm_engine.hpp"
+#include "actors/worker_backend.hpp"
 #include "app/command.hpp"
 #include "config/engine_flags.hpp"
 
@@ -91,7 +92,7 @@ int run_generate(int argc, char** argv) {
     requests[i].params = params;
   }
 
-  llm_engine engine(engine_setup::load(config));
+  llm_engine engine(engine_setup::load(config, select_backend(config)));
   const auto results = run_to_completion(engine, requests);
   nlohmann::json all = nlohmann::json::array();
   int status = 0;

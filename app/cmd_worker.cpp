@@ -7,6 +7,7 @@
 
 #include "actors/engine_system.hpp"
 #include "actors/gpu_worker/gpu_worker_actor.hpp"
+#include "actors/worker_backend.hpp"
 #include "app/command.hpp"
 #include "config/engine_flags.hpp"
 
@@ -48,7 +49,7 @@ int run_worker(int argc, char** argv) {
 
   std::unique_ptr<engine_setup> setup;
   try {
-    setup = std::make_unique<engine_setup>(engine_setup::load(config));
+    setup = std::make_unique<engine_setup>(engine_setup::load(config, select_backend(config)));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "actorllm worker: %s\n", e.what());
     return 1;
@@ -60,7 +61,7 @@ int run_worker(int argc, char** argv) {
     std::fprintf(stderr, "actorllm worker: cannot reach %s: %s\n", connect.c_str(), to_string(router.error()).c_str());
     return 1;
   }
-  auto worker = system.spawn<caf::detached>(gpu_worker, setup->model, setup->runner, name);
+  auto worker = system.spawn<caf::detached>(gpu_worker, setup->model, setup->backend, setup->runner, name);
   caf::anon_send(*router, join_atom::value, worker);
   std::fprintf(stderr, "actorllm worker: '%s' joined %s with %d KV blocks\n", name.c_str(), connect.c_str(),
                setup->runner.num_device_blocks);

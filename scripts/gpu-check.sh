@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One-shot check on a machine with an NVIDIA GPU, from a clean checkout, in under 8 minutes:
 # dependencies (best effort), a Release build for the local GPU, the GPU kernel tests, the
-# stories260K golden greedy on the GPU (cuda_golden; GOLDEN_MODEL_DIR), the kernel
-# benchmarks, and a closing table.
+# stories260K golden greedy on the GPU (cuda_golden; GOLDEN_MODEL_DIR), the engine with
+# --device cuda (full project only), the kernel benchmarks, and a closing table.
 #
 #   ./scripts/gpu-check.sh
 #   BUILD_DIR=build-gpu JOBS=16 CUDA_ARCH=90 ./scripts/gpu-check.sh
@@ -68,7 +68,7 @@ record deps "$deps_status" "$(elapsed "$t")" "setup.sh --deps-only"
 t=$(date +%s)
 mode=${GPU_CHECK_MODE:-full}
 bin_dir="$build_dir"
-targets=(cuda_tests cuda_kernels_bench)
+targets=(cuda_tests cuda_kernels_bench actors_tests)
 if [[ $mode == gpu-only ]]; then
   :
 elif ! cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
@@ -184,6 +184,45 @@ golden_greedy_gpu() {
   fi
 }
 
+# --- the engine on the GPU -----------------------------------------------------------------
+# The full project only: the actor engine and the offline spine with --device cuda
+# (tests/actors/engine_cuda_test.cpp): the golden greedy ids through the actors, batched,
+# chunked and preempted runs (swap, recompute) equal to solo runs, the pool sized by
+# --gpu-memory-utilization.
+run_engine_tests() {
+  local t bin rc passed
+  t=$(date +%s)
+  bin="$bin_dir/tests/actors_tests"
+  if [[ $mode == gpu-only ]]; then
+    record engine SKIPPED 0 "GPU-only build (the server's dependencies are missing)"
+    return
+  fi
+  if [[ ! -x $bin ]]; then
+    record engine FAILED 0 "no actors_tests binary"
+    failed=1
+    return
+  fi
+  # The tests read SHARED/models/stories260K; a GOLDEN_MODEL_DIR laid out so names SHARED.
+  local shared=${ACTORLLM_SHARED_DIR:-} golden_dir=${GOLDEN_MODEL_DIR:-}
+  if [[ -z $shared && $golden_dir == */models/stories260K ]]; then
+    shared=${golden_dir%/models/stories260K}
+  fi
+  ACTORLLM_SHARED_DIR=$shared \
+    timeout 240 "$bin" --gtest_filter='engine_cuda.*' --gtest_color=no >"$logs/engine.log" 2>&1
+  rc=$?
+  passed=$(grep -E '^\[  PASSED  \]' "$logs/engine.log" | grep -oE '[0-9]+' | head -1)
+  if ((rc != 0)); then
+    grep -E -B2 -A6 'Failure|exception|FAILED' "$logs/engine.log" | head -60
+    record engine FAILED "$(elapsed "$t")" "rc $rc (see $logs/engine.log)"
+    failed=1
+  elif grep -qE '^\[  SKIPPED \] [0-9]+ test' "$logs/engine.log"; then
+    record engine SKIPPED "$(elapsed "$t")" "no CUDA device"
+    failed=1
+  else
+    record engine ok "$(elapsed "$t")" "--device cuda: golden ids, batching with swap, sizing (${passed:-0} tests)"
+  fi
+}
+
 # --- kernel benchmarks ----------------------------------------------------------------------
 run_bench() {
   local t bin
@@ -213,6 +252,7 @@ run_bench() {
 if ((failed == 0)); then
   run_gpu_tests
   golden_greedy_gpu
+  run_engine_tests
   run_bench
 fi
 

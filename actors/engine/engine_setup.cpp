@@ -4,14 +4,20 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "actors/gpu_worker/cpu_backend.hpp"
 #include "actors/gpu_worker/kv_budget.hpp"
 #include "kernels/cpu/ops.hpp"
 #include "actors/engine/chat_loader.hpp"
 
 namespace actorllm {
 
-engine_setup engine_setup::load(const engine_config& config) {
+engine_setup engine_setup::load(const engine_config& config, std::shared_ptr<const backend_provider> backend) {
   if (auto errors = config.validate(); !errors.empty()) throw std::runtime_error(errors.front());
+  if (!backend) {
+    if (config.parallel.device == "cuda")
+      throw std::runtime_error("--device cuda: this engine has only the CPU backend");
+    backend = std::make_shared<cpu_backend_provider>();
+  }
   const std::filesystem::path model_dir = config.model.model;
   engine_setup s(tokenizer::load(config.model.tokenizer.empty() ? model_dir
                                                                 : std::filesystem::path(config.model.tokenizer)));
@@ -32,9 +38,9 @@ engine_setup engine_setup::load(const engine_config& config) {
                              " exceeds the model's max_position_embeddings (" +
                              std::to_string(mc.max_position_embeddings) + ")");
 
-  const auto budget = plan_kv_budget(config.cache, s.model->cache_shape(1, config.cache.block_size),
-                                     s.model->weights().bytes_read_per_token(mc), s.max_model_len);
+  const auto budget = backend->plan_kv(*s.model, config, s.max_model_len);
   if (!budget.error.empty()) throw std::runtime_error(budget.error);
+  s.backend = std::move(backend);
 
   s.scheduler.scheduler = config.scheduler;
   s.scheduler.block_size = config.cache.block_size;
@@ -61,7 +67,7 @@ std::string engine_setup::describe() const {
   std::ostringstream out;
   out << "model " << config.model.model << " (" << mc.architecture << ", "
       << mc.num_parameters() / 1e6 << "M parameters, float32) served as '" << served_model_name << "'\n"
-      << "max_model_len " << max_model_len << ", block_size " << runner.block_size
+      << "device " << backend->device() << ", max_model_len " << max_model_len << ", block_size " << runner.block_size
       << ", device KV blocks " << runner.num_device_blocks << " (" << int64_t(runner.num_device_blocks) * runner.block_size
       << " tokens), CPU swap blocks " << runner.num_cpu_blocks << "\n"
       << "max_num_seqs " << config.scheduler.max_num_seqs << ", max_num_batched_tokens "

@@ -1,10 +1,12 @@
 #pragma once
 /// Everything an engine needs before its first step, resolved once from the config: the
 /// model and tokenizer, the served name, max_model_len, the KV pools' sizes, and the options
-/// of the scheduler and worker cores. Shared by the offline spine and the actor system.
+/// of the scheduler and worker cores, and the backend that builds each worker's device side.
+/// Shared by the offline spine and the actor system.
 #include <memory>
 #include <string>
 
+#include "actors/gpu_worker/forward_backend.hpp"
 #include "actors/gpu_worker/model_runner.hpp"
 #include "actors/request_router/prompt_builder.hpp"
 #include "actors/scheduler/scheduler.hpp"
@@ -25,10 +27,15 @@ struct engine_setup {
   int32_t max_model_len = 0;
   scheduler_options scheduler;
   model_runner_config runner;
+  std::shared_ptr<const backend_provider> backend;  ///< sized the pools; builds workers' backends
 
-  /// Loads and sizes everything; throws std::runtime_error with one clear line (an unknown
-  /// architecture, a missing tensor, a max_model_len that does not fit the KV cache, ...).
-  static engine_setup load(const engine_config& config);
+  /// Loads and sizes everything on `backend` (null: the CPU, which refuses --device cuda; the
+  /// shells pass select_backend(config)). Throws std::runtime_error with one clear line (an
+  /// unknown architecture, a missing tensor, a max_model_len that does not fit the KV cache, ...).
+  static engine_setup load(const engine_config& config,
+                           std::shared_ptr<const backend_provider> backend = nullptr);
+  /// A fresh forward_backend for one worker, with the pools sized above.
+  std::unique_ptr<forward_backend> make_backend() const { return backend->make_backend(model, runner); }
 
   prompt_builder make_prompt_builder() const;
   /// One line per fact, as vLLM logs at startup: model, dtype, blocks, context length.

@@ -8,7 +8,7 @@ llm_engine::llm_engine(engine_setup setup)
     : setup_(std::move(setup)),
       prompts_(setup_.make_prompt_builder()),
       scheduler_(setup_.scheduler),
-      runner_(setup_.model, setup_.runner) {}
+      runner_(setup_.model, setup_.runner, setup_.make_backend()) {}
 
 std::optional<request_output> llm_engine::add_request(const generate_request& request) {
   const prepared_prompt prompt = prompts_.prepare(request);

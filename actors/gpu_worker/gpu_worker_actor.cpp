@@ -4,18 +4,24 @@ namespace actorllm {
 
 worker_actor::behavior_type gpu_worker(worker_actor::stateful_pointer<gpu_worker_state> self,
                                        std::shared_ptr<llama_model> model,
+                                       std::shared_ptr<const backend_provider> backend,
                                        model_runner_config config, std::string name) {
-  self->state.runner = std::make_unique<model_runner>(std::move(model), config);
+  auto device_side = backend->make_backend(model, config);
+  self->state.runner =
+      std::make_unique<model_runner>(std::move(model), config, std::move(device_side));
   self->state.info = {std::move(name), config.num_device_blocks, config.num_cpu_blocks,
-                      config.block_size, "cpu"};
+                      config.block_size, self->state.runner->device()};
   return {
       [self](step_atom, const step_plan& plan) -> caf::result<step_result> {
         try {
           return self->state.runner->execute(plan);
         } catch (const std::exception& e) {
           // The KV cache may be half-written: this worker is done; supervision respawns one.
+          // Its device memory goes first, so that the fresh worker finds it free.
+          self->state.runner.reset();
           self->quit(caf::sec::runtime_error);
-          return caf::make_error(caf::sec::runtime_error, std::string("worker failed: ") + e.what());
+          return caf::make_error(caf::sec::runtime_error,
+                                 std::string("worker failed: ") + e.what());
         }
       },
       [self](info_atom) { return self->state.info; },

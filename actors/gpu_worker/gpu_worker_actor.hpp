@@ -1,7 +1,8 @@
 #pragma once
-/// The worker shell: executes step plans with a model_runner (the CPU backend) and answers
-/// what it holds. A failure inside a step becomes an error reply that the scheduler's
-/// supervision handles; the actor then exits so that a fresh worker replaces it.
+/// The worker shell: executes step plans with a model_runner on the backend the provider
+/// builds (the CPU, or a CUDA device) and answers what it holds. A failure inside a step
+/// becomes an error reply that the scheduler's supervision handles; the actor then exits so
+/// that a fresh worker replaces it.
 #include <memory>
 
 #include "actors/actor_types.hpp"
@@ -19,8 +20,11 @@ struct gpu_worker_state {
   static inline const char* name = "gpu_worker";
 };
 
+/// Builds its backend with `backend` (uploading the weights to a device, allocating the
+/// pools); a failure there ends the actor with the error.
 worker_actor::behavior_type gpu_worker(worker_actor::stateful_pointer<gpu_worker_state> self,
                                        std::shared_ptr<llama_model> model,
+                                       std::shared_ptr<const backend_provider> backend,
                                        model_runner_config config, std::string name);
 
 }  // namespace actorllm

@@ -41,7 +41,12 @@ kv_budget plan_kv_budget(const cache_config& cache, const kv_cache_shape& shape,
   } else {
     budget.num_cpu_blocks = static_cast<int32_t>(cache.swap_space_gib * double(int64_t(1) << 30) / block_bytes);
   }
-  const int64_t capacity_tokens = int64_t(budget.num_device_blocks) * shape.block_size;
+  check_kv_budget(budget, shape.block_size, weight_bytes, max_model_len);
+  return budget;
+}
+
+void check_kv_budget(kv_budget& budget, int64_t block_size, int64_t weight_bytes, int32_t max_model_len) {
+  const int64_t capacity_tokens = int64_t(budget.num_device_blocks) * block_size;
   if (budget.num_device_blocks <= 0) {
     budget.error = "no memory left for the KV cache after loading the weights (" +
                    std::to_string(weight_bytes >> 20) + " MiB); raise --gpu-memory-utilization "
@@ -50,13 +55,12 @@ kv_budget plan_kv_budget(const cache_config& cache, const kv_cache_shape& shape,
     std::ostringstream msg;
     msg << "The model's max seq len (" << max_model_len
         << ") is larger than the maximum number of tokens that can be stored in KV cache ("
-        << capacity_tokens << " = " << budget.num_device_blocks << " blocks of " << shape.block_size
+        << capacity_tokens << " = " << budget.num_device_blocks << " blocks of " << block_size
         << "). Use --max-model-len " << capacity_tokens
         << " or less, or give the cache more blocks (--num-gpu-blocks-override "
-        << (max_model_len + shape.block_size - 1) / shape.block_size << ").";
+        << (max_model_len + block_size - 1) / block_size << ").";
     budget.error = msg.str();
   }
-  return budget;
 }
 
 }  // namespace actorllm

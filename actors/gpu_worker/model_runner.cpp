@@ -1,42 +1,32 @@
 #include "actors/gpu_worker/model_runner.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
-#include "kernels/cpu/ops.hpp"
+#include "actors/gpu_worker/cpu_backend.hpp"
 
 namespace actorllm {
 
-namespace {
-
-std::vector<std::pair<int32_t, int32_t>> as_pairs(const std::vector<block_copy>& copies) {
-  std::vector<std::pair<int32_t, int32_t>> pairs;
-  pairs.reserve(copies.size());
-  for (const auto& c : copies) pairs.emplace_back(c.src, c.dst);
-  return pairs;
-}
-
-}  // namespace
-
 model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runner_config& config)
-    : model_(std::move(model)),
-      config_(config),
-      device_cache_(model_->cache_shape(config.num_device_blocks, config.block_size)),
-      cpu_cache_(model_->cache_shape(config.num_cpu_blocks, config.block_size)) {}
+    : model_runner(model, config, std::make_unique<cpu_backend>(model, config)) {}
+
+model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runner_config& config,
+                           std::unique_ptr<forward_backend> backend)
+    : model_(std::move(model)), config_(config), backend_(std::move(backend)) {}
 
 sampler_state& model_runner::state_for(const batch_sequence& seq, int32_t index) {
   const sampler_key key{*seq.request_id, index};
   auto it = samplers_.find(key);
   if (it == samplers_.end()) {
     // A seeded request draws the same tokens every time; others derive from the global seed.
-    const uint64_t base = seq.params->seed ? *seq.params->seed
-                                           : config_.seed ^ std::hash<std::string>{}(key.first);
+    const uint64_t base =
+        seq.params->seed ? *seq.params->seed : config_.seed ^ std::hash<std::string>{}(key.first);
     it = samplers_.emplace(key, sampler_state(base + 0x9e3779b97f4a7c15ULL * index)).first;
   }
   return it->second;
 }
 
 step_result model_runner::execute(const step_plan& plan) {
-  cpu::use_configured_threads();
   for (seq_id id : plan.finished_seq_ids) {
     if (auto it = sampler_of_seq_.find(id); it != sampler_of_seq_.end()) {
       samplers_.erase(it->second);
@@ -46,10 +36,7 @@ step_result model_runner::execute(const step_plan& plan) {
   for (const auto& n : plan.new_seqs) sampler_of_seq_[n.seq] = {n.request_id, n.index};
   const std::vector<batch_sequence> work = mirror_.apply(plan);
 
-  // Swap-out first: the plan may reuse the device blocks it releases.
-  cpu_cache_.copy_from(device_cache_, as_pairs(plan.blocks_to_swap_out));
-  device_cache_.copy_from(cpu_cache_, as_pairs(plan.blocks_to_swap_in));
-  device_cache_.copy_blocks(as_pairs(plan.blocks_to_copy));
+  backend_->move_blocks(plan);
 
   step_result result;
   result.step = plan.step;
@@ -58,14 +45,35 @@ step_result model_runner::execute(const step_plan& plan) {
   batch_.clear();
   for (const auto& s : work) {
     const int64_t end = s.start_position + static_cast<int64_t>(s.token_ids.size());
-    if ((end + config_.block_size - 1) / config_.block_size > static_cast<int64_t>(s.block_table.size()))
+    if ((end + config_.block_size - 1) / config_.block_size >
+        static_cast<int64_t>(s.block_table.size()))
       throw std::runtime_error("step plan for sequence " + std::to_string(s.seq) +
                                " runs past its block table");
     batch_.add_sequence(s.token_ids, s.start_position, s.block_table, config_.block_size,
                         s.num_samples > 0);
   }
   batch_.finalize();
-  model_->forward(batch_, device_cache_, workspace_, logits_);
+
+  // Where every draw is one plain greedy argmax, a device backend picks the tokens itself and
+  // no logits cross to the host. The sampler state is left alone: its output counts feed only
+  // penalties, which such a request never has.
+  const bool all_plain_greedy = std::all_of(work.begin(), work.end(), [](const batch_sequence& s) {
+    return s.num_samples <= 0 || (s.num_samples == 1 && s.params->greedy() &&
+                                  s.params->logprobs < 0 && !needs_processing(*s.params));
+  });
+  if (all_plain_greedy && backend_->try_forward_greedy(batch_, greedy_tokens_)) {
+    size_t row = 0;
+    for (const auto& s : work) {
+      if (s.num_samples <= 0) continue;
+      sequence_sample out;
+      out.seq = s.seq;
+      out.token_ids.push_back(greedy_tokens_.at(row++));
+      result.seqs.push_back(std::move(out));
+    }
+    return result;
+  }
+
+  backend_->forward(batch_, logits_);
 
   const int64_t vocab = model_->config().vocab_size;
   size_t row = 0;
@@ -78,7 +86,8 @@ step_result model_runner::execute(const step_plan& plan) {
       // Each draw gets a fresh copy: penalties and temperature modify the row in place.
       // A plain greedy draw reads the row where it is.
       std::span<float> logits_row(logits_.data() + row * vocab, vocab);
-      if (!s.params->greedy() || s.params->logprobs >= 0 || needs_processing(*s.params) || s.num_samples > 1) {
+      if (!s.params->greedy() || s.params->logprobs >= 0 || needs_processing(*s.params) ||
+          s.num_samples > 1) {
         row_.assign(logits_row.begin(), logits_row.end());
         logits_row = row_;
       }

@@ -1,8 +1,8 @@
 #pragma once
-/// The worker's core on the CPU backend: holds the model, the device KV cache and the CPU
-/// swap pool, and executes step plans: swaps and copies first, then one forward pass over
-/// every scheduled sequence, then sampling. It keeps what the plan sends only once (each
-/// sequence's tokens, block table, sampling parameters and generator state).
+/// The worker's core: executes step plans on a forward_backend (the CPU or a CUDA device, which
+/// owns the KV pools): block moves first, then one forward pass over every scheduled sequence,
+/// then sampling on the host logits. It keeps what the plan sends only once (each sequence's
+/// tokens, block table, sampling parameters and generator state).
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -10,31 +10,31 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/gpu_worker/forward_backend.hpp"
 #include "actors/gpu_worker/sampler.hpp"
 #include "actors/scheduler/sequence_mirror.hpp"
 #include "actors/scheduler/step_plan.hpp"
 #include "model/forward_batch.hpp"
-#include "model/kv_cache.hpp"
 #include "model/llama_model.hpp"
 
 namespace actorllm {
 
-struct model_runner_config {
-  int32_t block_size = 16;
-  int32_t num_device_blocks = 0;
-  int32_t num_cpu_blocks = 0;
-  uint64_t seed = 0;  ///< global seed for requests without their own
-};
-
 class model_runner {
  public:
+  /// On the CPU backend.
   model_runner(std::shared_ptr<llama_model> model, const model_runner_config& config);
+  /// On `backend`, whose pools have config's sizes.
+  model_runner(std::shared_ptr<llama_model> model, const model_runner_config& config,
+               std::unique_ptr<forward_backend> backend);
 
-  /// Executes one plan. Throws std::runtime_error on an inconsistent plan (a broken protocol).
+  /// Executes one plan. Throws std::runtime_error on an inconsistent plan (a broken protocol)
+  /// and whatever the backend throws (a device error).
   step_result execute(const step_plan& plan);
 
   const llama_model& model() const { return *model_; }
   int32_t num_known_sequences() const { return mirror_.num_sequences(); }
+  /// "cpu" or "cuda:N".
+  std::string device() const { return backend_->device(); }
 
  private:
   using sampler_key = std::pair<std::string, int32_t>;  // (request id, sample index)
@@ -42,16 +42,15 @@ class model_runner {
 
   std::shared_ptr<llama_model> model_;
   model_runner_config config_;
-  kv_cache device_cache_;
-  kv_cache cpu_cache_;
+  std::unique_ptr<forward_backend> backend_;
   sequence_mirror mirror_;
   /// Generator state per (request, sample index): survives the fork of a request's sequence.
   std::map<sampler_key, sampler_state> samplers_;
   std::unordered_map<seq_id, sampler_key> sampler_of_seq_;
   sampler sampler_;
   forward_batch batch_;
-  forward_workspace workspace_;
   std::vector<float> logits_, row_;
+  std::vector<int32_t> greedy_tokens_;
 };
 
 }  // namespace actorllm

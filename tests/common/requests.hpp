@@ -16,6 +16,7 @@ inline engine_config stories_config(int64_t num_device_blocks, int64_t num_cpu_b
   c.cache.num_gpu_blocks_override = num_device_blocks;
   c.cache.num_cpu_blocks_override = num_cpu_blocks;
   c.parallel.cpu_threads = 1;
+  c.parallel.device = "cpu";  // on every machine; the CUDA tests ask for cuda
   c.server.log_stats_interval = 0;
   return c;
 }

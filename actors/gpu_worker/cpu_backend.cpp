@@ -1,0 +1,48 @@
+#include "actors/gpu_worker/cpu_backend.hpp"
+
+#include "kernels/cpu/ops.hpp"
+
+namespace actorllm {
+
+namespace {
+
+std::vector<std::pair<int32_t, int32_t>> as_pairs(const std::vector<block_copy>& copies) {
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  pairs.reserve(copies.size());
+  for (const auto& c : copies) pairs.emplace_back(c.src, c.dst);
+  return pairs;
+}
+
+}  // namespace
+
+cpu_backend::cpu_backend(std::shared_ptr<const llama_model> model,
+                         const model_runner_config& config)
+    : model_(std::move(model)),
+      device_cache_(model_->cache_shape(config.num_device_blocks, config.block_size)),
+      cpu_cache_(model_->cache_shape(config.num_cpu_blocks, config.block_size)) {}
+
+void cpu_backend::move_blocks(const step_plan& plan) {
+  // The caller's thread may be new to OpenMP: it takes the configured count before any op.
+  cpu::use_configured_threads();
+  cpu_cache_.copy_from(device_cache_, as_pairs(plan.blocks_to_swap_out));
+  device_cache_.copy_from(cpu_cache_, as_pairs(plan.blocks_to_swap_in));
+  device_cache_.copy_blocks(as_pairs(plan.blocks_to_copy));
+}
+
+void cpu_backend::forward(const forward_batch& batch, std::vector<float>& logits) {
+  cpu::use_configured_threads();
+  model_->forward(batch, device_cache_, workspace_, logits);
+}
+
+kv_budget cpu_backend_provider::plan_kv(const llama_model& model, const engine_config& config,
+                                        int32_t max_model_len) const {
+  return plan_kv_budget(config.cache, model.cache_shape(1, config.cache.block_size),
+                        model.weights().bytes_read_per_token(model.config()), max_model_len);
+}
+
+std::unique_ptr<forward_backend> cpu_backend_provider::make_backend(
+    std::shared_ptr<const llama_model> model, const model_runner_config& config) const {
+  return std::make_unique<cpu_backend>(std::move(model), config);
+}
+
+}  // namespace actorllm

@@ -1,0 +1,38 @@
+#pragma once
+/// The CPU backend: the KV pool and the swap pool in host memory (float32), the forward pass
+/// through llama_model::forward on the configured OpenMP threads.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/gpu_worker/forward_backend.hpp"
+#include "model/kv_cache.hpp"
+
+namespace actorllm {
+
+class cpu_backend : public forward_backend {
+ public:
+  cpu_backend(std::shared_ptr<const llama_model> model, const model_runner_config& config);
+
+  std::string device() const override { return "cpu"; }
+  void move_blocks(const step_plan& plan) override;
+  void forward(const forward_batch& batch, std::vector<float>& logits) override;
+
+ private:
+  std::shared_ptr<const llama_model> model_;
+  kv_cache device_cache_;
+  kv_cache cpu_cache_;
+  forward_workspace workspace_;
+};
+
+/// Pools sized from host memory (plan_kv_budget); one cpu_backend per worker.
+class cpu_backend_provider : public backend_provider {
+ public:
+  std::string device() const override { return "cpu"; }
+  kv_budget plan_kv(const llama_model& model, const engine_config& config,
+                    int32_t max_model_len) const override;
+  std::unique_ptr<forward_backend> make_backend(std::shared_ptr<const llama_model> model,
+                                                const model_runner_config& config) const override;
+};
+
+}  // namespace actorllm

@@ -1,0 +1,278 @@
+#include "actors/gpu_worker/cuda_backend.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "kernels/cuda/check.cuh"
+#include "kernels/cuda/device.cuh"
+#include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/llama_runner.cuh"
+
+namespace actorllm {
+
+namespace {
+
+cuda::dtype to_dtype(cuda_storage s) {
+  switch (s) {
+    case cuda_storage::f16:
+      return cuda::dtype::f16;
+    case cuda_storage::bf16:
+      return cuda::dtype::bf16;
+    case cuda_storage::f32:
+      break;
+  }
+  return cuda::dtype::f32;
+}
+
+/// The runner's view of the model; the rotary table's rows bound the positions.
+cuda::llama_runner_config runner_config_of(const llama_model& model) {
+  const model_config_hf& c = model.config();
+  cuda::llama_runner_config r;
+  r.hidden_size = c.hidden_size;
+  r.intermediate_size = c.intermediate_size;
+  r.num_layers = c.num_layers;
+  r.num_heads = c.num_heads;
+  r.num_kv_heads = c.num_kv_heads;
+  r.head_dim = c.head_dim;
+  r.vocab_size = c.vocab_size;
+  r.max_position =
+      c.head_dim > 0 ? static_cast<int64_t>(model.weights().cos_sin.size()) / c.head_dim : 0;
+  r.rms_norm_eps = static_cast<float>(c.rms_norm_eps);
+  return r;
+}
+
+const float* data_or_null(const std::vector<float>& v) {
+  return v.empty() ? nullptr : v.data();
+}
+
+/// Pointers into the host weights, valid while the model lives (the runner copies them).
+cuda::llama_host_weights host_weights_of(const llama_weights& w) {
+  cuda::llama_host_weights h;
+  h.embed = data_or_null(w.embed);
+  for (const auto& l : w.layers) {
+    cuda::llama_host_layer hl;
+    hl.input_norm = data_or_null(l.input_norm);
+    hl.qkv = data_or_null(l.qkv);
+    hl.qkv_bias = data_or_null(l.qkv_bias);
+    hl.o = data_or_null(l.o);
+    hl.post_norm = data_or_null(l.post_norm);
+    hl.gate_up = data_or_null(l.gate_up);
+    hl.down = data_or_null(l.down);
+    h.layers.push_back(hl);
+  }
+  h.final_norm = data_or_null(w.final_norm);
+  h.lm_head = data_or_null(w.lm_head);
+  h.cos_sin = data_or_null(w.cos_sin);
+  return h;
+}
+
+/// forward_batch already has the runner's layout; this only points at it.
+cuda::llama_host_batch host_batch_of(const forward_batch& b) {
+  cuda::llama_host_batch h;
+  h.token_ids = b.token_ids.data();
+  h.positions = b.positions.data();
+  h.slot_mapping = b.slot_mapping.data();
+  h.query_start_loc = b.query_start_loc.data();
+  h.seq_lens = b.seq_lens.data();
+  h.block_tables = b.block_tables.data();
+  h.logits_indices = b.logits_indices.data();
+  h.num_tokens = b.num_tokens();
+  h.num_seqs = b.num_seqs();
+  h.max_blocks_per_seq = b.max_blocks_per_seq;
+  h.num_logits = static_cast<int64_t>(b.logits_indices.size());
+  return h;
+}
+
+std::vector<std::pair<int32_t, int32_t>> as_pairs(const std::vector<block_copy>& copies) {
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  pairs.reserve(copies.size());
+  for (const auto& c : copies) pairs.emplace_back(c.src, c.dst);
+  return pairs;
+}
+
+/// A stream of the worker's own; non-blocking, so that workers on one device do not wait for
+/// each other through the legacy default stream.
+class owned_stream {
+ public:
+  owned_stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~owned_stream() {
+    if (stream_) cudaStreamDestroy(stream_);  // no throw from a destructor
+  }
+  owned_stream(const owned_stream&) = delete;
+  owned_stream& operator=(const owned_stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+/// The CUDA runtime's current device is per host thread: every entry point sets it.
+void use_device(int index) {
+  CUDA_CHECK(cudaSetDevice(index));
+}
+
+/// Blocks of `block_size` for `tokens` tokens.
+int64_t blocks_for(int64_t tokens, int64_t block_size) {
+  return (tokens + block_size - 1) / block_size;
+}
+
+}  // namespace
+
+cuda_storage cuda_storage_for(const std::string& dtype) {
+  if (dtype == "auto" || dtype == "float32" || dtype == "float") return cuda_storage::f32;
+  if (dtype == "float16" || dtype == "half") return cuda_storage::f16;
+  if (dtype == "bfloat16") return cuda_storage::bf16;
+  throw std::invalid_argument("--dtype: expected auto, float32, float16 or bfloat16 (got '" +
+                              dtype + "')");
+}
+
+// Members in construction order: the stream outlives the runner and the cache that use it.
+struct cuda_backend::impl {
+  impl(const llama_model& model, const model_runner_config& config, cuda::dtype storage)
+      : runner(runner_config_of(model), host_weights_of(model.weights()), storage, stream.get()),
+        cache(runner.cache_layout(config.num_device_blocks, config.block_size),
+              config.num_cpu_blocks) {}
+
+  owned_stream stream;
+  cuda::llama_runner runner;
+  cuda::device_kv_cache cache;
+};
+
+cuda_backend::cuda_backend(std::shared_ptr<const llama_model> model,
+                           const model_runner_config& config, int device_index,
+                           cuda_storage storage)
+    : model_(std::move(model)), device_index_(device_index) {
+  use_device(device_index_);
+  impl_ = std::make_unique<impl>(*model_, config, to_dtype(storage));
+}
+
+cuda_backend::~cuda_backend() {
+  if (cudaSetDevice(device_index_) != cudaSuccess) cudaGetLastError();  // free where allocated
+  impl_.reset();
+}
+
+std::string cuda_backend::device() const {
+  return "cuda:" + std::to_string(device_index_);
+}
+
+void cuda_backend::move_blocks(const step_plan& plan) {
+  if (plan.blocks_to_swap_out.empty() && plan.blocks_to_swap_in.empty() &&
+      plan.blocks_to_copy.empty())
+    return;
+  use_device(device_index_);
+  // One stream keeps the order: the swap-out has read a device block before the swap-in or a
+  // copy overwrites it, and the forward that follows sees every block in place.
+  const cudaStream_t stream = impl_->stream.get();
+  impl_->cache.swap_out(as_pairs(plan.blocks_to_swap_out), stream);
+  impl_->cache.swap_in(as_pairs(plan.blocks_to_swap_in), stream);
+  impl_->cache.copy_blocks(as_pairs(plan.blocks_to_copy), stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // a failed copy is this step's error
+}
+
+void cuda_backend::forward(const forward_batch& batch, std::vector<float>& logits) {
+  use_device(device_index_);
+  impl_->runner.forward(host_batch_of(batch), impl_->cache, logits);
+}
+
+bool cuda_backend::try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens) {
+  use_device(device_index_);
+  impl_->runner.forward_greedy(host_batch_of(batch), impl_->cache, tokens);
+  return true;
+}
+
+std::string cuda_backend_provider::device() const {
+  return "cuda:" + std::to_string(device_index_);
+}
+
+cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_config& config,
+                                        int32_t max_model_len, int device_index,
+                                        cuda_storage storage) {
+  use_device(device_index);
+  cuda_memory_profile p;
+  p.total = cuda::device_memory_info().total_bytes;
+  p.in_use_before = cuda::device_memory_in_use();
+  const cuda::llama_runner_config rc = runner_config_of(model);
+  cuda::llama_runner runner(rc, host_weights_of(model.weights()), to_dtype(storage));
+  const size_t with_weights = cuda::device_memory_in_use();
+  p.weights = with_weights - std::min(p.in_use_before, with_weights);
+
+  // As vLLM's profile run: max_num_batched_tokens tokens split evenly over max_num_seqs
+  // sequences (more where one would pass the context limit), every sequence sampling.
+  const int64_t block_size = config.cache.block_size;
+  const int64_t num_tokens = std::max<int64_t>(1, config.scheduler.max_num_batched_tokens);
+  const int64_t max_len = std::max<int64_t>(1, std::min<int64_t>(max_model_len, rc.max_position));
+  const int64_t num_seqs = std::clamp<int64_t>(config.scheduler.max_num_seqs,
+                                               (num_tokens + max_len - 1) / max_len, num_tokens);
+  forward_batch batch;
+  std::vector<int32_t> tokens, table;
+  int32_t next_block = 0;
+  for (int64_t s = 0; s < num_seqs; ++s) {
+    const int64_t len = num_tokens / num_seqs + (s < num_tokens % num_seqs ? 1 : 0);
+    tokens.assign(static_cast<size_t>(len), 0);
+    table.resize(static_cast<size_t>(blocks_for(len, block_size)));
+    for (auto& b : table) b = next_block++;
+    batch.add_sequence(tokens, 0, table, static_cast<int32_t>(block_size), true);
+  }
+  batch.finalize();
+  cuda::device_kv_cache cache(runner.cache_layout(next_block, block_size), 0);
+  std::vector<float> logits;
+  runner.forward(host_batch_of(batch), cache, logits);
+  const auto cache_bytes =
+      static_cast<size_t>(cache.layout().num_blocks * cache.layout().bytes_per_block());
+  const size_t at_peak = cuda::device_memory_in_use();
+  p.in_use_at_peak = at_peak - std::min(cache_bytes, at_peak);
+  return p;
+}
+
+kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_config& config,
+                                         int32_t max_model_len) const {
+  const model_config_hf& mc = model.config();
+  cuda::kv_cache_layout layout;
+  layout.num_layers = mc.num_layers;
+  layout.num_blocks = 1;
+  layout.block_size = config.cache.block_size;
+  layout.num_kv_heads = mc.num_kv_heads;
+  layout.head_dim = mc.head_dim;
+  layout.type = to_dtype(storage_);
+  const int64_t block_bytes = layout.bytes_per_block();
+  constexpr int64_t max_blocks = int64_t(1) << 30;
+
+  kv_budget budget;
+  int64_t weight_bytes =
+      model.weights().bytes_read_per_token(mc) / 4 * cuda::dtype_size(layout.type);
+  if (config.cache.num_gpu_blocks_override >= 0) {
+    budget.num_device_blocks =
+        static_cast<int32_t>(std::min(config.cache.num_gpu_blocks_override, max_blocks));
+  } else {
+    const cuda_memory_profile p =
+        profile_peak_memory(model, config, max_model_len, device_index_, storage_);
+    weight_bytes = static_cast<int64_t>(p.weights);
+    // Every replica's worker holds its own weights and workspace on this device: the budget
+    // goes to all of them first, and what remains is split evenly into their pools.
+    const int64_t workers = std::max<int32_t>(1, config.parallel.replicas);
+    const size_t per_worker = p.in_use_at_peak - std::min(p.in_use_at_peak, p.in_use_before);
+    const size_t in_use_all = p.in_use_before + static_cast<size_t>(workers) * per_worker;
+    const int64_t blocks = cuda::num_gpu_blocks_for(p.total, config.cache.gpu_memory_utilization,
+                                                    in_use_all, block_bytes) /
+                           workers;
+    budget.num_device_blocks = static_cast<int32_t>(std::min(blocks, max_blocks));
+  }
+  if (config.cache.num_cpu_blocks_override >= 0) {
+    budget.num_cpu_blocks =
+        static_cast<int32_t>(std::min(config.cache.num_cpu_blocks_override, max_blocks));
+  } else {
+    const auto swap_blocks =
+        static_cast<int64_t>(config.cache.swap_space_gib * double(int64_t(1) << 30) / block_bytes);
+    budget.num_cpu_blocks = static_cast<int32_t>(std::min(swap_blocks, max_blocks));
+  }
+  check_kv_budget(budget, config.cache.block_size, weight_bytes, max_model_len);
+  return budget;
+}
+
+std::unique_ptr<forward_backend> cuda_backend_provider::make_backend(
+    std::shared_ptr<const llama_model> model, const model_runner_config& config) const {
+  return std::make_unique<cuda_backend>(std::move(model), config, device_index_, storage_);
+}
+
+}  // namespace actorllm

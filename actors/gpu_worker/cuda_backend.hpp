@@ -1,0 +1,80 @@
+#pragma once
+/// The CUDA backend of the worker: the weights, the paged KV pool and the pinned CPU swap pool
+/// on one device; the forward through cuda::llama_runner (kernels/cuda), its logits copied
+/// back as float32 for the host sampler. Plain C++ over the kernels' API, built only with
+/// ACTORLLM_HAS_CUDA (the shell library); this header names no CUDA type. A device error
+/// throws cuda::cuda_error.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/gpu_worker/forward_backend.hpp"
+
+namespace actorllm {
+
+/// What the device stores weights, activations and the KV cache in; every op accumulates in
+/// fp32. f32 reproduces the CPU backend's greedy ids exactly.
+enum class cuda_storage { f32, f16, bf16 };
+
+/// --dtype: float16 (half) and bfloat16 as named; auto and float32 (float) keep float32 (the
+/// checkpoints are read as float32 on the host). Throws std::invalid_argument on another name.
+cuda_storage cuda_storage_for(const std::string& dtype);
+
+class cuda_backend : public forward_backend {
+ public:
+  /// Uploads the weights to device `device_index` and allocates both pools. Work runs on a
+  /// stream of its own; every call returns when the device is done.
+  cuda_backend(std::shared_ptr<const llama_model> model, const model_runner_config& config,
+               int device_index, cuda_storage storage);
+  ~cuda_backend() override;
+
+  std::string device() const override;
+  void move_blocks(const step_plan& plan) override;
+  void forward(const forward_batch& batch, std::vector<float>& logits) override;
+  /// The argmax on the device: only the token ids come back.
+  bool try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens) override;
+
+ private:
+  struct impl;
+  std::shared_ptr<const llama_model> model_;
+  int device_index_;
+  std::unique_ptr<impl> impl_;
+};
+
+/// Sizes the device pool as vLLM does and builds one cuda_backend per worker.
+class cuda_backend_provider : public backend_provider {
+ public:
+  cuda_backend_provider(int device_index, cuda_storage storage)
+      : device_index_(device_index), storage_(storage) {}
+
+  std::string device() const override;
+  /// The device pool: --num-gpu-blocks-override, or what --gpu-memory-utilization leaves
+  /// after a profile run (profile_peak_memory) for config.parallel.replicas workers on this
+  /// device, each with its own weights. The swap pool: --num-cpu-blocks-override, or
+  /// --swap-space GiB of pinned host memory.
+  kv_budget plan_kv(const llama_model& model, const engine_config& config,
+                    int32_t max_model_len) const override;
+  std::unique_ptr<forward_backend> make_backend(std::shared_ptr<const llama_model> model,
+                                                const model_runner_config& config) const override;
+
+ private:
+  int device_index_;
+  cuda_storage storage_;
+};
+
+/// Device memory around vLLM's profile run, in bytes.
+struct cuda_memory_profile {
+  size_t total = 0;           ///< the device's memory
+  size_t in_use_before = 0;   ///< in use before the weights (other processes, the context)
+  size_t in_use_at_peak = 0;  ///< after one forward at the largest batch, its KV cache left out
+  size_t weights = 0;         ///< held by the weights
+};
+
+/// Uploads the weights, runs one forward at the largest batch the scheduler may send
+/// (max_num_batched_tokens tokens over up to max_num_seqs sequences that each sample), reads
+/// the memory in use, and frees it all again.
+cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_config& config,
+                                        int32_t max_model_len, int device_index,
+                                        cuda_storage storage);
+
+}  // namespace actorllm

@@ -1,0 +1,73 @@
+#pragma once
+/// The seam between the worker core and the hardware. model_runner owns the protocol (the
+/// sequence mirror, batching, sampling on host logits); a forward_backend owns the KV pools
+/// and runs the block moves and the forward pass on one device. A backend_provider sizes the
+/// pools before any worker exists (the scheduler must know them) and builds each worker's
+/// backend, again for a worker that supervision respawns.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/gpu_worker/kv_budget.hpp"
+#include "actors/scheduler/step_plan.hpp"
+#include "config/engine_config.hpp"
+#include "model/forward_batch.hpp"
+#include "model/llama_model.hpp"
+
+namespace actorllm {
+
+struct model_runner_config {
+  int32_t block_size = 16;
+  int32_t num_device_blocks = 0;
+  int32_t num_cpu_blocks = 0;
+  uint64_t seed = 0;  ///< global seed for requests without their own
+};
+
+/// One worker's device: its KV pool, its CPU swap pool and the forward pass over them.
+/// Errors throw (std::runtime_error, or cuda::cuda_error on a device); the worker shell turns
+/// them into an error reply and exits, and supervision recomputes on a fresh worker.
+class forward_backend {
+ public:
+  virtual ~forward_backend() = default;
+
+  /// "cpu" or "cuda:N", as worker_info reports it.
+  virtual std::string device() const = 0;
+
+  /// The plan's block moves, in this order: swap-out (device to CPU pool) first, since the
+  /// plan may reuse the device blocks it releases; then swap-in (CPU pool to device); then the
+  /// copy-on-write copies within the device pool. Each move is a (src, dst) block pair.
+  virtual void move_blocks(const step_plan& plan) = 0;
+
+  /// Writes the batch's new K/V into the device pool and the float32 logits
+  /// (batch.logits_indices.size(), vocab), row-major on the host, into `logits` (resized).
+  virtual void forward(const forward_batch& batch, std::vector<float>& logits) = 0;
+
+  /// As forward, but each logits row's argmax (the lowest index among equal maxima) is taken
+  /// where the logits are, into `tokens` (batch.logits_indices.size()). False, with nothing
+  /// done, when the backend has no such shortcut; the caller then calls forward.
+  virtual bool try_forward_greedy(const forward_batch& /*batch*/,
+                                  std::vector<int32_t>& /*tokens*/) {
+    return false;
+  }
+};
+
+/// How one process makes its workers' backends.
+class backend_provider {
+ public:
+  virtual ~backend_provider() = default;
+
+  /// "cpu" or "cuda:N".
+  virtual std::string device() const = 0;
+
+  /// The KV pools' sizes for `model` under `config`, or an error line (kv_budget::error)
+  /// when the engine cannot start: no memory left, or max_model_len does not fit.
+  virtual kv_budget plan_kv(const llama_model& model, const engine_config& config,
+                            int32_t max_model_len) const = 0;
+
+  /// A worker's backend with pools of `config`'s sizes. Throws when the device fails.
+  virtual std::unique_ptr<forward_backend> make_backend(
+      std::shared_ptr<const llama_model> model, const model_runner_config& config) const = 0;
+};
+
+}  // namespace actorllm
