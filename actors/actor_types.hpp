@@ -10,6 +10,11 @@ namespace actorllm {
 /// Receives request_output deltas: the router (from schedulers) and the gateway (from the router).
 using output_sink_actor = caf::typed_actor<caf::reacts_to<outputs_atom, std::vector<request_output>>>;
 
+/// Receives a replica's outputs (the router); the reply says they were processed, so that a
+/// scheduler can wait for it before the next step (see scheduler_shell_options).
+using replica_sink_actor =
+    caf::typed_actor<caf::replies_to<outputs_atom, std::vector<request_output>>::with<bool>>;
+
 /// One per device: executes step plans on its KV cache and weights.
 using worker_actor = caf::typed_actor<caf::replies_to<step_atom, step_plan>::with<step_result>,
                                       caf::replies_to<info_atom>::with<worker_info>>;
@@ -28,7 +33,7 @@ using scheduler_actor = caf::typed_actor<caf::replies_to<add_atom, engine_reques
 using router_actor = caf::typed_actor<
     caf::reacts_to<generate_atom, generate_request, output_sink_actor>,
     caf::reacts_to<abort_atom, std::string>,
-    caf::reacts_to<outputs_atom, std::vector<request_output>>,
+    caf::replies_to<outputs_atom, std::vector<request_output>>::with<bool>,
     caf::replies_to<tokenize_atom, generate_request>::with<tokenize_reply>,
     caf::replies_to<detok_atom, std::vector<int32_t>>::with<std::string>,
     caf::replies_to<replica_atom, scheduler_actor>::with<int32_t>,

@@ -2,6 +2,7 @@
 
 #include <caf/io/all.hpp>
 #include <cstdio>
+#include <thread>
 
 #include "actors/cache_engine/cache_engine_actor.hpp"
 #include "actors/gpu_worker/gpu_worker_actor.hpp"
@@ -64,11 +65,19 @@ scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_a
   scheduler_hooks hooks = monitoring_->hooks_for(index, cache_values);
   for (size_t rank = 0; rank < workers.size(); ++rank) hooks.on_worker(static_cast<int32_t>(rank), true);
   auto scheduler = system_.spawn<caf::detached>(scheduler_shell, options, std::move(workers), cache,
-                                 caf::actor_cast<output_sink_actor>(router_), std::move(respawn),
-                                 std::move(hooks), index);
+                                 caf::actor_cast<replica_sink_actor>(router_), std::move(respawn),
+                                 std::move(hooks), scheduler_shell_options{index, overlap_output_processing()});
   owned_.push_back(caf::actor_cast<caf::actor>(cache));
   owned_.push_back(caf::actor_cast<caf::actor>(scheduler));
   return scheduler;
+}
+
+bool engine_system::overlap_output_processing() const {
+  // Overlap the router's work with the next forward pass only when the math leaves a core
+  // free for it (or runs on a GPU); otherwise the two fight over the same cores.
+  const auto& parallel = setup_->config.parallel;
+  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  return parallel.device == "cuda" || (parallel.cpu_threads > 0 && parallel.cpu_threads < cores);
 }
 
 int32_t engine_system::add_replica() {

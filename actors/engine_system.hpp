@@ -57,6 +57,7 @@ class engine_system {
   scheduler_actor spawn_replica(int32_t index, std::vector<worker_actor> workers, worker_factory respawn,
                                 scheduler_options options);
   worker_actor spawn_local_worker(int32_t replica, int32_t rank);
+  bool overlap_output_processing() const;
 
   engine_actor_config actor_config_;
   caf::actor_system system_;

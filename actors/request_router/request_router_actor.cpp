@@ -97,7 +97,7 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         auto it = st.requests.find(id);
         if (it != st.requests.end()) self->send(st.schedulers[it->second.replica], abort_atom::value, id);
       },
-      [self](outputs_atom, std::vector<request_output>& raw) {
+      [self](outputs_atom, std::vector<request_output>& raw) -> bool {
         auto& st = self->state;
         // One message per client for the whole batch: many streams, few mailbox entries.
         std::unordered_map<caf::actor_addr, std::pair<output_sink_actor, std::vector<request_output>>> per_client;
@@ -120,6 +120,7 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
           }
         }
         for (auto& [addr, slot] : per_client) self->send(slot.first, outputs_atom::value, std::move(slot.second));
+        return true;
       },
       [self](tokenize_atom, const generate_request& req) -> tokenize_reply {
         prepared_prompt p = self->state.prompts->prepare(req);

@@ -32,11 +32,20 @@ struct shell_extras {
 };
 
 
+void wake(self_ptr self);
+
 void emit(self_ptr self, std::vector<request_output> outs, shell_extras& extras) {
   if (outs.empty()) return;
   extras.live.observe(outs);
   if (self->state.hooks.on_outputs) self->state.hooks.on_outputs(outs);
-  self->send(self->state.sink, outputs_atom::value, std::move(outs));
+  if (self->state.overlap_output_processing) {
+    caf::anon_send(self->state.sink, outputs_atom::value, std::move(outs));  // no reply wanted
+    return;
+  }
+  ++self->state.num_unacknowledged;
+  self->request(self->state.sink, caf::infinite, outputs_atom::value, std::move(outs))
+      .then([self](bool) { --self->state.num_unacknowledged, wake(self); },
+            [self](caf::error&) { --self->state.num_unacknowledged, wake(self); });
 }
 
 void log_events(self_ptr self) {
@@ -48,7 +57,7 @@ void log_events(self_ptr self) {
 
 void wake(self_ptr self) {
   auto& st = self->state;
-  if (st.tick_pending || st.step_in_flight || !st.core->has_work()) return;
+  if (st.tick_pending || st.step_in_flight || st.num_unacknowledged > 0 || !st.core->has_work()) return;
   st.tick_pending = true;
   self->send(self, tick_atom::value);
 }
@@ -57,9 +66,9 @@ void wake(self_ptr self) {
 
 scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options options,
                                                std::vector<worker_actor> workers,
-                                               cache_engine_actor cache, output_sink_actor sink,
+                                               cache_engine_actor cache, replica_sink_actor sink,
                                                worker_factory respawn, scheduler_hooks hooks,
-                                               int32_t replica) {
+                                               scheduler_shell_options shell) {
   auto& st = self->state;
   st.core = std::make_unique<scheduler>(options);
   st.workers = std::move(workers);
@@ -67,7 +76,8 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
   st.sink = std::move(sink);
   st.respawn = std::move(respawn);
   st.hooks = std::move(hooks);
-  st.replica = replica;
+  st.replica = shell.replica;
+  st.overlap_output_processing = shell.overlap_output_processing;
   for (const auto& w : st.workers) self->monitor(w);
   auto extras = std::make_shared<shell_extras>();
 

@@ -37,6 +37,15 @@ struct scheduler_hooks {
   std::function<void(int32_t rank, bool up)> on_worker;
 };
 
+struct scheduler_shell_options {
+  int32_t replica = 0;
+  /// true: the next step starts while the router still processes the last step's outputs
+  /// (detokenization overlaps the forward pass). false: the step waits for the router's
+  /// acknowledgement. Overlap pays only when the math leaves a core free: on a small CPU
+  /// machine whose math threads take every core, the overlapping work preempts them.
+  bool overlap_output_processing = false;
+};
+
 struct scheduler_actor_state {
   // Not an aggregate: CAF would try to build the state from the actor pointer (C++20
   // parenthesized aggregate init).
@@ -45,10 +54,12 @@ struct scheduler_actor_state {
   std::unique_ptr<scheduler> core;
   std::vector<worker_actor> workers;
   cache_engine_actor cache;
-  output_sink_actor sink;
+  replica_sink_actor sink;
   worker_factory respawn;
   scheduler_hooks hooks;
   int32_t replica = 0;
+  bool overlap_output_processing = false;
+  int32_t num_unacknowledged = 0;  ///< output batches the router has not processed yet
   bool tick_pending = false;
   bool step_in_flight = false;
   uint64_t num_steps = 0;
@@ -60,7 +71,7 @@ struct scheduler_actor_state {
 
 scheduler_actor::behavior_type scheduler_shell(
     scheduler_actor::stateful_pointer<scheduler_actor_state> self, scheduler_options options,
-    std::vector<worker_actor> workers, cache_engine_actor cache, output_sink_actor sink,
-    worker_factory respawn, scheduler_hooks hooks, int32_t replica);
+    std::vector<worker_actor> workers, cache_engine_actor cache, replica_sink_actor sink,
+    worker_factory respawn, scheduler_hooks hooks, scheduler_shell_options shell);
 
 }  // namespace actorllm
