@@ -219,7 +219,7 @@ run_engine_tests() {
     record engine SKIPPED "$(elapsed "$t")" "no CUDA device"
     failed=1
   else
-    record engine ok "$(elapsed "$t")" "--device cuda: golden ids, batching with swap, sizing (${passed:-0} tests)"
+    record engine ok "$(elapsed "$t")" "--device cuda: backend vs CPU, golden ids, batching with swap, sizing (${passed:-0} tests)"
   fi
 }
 

@@ -5,13 +5,19 @@
 // select_backend tests run where no device is.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "actors/engine/llm_engine.hpp"
 #include "actors/engine_system.hpp"
+#include "actors/gpu_worker/cpu_backend.hpp"
 #include "actors/worker_backend.hpp"
 #include "tests/common/requests.hpp"
+#if ACTORLLM_HAS_CUDA
+#include "actors/gpu_worker/cuda_backend.hpp"
+#endif
 
 namespace actorllm {
 namespace {
@@ -31,6 +37,73 @@ nlohmann::json golden() {
   std::ifstream in(testing::stories260k_dir() / "golden_greedy.json");
   return nlohmann::json::parse(in);
 }
+
+#if ACTORLLM_HAS_CUDA
+/// Largest |a - b| / (1 + |b|) over two logits tables of the same shape.
+float max_relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  float worst = a.size() == b.size() ? 0.0f : INFINITY;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    worst = std::max(worst, std::abs(a[i] - b[i]) / (1.0f + std::abs(b[i])));
+  return worst;
+}
+
+// The backend itself against the CPU one, as llama.cpp's test-backend-ops does: the same
+// batches and block moves on both give the same logits, so a swap or a copy that moved the
+// wrong block shows as a difference.
+TEST(engine_cuda, backend_matches_the_cpu_backend_through_swaps_and_copies) {
+  REQUIRE_CUDA_DEVICE();
+  auto model = std::make_shared<llama_model>(testing::stories260k_dir());
+  model_runner_config config;
+  config.block_size = 16;
+  config.num_device_blocks = 16;
+  config.num_cpu_blocks = 8;
+  cpu_backend cpu(model, config);
+  cuda_backend gpu(model, config, 0, cuda_storage::f32);
+  EXPECT_EQ(gpu.device(), "cuda:0");
+
+  // Step 1: prefill A (20 tokens, blocks 0 1) and B (9 tokens, block 2).
+  std::vector<int32_t> a{1}, b{1};
+  for (int i = 0; i < 19; ++i) a.push_back(3 + (i * 37) % 500);
+  for (int i = 0; i < 8; ++i) b.push_back(5 + (i * 11) % 500);
+  forward_batch batch;
+  batch.add_sequence(a, 0, std::vector<int32_t>{0, 1}, config.block_size, true);
+  batch.add_sequence(b, 0, std::vector<int32_t>{2}, config.block_size, true);
+  batch.finalize();
+  std::vector<float> want, got;
+  cpu.forward(batch, want);
+  gpu.forward(batch, got);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_LT(max_relative_error(got, want), 1e-4f) << "prefill";
+
+  // Step 2: A goes out to CPU blocks 3 4 and comes back into device blocks 5 6; B's block is
+  // copied to 7. Then one decode step each, from the moved blocks only.
+  step_plan plan;
+  plan.blocks_to_swap_out = {{0, 3}, {1, 4}};
+  plan.blocks_to_swap_in = {{3, 5}, {4, 6}};
+  plan.blocks_to_copy = {{2, 7}};
+  cpu.move_blocks(plan);
+  gpu.move_blocks(plan);
+  batch.clear();
+  batch.add_sequence(std::vector<int32_t>{42}, 20, std::vector<int32_t>{5, 6}, config.block_size,
+                     true);
+  batch.add_sequence(std::vector<int32_t>{7}, 9, std::vector<int32_t>{7}, config.block_size, true);
+  batch.finalize();
+  cpu.forward(batch, want);
+  gpu.forward(batch, got);
+  EXPECT_LT(max_relative_error(got, want), 1e-4f) << "decode after swap and copy";
+
+  // The device argmax agrees with the host's on the same step.
+  std::vector<int32_t> tokens;
+  batch.clear();
+  batch.add_sequence(std::vector<int32_t>{43}, 21, std::vector<int32_t>{5, 6}, config.block_size,
+                     true);
+  batch.finalize();
+  cpu.forward(batch, want);
+  ASSERT_TRUE(gpu.try_forward_greedy(batch, tokens));
+  ASSERT_EQ(tokens.size(), 1u);
+  EXPECT_EQ(tokens[0], argmax(want));
+}
+#endif
 
 TEST(engine_cuda, golden_greedy_through_the_actors) {
   REQUIRE_CUDA_DEVICE();
