@@ -38,7 +38,9 @@ engine_system::engine_system(const engine_config& config)
   // threads of their own that wake at once when a message arrives. CAF 0.17's shared
   // scheduler threads poll with sleeps of up to 10 ms once idle, and they are idle for the
   // whole of a long forward pass: each step would wait that long for its result message.
-  router_ = system_.spawn<caf::detached>(request_router, prompts_, std::vector<scheduler_actor>{}, remote_factory);
+  router_ = system_.spawn<caf::detached>(
+      request_router, prompts_, std::vector<scheduler_actor>{}, remote_factory,
+      std::function<void(size_t)>([m = monitoring_.get()](size_t depth) { m->set_mailbox_depth("router", depth); }));
   owned_.push_back(caf::actor_cast<caf::actor>(router_));
   for (int32_t i = 0; i < config.parallel.replicas; ++i) add_replica();
 
@@ -59,7 +61,10 @@ worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank) {
 
 scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_actor> workers,
                                              worker_factory respawn, scheduler_options options) {
-  auto cache = system_.spawn(cache_engine, std::function<void(const cache_report&)>{});
+  auto cache = system_.spawn(
+      cache_engine, std::function<void(const cache_report&, size_t)>(
+                        [m = monitoring_.get(), name = "cache_engine-" + std::to_string(index)](
+                            const cache_report&, size_t depth) { m->set_mailbox_depth(name, depth); }));
   const cache_config_values cache_values{options.block_size, options.num_device_blocks,
                                          options.num_cpu_blocks, setup_->config.cache.swap_space_gib};
   scheduler_hooks hooks = monitoring_->hooks_for(index, cache_values);
@@ -77,7 +82,8 @@ bool engine_system::overlap_output_processing() const {
   // free for it (or runs on a GPU); otherwise the two fight over the same cores.
   const auto& parallel = setup_->config.parallel;
   const int cores = static_cast<int>(std::thread::hardware_concurrency());
-  return parallel.device == "cuda" || (parallel.cpu_threads > 0 && parallel.cpu_threads < cores);
+  const bool on_gpu = setup_->backend && setup_->backend->device() != "cpu";
+  return on_gpu || (parallel.cpu_threads > 0 && parallel.cpu_threads < cores);
 }
 
 int32_t engine_system::add_replica() {

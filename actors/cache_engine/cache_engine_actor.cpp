@@ -4,7 +4,7 @@ namespace actorllm {
 
 cache_engine_actor::behavior_type cache_engine(
     cache_engine_actor::stateful_pointer<cache_engine_state> self,
-    std::function<void(const cache_report&)> publish) {
+    std::function<void(const cache_report&, size_t mailbox_depth)> publish) {
   self->state.publish = std::move(publish);
   return {
       [self](cache_atom, const cache_report& report) {
@@ -13,7 +13,7 @@ cache_engine_actor::behavior_type cache_engine(
         s.num_blocks_swapped_in += report.num_swapped_in;
         s.num_blocks_swapped_out += report.num_swapped_out;
         s.num_blocks_copied += report.num_copied;
-        if (s.publish) s.publish(report);
+        if (s.publish) s.publish(report, self->mailbox().size());
       },
       [self](stats_atom) { return self->state.last; },
   };

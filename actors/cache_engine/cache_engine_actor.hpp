@@ -20,12 +20,13 @@ struct cache_engine_state {
   int64_t num_blocks_swapped_in = 0;
   int64_t num_blocks_swapped_out = 0;
   int64_t num_blocks_copied = 0;
-  std::function<void(const cache_report&)> publish;  ///< metrics hook (may be empty)
+  /// Metrics hook (may be empty): the report and this actor's mailbox depth.
+  std::function<void(const cache_report&, size_t mailbox_depth)> publish;
   static inline const char* name = "cache_engine";
 };
 
 cache_engine_actor::behavior_type cache_engine(
     cache_engine_actor::stateful_pointer<cache_engine_state> self,
-    std::function<void(const cache_report&)> publish);
+    std::function<void(const cache_report&, size_t mailbox_depth)> publish);
 
 }  // namespace actorllm

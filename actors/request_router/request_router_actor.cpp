@@ -32,8 +32,10 @@ int32_t add_replica(self_ptr self, scheduler_actor scheduler) {
 
 router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt_builder> prompts,
                                            std::vector<scheduler_actor> schedulers,
-                                           remote_replica_factory make_remote_replica) {
+                                           remote_replica_factory make_remote_replica,
+                                           std::function<void(size_t mailbox_depth)> on_mailbox) {
   self->state.prompts = std::move(prompts);
+  self->state.on_mailbox = std::move(on_mailbox);
   self->state.make_remote_replica = std::move(make_remote_replica);
   for (auto& s : schedulers) add_replica(self, std::move(s));
 
@@ -120,6 +122,7 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
           }
         }
         for (auto& [addr, slot] : per_client) self->send(slot.first, outputs_atom::value, std::move(slot.second));
+        if (st.on_mailbox) st.on_mailbox(self->mailbox().size());
         return true;
       },
       [self](tokenize_atom, const generate_request& req) -> tokenize_reply {

@@ -42,12 +42,14 @@ struct router_state {
   std::vector<scheduler_actor> schedulers;
   std::map<std::string, router_request> requests;
   remote_replica_factory make_remote_replica;
+  std::function<void(size_t mailbox_depth)> on_mailbox;  ///< metrics hook (may be empty)
   static inline const char* name = "request_router";
 };
 
 router_actor::behavior_type request_router(router_actor::stateful_pointer<router_state> self,
                                            std::shared_ptr<prompt_builder> prompts,
                                            std::vector<scheduler_actor> schedulers,
-                                           remote_replica_factory make_remote_replica);
+                                           remote_replica_factory make_remote_replica,
+                                           std::function<void(size_t mailbox_depth)> on_mailbox);
 
 }  // namespace actorllm

@@ -13,6 +13,9 @@ using self_ptr = scheduler_actor::stateful_pointer<scheduler_actor_state>;
 /// froze must not hang the replica (requests to a dead peer do not fail by themselves).
 constexpr auto step_timeout = std::chrono::minutes(5);
 
+/// Worker replacements a replica attempts before it ends its requests with an error.
+constexpr int32_t max_worker_restarts = 8;
+
 /// Live choices per request, to end every request with an error if the workers are gone.
 struct live_requests {
   std::unordered_map<std::string, int32_t> num_open_choices;
@@ -91,7 +94,8 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
     if (st.hooks.on_worker) st.hooks.on_worker(0, false);
     std::fprintf(stderr, "replica %d: worker lost (%s); requeueing every request for recompute\n",
                  st.replica, why.c_str());
-    bool ok = static_cast<bool>(st.respawn);
+    // A worker that keeps dying (a device that cannot even start one) is not retried forever.
+    bool ok = static_cast<bool>(st.respawn) && st.num_worker_restarts <= max_worker_restarts;
     for (int32_t rank = 0; ok && rank < static_cast<int32_t>(st.workers.size()); ++rank) {
       self->demonitor(st.workers[rank].address());
       auto fresh = st.respawn(self->system(), rank);
