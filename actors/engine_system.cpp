@@ -51,10 +51,14 @@ engine_system::engine_system(const engine_config& config)
 
 engine_system::~engine_system() { shutdown(); }
 
-worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank) {
+worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank,
+                                               std::shared_ptr<cpu::host_all_reduce> group) {
   const std::string name = "replica" + std::to_string(replica) + "-worker" + std::to_string(rank);
+  model_runner_config runner = setup_->runner;
+  runner.all_reduce = std::move(group);
+  runner.tp_rank = rank;
   // Detached: the forward pass occupies its own thread, never one of the actors' scheduler threads.
-  auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->model, setup_->backend, setup_->runner, name);
+  auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->shards.at(rank), setup_->backend, runner, name);
   owned_.push_back(caf::actor_cast<caf::actor>(worker));
   return worker;
 }
@@ -88,12 +92,20 @@ bool engine_system::overlap_output_processing() const {
 
 int32_t engine_system::add_replica() {
   const int32_t index = num_replicas_++;
+  // One worker per tensor-parallel rank, each with its shard; the ranks of a replica sum their
+  // partial activations through one host all-reduce group (the role NCCL plays on GPUs).
+  const auto tp = static_cast<int32_t>(setup_->shards.size());
+  auto new_group = [tp] { return tp > 1 ? std::make_shared<cpu::host_all_reduce>(tp) : nullptr; };
+  auto group = new_group();
   std::vector<worker_actor> workers;
-  // NOTE: tensor parallelism on the CPU backend is not sharded yet: one worker per replica.
-  workers.push_back(spawn_local_worker(index, 0));
+  for (int32_t rank = 0; rank < tp; ++rank) workers.push_back(spawn_local_worker(index, rank, group));
   initial_workers_.push_back(workers);
-  worker_factory respawn = [this, index](caf::actor_system&, int32_t rank) {
-    return spawn_local_worker(index, rank);
+  // Replacements come as a whole group (ranks 0..tp-1 in order): rank 0 starts a fresh one,
+  // because a lost rank leaves its peers' group unusable.
+  auto respawn_group = std::make_shared<std::shared_ptr<cpu::host_all_reduce>>(group);
+  worker_factory respawn = [this, index, new_group, respawn_group](caf::actor_system&, int32_t rank) {
+    if (rank == 0) *respawn_group = new_group();
+    return spawn_local_worker(index, rank, *respawn_group);
   };
   auto scheduler = spawn_replica(index, std::move(workers), std::move(respawn), setup_->scheduler);
   caf::scoped_actor self{system_};

@@ -56,7 +56,8 @@ class engine_system {
  private:
   scheduler_actor spawn_replica(int32_t index, std::vector<worker_actor> workers, worker_factory respawn,
                                 scheduler_options options);
-  worker_actor spawn_local_worker(int32_t replica, int32_t rank);
+  worker_actor spawn_local_worker(int32_t replica, int32_t rank,
+                                  std::shared_ptr<cpu::host_all_reduce> group);
   bool overlap_output_processing() const;
 
   engine_actor_config actor_config_;

@@ -93,11 +93,61 @@ int64_t llama_weights::bytes_read_per_token(const model_config_hf& c) const {
   return floats * 4;
 }
 
-llama_model::llama_model(const std::filesystem::path& model_dir)
-    : config_(load_model_config(model_dir)) {
+namespace {
+
+/// Rows [first, first + count) of a row-major (rows, cols) matrix.
+std::vector<float> rows_of(const std::vector<float>& m, int64_t cols, int64_t first, int64_t count) {
+  return {m.begin() + first * cols, m.begin() + (first + count) * cols};
+}
+
+/// Columns [first, first + count) of a row-major (rows, cols) matrix.
+std::vector<float> cols_of(const std::vector<float>& m, int64_t cols, int64_t first, int64_t count) {
+  std::vector<float> out;
+  for (int64_t r = 0; r < static_cast<int64_t>(m.size()) / cols; ++r)
+    out.insert(out.end(), m.begin() + r * cols + first, m.begin() + r * cols + first + count);
+  return out;
+}
+
+std::vector<float> concat_parts(std::initializer_list<std::vector<float>> parts) {
+  std::vector<float> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+/// Keeps this rank's heads, KV heads and MLP columns; `c` becomes the shard's view.
+void shard_weights(llama_weights& w, model_config_hf& c, tp_shard shard) {
+  const int64_t n = shard.size, r = shard.rank, hd = c.head_dim, dim = c.hidden_size;
+  if (c.num_heads % n || c.num_kv_heads % n || c.intermediate_size % n)
+    throw std::runtime_error("--tensor-parallel-size " + std::to_string(n) + " must divide the heads (" +
+                             std::to_string(c.num_heads) + "), KV heads (" + std::to_string(c.num_kv_heads) +
+                             ") and intermediate size (" + std::to_string(c.intermediate_size) + ")");
+  const int64_t q = c.q_size(), kv = c.kv_size();
+  const int64_t q_local = q / n, kv_local = kv / n, hidden = c.intermediate_size, hidden_local = hidden / n;
+  for (auto& l : w.layers) {
+    l.qkv = concat_parts({rows_of(l.qkv, dim, r * q_local, q_local), rows_of(l.qkv, dim, q + r * kv_local, kv_local),
+                          rows_of(l.qkv, dim, q + kv + r * kv_local, kv_local)});
+    if (!l.qkv_bias.empty())
+      l.qkv_bias = concat_parts({rows_of(l.qkv_bias, 1, r * q_local, q_local), rows_of(l.qkv_bias, 1, q + r * kv_local, kv_local),
+                                 rows_of(l.qkv_bias, 1, q + kv + r * kv_local, kv_local)});
+    l.o = cols_of(l.o, q, r * q_local, q_local);
+    l.gate_up = concat_parts({rows_of(l.gate_up, dim, r * hidden_local, hidden_local),
+                              rows_of(l.gate_up, dim, hidden + r * hidden_local, hidden_local)});
+    l.down = cols_of(l.down, hidden, r * hidden_local, hidden_local);
+  }
+  c.num_heads /= n;
+  c.num_kv_heads /= n;
+  c.intermediate_size /= n;
+  (void)hd;
+}
+
+}  // namespace
+
+llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard)
+    : config_(load_model_config(model_dir)), shard_(shard) {
   const tensor_store store(model_dir);
   weights_ = load_weights(store, config_);
   weights_.cos_sin = build_rotary_table(config_, config_.max_position_embeddings);
+  if (shard.size > 1) shard_weights(weights_, config_, shard);
 }
 
 kv_cache_shape llama_model::cache_shape(int64_t num_blocks, int64_t block_size) const {
@@ -158,10 +208,12 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
     cpu::paged_attention(ws_.q.data(), cache.k(l), cache.v(l), paged, c.num_heads, c.num_kv_heads,
                          c.head_dim, cache.shape().block_size, scale, ws_.attn.data());
     cpu::linear(ws_.attn.data(), w.o.data(), nullptr, n, q_size, dim, x);
+    if (ws_.all_reduce) ws_.all_reduce->sum(ws_.tp_rank, x, n * dim);  // partial over my heads
     cpu::fused_add_rms_norm(x, residual, w.post_norm.data(), n, dim, eps);
     cpu::linear(x, w.gate_up.data(), nullptr, n, dim, 2 * c.intermediate_size, ws_.gate_up.data());
     cpu::silu_and_mul(ws_.gate_up.data(), n, c.intermediate_size, ws_.act.data());
     cpu::linear(ws_.act.data(), w.down.data(), nullptr, n, c.intermediate_size, dim, x);
+    if (ws_.all_reduce) ws_.all_reduce->sum(ws_.tp_rank, x, n * dim);  // partial over my columns
   }
 
   // Only the rows that sample need the final norm and the LM head.

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "kernels/cpu/all_reduce.hpp"
 #include "model/forward_batch.hpp"
 #include "model/kv_cache.hpp"
 #include "model/model_config.hpp"
@@ -38,15 +39,28 @@ struct llama_weights {
 struct forward_workspace {
   int64_t capacity = 0;
   std::vector<float> x, residual, qkv, q, k, v, attn, gate_up, act, last;
+  /// Tensor parallelism: this worker's rank and its group's all-reduce (null: no parallelism).
+  cpu::host_all_reduce* all_reduce = nullptr;
+  int32_t tp_rank = 0;
+};
+
+/// Which slice of the model a worker holds: rank `rank` of `size` takes every size-th part of
+/// the attention heads, KV heads and MLP columns (Megatron-style: column-parallel q/k/v and
+/// gate/up, row-parallel o and down, one all-reduce after each).
+struct tp_shard {
+  int32_t rank = 0;
+  int32_t size = 1;
 };
 
 class llama_model {
  public:
   /// Loads config.json and the safetensors weights of `model_dir`. Throws std::runtime_error
   /// naming a missing tensor, a wrong shape or an unsupported architecture.
-  explicit llama_model(const std::filesystem::path& model_dir);
+  explicit llama_model(const std::filesystem::path& model_dir, tp_shard shard = {});
 
+  /// The shard's view: num_heads, num_kv_heads and intermediate_size are this rank's share.
   const model_config_hf& config() const { return config_; }
+  tp_shard shard() const { return shard_; }
   const llama_weights& weights() const { return weights_; }
 
   /// Computes the batch's new K/V into `cache` and writes logits (logits_indices.size(), vocab)
@@ -61,6 +75,7 @@ class llama_model {
   void ensure_workspace(forward_workspace& ws, int64_t num_tokens) const;
 
   model_config_hf config_;
+  tp_shard shard_;
   llama_weights weights_;
 };
 

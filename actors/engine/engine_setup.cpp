@@ -23,7 +23,13 @@ engine_setup engine_setup::load(const engine_config& config, std::shared_ptr<con
                                                                 : std::filesystem::path(config.model.tokenizer)));
   s.config = config;
   cpu::set_num_threads(config.parallel.cpu_threads);
-  s.model = std::make_shared<llama_model>(model_dir);
+  const int32_t tp = config.parallel.tensor_parallel_size;
+  if (tp > 1 && backend && backend->device() != "cpu")
+    throw std::runtime_error("--tensor-parallel-size " + std::to_string(tp) +
+                             " runs on the CPU backend only (use --device cpu)");
+  for (int32_t rank = 0; rank < tp; ++rank)
+    s.shards.push_back(std::make_shared<llama_model>(model_dir, tp_shard{rank, tp}));
+  s.model = s.shards.front();
   s.render_chat = load_chat_renderer(config.model.chat_template, model_dir, s.tok);
   s.served_model_name = !config.model.served_model_name.empty()
                             ? config.model.served_model_name

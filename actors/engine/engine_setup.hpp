@@ -20,7 +20,9 @@ struct engine_setup {
   explicit engine_setup(tokenizer t) : tok(std::move(t)) {}
 
   engine_config config;
-  std::shared_ptr<llama_model> model;
+  std::shared_ptr<llama_model> model;  ///< rank 0's shard (the whole model without parallelism)
+  /// One shard per rank of --tensor-parallel-size (shards[0] == model).
+  std::vector<std::shared_ptr<llama_model>> shards;
   tokenizer tok;
   chat_renderer render_chat;  ///< empty when the model has no chat template
   std::string served_model_name;

@@ -1,5 +1,7 @@
 #include "actors/engine/llm_engine.hpp"
 
+#include <stdexcept>
+
 #include "actors/common/output_merge.hpp"
 
 namespace actorllm {
@@ -8,7 +10,11 @@ llm_engine::llm_engine(engine_setup setup)
     : setup_(std::move(setup)),
       prompts_(setup_.make_prompt_builder()),
       scheduler_(setup_.scheduler),
-      runner_(setup_.model, setup_.runner, setup_.make_backend()) {}
+      runner_(setup_.model, setup_.runner, setup_.make_backend()) {
+  // One model_runner holds one shard: the spine has no peers to sum partial activations with.
+  if (setup_.shards.size() > 1)
+    throw std::runtime_error("the actor-free engine runs without tensor parallelism (--tensor-parallel-size 1)");
+}
 
 std::optional<request_output> llm_engine::add_request(const generate_request& request) {
   const prepared_prompt prompt = prompts_.prepare(request);

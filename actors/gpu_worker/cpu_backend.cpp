@@ -19,7 +19,11 @@ cpu_backend::cpu_backend(std::shared_ptr<const llama_model> model,
                          const model_runner_config& config)
     : model_(std::move(model)),
       device_cache_(model_->cache_shape(config.num_device_blocks, config.block_size)),
-      cpu_cache_(model_->cache_shape(config.num_cpu_blocks, config.block_size)) {}
+      cpu_cache_(model_->cache_shape(config.num_cpu_blocks, config.block_size)),
+      all_reduce_(config.all_reduce) {
+  workspace_.all_reduce = all_reduce_.get();
+  workspace_.tp_rank = config.tp_rank;
+}
 
 void cpu_backend::move_blocks(const step_plan& plan) {
   // The caller's thread may be new to OpenMP: it takes the configured count before any op.

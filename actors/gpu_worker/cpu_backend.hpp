@@ -23,6 +23,7 @@ class cpu_backend : public forward_backend {
   kv_cache device_cache_;
   kv_cache cpu_cache_;
   forward_workspace workspace_;
+  std::shared_ptr<cpu::host_all_reduce> all_reduce_;  ///< keeps the group alive
 };
 
 /// Pools sized from host memory (plan_kv_budget); one cpu_backend per worker.

@@ -12,6 +12,7 @@
 #include "actors/gpu_worker/kv_budget.hpp"
 #include "actors/scheduler/step_plan.hpp"
 #include "config/engine_config.hpp"
+#include "kernels/cpu/all_reduce.hpp"
 #include "model/forward_batch.hpp"
 #include "model/llama_model.hpp"
 
@@ -22,6 +23,9 @@ struct model_runner_config {
   int32_t num_device_blocks = 0;
   int32_t num_cpu_blocks = 0;
   uint64_t seed = 0;  ///< global seed for requests without their own
+  /// Tensor parallelism (CPU): this worker's rank and its replica's group (null: none).
+  std::shared_ptr<cpu::host_all_reduce> all_reduce;
+  int32_t tp_rank = 0;
 };
 
 /// One worker's device: its KV pool, its CPU swap pool and the forward pass over them.

@@ -119,3 +119,24 @@ TEST(engine_system, two_replicas_serve_and_a_new_replica_takes_requests) {
 
 }  // namespace
 }  // namespace actorllm
+
+namespace actorllm {
+namespace {
+
+TEST(engine_system, tensor_parallel_workers_reproduce_the_golden_and_solo_runs) {
+  auto c = testing::stories_config(512, 64);
+  c.parallel.tensor_parallel_size = 2;
+  engine_system engine(c);
+  std::ifstream in(testing::stories260k_dir() / "golden_greedy.json");
+  const auto g = nlohmann::json::parse(in);
+  const auto out = engine.client().generate({testing::ids_request("g", {1}, 120)});
+  EXPECT_EQ(out[0][0].token_ids, g["output_token_ids"].get<std::vector<int32_t>>());
+  const auto requests = testing::varied_requests(12, 24, 40, "tp");
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
+  const auto together = engine.client().generate(requests);
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(together[i][0].token_ids, alone[i]) << i;
+}
+
+}  // namespace
+}  // namespace actorllm

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <thread>
 
 #include "model/llama_model.hpp"
 #include "tests/common/test_data.hpp"
@@ -96,6 +97,51 @@ TEST(llama_model, missing_folder_is_a_clear_error) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("config.json"), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace actorllm
+
+namespace actorllm {
+namespace {
+
+/// Two shards on two threads, summing through a host all-reduce, decode the golden greedy.
+TEST(llama_model, tensor_parallel_shards_reproduce_the_golden) {
+  const auto g = golden();
+  std::vector<std::unique_ptr<llama_model>> shards;
+  for (int32_t r = 0; r < 2; ++r)
+    shards.push_back(std::make_unique<llama_model>(testing::stories260k_dir(), tp_shard{r, 2}));
+  EXPECT_EQ(shards[0]->config().num_heads, 4);
+  EXPECT_EQ(shards[1]->config().num_kv_heads, 2);
+  cpu::host_all_reduce group(2);
+  std::vector<std::vector<int32_t>> out(2);
+  auto run = [&](int32_t rank) {
+    std::vector<int32_t> tokens = g["prompt_token_ids"].get<std::vector<int32_t>>();
+    kv_cache cache(shards[rank]->cache_shape(16, 16));
+    std::vector<int32_t> table(16);
+    std::iota(table.begin(), table.end(), 0);
+    forward_workspace ws;
+    ws.all_reduce = &group;
+    ws.tp_rank = rank;
+    forward_batch batch;
+    std::vector<float> logits;
+    int32_t computed = 0;
+    for (int step = 0; step < 120; ++step) {
+      batch.clear();
+      const int32_t take = static_cast<int32_t>(tokens.size()) - computed;
+      batch.add_sequence(std::span(tokens).subspan(computed, take), computed, table, 16, true);
+      batch.finalize();
+      shards[rank]->forward(batch, cache, ws, logits);
+      computed += take;
+      tokens.push_back(argmax(logits.data(), shards[rank]->config().vocab_size));
+      out[rank].push_back(tokens.back());
+    }
+  };
+  std::thread other(run, 1);
+  run(0);
+  other.join();
+  EXPECT_EQ(out[0], g["output_token_ids"].get<std::vector<int32_t>>());
+  EXPECT_EQ(out[1], out[0]);
 }
 
 }  // namespace
