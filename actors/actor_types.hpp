@@ -8,7 +8,8 @@
 namespace actorllm {
 
 /// Receives request_output deltas: the router (from schedulers) and the gateway (from the router).
-using output_sink_actor = caf::typed_actor<caf::reacts_to<outputs_atom, std::vector<request_output>>>;
+using output_sink_actor =
+    caf::typed_actor<caf::reacts_to<outputs_atom, std::vector<request_output>>>;
 
 /// Receives a replica's outputs (the router); the reply says they were processed, so that a
 /// scheduler can wait for it before the next step (see scheduler_shell_options).
@@ -24,22 +25,22 @@ using cache_engine_actor = caf::typed_actor<caf::reacts_to<cache_atom, cache_rep
                                             caf::replies_to<stats_atom>::with<cache_report>>;
 
 /// One per replica: owns the queues and drives the step loop with `tick` messages to itself.
-using scheduler_actor = caf::typed_actor<caf::replies_to<add_atom, engine_request>::with<admission_reply>,
-                                         caf::reacts_to<abort_atom, std::string>,
-                                         caf::reacts_to<tick_atom>,
-                                         caf::replies_to<stats_atom>::with<replica_stats>>;
+using scheduler_actor =
+    caf::typed_actor<caf::replies_to<add_atom, engine_request>::with<admission_reply>,
+                     caf::reacts_to<abort_atom, std::string>, caf::reacts_to<tick_atom>,
+                     caf::replies_to<stats_atom>::with<replica_stats>>;
 
 /// One per server: validates, tokenizes, routes to replicas and post-processes their outputs.
-using router_actor = caf::typed_actor<
-    caf::reacts_to<generate_atom, generate_request, output_sink_actor>,
-    caf::reacts_to<abort_atom, std::string>,
-    caf::replies_to<outputs_atom, std::vector<request_output>>::with<bool>,
-    caf::replies_to<tokenize_atom, generate_request>::with<tokenize_reply>,
-    caf::replies_to<detok_atom, std::vector<int32_t>>::with<std::string>,
-    caf::replies_to<replica_atom, scheduler_actor>::with<int32_t>,
-    caf::replies_to<drain_atom, int32_t>::with<bool>,
-    caf::reacts_to<join_atom, worker_actor>,
-    caf::replies_to<stats_atom>::with<std::vector<replica_stats>>>;
+using router_actor =
+    caf::typed_actor<caf::reacts_to<generate_atom, generate_request, output_sink_actor>,
+                     caf::reacts_to<abort_atom, std::string>,
+                     caf::replies_to<outputs_atom, std::vector<request_output>>::with<bool>,
+                     caf::replies_to<tokenize_atom, generate_request>::with<tokenize_reply>,
+                     caf::replies_to<detok_atom, std::vector<int32_t>>::with<std::string>,
+                     caf::replies_to<replica_atom, scheduler_actor>::with<int32_t>,
+                     caf::replies_to<drain_atom, int32_t>::with<bool>,
+                     caf::reacts_to<join_atom, worker_actor>,
+                     caf::replies_to<stats_atom>::with<std::vector<replica_stats>>>;
 
 /// One per server: the network layer's door into the actors (see net/engine_port.hpp).
 using gateway_actor = caf::typed_actor<caf::reacts_to<generate_atom, generate_request>,

@@ -10,10 +10,13 @@ namespace actorllm {
 engine_client::engine_client(caf::actor_system& system, router_actor router, model_info info,
                              engine_monitoring* monitoring)
     : system_(system), router_(router), info_(std::move(info)), monitoring_(monitoring) {
-  gateway_ = system_.spawn<caf::detached>(http_gateway, router_, [this](std::vector<request_output>& outs) { deliver(outs); });
+  gateway_ = system_.spawn<caf::detached>(
+      http_gateway, router_, [this](std::vector<request_output>& outs) { deliver(outs); });
 }
 
-engine_client::~engine_client() { caf::anon_send_exit(gateway_, caf::exit_reason::user_shutdown); }
+engine_client::~engine_client() {
+  caf::anon_send_exit(gateway_, caf::exit_reason::user_shutdown);
+}
 
 void engine_client::submit(generate_request request, output_callback on_output) {
   {
@@ -41,7 +44,8 @@ void engine_client::deliver(std::vector<request_output>& outputs) {
       }
       callback = it->second.callback;
       // An error ends the whole request; otherwise each choice ends on its own.
-      if (out.finish == finish_reason::error || (out.finish != finish_reason::none && --it->second.num_open_choices <= 0))
+      if (out.finish == finish_reason::error ||
+          (out.finish != finish_reason::none && --it->second.num_open_choices <= 0))
         pending_.erase(it);
     }
     if (callback) callback(std::move(out));
@@ -75,15 +79,22 @@ void engine_client::tokenize(generate_request request, std::function<void(tokeni
   });
 }
 
-void engine_client::detokenize(std::vector<int32_t> tokens, std::function<void(detokenize_result)> done) {
+void engine_client::detokenize(std::vector<int32_t> tokens,
+                               std::function<void(detokenize_result)> done) {
   system_.spawn([=, router = router_](caf::event_based_actor* self) {
     self->request(router, std::chrono::seconds(30), detok_atom::value, tokens)
-        .then([=](std::string& text) { done({std::move(text), {}, 0}); },
-              [=](caf::error& e) { done({{}, "engine unavailable: " + to_string(e), 503}); });
+        .then(
+            [=](std::string& text) {
+              done({std::move(text), {}, 0});
+            },
+            [=](caf::error& e) {
+              done({{}, "engine unavailable: " + to_string(e), 503});
+            });
   });
 }
 
-std::vector<std::vector<request_output>> engine_client::generate(const std::vector<generate_request>& requests) {
+std::vector<std::vector<request_output>> engine_client::generate(
+    const std::vector<generate_request>& requests) {
   std::mutex m;
   std::condition_variable cv;
   std::vector<std::vector<request_output>> merged(requests.size());

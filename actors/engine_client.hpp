@@ -27,10 +27,13 @@ class engine_client final : public engine_port {
   void submit(generate_request request, output_callback on_output) override;
   void abort(const std::string& request_id) override;
   void tokenize(generate_request request, std::function<void(tokenize_result)> done) override;
-  void detokenize(std::vector<int32_t> tokens, std::function<void(detokenize_result)> done) override;
+  void detokenize(std::vector<int32_t> tokens,
+                  std::function<void(detokenize_result)> done) override;
   bool healthy() const override { return healthy_.load(); }
   model_info model() const override { return info_; }
-  std::string metrics_text() override { return monitoring_ ? monitoring_->render() : std::string(); }
+  std::string metrics_text() override {
+    return monitoring_ ? monitoring_->render() : std::string();
+  }
   void on_http_request(std::string_view path, int status) override {
     if (monitoring_) monitoring_->on_http_request(path, status);
   }

@@ -38,12 +38,16 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
   const std::string scheduler_name = "scheduler-" + std::to_string(replica);
   const double interval = log_stats_interval_;
   scheduler_hooks hooks;
-  hooks.on_added = [m](const std::string& id, int32_t n) { m->metrics.on_request_added(id, n, now_seconds()); };
+  hooks.on_added = [m](const std::string& id, int32_t n) {
+    m->metrics.on_request_added(id, n, now_seconds());
+  };
   hooks.on_scheduled = [m](const step_plan& plan) { m->metrics.on_scheduled(plan, now_seconds()); };
-  hooks.on_outputs = [m](const std::vector<request_output>& outs) { m->metrics.on_outputs(outs, now_seconds()); };
+  hooks.on_outputs = [m](const std::vector<request_output>& outs) {
+    m->metrics.on_outputs(outs, now_seconds());
+  };
   hooks.on_stats = [m](const scheduler_stats& stats) { m->metrics.on_stats(stats); };
-  hooks.on_step = [this, m, scheduler_name, interval, replica](const scheduler_stats& stats, double seconds,
-                                                               size_t mailbox_depth) {
+  hooks.on_step = [this, m, scheduler_name, interval, replica](
+                      const scheduler_stats& stats, double seconds, size_t mailbox_depth) {
     m->metrics.on_step(stats, seconds);
     actors_.set_mailbox_depth(scheduler_name, mailbox_depth);
     if (interval <= 0) return;
@@ -51,7 +55,8 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
       log_info("replica " + std::to_string(replica) + ": " + *line);
   };
   hooks.on_worker = [this, replica](int32_t rank, bool up) {
-    actors_.set_worker_up("replica" + std::to_string(replica) + "-worker" + std::to_string(rank), up);
+    actors_.set_worker_up("replica" + std::to_string(replica) + "-worker" + std::to_string(rank),
+                          up);
   };
   return hooks;
 }

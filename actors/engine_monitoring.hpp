@@ -22,7 +22,9 @@ class engine_monitoring {
   scheduler_hooks hooks_for(int32_t replica, const cache_config_values& cache);
   void on_http_request(std::string_view path, int status) { http_.on_request(path, status); }
   void set_worker_up(const std::string& worker, bool up) { actors_.set_worker_up(worker, up); }
-  void set_mailbox_depth(const std::string& actor, size_t depth) { actors_.set_mailbox_depth(actor, depth); }
+  void set_mailbox_depth(const std::string& actor, size_t depth) {
+    actors_.set_mailbox_depth(actor, depth);
+  }
   std::string render() { return registry_.render(); }
 
  private:

@@ -23,8 +23,8 @@ engine_actor_config::engine_actor_config() {
 engine_system::engine_system(const engine_config& config)
     : system_(actor_config_),
       setup_(std::make_unique<engine_setup>(engine_setup::load(config, select_backend(config)))),
-      monitoring_(std::make_unique<engine_monitoring>(setup_->served_model_name, setup_->max_model_len,
-                                                      config.server.log_stats_interval)),
+      monitoring_(std::make_unique<engine_monitoring>(
+          setup_->served_model_name, setup_->max_model_len, config.server.log_stats_interval)),
       prompts_(std::make_shared<prompt_builder>(setup_->make_prompt_builder())) {
   auto remote_factory = [this](caf::actor_system&, worker_actor worker, const worker_info& info,
                                int32_t index) {
@@ -40,7 +40,8 @@ engine_system::engine_system(const engine_config& config)
   // whole of a long forward pass: each step would wait that long for its result message.
   router_ = system_.spawn<caf::detached>(
       request_router, prompts_, std::vector<scheduler_actor>{}, remote_factory,
-      std::function<void(size_t)>([m = monitoring_.get()](size_t depth) { m->set_mailbox_depth("router", depth); }));
+      std::function<void(size_t)>(
+          [m = monitoring_.get()](size_t depth) { m->set_mailbox_depth("router", depth); }));
   owned_.push_back(caf::actor_cast<caf::actor>(router_));
   for (int32_t i = 0; i < config.parallel.replicas; ++i) add_replica();
 
@@ -49,7 +50,9 @@ engine_system::engine_system(const engine_config& config)
   client_ = std::make_unique<engine_client>(system_, router_, std::move(info), monitoring_.get());
 }
 
-engine_system::~engine_system() { shutdown(); }
+engine_system::~engine_system() {
+  shutdown();
+}
 
 worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank,
                                                std::shared_ptr<cpu::host_all_reduce> group) {
@@ -58,7 +61,8 @@ worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank,
   runner.all_reduce = std::move(group);
   runner.tp_rank = rank;
   // Detached: the forward pass occupies its own thread, never one of the actors' scheduler threads.
-  auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->shards.at(rank), setup_->backend, runner, name);
+  auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->shards.at(rank), setup_->backend,
+                                             runner, name);
   owned_.push_back(caf::actor_cast<caf::actor>(worker));
   return worker;
 }
@@ -66,16 +70,20 @@ worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank,
 scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_actor> workers,
                                              worker_factory respawn, scheduler_options options) {
   auto cache = system_.spawn(
-      cache_engine, std::function<void(const cache_report&, size_t)>(
-                        [m = monitoring_.get(), name = "cache_engine-" + std::to_string(index)](
-                            const cache_report&, size_t depth) { m->set_mailbox_depth(name, depth); }));
+      cache_engine,
+      std::function<void(const cache_report&, size_t)>(
+          [m = monitoring_.get(), name = "cache_engine-" + std::to_string(index)](
+              const cache_report&, size_t depth) { m->set_mailbox_depth(name, depth); }));
   const cache_config_values cache_values{options.block_size, options.num_device_blocks,
-                                         options.num_cpu_blocks, setup_->config.cache.swap_space_gib};
+                                         options.num_cpu_blocks,
+                                         setup_->config.cache.swap_space_gib};
   scheduler_hooks hooks = monitoring_->hooks_for(index, cache_values);
-  for (size_t rank = 0; rank < workers.size(); ++rank) hooks.on_worker(static_cast<int32_t>(rank), true);
-  auto scheduler = system_.spawn<caf::detached>(scheduler_shell, options, std::move(workers), cache,
-                                 caf::actor_cast<replica_sink_actor>(router_), std::move(respawn),
-                                 std::move(hooks), scheduler_shell_options{index, overlap_output_processing()});
+  for (size_t rank = 0; rank < workers.size(); ++rank)
+    hooks.on_worker(static_cast<int32_t>(rank), true);
+  auto scheduler = system_.spawn<caf::detached>(
+      scheduler_shell, options, std::move(workers), cache,
+      caf::actor_cast<replica_sink_actor>(router_), std::move(respawn), std::move(hooks),
+      scheduler_shell_options{index, overlap_output_processing()});
   owned_.push_back(caf::actor_cast<caf::actor>(cache));
   owned_.push_back(caf::actor_cast<caf::actor>(scheduler));
   return scheduler;
@@ -98,12 +106,14 @@ int32_t engine_system::add_replica() {
   auto new_group = [tp] { return tp > 1 ? std::make_shared<cpu::host_all_reduce>(tp) : nullptr; };
   auto group = new_group();
   std::vector<worker_actor> workers;
-  for (int32_t rank = 0; rank < tp; ++rank) workers.push_back(spawn_local_worker(index, rank, group));
+  for (int32_t rank = 0; rank < tp; ++rank)
+    workers.push_back(spawn_local_worker(index, rank, group));
   initial_workers_.push_back(workers);
   // Replacements come as a whole group (ranks 0..tp-1 in order): rank 0 starts a fresh one,
   // because a lost rank leaves its peers' group unusable.
   auto respawn_group = std::make_shared<std::shared_ptr<cpu::host_all_reduce>>(group);
-  worker_factory respawn = [this, index, new_group, respawn_group](caf::actor_system&, int32_t rank) {
+  worker_factory respawn = [this, index, new_group, respawn_group](caf::actor_system&,
+                                                                   int32_t rank) {
     if (rank == 0) *respawn_group = new_group();
     return spawn_local_worker(index, rank, *respawn_group);
   };
@@ -111,8 +121,9 @@ int32_t engine_system::add_replica() {
   caf::scoped_actor self{system_};
   int32_t assigned = -1;
   self->request(router_, std::chrono::seconds(30), replica_atom::value, scheduler)
-      .receive([&](int32_t i) { assigned = i; },
-               [&](caf::error& e) { std::fprintf(stderr, "add_replica: %s\n", to_string(e).c_str()); });
+      .receive(
+          [&](int32_t i) { assigned = i; },
+          [&](caf::error& e) { std::fprintf(stderr, "add_replica: %s\n", to_string(e).c_str()); });
   return assigned;
 }
 

@@ -54,8 +54,8 @@ class engine_system {
   void shutdown();
 
  private:
-  scheduler_actor spawn_replica(int32_t index, std::vector<worker_actor> workers, worker_factory respawn,
-                                scheduler_options options);
+  scheduler_actor spawn_replica(int32_t index, std::vector<worker_actor> workers,
+                                worker_factory respawn, scheduler_options options);
   worker_actor spawn_local_worker(int32_t replica, int32_t rank,
                                   std::shared_ptr<cpu::host_all_reduce> group);
   bool overlap_output_processing() const;

@@ -15,20 +15,20 @@
 namespace actorllm {
 
 // --- atoms (at most 10 characters) ---------------------------------------------------------
-using tick_atom = caf::atom_constant<caf::atom("tick")>;            ///< scheduler: run one step
-using step_atom = caf::atom_constant<caf::atom("step")>;            ///< worker: execute a plan
-using add_atom = caf::atom_constant<caf::atom("add")>;              ///< scheduler: queue a request
-using abort_atom = caf::atom_constant<caf::atom("abort")>;          ///< any: stop a request
-using generate_atom = caf::atom_constant<caf::atom("generate")>;    ///< router/gateway: new request
-using outputs_atom = caf::atom_constant<caf::atom("outputs")>;      ///< deltas downstream
-using stats_atom = caf::atom_constant<caf::atom("stats")>;          ///< ask for a stats snapshot
-using cache_atom = caf::atom_constant<caf::atom("cache")>;          ///< scheduler -> cache_engine report
+using tick_atom = caf::atom_constant<caf::atom("tick")>;          ///< scheduler: run one step
+using step_atom = caf::atom_constant<caf::atom("step")>;          ///< worker: execute a plan
+using add_atom = caf::atom_constant<caf::atom("add")>;            ///< scheduler: queue a request
+using abort_atom = caf::atom_constant<caf::atom("abort")>;        ///< any: stop a request
+using generate_atom = caf::atom_constant<caf::atom("generate")>;  ///< router/gateway: new request
+using outputs_atom = caf::atom_constant<caf::atom("outputs")>;    ///< deltas downstream
+using stats_atom = caf::atom_constant<caf::atom("stats")>;        ///< ask for a stats snapshot
+using cache_atom = caf::atom_constant<caf::atom("cache")>;  ///< scheduler -> cache_engine report
 using tokenize_atom = caf::atom_constant<caf::atom("tokenize")>;
 using detok_atom = caf::atom_constant<caf::atom("detokenize")>;
-using replica_atom = caf::atom_constant<caf::atom("replica")>;      ///< router: add a replica
-using drain_atom = caf::atom_constant<caf::atom("drain")>;          ///< router: stop using a replica
-using join_atom = caf::atom_constant<caf::atom("join")>;            ///< remote worker joins a head
-using info_atom = caf::atom_constant<caf::atom("info")>;            ///< worker: describe yourself
+using replica_atom = caf::atom_constant<caf::atom("replica")>;  ///< router: add a replica
+using drain_atom = caf::atom_constant<caf::atom("drain")>;      ///< router: stop using a replica
+using join_atom = caf::atom_constant<caf::atom("join")>;        ///< remote worker joins a head
+using info_atom = caf::atom_constant<caf::atom("info")>;        ///< worker: describe yourself
 
 // --- structs owned by the actor layer ------------------------------------------------------
 
@@ -61,7 +61,7 @@ struct cache_report {
   pool_stats cpu;
   int64_t prefix_cache_queries = 0;
   int64_t prefix_cache_hits = 0;
-  int32_t num_swapped_in = 0;    ///< blocks this step
+  int32_t num_swapped_in = 0;  ///< blocks this step
   int32_t num_swapped_out = 0;
   int32_t num_copied = 0;
 };
@@ -131,7 +131,8 @@ typename Inspector::result_type inspect(Inspector& f, new_sequence& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduled_sequence& x) {
   return f(caf::meta::type_name("scheduled_sequence"), x.seq, x.num_computed_tokens,
-           x.num_scheduled_tokens, x.num_samples, x.new_token_ids, x.new_block_ids, x.replace_table);
+           x.num_scheduled_tokens, x.num_samples, x.new_token_ids, x.new_block_ids,
+           x.replace_table);
 }
 
 template <class Inspector>

@@ -33,8 +33,8 @@ std::vector<generate_request> random_requests(int num_prompts, int input_len, in
   return requests;
 }
 
-nlohmann::json summarize(const char* path, double seconds, const std::vector<std::vector<request_output>>& outs,
-                         int input_len) {
+nlohmann::json summarize(const char* path, double seconds,
+                         const std::vector<std::vector<request_output>>& outs, int input_len) {
   int64_t generated = 0, failed = 0;
   for (const auto& r : outs) {
     if (r.empty() || r[0].finish == finish_reason::error) ++failed;
@@ -54,9 +54,10 @@ int run_throughput(int argc, char** argv) {
   config.model.model = "../shared/models/stories260K";
   int64_t num_prompts = 256, input_len = 32, output_len = 64, seed = 0;
   std::string path = "both";
-  flag_parser p("actorllm bench throughput [MODEL] [options]",
-                "Offline throughput (requests/s, tokens/s) of random prompts with ignore_eos, through\n"
-                "the actors, the actor-free spine, or both (then the actor layer's cost is reported).");
+  flag_parser p(
+      "actorllm bench throughput [MODEL] [options]",
+      "Offline throughput (requests/s, tokens/s) of random prompts with ignore_eos, through\n"
+      "the actors, the actor-free spine, or both (then the actor layer's cost is reported).");
   add_engine_flags(p, config);
   p.add_number("--num-prompts", "requests", num_prompts);
   p.add_number("--input-len", "prompt tokens per request", input_len);
@@ -99,25 +100,29 @@ int run_throughput(int argc, char** argv) {
     rows.push_back(summarize("actors", bench::now_seconds() - t0, outs, input_len));
   }
   if (rows.size() == 2)
-    rows[1]["vs_spine"] = rows[1]["output_tok_s"].get<double>() / rows[0]["output_tok_s"].get<double>();
+    rows[1]["vs_spine"] =
+        rows[1]["output_tok_s"].get<double>() / rows[0]["output_tok_s"].get<double>();
   for (auto& row : rows) {
     row["model"] = config.model.model;
     row["num_prompts"] = num_prompts;
     row["input_len"] = input_len;
     row["output_len"] = output_len;
   }
-  bench::print_report("offline throughput", {"path", "requests_per_s", "output_tok_s", "total_tok_s", "vs_spine", "failed"},
-                      rows);
+  bench::print_report(
+      "offline throughput",
+      {"path", "requests_per_s", "output_tok_s", "total_tok_s", "vs_spine", "failed"}, rows);
   return 0;
 }
 
 int run_bench(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "throughput") return run_throughput(argc - 1, argv + 1);
-  std::fprintf(stderr, "usage: actorllm bench throughput [options]   (serving: build/bench/serve_bench)\n");
+  std::fprintf(stderr,
+               "usage: actorllm bench throughput [options]   (serving: build/bench/serve_bench)\n");
   return exit_usage;
 }
 
-const command_registration registration("bench", {"offline throughput benchmark (bench throughput)", run_bench});
+const command_registration registration("bench", {"offline throughput benchmark (bench throughput)",
+                                                  run_bench});
 
 }  // namespace
 }  // namespace actorllm::app

@@ -31,9 +31,10 @@ int run_generate(int argc, char** argv) {
   params.max_tokens = 64;
   std::vector<generate_request> requests;
   std::string output = "text";
-  flag_parser p("actorllm generate [MODEL] [options]",
-                "Generates text offline (no server): each --prompt or --prompt-ids is one request,\n"
-                "all run together in continuous batches.");
+  flag_parser p(
+      "actorllm generate [MODEL] [options]",
+      "Generates text offline (no server): each --prompt or --prompt-ids is one request,\n"
+      "all run together in continuous batches.");
   add_engine_flags(p, config);
   p.add("--prompt", "TEXT", "a prompt (repeatable)", [&](std::string_view v) {
     generate_request r;
@@ -60,7 +61,8 @@ int run_generate(int argc, char** argv) {
     params.seed = static_cast<uint64_t>(seed);
     return std::string();
   });
-  p.add_flag("--ignore-eos", "keep generating past the end-of-sequence token", [&] { params.ignore_eos = true; });
+  p.add_flag("--ignore-eos", "keep generating past the end-of-sequence token",
+             [&] { params.ignore_eos = true; });
   p.add("--output", "text|json", "text prints the stories; json one object per prompt",
         [&](std::string_view v) -> std::string {
           if (v != "text" && v != "json") return "must be text or json";
@@ -105,7 +107,8 @@ int run_generate(int argc, char** argv) {
       }
       if (output == "json") {
         std::vector<int32_t> prompt_ids = requests[i].token_ids;
-        if (requests[i].kind == prompt_kind::text) prompt_ids = engine.setup().tok.encode(requests[i].text, true);
+        if (requests[i].kind == prompt_kind::text)
+          prompt_ids = engine.setup().tok.encode(requests[i].text, true);
         all.push_back({{"prompt_token_ids", prompt_ids},
                        {"output_token_ids", choice.token_ids},
                        {"text", choice.text},
@@ -120,7 +123,8 @@ int run_generate(int argc, char** argv) {
   return status;
 }
 
-const command_registration registration("generate", {"generate text offline (no server)", run_generate});
+const command_registration registration("generate",
+                                        {"generate text offline (no server)", run_generate});
 
 }  // namespace
 }  // namespace actorllm::app

@@ -25,12 +25,14 @@ int run_serve(int argc, char** argv) {
   engine_config config;
   config.model.model = "../shared/models/stories260K";
   int64_t cluster_port = -1;
-  flag_parser p("actorllm serve [MODEL] [options]",
-                "Serves the OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /v1/ws,\n"
-                "/tokenize, /detokenize, /health, /version, /metrics) over HTTP, SSE and WebSocket.");
+  flag_parser p(
+      "actorllm serve [MODEL] [options]",
+      "Serves the OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /v1/ws,\n"
+      "/tokenize, /detokenize, /health, /version, /metrics) over HTTP, SSE and WebSocket.");
   add_engine_flags(p, config);
   add_server_flags(p, config);
-  p.add_number("--cluster-port", "publish the router here so `actorllm worker --connect` can join (-1: off)",
+  p.add_number("--cluster-port",
+               "publish the router here so `actorllm worker --connect` can join (-1: off)",
                cluster_port);
   if (auto error = p.parse(argc, argv)) {
     std::fprintf(stderr, "actorllm serve: %s\n", error->c_str());
@@ -60,8 +62,10 @@ int run_serve(int argc, char** argv) {
   }
   if (cluster_port >= 0) {
     auto bound = engine->publish(static_cast<uint16_t>(cluster_port), config.server.host);
-    if (auto* port = std::get_if<uint16_t>(&bound)) log_line("INFO", "workers may join on port " + std::to_string(*port));
-    else log_line("ERROR", "cannot publish the router: " + std::get<std::string>(bound));
+    if (auto* port = std::get_if<uint16_t>(&bound))
+      log_line("INFO", "workers may join on port " + std::to_string(*port));
+    else
+      log_line("ERROR", "cannot publish the router: " + std::get<std::string>(bound));
   }
 
   net::http_options options;
@@ -75,8 +79,9 @@ int run_serve(int argc, char** argv) {
     return 1;
   }
   server->start();
-  log_line("INFO", "serving on " + server->url() + " (replicas " + std::to_string(config.parallel.replicas) +
-                       ", I/O threads " + std::to_string(config.server.io_threads) + ")");
+  log_line("INFO", "serving on " + server->url() + " (replicas " +
+                       std::to_string(config.parallel.replicas) + ", I/O threads " +
+                       std::to_string(config.server.io_threads) + ")");
 
   std::signal(SIGINT, [](int s) { stop_signal = s; });
   std::signal(SIGTERM, [](int s) { stop_signal = s; });
@@ -87,7 +92,9 @@ int run_serve(int argc, char** argv) {
   return 0;
 }
 
-const command_registration registration("serve", {"serve the OpenAI API over HTTP, SSE and WebSocket", run_serve});
+const command_registration registration("serve",
+                                        {"serve the OpenAI API over HTTP, SSE and WebSocket",
+                                         run_serve});
 
 }  // namespace
 }  // namespace actorllm::app

@@ -21,9 +21,10 @@ int run_worker(int argc, char** argv) {
   config.model.model = "../shared/models/stories260K";
   std::string connect;
   std::string name = "remote-worker";
-  flag_parser p("actorllm worker --connect HOST:PORT [MODEL] [options]",
-                "Loads the model and its KV cache here and joins the server published at HOST:PORT\n"
-                "(actorllm serve --cluster-port PORT). The server runs a scheduler for it as a new replica.");
+  flag_parser p(
+      "actorllm worker --connect HOST:PORT [MODEL] [options]",
+      "Loads the model and its KV cache here and joins the server published at HOST:PORT\n"
+      "(actorllm serve --cluster-port PORT). The server runs a scheduler for it as a new replica.");
   add_engine_flags(p, config);
   p.add_string("--connect", "HOST:PORT of the server's cluster port", connect);
   p.add_string("--name", "name of this worker in the server's logs and metrics", name);
@@ -37,8 +38,10 @@ int run_worker(int argc, char** argv) {
   }
   const auto colon = connect.rfind(':');
   int64_t port = 0;
-  if (colon == std::string::npos || !parse_number(connect.substr(colon + 1), port).empty() || port < 1 || port > 65535) {
-    std::fprintf(stderr, "actorllm worker: --connect: expected HOST:PORT (got '%s')\n", connect.c_str());
+  if (colon == std::string::npos || !parse_number(connect.substr(colon + 1), port).empty() ||
+      port < 1 || port > 65535) {
+    std::fprintf(stderr, "actorllm worker: --connect: expected HOST:PORT (got '%s')\n",
+                 connect.c_str());
     return exit_usage;
   }
   const std::string host = connect.substr(0, colon);
@@ -58,13 +61,15 @@ int run_worker(int argc, char** argv) {
   caf::actor_system system{actor_config};
   auto router = system.middleman().remote_actor<router_actor>(host, static_cast<uint16_t>(port));
   if (!router) {
-    std::fprintf(stderr, "actorllm worker: cannot reach %s: %s\n", connect.c_str(), to_string(router.error()).c_str());
+    std::fprintf(stderr, "actorllm worker: cannot reach %s: %s\n", connect.c_str(),
+                 to_string(router.error()).c_str());
     return 1;
   }
-  auto worker = system.spawn<caf::detached>(gpu_worker, setup->model, setup->backend, setup->runner, name);
+  auto worker =
+      system.spawn<caf::detached>(gpu_worker, setup->model, setup->backend, setup->runner, name);
   caf::anon_send(*router, join_atom::value, worker);
-  std::fprintf(stderr, "actorllm worker: '%s' joined %s with %d KV blocks\n", name.c_str(), connect.c_str(),
-               setup->runner.num_device_blocks);
+  std::fprintf(stderr, "actorllm worker: '%s' joined %s with %d KV blocks\n", name.c_str(),
+               connect.c_str(), setup->runner.num_device_blocks);
 
   std::signal(SIGINT, [](int s) { stop_signal = s; });
   std::signal(SIGTERM, [](int s) { stop_signal = s; });
@@ -77,13 +82,15 @@ int run_worker(int argc, char** argv) {
     });
   });
   while (!stop_signal && !server_gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  std::fprintf(stderr, "actorllm worker: %s\n", server_gone ? "the server went away; exiting" : "stopping");
+  std::fprintf(stderr, "actorllm worker: %s\n",
+               server_gone ? "the server went away; exiting" : "stopping");
   caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(watcher, caf::exit_reason::user_shutdown);
   return 0;
 }
 
-const command_registration registration("worker", {"join a running server as a remote worker", run_worker});
+const command_registration registration("worker",
+                                        {"join a running server as a remote worker", run_worker});
 
 }  // namespace
 }  // namespace actorllm::app

@@ -8,8 +8,8 @@
 namespace actorllm::app {
 
 struct command {
-  std::string summary;                           ///< one line for `actorllm --help`
-  std::function<int(int argc, char** argv)> run; ///< argv[0] is the subcommand's name
+  std::string summary;                            ///< one line for `actorllm --help`
+  std::function<int(int argc, char** argv)> run;  ///< argv[0] is the subcommand's name
 };
 
 std::map<std::string, command>& commands();

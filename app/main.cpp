@@ -15,9 +15,11 @@ std::map<std::string, command>& commands() {
 namespace {
 
 void print_usage() {
-  std::printf("usage: actorllm <command> [options]   (actorllm <command> --help for its flags)\n\n");
+  std::printf(
+      "usage: actorllm <command> [options]   (actorllm <command> --help for its flags)\n\n");
   std::printf("commands:\n");
-  for (const auto& [name, cmd] : commands()) std::printf("  %-14s %s\n", name.c_str(), cmd.summary.c_str());
+  for (const auto& [name, cmd] : commands())
+    std::printf("  %-14s %s\n", name.c_str(), cmd.summary.c_str());
 }
 
 }  // namespace

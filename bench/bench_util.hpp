@@ -52,7 +52,8 @@ inline void print_report(const std::string& title, const std::vector<std::string
   for (const auto& row : rows)
     for (size_t i = 0; i < columns.size(); ++i)
       widths[i] = std::max(widths[i], cell(row.value(columns[i], nlohmann::json())).size());
-  for (size_t i = 0; i < columns.size(); ++i) std::printf("%-*s  ", int(widths[i]), columns[i].c_str());
+  for (size_t i = 0; i < columns.size(); ++i)
+    std::printf("%-*s  ", int(widths[i]), columns[i].c_str());
   std::printf("\n");
   for (const auto& row : rows) {
     for (size_t i = 0; i < columns.size(); ++i)

@@ -74,13 +74,18 @@ int main(int argc, char** argv) {
   std::vector<std::string> models;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--prompt-len" && i + 1 < argc) prompt_len = std::atoi(argv[++i]);
-    else if (arg == "--decode-tokens" && i + 1 < argc) decode_tokens = std::atoi(argv[++i]);
-    else if (arg == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
-    else models.push_back(arg);
+    if (arg == "--prompt-len" && i + 1 < argc)
+      prompt_len = std::atoi(argv[++i]);
+    else if (arg == "--decode-tokens" && i + 1 < argc)
+      decode_tokens = std::atoi(argv[++i]);
+    else if (arg == "--threads" && i + 1 < argc)
+      threads = std::atoi(argv[++i]);
+    else
+      models.push_back(arg);
   }
   if (models.empty()) {
-    std::fprintf(stderr, "usage: model_bench [--prompt-len N] [--decode-tokens N] [--threads N] MODEL...\n");
+    std::fprintf(
+        stderr, "usage: model_bench [--prompt-len N] [--decode-tokens N] [--threads N] MODEL...\n");
     return 2;
   }
   cpu::set_num_threads(threads);
@@ -93,7 +98,7 @@ int main(int argc, char** argv) {
     rows.push_back(row);
   }
   bench::print_report("single-stream speed (CPU, float32)",
-                      {"model", "params_M", "prefill_tok_s", "decode_tok_s", "bandwidth_bound_tok_s",
-                       "decode_vs_bound", "copy_GB_s"},
+                      {"model", "params_M", "prefill_tok_s", "decode_tok_s",
+                       "bandwidth_bound_tok_s", "decode_vs_bound", "copy_GB_s"},
                       rows);
 }

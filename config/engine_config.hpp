@@ -11,13 +11,13 @@ enum class preemption_mode { recompute, swap };
 enum class scheduling_policy { fcfs, priority };
 
 struct model_config {
-  std::string model;               ///< Hugging Face folder (config.json, *.safetensors, tokenizer.json)
-  std::string tokenizer;           ///< folder or tokenizer.json; empty: same as model
-  std::string served_model_name;   ///< name in the API; empty: the model folder's name
-  std::string dtype = "auto";      ///< auto | float32 | float16 | bfloat16 (compute dtype)
-  int32_t max_model_len = 0;       ///< 0: max_position_embeddings of the model
+  std::string model;      ///< Hugging Face folder (config.json, *.safetensors, tokenizer.json)
+  std::string tokenizer;  ///< folder or tokenizer.json; empty: same as model
+  std::string served_model_name;  ///< name in the API; empty: the model folder's name
+  std::string dtype = "auto";     ///< auto | float32 | float16 | bfloat16 (compute dtype)
+  int32_t max_model_len = 0;      ///< 0: max_position_embeddings of the model
   uint64_t seed = 0;
-  std::string chat_template;       ///< a .jinja file or tokenizer_config.json; empty: the model's own
+  std::string chat_template;  ///< a .jinja file or tokenizer_config.json; empty: the model's own
 };
 
 struct cache_config {
@@ -25,7 +25,8 @@ struct cache_config {
   double swap_space_gib = 4.0;           ///< CPU swap pool size, GiB
   int64_t num_gpu_blocks_override = -1;  ///< >= 0: exact device-pool size (CPU backend too)
   int64_t num_cpu_blocks_override = -1;  ///< >= 0: exact CPU swap-pool size (wins over swap space)
-  double gpu_memory_utilization = 0.9;   ///< share of device (or free host) memory the engine may use
+  double gpu_memory_utilization =
+      0.9;  ///< share of device (or free host) memory the engine may use
   bool enable_prefix_caching = true;
 };
 
@@ -39,9 +40,9 @@ struct scheduler_config {
 
 struct parallel_config {
   int32_t tensor_parallel_size = 1;
-  int32_t replicas = 1;          ///< engine replicas behind one router
-  int32_t cpu_threads = 0;       ///< threads for the CPU math; 0: all cores
-  std::string device = "auto";   ///< auto | cpu | cuda
+  int32_t replicas = 1;         ///< engine replicas behind one router
+  int32_t cpu_threads = 0;      ///< threads for the CPU math; 0: all cores
+  std::string device = "auto";  ///< auto | cpu | cuda
 };
 
 struct server_config {

@@ -3,44 +3,69 @@
 namespace actorllm {
 
 void add_engine_flags(flag_parser& p, engine_config& c) {
-  p.add_string("--model", "Hugging Face model folder (also accepted as the first argument)", c.model.model);
+  p.add_string("--model", "Hugging Face model folder (also accepted as the first argument)",
+               c.model.model);
   p.on_positional("MODEL", [&c](std::string_view v) {
     c.model.model = std::string(v);
     return std::string();
   });
-  p.add_string("--tokenizer", "tokenizer folder or tokenizer.json (default: the model's)", c.model.tokenizer);
-  p.add_string("--served-model-name", "model name in the API (default: the folder's name)", c.model.served_model_name);
+  p.add_string("--tokenizer", "tokenizer folder or tokenizer.json (default: the model's)",
+               c.model.tokenizer);
+  p.add_string("--served-model-name", "model name in the API (default: the folder's name)",
+               c.model.served_model_name);
   p.add_string("--dtype", "compute dtype: auto, float32, float16, bfloat16", c.model.dtype);
-  p.add_number("--max-model-len", "context length; 0: the model's max_position_embeddings", c.model.max_model_len);
+  p.add_number("--max-model-len", "context length; 0: the model's max_position_embeddings",
+               c.model.max_model_len);
   p.add_number("--seed", "global random seed", c.model.seed);
-  p.add_string("--chat-template", "a .jinja file or tokenizer_config.json overriding the model's template", c.model.chat_template);
+  p.add_string("--chat-template",
+               "a .jinja file or tokenizer_config.json overriding the model's template",
+               c.model.chat_template);
 
   p.add_number("--block-size", "tokens per KV cache block", c.cache.block_size);
-  p.add_number("--swap-space", "CPU swap space for preempted sequences, GiB", c.cache.swap_space_gib);
-  p.add_number("--num-gpu-blocks-override", "exact number of blocks in the device KV pool (CPU backend too); -1: sized from memory", c.cache.num_gpu_blocks_override);
-  p.add_number("--num-cpu-blocks-override", "exact number of CPU swap blocks; overrides --swap-space", c.cache.num_cpu_blocks_override);
-  p.add_number("--gpu-memory-utilization", "share of device (or host) memory for weights and KV cache", c.cache.gpu_memory_utilization);
-  p.add_bool("--enable-prefix-caching", "reuse the KV blocks of shared prompt prefixes", c.cache.enable_prefix_caching);
+  p.add_number("--swap-space", "CPU swap space for preempted sequences, GiB",
+               c.cache.swap_space_gib);
+  p.add_number(
+      "--num-gpu-blocks-override",
+      "exact number of blocks in the device KV pool (CPU backend too); -1: sized from memory",
+      c.cache.num_gpu_blocks_override);
+  p.add_number("--num-cpu-blocks-override",
+               "exact number of CPU swap blocks; overrides --swap-space",
+               c.cache.num_cpu_blocks_override);
+  p.add_number("--gpu-memory-utilization",
+               "share of device (or host) memory for weights and KV cache",
+               c.cache.gpu_memory_utilization);
+  p.add_bool("--enable-prefix-caching", "reuse the KV blocks of shared prompt prefixes",
+             c.cache.enable_prefix_caching);
 
   p.add_number("--max-num-seqs", "sequences per step", c.scheduler.max_num_seqs);
-  p.add_number("--max-num-batched-tokens", "token budget per step (prefill chunks + decodes)", c.scheduler.max_num_batched_tokens);
-  p.add_number("--max-waiting-requests", "queue limit; beyond it new requests get 503", c.scheduler.max_waiting_requests);
-  p.add("--preemption-mode", "recompute|swap", "how to preempt when blocks run out (default recompute)",
+  p.add_number("--max-num-batched-tokens", "token budget per step (prefill chunks + decodes)",
+               c.scheduler.max_num_batched_tokens);
+  p.add_number("--max-waiting-requests", "queue limit; beyond it new requests get 503",
+               c.scheduler.max_waiting_requests);
+  p.add("--preemption-mode", "recompute|swap",
+        "how to preempt when blocks run out (default recompute)",
         [&c](std::string_view v) -> std::string {
-          if (v == "recompute") c.scheduler.preemption = preemption_mode::recompute;
-          else if (v == "swap") c.scheduler.preemption = preemption_mode::swap;
-          else return "must be recompute or swap (got '" + std::string(v) + "')";
+          if (v == "recompute")
+            c.scheduler.preemption = preemption_mode::recompute;
+          else if (v == "swap")
+            c.scheduler.preemption = preemption_mode::swap;
+          else
+            return "must be recompute or swap (got '" + std::string(v) + "')";
           return {};
         });
   p.add("--scheduling-policy", "fcfs|priority", "order of admission (default fcfs)",
         [&c](std::string_view v) -> std::string {
-          if (v == "fcfs") c.scheduler.policy = scheduling_policy::fcfs;
-          else if (v == "priority") c.scheduler.policy = scheduling_policy::priority;
-          else return "must be fcfs or priority (got '" + std::string(v) + "')";
+          if (v == "fcfs")
+            c.scheduler.policy = scheduling_policy::fcfs;
+          else if (v == "priority")
+            c.scheduler.policy = scheduling_policy::priority;
+          else
+            return "must be fcfs or priority (got '" + std::string(v) + "')";
           return {};
         });
 
-  p.add_number("--tensor-parallel-size", "workers per replica, each holding a shard", c.parallel.tensor_parallel_size);
+  p.add_number("--tensor-parallel-size", "workers per replica, each holding a shard",
+               c.parallel.tensor_parallel_size);
   p.add_number("--replicas", "engine replicas behind one router", c.parallel.replicas);
   p.add_number("--cpu-threads", "threads for the CPU math; 0: all cores", c.parallel.cpu_threads);
   p.add_string("--device", "auto, cpu or cuda", c.parallel.device);
@@ -55,11 +80,14 @@ void add_server_flags(flag_parser& p, engine_config& c) {
     c.server.port = static_cast<uint16_t>(port);
     return {};
   });
-  p.add_string("--api-key", "require 'Authorization: Bearer KEY' on /v1 endpoints", c.server.api_key);
+  p.add_string("--api-key", "require 'Authorization: Bearer KEY' on /v1 endpoints",
+               c.server.api_key);
   p.add_strings("--allowed-origins", "CORS origins ('*' for any)", c.server.allowed_origins);
-  p.add_number("--max-body-bytes", "largest request body; larger gets 413", c.server.max_body_bytes);
+  p.add_number("--max-body-bytes", "largest request body; larger gets 413",
+               c.server.max_body_bytes);
   p.add_number("--io-threads", "network I/O threads", c.server.io_threads);
-  p.add_number("--log-stats-interval", "seconds between stats log lines; 0: off", c.server.log_stats_interval);
+  p.add_number("--log-stats-interval", "seconds between stats log lines; 0: off",
+               c.server.log_stats_interval);
   p.add("--metrics-port", "N", "also serve /metrics on this port (default: API port only)",
         [&c](std::string_view v) -> std::string {
           int64_t port = 0;

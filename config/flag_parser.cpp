@@ -29,7 +29,8 @@ void flag_parser::add_string(std::string name, std::string help, std::string& ta
   });
 }
 
-void flag_parser::add_strings(std::string name, std::string help, std::vector<std::string>& target) {
+void flag_parser::add_strings(std::string name, std::string help,
+                              std::vector<std::string>& target) {
   add(std::move(name), "A,B,...", std::move(help), [&target](std::string_view v) {
     target.clear();
     std::string item;
@@ -42,7 +43,8 @@ void flag_parser::add_strings(std::string name, std::string help, std::vector<st
 
 void flag_parser::add_bool(std::string name, std::string help, bool& target) {
   const std::string negated = "--no-" + name.substr(2);
-  add_flag(name, help + (target ? " (default on)" : " (default off)"), [&target] { target = true; });
+  add_flag(name, help + (target ? " (default on)" : " (default off)"),
+           [&target] { target = true; });
   add_flag(negated, "turn " + name + " off", [&target] { target = false; });
 }
 

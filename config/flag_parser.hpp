@@ -27,7 +27,8 @@ class flag_parser {
   /// Positional arguments (e.g. the model folder of `serve MODEL`).
   void on_positional(std::string name, setter set);
 
-  /// Parses argv[1..]. Returns the first error as one line, or nullopt. `--help` sets help_requested().
+  /// Parses argv[1..]. Returns the first error as one line, or nullopt. `--help` sets
+  /// help_requested().
   std::optional<std::string> parse(int argc, char** argv);
   bool help_requested() const { return help_requested_; }
   std::string help() const;

@@ -16,9 +16,9 @@ int main(int argc, char** argv) {
   const engine_setup setup = engine_setup::load(config);
 
   prompt_builder prompts = setup.make_prompt_builder();  // the router's core
-  scheduler sched(setup.scheduler);                       // the scheduler's core (with the block manager)
-  model_runner runner(setup.model, setup.runner);         // the worker's core
-  std::map<std::string, output_processor> post;           // the router's per-request state
+  scheduler sched(setup.scheduler);                // the scheduler's core (with the block manager)
+  model_runner runner(setup.model, setup.runner);  // the worker's core
+  std::map<std::string, output_processor> post;    // the router's per-request state
 
   for (const char* text : {"Once upon a time", "The little dog", "Lily and Ben"}) {
     generate_request r;
@@ -33,9 +33,9 @@ int main(int argc, char** argv) {
 
   std::map<std::string, std::string> texts;
   while (sched.has_work()) {
-    const step_plan plan = sched.schedule();            // what to compute, within the token budget
-    const step_result result = runner.execute(plan);    // one forward pass over the batch, sampling
-    for (auto& out : sched.update(result))              // new tokens, finished requests
+    const step_plan plan = sched.schedule();          // what to compute, within the token budget
+    const step_result result = runner.execute(plan);  // one forward pass over the batch, sampling
+    for (auto& out : sched.update(result))            // new tokens, finished requests
       if (auto delta = post.at(out.request_id).process(out)) texts[out.request_id] += delta->text;
   }
   for (const auto& [prompt, text] : texts) std::printf("%s%s\n\n", prompt.c_str(), text.c_str());

@@ -8,14 +8,14 @@
 namespace actorllm {
 
 struct forward_batch {
-  std::vector<int32_t> token_ids;        ///< (num_tokens) new tokens, sequence after sequence
-  std::vector<int32_t> positions;        ///< (num_tokens)
-  std::vector<int64_t> slot_mapping;     ///< (num_tokens) cache slot of each new token
+  std::vector<int32_t> token_ids;           ///< (num_tokens) new tokens, sequence after sequence
+  std::vector<int32_t> positions;           ///< (num_tokens)
+  std::vector<int64_t> slot_mapping;        ///< (num_tokens) cache slot of each new token
   std::vector<int32_t> query_start_loc{0};  ///< (num_seqs + 1)
-  std::vector<int32_t> seq_lens;         ///< (num_seqs) context length after this step
-  std::vector<int32_t> block_tables;     ///< (num_seqs, max_blocks_per_seq), padded with 0
+  std::vector<int32_t> seq_lens;            ///< (num_seqs) context length after this step
+  std::vector<int32_t> block_tables;        ///< (num_seqs, max_blocks_per_seq), padded with 0
   int32_t max_blocks_per_seq = 0;
-  std::vector<int32_t> logits_indices;   ///< token rows whose logits are wanted
+  std::vector<int32_t> logits_indices;  ///< token rows whose logits are wanted
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }

@@ -22,7 +22,8 @@ void kv_cache::copy_blocks(const std::vector<std::pair<int32_t, int32_t>>& pairs
   cpu::copy_blocks(ks, vs, pairs, shape_.block_elems());
 }
 
-void kv_cache::copy_from(const kv_cache& from, const std::vector<std::pair<int32_t, int32_t>>& pairs) {
+void kv_cache::copy_from(const kv_cache& from,
+                         const std::vector<std::pair<int32_t, int32_t>>& pairs) {
   if (pairs.empty()) return;
   for (int64_t layer = 0; layer < shape_.num_layers; ++layer) {
     cpu::swap_blocks(from.k(layer), k(layer), pairs, shape_.block_elems());

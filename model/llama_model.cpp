@@ -96,12 +96,14 @@ int64_t llama_weights::bytes_read_per_token(const model_config_hf& c) const {
 namespace {
 
 /// Rows [first, first + count) of a row-major (rows, cols) matrix.
-std::vector<float> rows_of(const std::vector<float>& m, int64_t cols, int64_t first, int64_t count) {
+std::vector<float> rows_of(const std::vector<float>& m, int64_t cols, int64_t first,
+                           int64_t count) {
   return {m.begin() + first * cols, m.begin() + (first + count) * cols};
 }
 
 /// Columns [first, first + count) of a row-major (rows, cols) matrix.
-std::vector<float> cols_of(const std::vector<float>& m, int64_t cols, int64_t first, int64_t count) {
+std::vector<float> cols_of(const std::vector<float>& m, int64_t cols, int64_t first,
+                           int64_t count) {
   std::vector<float> out;
   for (int64_t r = 0; r < static_cast<int64_t>(m.size()) / cols; ++r)
     out.insert(out.end(), m.begin() + r * cols + first, m.begin() + r * cols + first + count);
@@ -118,16 +120,20 @@ std::vector<float> concat_parts(std::initializer_list<std::vector<float>> parts)
 void shard_weights(llama_weights& w, model_config_hf& c, tp_shard shard) {
   const int64_t n = shard.size, r = shard.rank, hd = c.head_dim, dim = c.hidden_size;
   if (c.num_heads % n || c.num_kv_heads % n || c.intermediate_size % n)
-    throw std::runtime_error("--tensor-parallel-size " + std::to_string(n) + " must divide the heads (" +
-                             std::to_string(c.num_heads) + "), KV heads (" + std::to_string(c.num_kv_heads) +
-                             ") and intermediate size (" + std::to_string(c.intermediate_size) + ")");
+    throw std::runtime_error(
+        "--tensor-parallel-size " + std::to_string(n) + " must divide the heads (" +
+        std::to_string(c.num_heads) + "), KV heads (" + std::to_string(c.num_kv_heads) +
+        ") and intermediate size (" + std::to_string(c.intermediate_size) + ")");
   const int64_t q = c.q_size(), kv = c.kv_size();
-  const int64_t q_local = q / n, kv_local = kv / n, hidden = c.intermediate_size, hidden_local = hidden / n;
+  const int64_t q_local = q / n, kv_local = kv / n, hidden = c.intermediate_size,
+                hidden_local = hidden / n;
   for (auto& l : w.layers) {
-    l.qkv = concat_parts({rows_of(l.qkv, dim, r * q_local, q_local), rows_of(l.qkv, dim, q + r * kv_local, kv_local),
+    l.qkv = concat_parts({rows_of(l.qkv, dim, r * q_local, q_local),
+                          rows_of(l.qkv, dim, q + r * kv_local, kv_local),
                           rows_of(l.qkv, dim, q + kv + r * kv_local, kv_local)});
     if (!l.qkv_bias.empty())
-      l.qkv_bias = concat_parts({rows_of(l.qkv_bias, 1, r * q_local, q_local), rows_of(l.qkv_bias, 1, q + r * kv_local, kv_local),
+      l.qkv_bias = concat_parts({rows_of(l.qkv_bias, 1, r * q_local, q_local),
+                                 rows_of(l.qkv_bias, 1, q + r * kv_local, kv_local),
                                  rows_of(l.qkv_bias, 1, q + kv + r * kv_local, kv_local)});
     l.o = cols_of(l.o, q, r * q_local, q_local);
     l.gate_up = concat_parts({rows_of(l.gate_up, dim, r * hidden_local, hidden_local),
@@ -179,7 +185,7 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
   const float eps = static_cast<float>(c.rms_norm_eps);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   ensure_workspace(ws_, n);
-  float* x = ws_.x.data();        // (n, dim)
+  float* x = ws_.x.data();                // (n, dim)
   float* residual = ws_.residual.data();  // (n, dim)
 
   cpu::embedding(weights_.embed.data(), batch.token_ids.data(), n, dim, residual);
@@ -192,8 +198,8 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
     const auto& w = weights_.layers[l];
     // x holds the previous layer's output; fold it into the residual and normalise.
     cpu::fused_add_rms_norm(x, residual, w.input_norm.data(), n, dim, eps);
-    cpu::linear(x, w.qkv.data(), w.qkv_bias.empty() ? nullptr : w.qkv_bias.data(), n, dim,
-                qkv_size, ws_.qkv.data());
+    cpu::linear(x, w.qkv.data(), w.qkv_bias.empty() ? nullptr : w.qkv_bias.data(), n, dim, qkv_size,
+                ws_.qkv.data());
     for (int64_t t = 0; t < n; ++t) {
       const float* row = ws_.qkv.data() + t * qkv_size;
       std::copy(row, row + q_size, ws_.q.data() + t * q_size);
@@ -220,7 +226,8 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
   const int64_t num_logits = static_cast<int64_t>(batch.logits_indices.size());
   for (int64_t i = 0; i < num_logits; ++i) {
     const int64_t t = batch.logits_indices[i];
-    for (int64_t d = 0; d < dim; ++d) ws_.last[i * dim + d] = x[t * dim + d] + residual[t * dim + d];
+    for (int64_t d = 0; d < dim; ++d)
+      ws_.last[i * dim + d] = x[t * dim + d] + residual[t * dim + d];
   }
   cpu::rms_norm(ws_.last.data(), weights_.final_norm.data(), num_logits, dim, eps, ws_.last.data());
   logits.resize(num_logits * c.vocab_size);

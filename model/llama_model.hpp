@@ -13,21 +13,21 @@
 namespace actorllm {
 
 struct llama_layer_weights {
-  std::vector<float> input_norm;     // (dim)
-  std::vector<float> qkv;            // (q_size + 2 * kv_size, dim)  q, k, v projections fused
-  std::vector<float> qkv_bias;       // (q_size + 2 * kv_size) or empty
-  std::vector<float> o;              // (dim, q_size)
-  std::vector<float> post_norm;      // (dim)
-  std::vector<float> gate_up;        // (2 * hidden, dim)  gate then up, fused
-  std::vector<float> down;           // (dim, hidden)
+  std::vector<float> input_norm;  // (dim)
+  std::vector<float> qkv;         // (q_size + 2 * kv_size, dim)  q, k, v projections fused
+  std::vector<float> qkv_bias;    // (q_size + 2 * kv_size) or empty
+  std::vector<float> o;           // (dim, q_size)
+  std::vector<float> post_norm;   // (dim)
+  std::vector<float> gate_up;     // (2 * hidden, dim)  gate then up, fused
+  std::vector<float> down;        // (dim, hidden)
 };
 
 struct llama_weights {
-  std::vector<float> embed;          // (vocab, dim)
+  std::vector<float> embed;  // (vocab, dim)
   std::vector<llama_layer_weights> layers;
-  std::vector<float> final_norm;     // (dim)
-  std::vector<float> lm_head;        // (vocab, dim); empty when tied to embed
-  std::vector<float> cos_sin;        // (max_position, head_dim) rotary table
+  std::vector<float> final_norm;  // (dim)
+  std::vector<float> lm_head;     // (vocab, dim); empty when tied to embed
+  std::vector<float> cos_sin;     // (max_position, head_dim) rotary table
 
   /// Bytes of weights read per decoded token (everything but the embedding table, which is
   /// only gathered, unless it doubles as the LM head).

@@ -41,8 +41,9 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
   c.architecture = archs.empty() ? "" : archs.front();
   if (c.architecture != "LlamaForCausalLM" && c.architecture != "MistralForCausalLM" &&
       c.architecture != "Qwen2ForCausalLM")
-    throw std::runtime_error(path.string() + ": unsupported architecture '" + c.architecture +
-                             "' (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)");
+    throw std::runtime_error(
+        path.string() + ": unsupported architecture '" + c.architecture +
+        "' (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)");
   c.hidden_size = required<int64_t>(j, "hidden_size", path);
   c.intermediate_size = required<int64_t>(j, "intermediate_size", path);
   c.num_layers = required<int64_t>(j, "num_hidden_layers", path);
@@ -54,7 +55,8 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
   c.rms_norm_eps = optional_field<double>(j, "rms_norm_eps", 1e-6);
   c.rope_theta = optional_field<double>(j, "rope_theta", 10000.0);
   c.tie_word_embeddings = optional_field<bool>(j, "tie_word_embeddings", false);
-  c.attention_bias = optional_field<bool>(j, "attention_bias", c.architecture == "Qwen2ForCausalLM");
+  c.attention_bias =
+      optional_field<bool>(j, "attention_bias", c.architecture == "Qwen2ForCausalLM");
   c.bos_token_id = optional_field<int32_t>(j, "bos_token_id", -1);
   if (j.contains("eos_token_id") && j["eos_token_id"].is_array())
     c.eos_token_ids = j["eos_token_id"].get<std::vector<int32_t>>();
@@ -64,7 +66,8 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
 
   if (j.contains("rope_scaling") && j["rope_scaling"].is_object()) {
     const auto& rs = j["rope_scaling"];
-    c.rope_scaling.kind = optional_field<std::string>(rs, "rope_type", optional_field<std::string>(rs, "type", "none"));
+    c.rope_scaling.kind = optional_field<std::string>(
+        rs, "rope_type", optional_field<std::string>(rs, "type", "none"));
     c.rope_scaling.factor = optional_field<double>(rs, "factor", 1.0);
     c.rope_scaling.low_freq_factor = optional_field<double>(rs, "low_freq_factor", 1.0);
     c.rope_scaling.high_freq_factor = optional_field<double>(rs, "high_freq_factor", 4.0);
@@ -76,7 +79,8 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
                                c.rope_scaling.kind + "' (llama3, linear)");
   }
   if (c.num_heads <= 0 || c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0)
-    throw std::runtime_error(path.string() + ": num_attention_heads must be a multiple of num_key_value_heads");
+    throw std::runtime_error(path.string() +
+                             ": num_attention_heads must be a multiple of num_key_value_heads");
   return c;
 }
 

@@ -27,7 +27,9 @@ tensor_dtype parse_dtype(const std::string& name, const std::filesystem::path& p
   fail(path, "tensor '" + tensor + "' has unsupported dtype " + name + " (F32, F16, BF16 only)");
 }
 
-size_t dtype_size(tensor_dtype dtype) { return dtype == tensor_dtype::f32 ? 4 : 2; }
+size_t dtype_size(tensor_dtype dtype) {
+  return dtype == tensor_dtype::f32 ? 4 : 2;
+}
 
 float half_to_float(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
@@ -141,7 +143,8 @@ tensor_store::tensor_store(const std::filesystem::path& model_dir) {
     if (index.is_discarded() || !index.contains("weight_map"))
       fail(index_path, "not a valid safetensors index (no weight_map)");
     std::set<std::string> names;
-    for (const auto& [tensor, file] : index["weight_map"].items()) names.insert(file.get<std::string>());
+    for (const auto& [tensor, file] : index["weight_map"].items())
+      names.insert(file.get<std::string>());
     for (const auto& file : names) shards.push_back(model_dir / file);
   } else if (std::filesystem::exists(model_dir / "model.safetensors")) {
     shards.push_back(model_dir / "model.safetensors");
@@ -154,7 +157,9 @@ tensor_store::tensor_store(const std::filesystem::path& model_dir) {
   }
 }
 
-bool tensor_store::contains(const std::string& name) const { return index_.count(name) > 0; }
+bool tensor_store::contains(const std::string& name) const {
+  return index_.count(name) > 0;
+}
 
 const tensor_view& tensor_store::get(const std::string& name) const {
   auto it = index_.find(name);

@@ -23,7 +23,7 @@ using http_request = http::request<http::string_body>;
 void run_http_session(server_context& context, tcp::socket socket);
 
 /// Takes over a stream whose request asked for a WebSocket upgrade on /v1/ws.
-void run_websocket_session(server_context& context, beast::tcp_stream stream,
-                           http_request upgrade, std::string peer);
+void run_websocket_session(server_context& context, beast::tcp_stream stream, http_request upgrade,
+                           std::string peer);
 
 }  // namespace actorllm::net

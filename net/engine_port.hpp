@@ -27,8 +27,8 @@ struct tokenize_result {
   std::vector<int32_t> tokens;
   std::vector<std::string> token_strs;  ///< text of each token, when the engine has it
   int32_t max_model_len = 0;
-  std::string error;                    ///< non-empty: the request failed
-  int32_t error_status = 0;             ///< 400, 404, 500, ...
+  std::string error;         ///< non-empty: the request failed
+  int32_t error_status = 0;  ///< 400, 404, 500, ...
 };
 
 /// Answer to detokenize(): the text, or an error with its HTTP status.

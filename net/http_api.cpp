@@ -3,9 +3,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <random>
-
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "net/openai_call.hpp"
 
@@ -69,8 +68,10 @@ bool needs_api_key(endpoint target) {
     case endpoint::health:
     case endpoint::version:
     case endpoint::metrics:
-    case endpoint::unknown: return false;
-    default: return true;
+    case endpoint::unknown:
+      return false;
+    default:
+      return true;
   }
 }
 
@@ -83,8 +84,7 @@ bool authorized(const server_config& config, std::string_view authorization) {
   // Compare every byte whatever the first difference, so timing does not leak the key.
   unsigned diff = given.size() != key.size();
   for (std::size_t i = 0; i < given.size(); ++i) {
-    diff |= static_cast<unsigned char>(given[i]) ^
-            static_cast<unsigned char>(key[i % key.size()]);
+    diff |= static_cast<unsigned char>(given[i]) ^ static_cast<unsigned char>(key[i % key.size()]);
   }
   return diff == 0;
 }
@@ -124,9 +124,13 @@ std::string models_json(const model_info& model) {
   return to_wire({{"object", "list"}, {"data", json::array({model_object(model)})}});
 }
 
-std::string model_json(const model_info& model) { return to_wire(model_object(model)); }
+std::string model_json(const model_info& model) {
+  return to_wire(model_object(model));
+}
 
-std::string version_json() { return to_wire({{"version", ACTORLLM_VERSION}}); }
+std::string version_json() {
+  return to_wire({{"version", ACTORLLM_VERSION}});
+}
 
 std::string tokenize_json(const tokenize_result& result) {
   json body = {{"count", result.tokens.size()},
@@ -140,16 +144,14 @@ std::string detokenize_json(const detokenize_result& result) {
   return to_wire({{"prompt", result.text}});
 }
 
-void log_access(std::string_view peer, std::string_view method, std::string_view target,
-                int status, double millis, std::string_view request_id) {
+void log_access(std::string_view peer, std::string_view method, std::string_view target, int status,
+                double millis, std::string_view request_id) {
   char line[512];
-  const int n = std::snprintf(line, sizeof line, "%.*s \"%.*s %.*s\" %d %.1fms %.*s\n",
-                              static_cast<int>(peer.size()), peer.data(),
-                              static_cast<int>(method.size()), method.data(),
-                              static_cast<int>(std::min<std::size_t>(target.size(), 200)),
-                              target.data(), status, millis,
-                              static_cast<int>(std::min<std::size_t>(request_id.size(), 128)),
-                              request_id.data());
+  const int n = std::snprintf(
+      line, sizeof line, "%.*s \"%.*s %.*s\" %d %.1fms %.*s\n", static_cast<int>(peer.size()),
+      peer.data(), static_cast<int>(method.size()), method.data(),
+      static_cast<int>(std::min<std::size_t>(target.size(), 200)), target.data(), status, millis,
+      static_cast<int>(std::min<std::size_t>(request_id.size(), 128)), request_id.data());
   if (n > 0) std::fwrite(line, 1, std::min<std::size_t>(n, sizeof line - 1), stderr);
 }
 
@@ -161,8 +163,8 @@ std::optional<api_error> admit(server_context& context, const openai_request& re
                                model_info& model) {
   model = context.engine.model();
   if (!request.model.empty() && request.model != model.name) {
-    api_error error = not_found("The model `" + request.model + "` does not exist.",
-                                "model_not_found");
+    api_error error =
+        not_found("The model `" + request.model + "` does not exist.", "model_not_found");
     error.param = "model";
     return error;
   }
@@ -171,9 +173,9 @@ std::optional<api_error> admit(server_context& context, const openai_request& re
   }
   const int32_t limit = context.options.max_waiting_requests;
   if (limit > 0 && context.engine.num_waiting() >= static_cast<std::size_t>(limit)) {
-    return engine_error("the server is overloaded (" + std::to_string(limit) +
-                            " requests waiting); retry later",
-                        503);
+    return engine_error(
+        "the server is overloaded (" + std::to_string(limit) + " requests waiting); retry later",
+        503);
   }
   return std::nullopt;
 }

@@ -32,8 +32,17 @@ struct server_context {
 };
 
 enum class endpoint : uint8_t {
-  completions, chat_completions, models, model, tokenize, detokenize,
-  health, version, metrics, websocket, unknown
+  completions,
+  chat_completions,
+  models,
+  model,
+  tokenize,
+  detokenize,
+  health,
+  version,
+  metrics,
+  websocket,
+  unknown
 };
 
 struct route {
@@ -85,7 +94,7 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
 void abort_call(server_context& context, const openai_call& call);
 
 /// One compact access-log line on stderr (one write, so lines from threads do not mix).
-void log_access(std::string_view peer, std::string_view method, std::string_view target,
-                int status, double millis, std::string_view request_id);
+void log_access(std::string_view peer, std::string_view method, std::string_view target, int status,
+                double millis, std::string_view request_id);
 
 }  // namespace actorllm::net

@@ -58,7 +58,9 @@ struct http_server::impl {
 http_server::http_server(const server_config& config, engine_port& engine, http_options options)
     : impl_(std::make_unique<impl>(config, engine, options)) {}
 
-http_server::~http_server() { stop(); }
+http_server::~http_server() {
+  stop();
+}
 
 void http_server::start() {
   std::lock_guard lock(impl_->mutex);
@@ -92,7 +94,9 @@ void http_server::stop() {
   impl_->stopped_cv.notify_all();
 }
 
-uint16_t http_server::port() const { return impl_->bound_port; }
+uint16_t http_server::port() const {
+  return impl_->bound_port;
+}
 
 std::string http_server::url() const {
   return "http://" + impl_->context.config.host + ":" + std::to_string(impl_->bound_port);

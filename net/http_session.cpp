@@ -44,13 +44,13 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (closed_) return;
     request_ = {};
     parser_.emplace();
-    parser_->body_limit(static_cast<uint64_t>(std::max<int64_t>(0, context_.config.max_body_bytes)));
-    stream_.expires_after(std::chrono::milliseconds(
-        static_cast<int64_t>(context_.options.idle_timeout_s * 1000.0)));
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->on_read(ec);
-                     });
+    parser_->body_limit(
+        static_cast<uint64_t>(std::max<int64_t>(0, context_.config.max_body_bytes)));
+    stream_.expires_after(
+        std::chrono::milliseconds(static_cast<int64_t>(context_.options.idle_timeout_s * 1000.0)));
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
   void on_read(beast::error_code ec) {
@@ -61,9 +61,12 @@ class http_session : public std::enable_shared_from_this<http_session> {
       keep_alive_ = false;  // the rest of the body is still on the wire
       method_ = std::string(parser_->get().method_string());
       target_ = std::string(parser_->get().target());
-      api_error error{413, "the request body is larger than " +
-                               std::to_string(context_.config.max_body_bytes) + " bytes",
-                      "invalid_request_error", {}, "request_too_large"};
+      api_error error{413,
+                      "the request body is larger than " +
+                          std::to_string(context_.config.max_body_bytes) + " bytes",
+                      "invalid_request_error",
+                      {},
+                      "request_too_large"};
       return send_error(error);
     }
     if (ec && is_parse_error(ec) && ec != http::error::end_of_stream) {
@@ -81,8 +84,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
       if (call_) abort_call(context_, *call_);
       call_.reset();
       outputs_.reset();
-      if (!headers_sent_) send_error(internal_error(e.what()));
-      else close();
+      if (!headers_sent_)
+        send_error(internal_error(e.what()));
+      else
+        close();
     }
   }
 
@@ -100,40 +105,54 @@ class http_session : public std::enable_shared_from_this<http_session> {
       return send_error(not_found("no such endpoint: " + method_ + " " + target_));
     }
     if (!r.method_allowed) {
-      api_error error{405, "method " + method_ + " is not allowed on this path",
-                      "invalid_request_error", {}, "method_not_allowed"};
+      api_error error{405,
+                      "method " + method_ + " is not allowed on this path",
+                      "invalid_request_error",
+                      {},
+                      "method_not_allowed"};
       allow_ = r.allow;
       return send_error(error);
     }
     if (needs_api_key(r.target) &&
         !authorized(context_.config, request_[http::field::authorization])) {
-      return send_error(api_error{401, "invalid or missing API key (Authorization: Bearer)",
-                                  "invalid_request_error", {}, "invalid_api_key"});
+      return send_error(api_error{401,
+                                  "invalid or missing API key (Authorization: Bearer)",
+                                  "invalid_request_error",
+                                  {},
+                                  "invalid_api_key"});
     }
     engine_port& engine = context_.engine;
     switch (r.target) {
       case endpoint::health:
         if (engine.healthy()) return send(http::status::ok, "", "text/plain");
         return send_error(engine_error("the engine is not running", 503));
-      case endpoint::version: return send(http::status::ok, version_json());
-      case endpoint::models: return send(http::status::ok, models_json(engine.model()));
+      case endpoint::version:
+        return send(http::status::ok, version_json());
+      case endpoint::models:
+        return send(http::status::ok, models_json(engine.model()));
       case endpoint::model: {
         const model_info model = engine.model();
         if (r.model_id != model.name) {
-          return send_error(not_found("The model `" + r.model_id + "` does not exist.",
-                                      "model_not_found"));
+          return send_error(
+              not_found("The model `" + r.model_id + "` does not exist.", "model_not_found"));
         }
         return send(http::status::ok, model_json(model));
       }
       case endpoint::metrics:
         return send(http::status::ok, engine.metrics_text(),
                     "text/plain; version=0.0.4; charset=utf-8");
-      case endpoint::tokenize: return start_tokenize();
-      case endpoint::detokenize: return start_detokenize();
-      case endpoint::completions: return start_completion(api_kind::completion);
-      case endpoint::chat_completions: return start_completion(api_kind::chat);
-      case endpoint::websocket: return upgrade();
-      case endpoint::unknown: break;
+      case endpoint::tokenize:
+        return start_tokenize();
+      case endpoint::detokenize:
+        return start_detokenize();
+      case endpoint::completions:
+        return start_completion(api_kind::completion);
+      case endpoint::chat_completions:
+        return start_completion(api_kind::chat);
+      case endpoint::websocket:
+        return upgrade();
+      case endpoint::unknown:
+        break;
     }
   }
 
@@ -171,8 +190,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
     } catch (const std::exception& e) {
       abort_call(context_, *call_);
       end_call();
-      if (!headers_sent_) send_error(internal_error(e.what()));
-      else close();
+      if (!headers_sent_)
+        send_error(internal_error(e.what()));
+      else
+        close();
     }
   }
 
@@ -256,21 +277,22 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (watching_ || closed_) return;
     watching_ = true;
     stream_.expires_never();
-    stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](
-                                                       beast::error_code ec, std::size_t n) {
-      self->watching_ = false;
-      if (self->closed_) return;
-      if (!ec) self->buffer_.commit(n);  // a pipelined request: parse it later
-      if (ec && ec != asio::error::operation_aborted) {
-        if (self->call_) return self->on_client_gone();
-        return self->close();
-      }
-      if (self->draining_) return self->drain_and_close();
-      if (self->resume_reading_) {
-        self->resume_reading_ = false;
-        self->do_read();
-      }
-    });
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->watching_ = false;
+                              if (self->closed_) return;
+                              if (!ec)
+                                self->buffer_.commit(n);  // a pipelined request: parse it later
+                              if (ec && ec != asio::error::operation_aborted) {
+                                if (self->call_) return self->on_client_gone();
+                                return self->close();
+                              }
+                              if (self->draining_) return self->drain_and_close();
+                              if (self->resume_reading_) {
+                                self->resume_reading_ = false;
+                                self->do_read();
+                              }
+                            });
   }
 
   void on_client_gone() {
@@ -287,25 +309,26 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (auto error = parse_tokenize_request(request_.body(), parsed)) return send_error(*error);
     const model_info model = context_.engine.model();
     if (!parsed.model.empty() && parsed.model != model.name) {
-      return send_error(not_found("The model `" + parsed.model + "` does not exist.",
-                                  "model_not_found"));
+      return send_error(
+          not_found("The model `" + parsed.model + "` does not exist.", "model_not_found"));
     }
-    context_.engine.tokenize(std::move(parsed), on_strand<tokenize_result>([](http_session& s,
-                                                                              tokenize_result r) {
-      if (!r.error.empty()) return s.send_error(engine_error(r.error, r.error_status));
-      s.send(http::status::ok, tokenize_json(r));
-    }));
+    context_.engine.tokenize(std::move(parsed),
+                             on_strand<tokenize_result>([](http_session& s, tokenize_result r) {
+                               if (!r.error.empty())
+                                 return s.send_error(engine_error(r.error, r.error_status));
+                               s.send(http::status::ok, tokenize_json(r));
+                             }));
     watch_for_disconnect();  // also keeps this session alive until the answer comes
   }
 
   void start_detokenize() {
     std::vector<int32_t> tokens;
     if (auto error = parse_detokenize_request(request_.body(), tokens)) return send_error(*error);
-    context_.engine.detokenize(std::move(tokens), on_strand<detokenize_result>(
-                                                      [](http_session& s, detokenize_result r) {
-      if (!r.error.empty()) return s.send_error(engine_error(r.error, r.error_status));
-      s.send(http::status::ok, detokenize_json(r));
-    }));
+    context_.engine.detokenize(
+        std::move(tokens), on_strand<detokenize_result>([](http_session& s, detokenize_result r) {
+          if (!r.error.empty()) return s.send_error(engine_error(r.error, r.error_status));
+          s.send(http::status::ok, detokenize_json(r));
+        }));
     watch_for_disconnect();
   }
 
@@ -337,7 +360,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // ---- plain responses ----------------------------------------------------------------
   void send_preflight() {
     auto res = std::make_shared<http::response<http::string_body>>(http::status::no_content,
-                                                                    request_.version());
+                                                                   request_.version());
     res->set(http::field::allow, "GET, POST, OPTIONS");
     if (!cors_origin_.empty()) {
       res->set(http::field::access_control_allow_methods, "GET, POST, OPTIONS");
@@ -353,8 +376,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     send(static_cast<http::status>(error.status), error_json(error));
   }
 
-  void send(http::status status, std::string body,
-            const char* content_type = "application/json") {
+  void send(http::status status, std::string body, const char* content_type = "application/json") {
     auto res = std::make_shared<http::response<http::string_body>>(status, 11);
     res->set(http::field::content_type, content_type);
     if (request_.method() != http::verb::head) res->body() = std::move(body);
@@ -374,12 +396,12 @@ class http_session : public std::enable_shared_from_this<http_session> {
     res->keep_alive(keep_alive_);
     res->prepare_payload();
     headers_sent_ = true;
-    http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec,
-                                                                       std::size_t) {
-      if (self->closed_) return;
-      if (ec) return self->close();
-      self->end_request();
-    });
+    http::async_write(stream_, *res,
+                      [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                        if (self->closed_) return;
+                        if (ec) return self->close();
+                        self->end_request();
+                      });
   }
 
   void end_request() {
@@ -410,11 +432,11 @@ class http_session : public std::enable_shared_from_this<http_session> {
     }
     stream_.expires_after(std::chrono::seconds(2));
     buffer_.consume(buffer_.size());
-    stream_.async_read_some(buffer_.prepare(16384), [self = shared_from_this()](
-                                                        beast::error_code ec, std::size_t) {
-      if (ec) return self->close();
-      self->drain_and_close();
-    });
+    stream_.async_read_some(buffer_.prepare(16384),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return self->close();
+                              self->drain_and_close();
+                            });
   }
 
   void log() {
@@ -455,7 +477,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   std::string pending_;         // SSE events not yet handed to the socket
   std::string writing_buffer_;  // bytes of the write in flight
   bool writing_ = false;
-  bool finished_ = false;       // [DONE] is in pending_ (or on the wire)
+  bool finished_ = false;  // [DONE] is in pending_ (or on the wire)
 
   bool watching_ = false;
   bool resume_reading_ = false;

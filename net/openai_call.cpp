@@ -9,7 +9,9 @@ namespace {
 
 using json = nlohmann::json;
 
-json or_null(const std::string& s) { return s.empty() ? json() : json(s); }
+json or_null(const std::string& s) {
+  return s.empty() ? json() : json(s);
+}
 
 json finish_json(finish_reason reason) {
   return reason == finish_reason::none ? json() : json(to_string(reason));
@@ -42,18 +44,19 @@ openai_call::openai_call(call_options options, std::vector<std::string> engine_i
 }
 
 json openai_call::chunk_base() const {
-  json chunk = {{"id", options_.id},
-                {"object", options_.kind == api_kind::chat ? "chat.completion.chunk"
-                                                           : "text_completion"},
-                {"created", options_.created},
-                {"model", options_.model}};
+  json chunk = {
+      {"id", options_.id},
+      {"object", options_.kind == api_kind::chat ? "chat.completion.chunk" : "text_completion"},
+      {"created", options_.created},
+      {"model", options_.model}};
   if (options_.include_usage) chunk["usage"] = nullptr;
   return chunk;
 }
 
 json openai_call::usage() const {
   int64_t prompt_tokens = 0, cached = 0, completion_tokens = 0;
-  for (const auto& p : prompts_) prompt_tokens += p.num_prompt_tokens, cached += p.num_cached_tokens;
+  for (const auto& p : prompts_)
+    prompt_tokens += p.num_prompt_tokens, cached += p.num_cached_tokens;
   for (const auto& c : choices_) completion_tokens += c.num_generated;
   json u = {{"prompt_tokens", prompt_tokens},
             {"completion_tokens", completion_tokens},
@@ -72,7 +75,8 @@ json openai_call::render_logprobs(const request_output& out, choice& c) const {
       json top = json::array();
       for (std::size_t k = 0; k < lp.top_ids.size() && k < lp.top_logprobs.size(); ++k) {
         const std::string alt = token_text(lp.top_texts, k, lp.top_ids[k]);
-        top.push_back({{"token", alt}, {"logprob", lp.top_logprobs[k]}, {"bytes", utf8_bytes(alt)}});
+        top.push_back(
+            {{"token", alt}, {"logprob", lp.top_logprobs[k]}, {"bytes", utf8_bytes(alt)}});
       }
       content.push_back({{"token", text},
                          {"logprob", lp.logprob},
@@ -116,7 +120,8 @@ void openai_call::append_logprobs(json& into, const json& delta) const {
 void openai_call::fail(api_error error, std::vector<std::string>& chunks) {
   if (error_) return;
   error_ = std::move(error);
-  if (started_ && options_.stream && options_.error_chunk) chunks.push_back(to_wire(error_object(*error_)));
+  if (started_ && options_.stream && options_.error_chunk)
+    chunks.push_back(to_wire(error_object(*error_)));
 }
 
 void openai_call::add(const request_output& out, std::vector<std::string>& chunks) {

@@ -2,12 +2,11 @@
 /// One API call (completions or chat, streamed or not): engine deltas in, OpenAI objects out.
 /// Used from one strand at a time; not thread-safe. Knows nothing of sockets.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "actors/common/generate_request.hpp"
 #include "net/openai_protocol.hpp"
@@ -16,14 +15,14 @@ namespace actorllm::net {
 
 struct call_options {
   api_kind kind = api_kind::completion;
-  std::string id;             ///< "id" of every object sent back (cmpl-..., or a WebSocket id)
-  std::string model;          ///< "model" of every object sent back
-  int64_t created = 0;        ///< unix seconds
-  int32_t n = 1;              ///< samples per prompt
+  std::string id;       ///< "id" of every object sent back (cmpl-..., or a WebSocket id)
+  std::string model;    ///< "model" of every object sent back
+  int64_t created = 0;  ///< unix seconds
+  int32_t n = 1;        ///< samples per prompt
   bool stream = false;
-  bool include_usage = false; ///< streaming: "usage": null in chunks and a last usage chunk
-  bool logprobs = false;      ///< render logprobs (the API's shape for `kind`)
-  bool error_chunk = true;    ///< streaming: a failure after the first chunk is an error chunk
+  bool include_usage = false;  ///< streaming: "usage": null in chunks and a last usage chunk
+  bool logprobs = false;       ///< render logprobs (the API's shape for `kind`)
+  bool error_chunk = true;     ///< streaming: a failure after the first chunk is an error chunk
 };
 
 class openai_call {

@@ -18,18 +18,26 @@ api_error internal_error(std::string message) {
 api_error engine_error(const std::string& message, int32_t status) {
   const std::string text = message.empty() ? "the request failed" : message;
   switch (status) {
-    case 400: return bad_request(text);
-    case 404: return not_found(text, "model_not_found");
-    case 429: return api_error{429, text, "rate_limit_error", {}, "rate_limit_exceeded"};
-    case 503: return api_error{503, text, "server_error", {}, "overloaded"};
-    default: break;
+    case 400:
+      return bad_request(text);
+    case 404:
+      return not_found(text, "model_not_found");
+    case 429:
+      return api_error{429, text, "rate_limit_error", {}, "rate_limit_exceeded"};
+    case 503:
+      return api_error{503, text, "server_error", {}, "overloaded"};
+    default:
+      break;
   }
-  if (status >= 400 && status < 500) return api_error{status, text, "invalid_request_error", {}, {}};
+  if (status >= 400 && status < 500)
+    return api_error{status, text, "invalid_request_error", {}, {}};
   return internal_error(text);
 }
 
 nlohmann::json error_object(const api_error& error) {
-  auto or_null = [](const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); };
+  auto or_null = [](const std::string& s) {
+    return s.empty() ? nlohmann::json() : nlohmann::json(s);
+  };
   return {{"error",
            {{"message", error.message},
             {"type", error.type},

@@ -174,7 +174,8 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
 }
 
 /// Completions prompt: a string, a list of strings, token ids, or a list of token id lists.
-bool read_prompts(field_reader& r, const generate_request& base, std::vector<generate_request>& out) {
+bool read_prompts(field_reader& r, const generate_request& base,
+                  std::vector<generate_request>& out) {
   const json* v = r.find("prompt");
   if (!v) return r.fail("prompt is required", "prompt");
   auto add_text = [&](const std::string& text) {
@@ -187,8 +188,9 @@ bool read_prompts(field_reader& r, const generate_request& base, std::vector<gen
     out.back().kind = prompt_kind::token_ids;
     return !ids.empty() && read_token_ids(ids, out.back().token_ids);
   };
-  const char* shape = "prompt must be a string, a list of strings, a list of token ids or a "
-                      "list of token id lists";
+  const char* shape =
+      "prompt must be a string, a list of strings, a list of token ids or a "
+      "list of token id lists";
   if (v->is_string()) return add_text(v->get<std::string>()), true;
   if (!v->is_array() || v->empty()) return r.fail(shape, "prompt");
   const json& first = v->front();
@@ -258,9 +260,12 @@ int json_depth(std::string_view text) {
   bool in_string = false, escaped = false;
   for (char c : text) {
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -289,8 +294,7 @@ std::optional<api_error> parse_openai_request(std::string_view body, api_kind ki
   return parse_openai_json(parsed, kind, out);
 }
 
-std::optional<api_error> parse_openai_json(const json& body, api_kind kind,
-                                              openai_request& out) {
+std::optional<api_error> parse_openai_json(const json& body, api_kind kind, openai_request& out) {
   if (!body.is_object()) return bad_request("the request must be a JSON object");
   field_reader r{body, std::nullopt};
   out = openai_request{};

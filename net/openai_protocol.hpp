@@ -2,12 +2,11 @@
 /// OpenAI request bodies -> generate_request, and OpenAI error objects. Pure functions:
 /// no sockets, no engine. A wrong type or range is an api_error naming the parameter.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "actors/common/generate_request.hpp"
 
@@ -39,7 +38,7 @@ nlohmann::json error_object(const api_error& error);
 /// prompt p is p * n + s.
 struct openai_request {
   api_kind kind = api_kind::completion;
-  std::string model;      ///< as asked; empty when the client left it out
+  std::string model;  ///< as asked; empty when the client left it out
   bool stream = false;
   bool include_usage = false;
   int32_t n = 1;
@@ -54,7 +53,7 @@ std::optional<api_error> parse_openai_request(std::string_view body, api_kind ki
                                               openai_request& out);
 /// Same from JSON already parsed (a WebSocket message); unknown fields are ignored.
 std::optional<api_error> parse_openai_json(const nlohmann::json& body, api_kind kind,
-                                              openai_request& out);
+                                           openai_request& out);
 
 /// /tokenize: {"prompt": "..."} (add_special_tokens) or {"messages": [...]}
 /// (add_generation_prompt) into a text or chat generate_request.

@@ -11,6 +11,8 @@ inline void append_sse_event(std::string& out, std::string_view json) {
 }
 
 /// Appends the terminating event.
-inline void append_sse_done(std::string& out) { out.append("data: [DONE]\n\n"); }
+inline void append_sse_done(std::string& out) {
+  out.append("data: [DONE]\n\n");
+}
 
 }  // namespace actorllm::net

@@ -30,13 +30,13 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   void start() {
     beast::get_lowest_layer(ws_).expires_never();
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-    ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
-      res.set(http::field::server, "actorllm");
-    }));
-    ws_.read_message_max(static_cast<uint64_t>(std::max<int64_t>(1, context_.config.max_body_bytes)));
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& res) { res.set(http::field::server, "actorllm"); }));
+    ws_.read_message_max(
+        static_cast<uint64_t>(std::max<int64_t>(1, context_.config.max_body_bytes)));
     ws_.text(true);
-    outputs_ = std::make_shared<mailbox<request_output>>(
-        [weak = weak_from_this(), gate = context_.gate] {
+    outputs_ =
+        std::make_shared<mailbox<request_output>>([weak = weak_from_this(), gate = context_.gate] {
           gate->run_if_open([&] {
             if (auto self = weak.lock()) {
               asio::post(self->executor_, [self] { self->on_outputs(); });
@@ -60,9 +60,9 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   void log_call(const active_call& active, int status) {
     context_.engine.on_http_request("/v1/ws", status);
     if (!context_.options.access_log) return;
-    const double millis = std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - active.start)
-                              .count();
+    const double millis =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - active.start)
+            .count();
     log_access(peer_, "WS", "/v1/ws", status, millis, active.client_id);
   }
 
@@ -100,12 +100,12 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
       return send_terminal("error", id,
                            error_object(bad_request("id " + id + " is already running", "id")));
     }
-    const bool chat = type == "chat" || type == "chat.completions" ||
-                      (type.empty() && body.contains("messages"));
+    const bool chat =
+        type == "chat" || type == "chat.completions" || (type.empty() && body.contains("messages"));
     body["stream"] = true;  // a WebSocket call always streams
     openai_request parsed;
-    if (auto error = parse_openai_json(body, chat ? api_kind::chat : api_kind::completion,
-                                          parsed)) {
+    if (auto error =
+            parse_openai_json(body, chat ? api_kind::chat : api_kind::completion, parsed)) {
       return send_terminal("error", id, error_object(*error));
     }
     model_info model;
@@ -116,9 +116,10 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     active->client_id = id;
     calls_[id] = active;
     auto box = outputs_;
-    active->call = start_call(context_, std::move(parsed), model, id,
-                              [box](request_output out) { box->push(std::move(out)); },
-                              /*error_chunk=*/false);
+    active->call = start_call(
+        context_, std::move(parsed), model, id,
+        [box](request_output out) { box->push(std::move(out)); },
+        /*error_chunk=*/false);
     for (const auto& engine_id : active->call->engine_ids()) by_engine_id_[engine_id] = active;
   }
 
@@ -224,8 +225,8 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
 
 }  // namespace
 
-void run_websocket_session(server_context& context, beast::tcp_stream stream,
-                           http_request upgrade, std::string peer) {
+void run_websocket_session(server_context& context, beast::tcp_stream stream, http_request upgrade,
+                           std::string peer) {
   std::make_shared<websocket_session>(context, std::move(stream), std::move(upgrade),
                                       std::move(peer))
       ->start();

@@ -27,7 +27,8 @@ inline void merge_output(std::vector<request_output>& choices, const request_out
 }
 
 /// The final output of a refused request: finish_reason::error with its HTTP status.
-inline request_output error_output(const std::string& request_id, std::string message, int32_t status) {
+inline request_output error_output(const std::string& request_id, std::string message,
+                                   int32_t status) {
   request_output out;
   out.request_id = request_id;
   out.finish = finish_reason::error;

@@ -11,28 +11,28 @@
 namespace actorllm {
 
 struct sampling_params {
-  int32_t n = 1;                   ///< parallel samples per prompt
-  float temperature = 1.0f;        ///< 0: greedy
-  float top_p = 1.0f;              ///< nucleus mass in (0, 1]
-  int32_t top_k = -1;              ///< -1 (or 0): no limit
-  float min_p = 0.0f;              ///< drop tokens below min_p * p(max)
-  float presence_penalty = 0.0f;   ///< OpenAI: -2..2, on tokens seen in the output
-  float frequency_penalty = 0.0f;  ///< OpenAI: -2..2, times the count in the output
-  float repetition_penalty = 1.0f; ///< CTRL-style, on prompt and output tokens, > 0
+  int32_t n = 1;                    ///< parallel samples per prompt
+  float temperature = 1.0f;         ///< 0: greedy
+  float top_p = 1.0f;               ///< nucleus mass in (0, 1]
+  int32_t top_k = -1;               ///< -1 (or 0): no limit
+  float min_p = 0.0f;               ///< drop tokens below min_p * p(max)
+  float presence_penalty = 0.0f;    ///< OpenAI: -2..2, on tokens seen in the output
+  float frequency_penalty = 0.0f;   ///< OpenAI: -2..2, times the count in the output
+  float repetition_penalty = 1.0f;  ///< CTRL-style, on prompt and output tokens, > 0
   std::vector<std::pair<int32_t, float>> logit_bias;  ///< added to the logits before sampling
-  std::optional<uint64_t> seed;    ///< same seed, same output
+  std::optional<uint64_t> seed;                       ///< same seed, same output
 
-  int32_t max_tokens = 16;         ///< generated tokens at most; -1: until the context is
-                                   ///< full (max_model_len - prompt tokens, set by the router)
-  int32_t min_tokens = 0;          ///< EOS and stop ids are ignored before this many
+  int32_t max_tokens = 16;  ///< generated tokens at most; -1: until the context is
+                            ///< full (max_model_len - prompt tokens, set by the router)
+  int32_t min_tokens = 0;   ///< EOS and stop ids are ignored before this many
   bool ignore_eos = false;
   std::vector<int32_t> stop_token_ids;
-  std::vector<std::string> stop;   ///< stop strings (matched by the router on text)
+  std::vector<std::string> stop;  ///< stop strings (matched by the router on text)
 
-  int32_t logprobs = -1;           ///< -1: none; k >= 0: chosen token's logprob plus top k
+  int32_t logprobs = -1;  ///< -1: none; k >= 0: chosen token's logprob plus top k
   int32_t prompt_logprobs = -1;
   bool skip_special_tokens = true;
-  int32_t priority = 0;            ///< priority policy: lower runs first
+  int32_t priority = 0;  ///< priority policy: lower runs first
 
   bool greedy() const { return temperature <= 0.0f; }
 };

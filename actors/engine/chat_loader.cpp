@@ -13,7 +13,8 @@ namespace {
 std::shared_ptr<chat_template> find_template(const std::string& template_path,
                                              const std::filesystem::path& model_dir,
                                              const tokenizer& tok) {
-  if (!template_path.empty()) return std::make_shared<chat_template>(chat_template::load(template_path));
+  if (!template_path.empty())
+    return std::make_shared<chat_template>(chat_template::load(template_path));
   const auto config = model_dir / "tokenizer_config.json";
   if (std::filesystem::exists(config)) {
     try {

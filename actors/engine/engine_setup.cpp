@@ -4,14 +4,15 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "actors/engine/chat_loader.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
 #include "actors/gpu_worker/kv_budget.hpp"
 #include "kernels/cpu/ops.hpp"
-#include "actors/engine/chat_loader.hpp"
 
 namespace actorllm {
 
-engine_setup engine_setup::load(const engine_config& config, std::shared_ptr<const backend_provider> backend) {
+engine_setup engine_setup::load(const engine_config& config,
+                                std::shared_ptr<const backend_provider> backend) {
   if (auto errors = config.validate(); !errors.empty()) throw std::runtime_error(errors.front());
   if (!backend) {
     if (config.parallel.device == "cuda")
@@ -19,8 +20,8 @@ engine_setup engine_setup::load(const engine_config& config, std::shared_ptr<con
     backend = std::make_shared<cpu_backend_provider>();
   }
   const std::filesystem::path model_dir = config.model.model;
-  engine_setup s(tokenizer::load(config.model.tokenizer.empty() ? model_dir
-                                                                : std::filesystem::path(config.model.tokenizer)));
+  engine_setup s(tokenizer::load(
+      config.model.tokenizer.empty() ? model_dir : std::filesystem::path(config.model.tokenizer)));
   s.config = config;
   cpu::set_num_threads(config.parallel.cpu_threads);
   const int32_t tp = config.parallel.tensor_parallel_size;
@@ -31,14 +32,16 @@ engine_setup engine_setup::load(const engine_config& config, std::shared_ptr<con
     s.shards.push_back(std::make_shared<llama_model>(model_dir, tp_shard{rank, tp}));
   s.model = s.shards.front();
   s.render_chat = load_chat_renderer(config.model.chat_template, model_dir, s.tok);
-  s.served_model_name = !config.model.served_model_name.empty()
-                            ? config.model.served_model_name
-                            : std::filesystem::path(config.model.model).lexically_normal().filename().string();
+  s.served_model_name =
+      !config.model.served_model_name.empty()
+          ? config.model.served_model_name
+          : std::filesystem::path(config.model.model).lexically_normal().filename().string();
   if (s.served_model_name.empty()) s.served_model_name = config.model.model;
 
   const auto& mc = s.model->config();
-  s.max_model_len = config.model.max_model_len > 0 ? config.model.max_model_len
-                                                    : static_cast<int32_t>(mc.max_position_embeddings);
+  s.max_model_len = config.model.max_model_len > 0
+                        ? config.model.max_model_len
+                        : static_cast<int32_t>(mc.max_position_embeddings);
   if (s.max_model_len > mc.max_position_embeddings)
     throw std::runtime_error("--max-model-len " + std::to_string(s.max_model_len) +
                              " exceeds the model's max_position_embeddings (" +
@@ -72,13 +75,16 @@ std::string engine_setup::describe() const {
   const auto& mc = model->config();
   std::ostringstream out;
   out << "model " << config.model.model << " (" << mc.architecture << ", "
-      << mc.num_parameters() / 1e6 << "M parameters, float32) served as '" << served_model_name << "'\n"
-      << "device " << backend->device() << ", max_model_len " << max_model_len << ", block_size " << runner.block_size
-      << ", device KV blocks " << runner.num_device_blocks << " (" << int64_t(runner.num_device_blocks) * runner.block_size
-      << " tokens), CPU swap blocks " << runner.num_cpu_blocks << "\n"
+      << mc.num_parameters() / 1e6 << "M parameters, float32) served as '" << served_model_name
+      << "'\n"
+      << "device " << backend->device() << ", max_model_len " << max_model_len << ", block_size "
+      << runner.block_size << ", device KV blocks " << runner.num_device_blocks << " ("
+      << int64_t(runner.num_device_blocks) * runner.block_size << " tokens), CPU swap blocks "
+      << runner.num_cpu_blocks << "\n"
       << "max_num_seqs " << config.scheduler.max_num_seqs << ", max_num_batched_tokens "
-      << config.scheduler.max_num_batched_tokens << ", preemption " << to_string(config.scheduler.preemption)
-      << ", prefix caching " << (config.cache.enable_prefix_caching ? "on" : "off") << ", CPU threads "
+      << config.scheduler.max_num_batched_tokens << ", preemption "
+      << to_string(config.scheduler.preemption) << ", prefix caching "
+      << (config.cache.enable_prefix_caching ? "on" : "off") << ", CPU threads "
       << cpu::num_threads();
   return out.str();
 }

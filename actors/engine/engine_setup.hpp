@@ -37,7 +37,9 @@ struct engine_setup {
   static engine_setup load(const engine_config& config,
                            std::shared_ptr<const backend_provider> backend = nullptr);
   /// A fresh forward_backend for one worker, with the pools sized above.
-  std::unique_ptr<forward_backend> make_backend() const { return backend->make_backend(model, runner); }
+  std::unique_ptr<forward_backend> make_backend() const {
+    return backend->make_backend(model, runner);
+  }
 
   prompt_builder make_prompt_builder() const;
   /// One line per fact, as vLLM logs at startup: model, dtype, blocks, context length.

@@ -13,7 +13,8 @@ llm_engine::llm_engine(engine_setup setup)
       runner_(setup_.model, setup_.runner, setup_.make_backend()) {
   // One model_runner holds one shard: the spine has no peers to sum partial activations with.
   if (setup_.shards.size() > 1)
-    throw std::runtime_error("the actor-free engine runs without tensor parallelism (--tensor-parallel-size 1)");
+    throw std::runtime_error(
+        "the actor-free engine runs without tensor parallelism (--tensor-parallel-size 1)");
 }
 
 std::optional<request_output> llm_engine::add_request(const generate_request& request) {
@@ -23,7 +24,8 @@ std::optional<request_output> llm_engine::add_request(const generate_request& re
     const int32_t status = error->kind == admission_error::code::queue_full ? 503 : 400;
     return error_output(request.request_id, error->message, status);
   }
-  processors_.insert_or_assign(request.request_id, output_processor(setup_.tok, request, prompt.token_ids));
+  processors_.insert_or_assign(request.request_id,
+                               output_processor(setup_.tok, request, prompt.token_ids));
   return std::nullopt;
 }
 
@@ -53,11 +55,13 @@ std::vector<request_output> llm_engine::abort(const std::string& request_id) {
   return post_process(scheduler_.abort(request_id));
 }
 
-std::vector<std::vector<request_output>> run_to_completion(llm_engine& engine,
-                                                           const std::vector<generate_request>& requests) {
+std::vector<std::vector<request_output>> run_to_completion(
+    llm_engine& engine, const std::vector<generate_request>& requests) {
   std::map<std::string, size_t> slot;
   std::vector<std::vector<request_output>> merged(requests.size());
-  auto merge = [&](const request_output& out) { merge_output(merged[slot.at(out.request_id)], out); };
+  auto merge = [&](const request_output& out) {
+    merge_output(merged[slot.at(out.request_id)], out);
+  };
   for (size_t i = 0; i < requests.size(); ++i) {
     slot[requests[i].request_id] = i;
     if (auto refused = engine.add_request(requests[i])) merge(std::move(*refused));

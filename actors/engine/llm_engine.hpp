@@ -1,7 +1,8 @@
 #pragma once
 /// The engine without actors: the readable spine of the system. One step is
 ///
-///   plan = scheduler.schedule();  result = runner.execute(plan);  outputs = scheduler.update(result);
+///   plan = scheduler.schedule();  result = runner.execute(plan);  outputs =
+///   scheduler.update(result);
 ///
 /// followed by the router's post-processing (detokenization, stop strings). The actor system
 /// runs exactly these cores, spread over the router, scheduler, cache_engine and worker actors.
@@ -45,7 +46,7 @@ class llm_engine {
 
 /// Runs requests to completion and returns, per request, all its outputs merged per choice
 /// (text and token ids concatenated, the last finish reason). For `generate` and tests.
-std::vector<std::vector<request_output>> run_to_completion(llm_engine& engine,
-                                                           const std::vector<generate_request>& requests);
+std::vector<std::vector<request_output>> run_to_completion(
+    llm_engine& engine, const std::vector<generate_request>& requests);
 
 }  // namespace actorllm

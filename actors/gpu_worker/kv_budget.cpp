@@ -32,24 +32,28 @@ kv_budget plan_kv_budget(const cache_config& cache, const kv_cache_shape& shape,
   if (cache.num_gpu_blocks_override >= 0) {
     budget.num_device_blocks = static_cast<int32_t>(cache.num_gpu_blocks_override);
   } else {
-    const int64_t usable = static_cast<int64_t>(available_host_memory() * cache.gpu_memory_utilization) - weight_bytes;
+    const int64_t usable =
+        static_cast<int64_t>(available_host_memory() * cache.gpu_memory_utilization) - weight_bytes;
     budget.num_device_blocks = static_cast<int32_t>(std::clamp<int64_t>(
         std::min(usable, max_default_cpu_pool_bytes) / block_bytes, 0, 1 << 30));
   }
   if (cache.num_cpu_blocks_override >= 0) {
     budget.num_cpu_blocks = static_cast<int32_t>(cache.num_cpu_blocks_override);
   } else {
-    budget.num_cpu_blocks = static_cast<int32_t>(cache.swap_space_gib * double(int64_t(1) << 30) / block_bytes);
+    budget.num_cpu_blocks =
+        static_cast<int32_t>(cache.swap_space_gib * double(int64_t(1) << 30) / block_bytes);
   }
   check_kv_budget(budget, shape.block_size, weight_bytes, max_model_len);
   return budget;
 }
 
-void check_kv_budget(kv_budget& budget, int64_t block_size, int64_t weight_bytes, int32_t max_model_len) {
+void check_kv_budget(kv_budget& budget, int64_t block_size, int64_t weight_bytes,
+                     int32_t max_model_len) {
   const int64_t capacity_tokens = int64_t(budget.num_device_blocks) * block_size;
   if (budget.num_device_blocks <= 0) {
     budget.error = "no memory left for the KV cache after loading the weights (" +
-                   std::to_string(weight_bytes >> 20) + " MiB); raise --gpu-memory-utilization "
+                   std::to_string(weight_bytes >> 20) +
+                   " MiB); raise --gpu-memory-utilization "
                    "or set --num-gpu-blocks-override";
   } else if (capacity_tokens < max_model_len) {
     std::ostringstream msg;

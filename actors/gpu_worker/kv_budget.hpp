@@ -27,6 +27,7 @@ kv_budget plan_kv_budget(const cache_config& cache, const kv_cache_shape& block_
 /// Sets budget.error when the pools cannot serve: no device block at all, or fewer slots than
 /// max_model_len tokens (with the largest max_model_len that fits). `weight_bytes`: the
 /// memory the weights hold, named in the first message.
-void check_kv_budget(kv_budget& budget, int64_t block_size, int64_t weight_bytes, int32_t max_model_len);
+void check_kv_budget(kv_budget& budget, int64_t block_size, int64_t weight_bytes,
+                     int32_t max_model_len);
 
 }  // namespace actorllm

@@ -14,7 +14,8 @@ void apply_penalties(std::span<float> logits, const sampling_params& params,
   for (auto [id, bias] : params.logit_bias)
     if (id >= 0 && id < vocab) logits[id] += bias;
   if (params.repetition_penalty != 1.0f) {
-    // Every token seen in the prompt or the output: divide a positive logit, multiply a negative one.
+    // Every token seen in the prompt or the output: divide a positive logit, multiply a negative
+    // one.
     std::unordered_set<int32_t> seen(prompt_tokens.begin(), prompt_tokens.end());
     for (const auto& [id, count] : output_counts) seen.insert(id);
     for (int32_t id : seen) {
@@ -76,7 +77,9 @@ sample_result sampler::sample(std::span<float> logits, const sampling_params& pa
     std::iota(order_.begin(), order_.end(), 0);
     int32_t keep = vocab;
     if (params.top_k > 0) keep = std::min(keep, params.top_k);
-    auto by_logit = [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+    auto by_logit = [&](int32_t a, int32_t b) {
+      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+    };
     if (keep < vocab) {
       std::partial_sort(order_.begin(), order_.begin() + keep, order_.end(), by_logit);
     } else {
@@ -128,7 +131,9 @@ sample_result sampler::sample(std::span<float> logits, const sampling_params& pa
     order_.resize(vocab);
     std::iota(order_.begin(), order_.end(), 0);
     std::partial_sort(order_.begin(), order_.begin() + top, order_.end(),
-                      [&](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+                      [&](int32_t a, int32_t b) {
+                        return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+                      });
     for (int32_t i = 0; i < top; ++i) {
       result.logprob.top_ids.push_back(order_[i]);
       result.logprob.top_logprobs.push_back(static_cast<float>(logits[order_[i]] - log_sum));

@@ -35,8 +35,8 @@ class sampler {
                        std::span<const int32_t> prompt_tokens, sampler_state& state);
 
  private:
-  std::vector<int32_t> order_;    // reused index buffer
-  std::vector<float> probs_;      // reused probability buffer
+  std::vector<int32_t> order_;  // reused index buffer
+  std::vector<float> probs_;    // reused probability buffer
 };
 
 /// Index of the largest logit (the first one on ties).

@@ -2,9 +2,9 @@
 
 namespace actorllm {
 
-gateway_actor::behavior_type http_gateway(gateway_actor::stateful_pointer<gateway_state> self,
-                                          router_actor router,
-                                          std::function<void(std::vector<request_output>&)> deliver) {
+gateway_actor::behavior_type http_gateway(
+    gateway_actor::stateful_pointer<gateway_state> self, router_actor router,
+    std::function<void(std::vector<request_output>&)> deliver) {
   self->state.router = std::move(router);
   self->state.deliver = std::move(deliver);
   return {
@@ -12,7 +12,9 @@ gateway_actor::behavior_type http_gateway(gateway_actor::stateful_pointer<gatewa
         self->send(self->state.router, generate_atom::value, std::move(req),
                    caf::actor_cast<output_sink_actor>(self));
       },
-      [self](abort_atom, const std::string& id) { self->send(self->state.router, abort_atom::value, id); },
+      [self](abort_atom, const std::string& id) {
+        self->send(self->state.router, abort_atom::value, id);
+      },
       [self](outputs_atom, std::vector<request_output>& outs) { self->state.deliver(outs); },
   };
 }

@@ -20,8 +20,8 @@ struct gateway_state {
   static inline const char* name = "http_gateway";
 };
 
-gateway_actor::behavior_type http_gateway(gateway_actor::stateful_pointer<gateway_state> self,
-                                          router_actor router,
-                                          std::function<void(std::vector<request_output>&)> deliver);
+gateway_actor::behavior_type http_gateway(
+    gateway_actor::stateful_pointer<gateway_state> self, router_actor router,
+    std::function<void(std::vector<request_output>&)> deliver);
 
 }  // namespace actorllm

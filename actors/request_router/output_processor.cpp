@@ -20,7 +20,8 @@ output_processor::output_processor(tokenizer tok, const generate_request& reques
   }
   choices_.reserve(num_choices_);
   for (int32_t i = 0; i < num_choices_; ++i)
-    choices_.push_back({incremental_detokenizer(tok_, skip_special_tokens_, prompt_ids_), {}, false, false});
+    choices_.push_back(
+        {incremental_detokenizer(tok_, skip_special_tokens_, prompt_ids_), {}, false, false});
 }
 
 output_processor::choice& output_processor::choice_at(int32_t index) {

@@ -25,7 +25,8 @@ prompt_builder::prompt_builder(tokenizer tok, chat_renderer render_chat,
 
 prepared_prompt prompt_builder::validate_params(const sampling_params& p) const {
   if (p.n < 1 || p.n > 128) return refuse("n must be between 1 and 128", "n");
-  if (p.temperature < 0 || p.temperature > 100) return refuse("temperature must be >= 0", "temperature");
+  if (p.temperature < 0 || p.temperature > 100)
+    return refuse("temperature must be >= 0", "temperature");
   if (!(p.top_p > 0 && p.top_p <= 1)) return refuse("top_p must be in (0, 1]", "top_p");
   if (p.top_k < -1) return refuse("top_k must be -1 (disabled) or at least 1", "top_k");
   if (p.min_p < 0 || p.min_p > 1) return refuse("min_p must be in [0, 1]", "min_p");
@@ -35,15 +36,20 @@ prepared_prompt prompt_builder::validate_params(const sampling_params& p) const 
     return refuse("frequency_penalty must be in [-2, 2]", "frequency_penalty");
   if (p.repetition_penalty <= 0 || p.repetition_penalty > 2)
     return refuse("repetition_penalty must be in (0, 2]", "repetition_penalty");
-  if (p.max_tokens < 1 && p.max_tokens != -1) return refuse("max_tokens must be at least 1", "max_tokens");
+  if (p.max_tokens < 1 && p.max_tokens != -1)
+    return refuse("max_tokens must be at least 1", "max_tokens");
   if (p.min_tokens < 0 || (p.max_tokens != -1 && p.min_tokens > p.max_tokens))
     return refuse("min_tokens must be in [0, max_tokens]", "min_tokens");
   if (p.logprobs > 20) return refuse("logprobs must be at most 20", "logprobs");
   const auto vocab = static_cast<int32_t>(tok_.vocab_size());
   for (auto [id, bias] : p.logit_bias)
-    if (id < 0 || id >= vocab) return refuse("logit_bias names token " + std::to_string(id) + ", outside the vocabulary", "logit_bias");
+    if (id < 0 || id >= vocab)
+      return refuse("logit_bias names token " + std::to_string(id) + ", outside the vocabulary",
+                    "logit_bias");
   for (int32_t id : p.stop_token_ids)
-    if (id < 0 || id >= vocab) return refuse("stop_token_ids names token " + std::to_string(id) + ", outside the vocabulary", "stop_token_ids");
+    if (id < 0 || id >= vocab)
+      return refuse("stop_token_ids names token " + std::to_string(id) + ", outside the vocabulary",
+                    "stop_token_ids");
   return {};
 }
 
@@ -59,7 +65,8 @@ prepared_prompt prompt_builder::prepare(const generate_request& r) const {
       for (int32_t id : r.token_ids)
         if (id < 0 || id >= vocab)
           return refuse("prompt token " + std::to_string(id) + " is outside the vocabulary (size " +
-                        std::to_string(vocab) + ")", "prompt");
+                            std::to_string(vocab) + ")",
+                        "prompt");
       p.token_ids = r.token_ids;
       break;
     }
@@ -67,7 +74,8 @@ prepared_prompt prompt_builder::prepare(const generate_request& r) const {
       p.token_ids = tok_.encode(r.text, r.add_special_tokens);
       break;
     case prompt_kind::chat:
-      if (!render_chat_) return refuse("this model has no chat template; use /v1/completions", "messages");
+      if (!render_chat_)
+        return refuse("this model has no chat template; use /v1/completions", "messages");
       try {
         // The template writes BOS itself; tokenizing must not add another one.
         p.token_ids = tok_.encode(render_chat_(r.chat_json, r.add_generation_prompt), false);
@@ -79,10 +87,11 @@ prepared_prompt prompt_builder::prepare(const generate_request& r) const {
   if (p.token_ids.empty()) return refuse("the prompt is empty", "prompt");
   const auto num_tokens = static_cast<int32_t>(p.token_ids.size());
   if (num_tokens >= max_model_len_)
-    return refuse("This model's maximum context length is " + std::to_string(max_model_len_) +
-                  " tokens. However, your prompt has " + std::to_string(num_tokens) +
-                  " tokens, leaving no room for completion. Please reduce the length of the prompt.",
-                  "prompt");
+    return refuse(
+        "This model's maximum context length is " + std::to_string(max_model_len_) +
+            " tokens. However, your prompt has " + std::to_string(num_tokens) +
+            " tokens, leaving no room for completion. Please reduce the length of the prompt.",
+        "prompt");
   return p;
 }
 

@@ -14,15 +14,16 @@ namespace actorllm {
 
 struct prepared_prompt {
   std::vector<int32_t> token_ids;
-  std::string error;         ///< non-empty: refused, one line for the client
-  std::string error_param;   ///< the offending parameter, when one is to blame
-  int32_t status = 200;      ///< 400 bad request, 404 unknown model
+  std::string error;        ///< non-empty: refused, one line for the client
+  std::string error_param;  ///< the offending parameter, when one is to blame
+  int32_t status = 200;     ///< 400 bad request, 404 unknown model
   bool ok() const { return error.empty(); }
 };
 
 /// Renders {"messages": [...], "tools": ...} (chat_json) with add_generation_prompt into the
 /// prompt text; throws std::runtime_error with a clear message when the template fails.
-using chat_renderer = std::function<std::string(const std::string& chat_json, bool add_generation_prompt)>;
+using chat_renderer =
+    std::function<std::string(const std::string& chat_json, bool add_generation_prompt)>;
 
 class prompt_builder {
  public:

@@ -29,7 +29,9 @@ std::optional<int32_t> replica_set::pick() const {
   return best;
 }
 
-void replica_set::charge(int32_t index, int64_t num_tokens) { replicas_.at(index).outstanding_tokens += num_tokens; }
+void replica_set::charge(int32_t index, int64_t num_tokens) {
+  replicas_.at(index).outstanding_tokens += num_tokens;
+}
 
 void replica_set::release(int32_t index, int64_t num_tokens) {
   auto& r = replicas_.at(index);
@@ -37,8 +39,8 @@ void replica_set::release(int32_t index, int64_t num_tokens) {
 }
 
 int32_t replica_set::num_usable() const {
-  return static_cast<int32_t>(std::count_if(replicas_.begin(), replicas_.end(),
-                                            [](const replica& r) { return !r.dead && !r.draining; }));
+  return static_cast<int32_t>(std::count_if(
+      replicas_.begin(), replicas_.end(), [](const replica& r) { return !r.dead && !r.draining; }));
 }
 
 }  // namespace actorllm

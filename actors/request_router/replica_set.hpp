@@ -17,7 +17,8 @@ class replica_set {
   bool drain(int32_t index);
   void mark_dead(int32_t index);
 
-  /// The usable replica owing the fewest tokens (ties: the lowest index); none if no replica is usable.
+  /// The usable replica owing the fewest tokens (ties: the lowest index); none if no replica is
+  /// usable.
   std::optional<int32_t> pick() const;
   void charge(int32_t index, int64_t num_tokens);
   void release(int32_t index, int64_t num_tokens);

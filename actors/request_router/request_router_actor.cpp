@@ -51,7 +51,8 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
           ++it;
           continue;
         }
-        send_one(self, it->second.client, error_output(it->first, "the engine replica serving this request failed", 500));
+        send_one(self, it->second.client,
+                 error_output(it->first, "the engine replica serving this request failed", 500));
         it = st.requests.erase(it);
       }
     }
@@ -63,19 +64,23 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         if (st.requests.count(req.request_id))
           return send_one(self, client, error_output(req.request_id, "duplicate request id", 400));
         prepared_prompt prompt = st.prompts->prepare(req);
-        if (!prompt.ok()) return send_one(self, client, error_output(req.request_id, prompt.error, prompt.status));
+        if (!prompt.ok())
+          return send_one(self, client, error_output(req.request_id, prompt.error, prompt.status));
         const auto replica = st.replicas.pick();
-        if (!replica) return send_one(self, client, error_output(req.request_id, "no engine replica is available", 503));
+        if (!replica)
+          return send_one(self, client,
+                          error_output(req.request_id, "no engine replica is available", 503));
         const int32_t n = std::max(1, req.params.n);
         // max_tokens -1: until the context is full.
         const int64_t prompt_len = static_cast<int64_t>(prompt.token_ids.size());
-        const int64_t max_out = req.params.max_tokens > 0 ? req.params.max_tokens
-                                                          : st.prompts->max_model_len() - prompt_len;
+        const int64_t max_out = req.params.max_tokens > 0
+                                    ? req.params.max_tokens
+                                    : st.prompts->max_model_len() - prompt_len;
         const int64_t tokens = prompt_len + max_out * n;
         st.replicas.charge(*replica, tokens);
-        st.requests.emplace(req.request_id,
-                            router_request{output_processor(st.prompts->tok(), req, prompt.token_ids),
-                                           client, *replica, tokens, n, 0});
+        st.requests.emplace(req.request_id, router_request{output_processor(st.prompts->tok(), req,
+                                                                            prompt.token_ids),
+                                                           client, *replica, tokens, n, 0});
         const std::string id = req.request_id;
         self->request(st.schedulers[*replica], caf::infinite, add_atom::value,
                       engine_request{id, std::move(prompt.token_ids), req.params})
@@ -90,19 +95,23 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
                 [self, id](caf::error& e) {
                   auto it = self->state.requests.find(id);
                   if (it == self->state.requests.end()) return;
-                  send_one(self, it->second.client, error_output(id, "engine replica unreachable: " + to_string(e), 503));
+                  send_one(self, it->second.client,
+                           error_output(id, "engine replica unreachable: " + to_string(e), 503));
                   forget(self, it);
                 });
       },
       [self](abort_atom, const std::string& id) {
         auto& st = self->state;
         auto it = st.requests.find(id);
-        if (it != st.requests.end()) self->send(st.schedulers[it->second.replica], abort_atom::value, id);
+        if (it != st.requests.end())
+          self->send(st.schedulers[it->second.replica], abort_atom::value, id);
       },
       [self](outputs_atom, std::vector<request_output>& raw) -> bool {
         auto& st = self->state;
         // One message per client for the whole batch: many streams, few mailbox entries.
-        std::unordered_map<caf::actor_addr, std::pair<output_sink_actor, std::vector<request_output>>> per_client;
+        std::unordered_map<caf::actor_addr,
+                           std::pair<output_sink_actor, std::vector<request_output>>>
+            per_client;
         for (auto& out : raw) {
           auto it = st.requests.find(out.request_id);
           if (it == st.requests.end()) continue;
@@ -121,19 +130,23 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
             forget(self, it);
           }
         }
-        for (auto& [addr, slot] : per_client) self->send(slot.first, outputs_atom::value, std::move(slot.second));
+        for (auto& [addr, slot] : per_client)
+          self->send(slot.first, outputs_atom::value, std::move(slot.second));
         if (st.on_mailbox) st.on_mailbox(self->mailbox().size());
         return true;
       },
       [self](tokenize_atom, const generate_request& req) -> tokenize_reply {
         prepared_prompt p = self->state.prompts->prepare(req);
-        if (!p.ok() && p.token_ids.empty() && p.error_param != "prompt") return {{}, p.error, p.status};
+        if (!p.ok() && p.token_ids.empty() && p.error_param != "prompt")
+          return {{}, p.error, p.status};
         return {std::move(p.token_ids), {}, 200};
       },
       [self](detok_atom, const std::vector<int32_t>& ids) -> std::string {
         return self->state.prompts->tok().decode(ids, false);
       },
-      [self](replica_atom, scheduler_actor scheduler) -> int32_t { return add_replica(self, std::move(scheduler)); },
+      [self](replica_atom, scheduler_actor scheduler) -> int32_t {
+        return add_replica(self, std::move(scheduler));
+      },
       [self](drain_atom, int32_t index) -> bool { return self->state.replicas.drain(index); },
       [self](join_atom, worker_actor worker) {
         // A worker from another process: ask what it holds, then build a replica around it.
@@ -142,12 +155,16 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
                 [self, worker](worker_info& info) {
                   auto& st = self->state;
                   if (!st.make_remote_replica) return;
-                  auto scheduler = st.make_remote_replica(self->system(), worker, info, st.replicas.size());
+                  auto scheduler =
+                      st.make_remote_replica(self->system(), worker, info, st.replicas.size());
                   const int32_t index = add_replica(self, std::move(scheduler));
                   std::fprintf(stderr, "router: worker '%s' joined as replica %d (%d KV blocks)\n",
                                info.name.c_str(), index, info.num_device_blocks);
                 },
-                [](caf::error& e) { std::fprintf(stderr, "router: a joining worker failed: %s\n", to_string(e).c_str()); });
+                [](caf::error& e) {
+                  std::fprintf(stderr, "router: a joining worker failed: %s\n",
+                               to_string(e).c_str());
+                });
       },
       [self](stats_atom) -> caf::result<std::vector<replica_stats>> {
         auto& st = self->state;

@@ -19,9 +19,8 @@
 namespace actorllm {
 
 /// Builds a replica around a worker that joined from another process; returns its scheduler.
-using remote_replica_factory =
-    std::function<scheduler_actor(caf::actor_system&, worker_actor worker, const worker_info& info,
-                                  int32_t replica)>;
+using remote_replica_factory = std::function<scheduler_actor(
+    caf::actor_system&, worker_actor worker, const worker_info& info, int32_t replica)>;
 
 struct router_request {
   output_processor processor;

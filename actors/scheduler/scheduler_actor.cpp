@@ -34,7 +34,6 @@ struct shell_extras {
   uint64_t epoch = 0;  // bumped when the workers are replaced; older replies are ignored
 };
 
-
 void wake(self_ptr self);
 
 void emit(self_ptr self, std::vector<request_output> outs, shell_extras& extras) {
@@ -53,14 +52,17 @@ void emit(self_ptr self, std::vector<request_output> outs, shell_extras& extras)
 
 void log_events(self_ptr self) {
   for (const auto& event : self->state.core->take_events()) {
-    if (self->state.hooks.on_event) self->state.hooks.on_event(event);
-    else std::fprintf(stderr, "replica %d: %s\n", self->state.replica, to_string(event).c_str());
+    if (self->state.hooks.on_event)
+      self->state.hooks.on_event(event);
+    else
+      std::fprintf(stderr, "replica %d: %s\n", self->state.replica, to_string(event).c_str());
   }
 }
 
 void wake(self_ptr self) {
   auto& st = self->state;
-  if (st.tick_pending || st.step_in_flight || st.num_unacknowledged > 0 || !st.core->has_work()) return;
+  if (st.tick_pending || st.step_in_flight || st.num_unacknowledged > 0 || !st.core->has_work())
+    return;
   st.tick_pending = true;
   self->send(self, tick_atom::value);
 }
@@ -133,8 +135,14 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
     ++st.num_steps;
     emit(self, st.core->update(result), *extras);
     const auto stats = st.core->stats();
-    cache_report report{result.step, stats.device, stats.cpu, stats.prefix_cache_queries,
-                        stats.prefix_cache_hits, 0, 0, 0};
+    cache_report report{result.step,
+                        stats.device,
+                        stats.cpu,
+                        stats.prefix_cache_queries,
+                        stats.prefix_cache_hits,
+                        0,
+                        0,
+                        0};
     self->send(st.cache, cache_atom::value, std::move(report));
     if (st.hooks.on_step) st.hooks.on_step(stats, st.last_step_seconds, self->mailbox().size());
     log_events(self);
@@ -151,7 +159,8 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
   return {
       [self, extras](add_atom, engine_request& req) -> admission_reply {
         const int32_t n = std::max(1, req.params.n);
-        auto refused = self->state.core->add_request(req.request_id, std::move(req.prompt_token_ids), req.params);
+        auto refused = self->state.core->add_request(req.request_id,
+                                                     std::move(req.prompt_token_ids), req.params);
         if (refused) {
           const int32_t status = refused->kind == admission_error::code::queue_full ? 503 : 400;
           return {refused->message, status};
@@ -200,8 +209,8 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
       },
       [self](stats_atom) {
         auto& st = self->state;
-        return replica_stats{st.replica, st.core->stats(), st.num_steps, st.last_step_seconds,
-                             st.num_worker_restarts, true};
+        return replica_stats{st.replica,           st.core->stats(),       st.num_steps,
+                             st.last_step_seconds, st.num_worker_restarts, true};
       },
   };
 }

@@ -35,8 +35,8 @@ void copy_blocks(std::vector<float*>& k_caches, std::vector<float*>& v_caches,
   }
 }
 
-void swap_blocks(const float* from, float* to, const std::vector<std::pair<int32_t, int32_t>>& pairs,
-                 int64_t block_elems) {
+void swap_blocks(const float* from, float* to,
+                 const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_elems) {
   for (auto [src, dst] : pairs) {
     std::memcpy(to + dst * block_elems, from + src * block_elems, block_elems * sizeof(float));
   }

@@ -1,6 +1,5 @@
 // y = x w^T + b through OpenBLAS: one pass over the weights for the whole batch.
 #include <cblas.h>
-
 #include <omp.h>
 
 #include "kernels/cpu/ops.hpp"
@@ -20,7 +19,9 @@ void set_num_threads(int num_threads) {
   openblas_set_num_threads(num_threads);
 }
 
-int num_threads() { return configured_threads > 0 ? configured_threads : omp_get_max_threads(); }
+int num_threads() {
+  return configured_threads > 0 ? configured_threads : omp_get_max_threads();
+}
 
 void use_configured_threads() {
   thread_local bool applied = false;
@@ -33,8 +34,8 @@ void linear(const float* x, const float* w, const float* bias, int64_t n, int64_
             int64_t out_features, float* y) {
   if (n == 1) {
     // Matrix-vector: gemv streams the weights once at the memory-bandwidth bound.
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, out_features, in_features, 1.0f, w, in_features, x,
-                1, 0.0f, y, 1);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, out_features, in_features, 1.0f, w, in_features, x, 1,
+                0.0f, y, 1);
   } else {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out_features, in_features, 1.0f, x,
                 in_features, w, in_features, 0.0f, y, out_features);

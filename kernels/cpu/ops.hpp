@@ -25,8 +25,8 @@ void fused_add_rms_norm(float* x, float* residual, const float* weight, int64_t 
 /// head_dim). cos_sin: (max_position, rot_dim) with rot_dim/2 cosines then rot_dim/2 sines.
 /// neox: rotate halves (x[i], x[i + rot_dim/2]); otherwise GPT-J style pairs (x[2i], x[2i+1]).
 void rotary_embedding(const int32_t* positions, float* q, float* k, int64_t n, int64_t num_heads,
-                      int64_t num_kv_heads, int64_t head_dim, const float* cos_sin,
-                      int64_t rot_dim, bool neox);
+                      int64_t num_kv_heads, int64_t head_dim, const float* cos_sin, int64_t rot_dim,
+                      bool neox);
 
 /// out(n, hidden) = silu(gate_up[:, :hidden]) * gate_up[:, hidden:].  gate_up: (n, 2 * hidden)
 void silu_and_mul(const float* gate_up, int64_t n, int64_t hidden, float* out);
@@ -68,8 +68,8 @@ void copy_blocks(std::vector<float*>& k_caches, std::vector<float*>& v_caches,
                  const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_elems);
 
 /// Copies block src of `from` to block dst of `to` for every pair (swap in or out).
-void swap_blocks(const float* from, float* to, const std::vector<std::pair<int32_t, int32_t>>& pairs,
-                 int64_t block_elems);
+void swap_blocks(const float* from, float* to,
+                 const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_elems);
 
 /// out(n, vocab) = log_softmax(logits) row by row.
 void log_softmax(const float* logits, int64_t n, int64_t vocab, float* out);

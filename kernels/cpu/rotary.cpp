@@ -29,8 +29,8 @@ inline void rotate_heads(float* x, int64_t num_heads, int64_t head_dim, const fl
 }  // namespace
 
 void rotary_embedding(const int32_t* positions, float* q, float* k, int64_t n, int64_t num_heads,
-                      int64_t num_kv_heads, int64_t head_dim, const float* cos_sin,
-                      int64_t rot_dim, bool neox) {
+                      int64_t num_kv_heads, int64_t head_dim, const float* cos_sin, int64_t rot_dim,
+                      bool neox) {
   const int64_t half = rot_dim / 2;
 #pragma omp parallel for if (n > 8)
   for (int64_t t = 0; t < n; ++t) {

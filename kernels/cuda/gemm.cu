@@ -48,9 +48,9 @@ gemm_context::gemm_context(size_t workspace_bytes) : workspace_bytes_(workspace_
   CUBLAS_CHECK(cublasCreate(&handle_));
   try {
     // fp32 accumulation all the way: no TF32, and no split-K reduction in 16 bits.
-    CUBLAS_CHECK(cublasSetMathMode(handle_, static_cast<cublasMath_t>(
-                                                CUBLAS_DEFAULT_MATH |
-                                                CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+    CUBLAS_CHECK(cublasSetMathMode(
+        handle_, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                           CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
     if (workspace_bytes_) CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
   } catch (...) {
     cublasDestroy(handle_);
@@ -96,9 +96,9 @@ void gemm_context::linear(const void* x, const void* w, const void* bias, int64_
                               type, k, &zero, accumulator_, CUDA_R_32F, m, CUBLAS_COMPUTE_32F,
                               CUBLAS_GEMM_DEFAULT));
     ACTORLLM_DISPATCH_DTYPE(t, T,
-                            add_bias_round_kernel<T><<<n, 256, 0, stream>>>(
-                                accumulator_, static_cast<const T*>(bias), out_features,
-                                static_cast<T*>(y)));
+                            add_bias_round_kernel<T>
+                            <<<n, 256, 0, stream>>>(accumulator_, static_cast<const T*>(bias),
+                                                    out_features, static_cast<T*>(y)));
     CUDA_CHECK_LAUNCH();
     return;
   }

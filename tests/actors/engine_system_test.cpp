@@ -1,12 +1,13 @@
 // The engine through its actors: golden output, 64 concurrent requests equal to their solo
 // runs with real batching, abort frees blocks, a killed worker recovers, replicas.
+#include "actors/engine_system.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "actors/engine_system.hpp"
 #include "tests/common/requests.hpp"
 
 namespace actorllm {
@@ -14,7 +15,9 @@ namespace {
 
 using testing::ids_request;
 
-engine_config base_config() { return testing::stories_config(512, 64); }
+engine_config base_config() {
+  return testing::stories_config(512, 64);
+}
 
 std::vector<generate_request> varied(int count, int max_tokens) {
   return testing::varied_requests(count, max_tokens, 40, "q");

@@ -16,6 +16,8 @@ inline std::filesystem::path shared_dir() {
 #endif
 }
 
-inline std::filesystem::path stories260k_dir() { return shared_dir() / "models" / "stories260K"; }
+inline std::filesystem::path stories260k_dir() {
+  return shared_dir() / "models" / "stories260K";
+}
 
 }  // namespace actorllm::testing

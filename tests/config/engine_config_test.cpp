@@ -56,11 +56,11 @@ TEST(engine_config, help_lists_every_flag) {
   add_engine_flags(p, c);
   add_server_flags(p, c);
   const auto help = p.help();
-  for (const char* flag : {"--model", "--dtype", "--max-model-len", "--block-size", "--swap-space",
-                           "--num-gpu-blocks-override", "--num-cpu-blocks-override",
-                           "--preemption-mode", "--max-num-seqs", "--max-num-batched-tokens",
-                           "--gpu-memory-utilization", "--tensor-parallel-size", "--seed", "--host",
-                           "--port", "--api-key", "--served-model-name"})
+  for (const char* flag :
+       {"--model", "--dtype", "--max-model-len", "--block-size", "--swap-space",
+        "--num-gpu-blocks-override", "--num-cpu-blocks-override", "--preemption-mode",
+        "--max-num-seqs", "--max-num-batched-tokens", "--gpu-memory-utilization",
+        "--tensor-parallel-size", "--seed", "--host", "--port", "--api-key", "--served-model-name"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
 }
 

@@ -1,11 +1,12 @@
 // The actor-free spine with the real stories260K model: golden greedy output (ids and text),
 // batching and chunking invariance, preemption in both modes, stop strings, seeds, n > 1.
+#include "actors/engine/llm_engine.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "actors/engine/llm_engine.hpp"
 #include "tests/common/requests.hpp"
 
 namespace actorllm {
@@ -13,7 +14,9 @@ namespace {
 
 using testing::ids_request;
 
-engine_config base_config() { return testing::stories_config(256, 256); }
+engine_config base_config() {
+  return testing::stories_config(256, 256);
+}
 
 nlohmann::json golden() {
   std::ifstream in(testing::stories260k_dir() / "golden_greedy.json");
@@ -42,7 +45,7 @@ TEST(llm_engine, batched_chunked_and_preempted_runs_match_alone) {
     auto c = base_config();
     c.scheduler.max_num_batched_tokens = 7;  // chunked prefill
     c.scheduler.preemption = mode;
-    c.cache.num_gpu_blocks_override = 16;    // 128 tokens: forces preemption
+    c.cache.num_gpu_blocks_override = 16;  // 128 tokens: forces preemption
     c.model.max_model_len = 128;
     c.cache.block_size = 8;
     llm_engine engine(engine_setup::load(c));

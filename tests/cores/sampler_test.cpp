@@ -1,10 +1,10 @@
 // The sampler's rules, one test each, plus a frequency check of the plain draw.
+#include "actors/gpu_worker/sampler.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
-
-#include "actors/gpu_worker/sampler.hpp"
 
 namespace actorllm {
 namespace {
@@ -85,10 +85,10 @@ TEST(sampler, penalties_follow_vllm_semantics) {
   p.logit_bias = {{3, 10.0f}};
   const std::vector<int32_t> prompt{0, 1};
   apply_penalties(logits, p, prompt, {{2, 2}});
-  EXPECT_FLOAT_EQ(logits[0], 1.0f);                      // 2 / 2
-  EXPECT_FLOAT_EQ(logits[1], -4.0f);                     // -2 * 2
-  EXPECT_FLOAT_EQ(logits[2], 1.0f / 2 - 0.5f - 0.5f);    // repetition, then presence + 2 * 0.25
-  EXPECT_FLOAT_EQ(logits[3], 10.5f);                     // bias only
+  EXPECT_FLOAT_EQ(logits[0], 1.0f);                    // 2 / 2
+  EXPECT_FLOAT_EQ(logits[1], -4.0f);                   // -2 * 2
+  EXPECT_FLOAT_EQ(logits[2], 1.0f / 2 - 0.5f - 0.5f);  // repetition, then presence + 2 * 0.25
+  EXPECT_FLOAT_EQ(logits[3], 10.5f);                   // bias only
 }
 
 TEST(sampler, logit_bias_can_force_a_token) {

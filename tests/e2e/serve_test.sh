@@ -119,9 +119,14 @@ check "/detokenize of the golden ids gives the golden text" \
 # A client that disconnects mid-stream: the server aborts it and keeps serving.
 curl -sN --max-time 0.3 "$base/v1/completions" \
   -d '{"prompt":[1],"max_tokens":400,"ignore_eos":true,"stream":true}' -o /dev/null || true
-sleep 0.5
+# The abort lands within a step; on a loaded machine allow a few seconds before judging.
 if grep -q '^actorllm:num_requests_running' "$work/metrics.txt" 2>/dev/null; then
-  running=$(curl -s "$base/metrics" | awk '/^actorllm:num_requests_running/ {print $2; exit}')
+  running=1
+  for _ in $(seq 1 50); do
+    running=$(curl -s "$base/metrics" | awk '/^actorllm:num_requests_running/ {print $2; exit}' || true)
+    [[ "${running%.*}" == 0 ]] && break
+    sleep 0.1
+  done
   check "nothing left running after the disconnect" test "${running%.*}" = 0
 fi
 check "still healthy after the disconnect" test "$(status_of "$work/h.txt" "$base/health")" = 200

@@ -119,7 +119,8 @@ TEST(cpu_ops, rotary_neox_and_gptj_match_complex_rotation) {
 /// Reference attention over contiguous K/V, then the paged op over a shuffled block layout.
 TEST(cpu_ops, paged_attention_matches_contiguous_reference) {
   const int heads = 8, kv_heads = 2, head_dim = 16, block_size = 16;
-  const std::vector<int32_t> seq_lens{1, 37, 16, 70}, q_lens{1, 37, 5, 1};  // prefill, chunk, decode
+  const std::vector<int32_t> seq_lens{1, 37, 16, 70},
+      q_lens{1, 37, 5, 1};  // prefill, chunk, decode
   const int num_seqs = 4, max_blocks = 5, num_blocks = num_seqs * max_blocks;
   std::vector<int32_t> tables(num_seqs * max_blocks);
   std::iota(tables.begin(), tables.end(), 0);
@@ -128,12 +129,14 @@ TEST(cpu_ops, paged_attention_matches_contiguous_reference) {
   for (int s = 0; s < num_seqs; ++s) qsl.push_back(qsl.back() + q_lens[s]);
   const int tokens = qsl.back();
   const int block_elems = kv_heads * block_size * head_dim;
-  auto kc = random_vector(num_blocks * block_elems, 12), vc = random_vector(num_blocks * block_elems, 13);
+  auto kc = random_vector(num_blocks * block_elems, 12),
+       vc = random_vector(num_blocks * block_elems, 13);
   auto q = random_vector(tokens * heads * head_dim, 14);
   std::vector<float> out(tokens * heads * head_dim, NAN), want(out.size());
   const float scale = 0.25f;
   auto slot = [&](int s, int pos, int h) {
-    return tables[s * max_blocks + pos / block_size] * block_elems + (h * block_size + pos % block_size) * head_dim;
+    return tables[s * max_blocks + pos / block_size] * block_elems +
+           (h * block_size + pos % block_size) * head_dim;
   };
   for (int s = 0; s < num_seqs; ++s)
     for (int j = 0; j < q_lens[s]; ++j) {
@@ -144,7 +147,8 @@ TEST(cpu_ops, paged_attention_matches_contiguous_reference) {
         double mx = -1e30, sum = 0;
         for (int k = 0; k <= pos; ++k) {
           double dot = 0;
-          for (int d = 0; d < head_dim; ++d) dot += q[(t * heads + h) * head_dim + d] * kc[slot(s, k, kvh) + d];
+          for (int d = 0; d < head_dim; ++d)
+            dot += q[(t * heads + h) * head_dim + d] * kc[slot(s, k, kvh) + d];
           sc[k] = dot * scale;
           mx = std::max(mx, sc[k]);
         }
@@ -166,7 +170,8 @@ TEST(cpu_ops, reshape_and_cache_then_copy_and_swap_blocks) {
   const int kv_heads = 2, head_dim = 4, block_size = 4, num_blocks = 3;
   const int block_elems = kv_heads * block_size * head_dim;
   std::vector<float> kc(num_blocks * block_elems, 0), vc(num_blocks * block_elems, 0);
-  auto key = random_vector(3 * kv_heads * head_dim, 15), value = random_vector(3 * kv_heads * head_dim, 16);
+  auto key = random_vector(3 * kv_heads * head_dim, 15),
+       value = random_vector(3 * kv_heads * head_dim, 16);
   const std::vector<int64_t> slots{5, -1, 11};
   cpu::reshape_and_cache(key.data(), value.data(), kc.data(), vc.data(), slots.data(), 3, kv_heads,
                          head_dim, block_size);

@@ -1,5 +1,7 @@
 // The CPU Llama forward against the golden greedy continuation of stories260K, and the
 // batching invariants: a prompt gives the same tokens alone, in a batch, and chunked.
+#include "model/llama_model.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,7 +10,6 @@
 #include <numeric>
 #include <thread>
 
-#include "model/llama_model.hpp"
 #include "tests/common/test_data.hpp"
 
 namespace actorllm {

@@ -17,8 +17,10 @@ namespace {
 namespace fs = std::filesystem;
 
 /// A fresh folder holding a copy of stories260K's config.json with `edit` applied.
-fs::path folder_with_config(const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
-  const fs::path dir = fs::temp_directory_path() / ("actorllm-" + name + "-" + std::to_string(::getpid()));
+fs::path folder_with_config(const std::string& name,
+                            const std::function<void(nlohmann::json&)>& edit) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("actorllm-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ifstream in(testing::stories260k_dir() / "config.json");
@@ -56,10 +58,12 @@ TEST(model_loading, half_and_bfloat16_convert_exactly) {
 
 TEST(model_loading, sharded_checkpoint_through_its_index) {
   const auto dir = folder_with_config("sharded", [](nlohmann::json&) {});
-  fs::copy_file(testing::stories260k_dir() / "model.safetensors", dir / "model-00001-of-00001.safetensors");
+  fs::copy_file(testing::stories260k_dir() / "model.safetensors",
+                dir / "model-00001-of-00001.safetensors");
   const safetensors_file original(testing::stories260k_dir() / "model.safetensors");
   nlohmann::json index;
-  for (const auto& [name, view] : original.tensors()) index["weight_map"][name] = "model-00001-of-00001.safetensors";
+  for (const auto& [name, view] : original.tensors())
+    index["weight_map"][name] = "model-00001-of-00001.safetensors";
   std::ofstream(dir / "model.safetensors.index.json") << index.dump();
   llama_model sharded(dir);
   llama_model plain(testing::stories260k_dir());
@@ -69,9 +73,11 @@ TEST(model_loading, sharded_checkpoint_through_its_index) {
 }
 
 TEST(model_loading, unknown_architecture_is_named) {
-  const auto dir = folder_with_config("arch", [](nlohmann::json& c) { c["architectures"] = {"GPTNeoXForCausalLM"}; });
+  const auto dir = folder_with_config(
+      "arch", [](nlohmann::json& c) { c["architectures"] = {"GPTNeoXForCausalLM"}; });
   const auto error = load_error(dir);
-  EXPECT_NE(error.find("unsupported architecture 'GPTNeoXForCausalLM'"), std::string::npos) << error;
+  EXPECT_NE(error.find("unsupported architecture 'GPTNeoXForCausalLM'"), std::string::npos)
+      << error;
   fs::remove_all(dir);
 }
 
@@ -79,7 +85,8 @@ TEST(model_loading, missing_tensor_and_wrong_shape_are_named) {
   auto dir = folder_with_config("missing", [](nlohmann::json&) {});
   {
     // A checkpoint holding the embedding table only.
-    const std::string header = R"({"model.embed_tokens.weight":{"dtype":"F32","shape":[512,64],"data_offsets":[0,131072]}})";
+    const std::string header =
+        R"({"model.embed_tokens.weight":{"dtype":"F32","shape":[512,64],"data_offsets":[0,131072]}})";
     std::ofstream out(dir / "model.safetensors", std::ios::binary);
     const uint64_t len = header.size();
     out.write(reinterpret_cast<const char*>(&len), 8);
@@ -88,13 +95,15 @@ TEST(model_loading, missing_tensor_and_wrong_shape_are_named) {
     out.write(zeros.data(), zeros.size());
   }
   auto error = load_error(dir);
-  EXPECT_NE(error.find("missing tensor 'model.layers.0.input_layernorm.weight'"), std::string::npos) << error;
+  EXPECT_NE(error.find("missing tensor 'model.layers.0.input_layernorm.weight'"), std::string::npos)
+      << error;
   fs::remove_all(dir);
 
   dir = folder_with_config("shape", [](nlohmann::json& c) { c["vocab_size"] = 600; });
   fs::copy_file(testing::stories260k_dir() / "model.safetensors", dir / "model.safetensors");
   error = load_error(dir);
-  EXPECT_NE(error.find("'model.embed_tokens.weight' has shape [512, 64], expected [600, 64]"), std::string::npos)
+  EXPECT_NE(error.find("'model.embed_tokens.weight' has shape [512, 64], expected [600, 64]"),
+            std::string::npos)
       << error;
   fs::remove_all(dir);
 }

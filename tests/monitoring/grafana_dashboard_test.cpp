@@ -94,7 +94,8 @@ TEST(grafana_dashboard, panels_are_well_formed) {
 TEST(grafana_dashboard, every_query_names_an_exported_metric) {
   testing::populated_registry p;
   std::set<std::string> exported;
-  for (const auto& family : p.registry.prometheus_registry()->Collect()) exported.insert(family.name);
+  for (const auto& family : p.registry.prometheus_registry()->Collect())
+    exported.insert(family.name);
 
   std::set<std::string> used;
   for (const std::string& expr : all_queries(load_dashboard())) {

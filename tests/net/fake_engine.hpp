@@ -2,13 +2,14 @@
 /// A deterministic engine_port for the network tests: choice c of a request produces tokens
 /// "w0 ", "w1 ", ... (ids 100, 101, ...) up to max_tokens, one every `token_delay`, from its
 /// own thread. A text prompt containing "too long" is rejected with 400, like a prompt over
-/// max_model_len; the text "throw" makes submit throw. Records submits and aborts for the tests to check.
+/// max_model_len; the text "throw" makes submit throw. Records submits and aborts for the tests to
+/// check.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <stdexcept>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,16 +47,16 @@ class fake_engine : public engine_port {
       request_output out;
       out.request_id = request.request_id;
       out.finish = finish_reason::error;
-      out.error = "This model's maximum context length is 4096 tokens. However, your prompt "
-                  "has 5000 tokens.";
+      out.error =
+          "This model's maximum context length is 4096 tokens. However, your prompt "
+          "has 5000 tokens.";
       out.error_status = 400;
       on_output(std::move(out));
       return;
     }
     std::lock_guard lock(mutex_);
-    threads_.emplace_back([this, request = std::move(request), on_output] {
-      generate(request, on_output);
-    });
+    threads_.emplace_back(
+        [this, request = std::move(request), on_output] { generate(request, on_output); });
   }
 
   void abort(const std::string& request_id) override {
@@ -89,7 +90,9 @@ class fake_engine : public engine_port {
   }
 
   bool healthy() const override { return alive; }
-  model_info model() const override { return {"fake-model", "/models/fake", max_model_len, 1700000000}; }
+  model_info model() const override {
+    return {"fake-model", "/models/fake", max_model_len, 1700000000};
+  }
   std::string metrics_text() override { return "# TYPE actorllm:fake gauge\nactorllm:fake 1\n"; }
   std::size_t num_waiting() const override { return waiting; }
 

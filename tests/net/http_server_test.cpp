@@ -41,8 +41,10 @@ std::string text_of_stream(const std::vector<std::string>& payloads, bool chat) 
     if (p == "[DONE]") break;
     const json chunk = json::parse(p);
     for (const auto& choice : chunk["choices"]) {
-      if (chat) text += choice["delta"].value("content", "");
-      else text += choice["text"].get<std::string>();
+      if (chat)
+        text += choice["delta"].value("content", "");
+      else
+        text += choice["text"].get<std::string>();
     }
   }
   return text;
@@ -70,8 +72,8 @@ TEST_F(http_server_test, small_endpoints) {
 }
 
 TEST_F(http_server_test, completion_non_streaming) {
-  const auto r = post(port_, "/v1/completions",
-                      R"({"model":"fake-model","prompt":"hi","max_tokens":3})");
+  const auto r =
+      post(port_, "/v1/completions", R"({"model":"fake-model","prompt":"hi","max_tokens":3})");
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.header("content-type"), "application/json");
   const json j = json::parse(r.body);
@@ -90,8 +92,8 @@ TEST_F(http_server_test, completion_non_streaming) {
 }
 
 TEST_F(http_server_test, completion_fan_out_and_logprobs) {
-  const auto r = post(port_, "/v1/completions",
-                      R"({"prompt":[[1,2],[3]],"n":2,"max_tokens":2,"logprobs":1})");
+  const auto r =
+      post(port_, "/v1/completions", R"({"prompt":[[1,2],[3]],"n":2,"max_tokens":2,"logprobs":1})");
   ASSERT_EQ(r.status, 200) << r.body;
   const json j = json::parse(r.body);
   ASSERT_EQ(j["choices"].size(), 4u);
@@ -227,8 +229,8 @@ TEST_F(http_server_test, api_key_401) {
   config.api_key = "sekret";
   start(config);
   expect_error(post(port_, "/v1/completions", R"({"prompt":"x"})"), 401);
-  expect_error(post(port_, "/v1/completions", R"({"prompt":"x"})", {{"Authorization", "Bearer nope"}}),
-               401);
+  expect_error(
+      post(port_, "/v1/completions", R"({"prompt":"x"})", {{"Authorization", "Bearer nope"}}), 401);
   expect_error(get(port_, "/v1/models", {{"Authorization", "sekret"}}), 401);
   EXPECT_EQ(post(port_, "/v1/completions", R"({"prompt":"x","max_tokens":1})",
                  {{"Authorization", "Bearer sekret"}})
@@ -322,7 +324,9 @@ TEST_F(http_server_test, malformed_http_gets_400_and_the_server_lives_on) {
   {
     asio::io_context io;
     tcp::socket socket = connect(io, port_);
-    asio::write(socket, asio::buffer(std::string("POST /v1/completions HTTP/1.1\r\nContent-Length: 50\r\n\r\n{")));
+    asio::write(
+        socket,
+        asio::buffer(std::string("POST /v1/completions HTTP/1.1\r\nContent-Length: 50\r\n\r\n{")));
     socket.close();  // half a request, then gone
   }
   EXPECT_EQ(get(port_, "/health").status, 200);
@@ -337,10 +341,12 @@ TEST_F(http_server_test, two_hundred_concurrent_streams_all_complete) {
     clients.emplace_back([&, i] {
       try {
         const bool chat = i % 2;
-        const auto r = chat ? post(port_, "/v1/chat/completions",
-                                   R"({"messages":[{"role":"user","content":"x"}],"max_tokens":20,"stream":true})")
-                            : post(port_, "/v1/completions",
-                                   R"({"prompt":"x","max_tokens":20,"stream":true})");
+        const auto r =
+            chat
+                ? post(
+                      port_, "/v1/chat/completions",
+                      R"({"messages":[{"role":"user","content":"x"}],"max_tokens":20,"stream":true})")
+                : post(port_, "/v1/completions", R"({"prompt":"x","max_tokens":20,"stream":true})");
         const auto payloads = sse_payloads(r.body);
         std::string expected;
         for (int t = 0; t < 20; ++t) expected += "w" + std::to_string(t) + " ";

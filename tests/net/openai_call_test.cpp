@@ -206,9 +206,10 @@ TEST(openai_call, invalid_utf8_never_throws) {
 }
 
 TEST(openai_call, merge_deltas_joins_each_choice_in_order) {
-  std::vector<request_output> outs = {delta("a", 0, "1", 1), delta("a", 1, "x", 1),
-                                      delta("a", 0, "2", 2), delta("a", 0, "3", 3, finish_reason::stop),
-                                      delta("a", 0, "late", 4), delta("b", 0, "y", 1)};
+  std::vector<request_output> outs = {
+      delta("a", 0, "1", 1),    delta("a", 1, "x", 1),
+      delta("a", 0, "2", 2),    delta("a", 0, "3", 3, finish_reason::stop),
+      delta("a", 0, "late", 4), delta("b", 0, "y", 1)};
   merge_deltas(outs);
   ASSERT_EQ(outs.size(), 4u);
   EXPECT_EQ(outs[0].text, "123");

@@ -158,11 +158,11 @@ TEST(openai_protocol, chat_messages_and_logprobs) {
   EXPECT_EQ(chat["messages"][0]["role"], "system");
   EXPECT_EQ(chat["tools"].size(), 1u);
 
-  EXPECT_EQ(parse_ok(R"({"messages":[{"role":"user","content":"x"}],"logprobs":true})",
-                     api_kind::chat)
-                .prompts[0]
-                .params.logprobs,
-            0);
+  EXPECT_EQ(
+      parse_ok(R"({"messages":[{"role":"user","content":"x"}],"logprobs":true})", api_kind::chat)
+          .prompts[0]
+          .params.logprobs,
+      0);
   EXPECT_EQ(parse_error(R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})",
                         api_kind::chat)
                 .param,

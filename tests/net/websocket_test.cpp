@@ -72,8 +72,8 @@ TEST_F(websocket_test, two_concurrent_ids_on_one_connection) {
     const std::string id = m["id"];
     chunks[id].push_back(m);
     for (const auto& choice : m["choices"]) {
-      text[id] += id == "a" ? choice["text"].get<std::string>()
-                            : choice["delta"].value("content", "");
+      text[id] +=
+          id == "a" ? choice["text"].get<std::string>() : choice["delta"].value("content", "");
     }
   }
   EXPECT_EQ(text["a"], "w0 w1 w2 w3 w4 ");

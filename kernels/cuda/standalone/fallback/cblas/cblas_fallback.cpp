@@ -1,7 +1,7 @@
 // Plain loops behind the CBLAS names (see cblas.h beside this file).
-#include "cblas.h"
-
 #include <cstdint>
+
+#include "cblas.h"
 
 namespace {
 
@@ -19,15 +19,16 @@ inline float at(const float* a, int lda, bool row_major, bool trans, int64_t i, 
 
 extern "C" void cblas_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans_a,
                             enum CBLAS_TRANSPOSE trans_b, int m, int n, int k, float alpha,
-                            const float* a, int lda, const float* b, int ldb, float beta,
-                            float* c, int ldc) {
+                            const float* a, int lda, const float* b, int ldb, float beta, float* c,
+                            int ldc) {
   const bool row_major = order == CblasRowMajor;
   const bool ta = trans_a != CblasNoTrans, tb = trans_b != CblasNoTrans;
 #pragma omp parallel for
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < n; ++j) {
       float sum = 0.0f;
-      for (int p = 0; p < k; ++p) sum += at(a, lda, row_major, ta, i, p) * at(b, ldb, row_major, tb, p, j);
+      for (int p = 0; p < k; ++p)
+        sum += at(a, lda, row_major, ta, i, p) * at(b, ldb, row_major, tb, p, j);
       float& dst = row_major ? c[int64_t(i) * ldc + j] : c[i + int64_t(j) * ldc];
       dst = alpha * sum + (beta == 0.0f ? 0.0f : beta * dst);
     }

@@ -30,8 +30,12 @@ class AssertionResult {
   std::string message_;
 };
 
-inline AssertionResult AssertionSuccess() { return AssertionResult(true); }
-inline AssertionResult AssertionFailure() { return AssertionResult(false); }
+inline AssertionResult AssertionSuccess() {
+  return AssertionResult(true);
+}
+inline AssertionResult AssertionFailure() {
+  return AssertionResult(false);
+}
 
 namespace internal {
 
@@ -92,7 +96,8 @@ struct fatal {
 template <typename T, typename = void>
 struct printable : std::false_type {};
 template <typename T>
-struct printable<T, std::void_t<decltype(std::declval<std::ostream&>() << std::declval<const T&>())>>
+struct printable<T,
+                 std::void_t<decltype(std::declval<std::ostream&>() << std::declval<const T&>())>>
     : std::true_type {};
 
 template <typename T>
@@ -106,8 +111,12 @@ std::string show(const T& value) {
   }
 }
 
-inline AssertionResult to_result(const AssertionResult& r) { return r; }
-inline AssertionResult to_result(bool b) { return AssertionResult(b); }
+inline AssertionResult to_result(const AssertionResult& r) {
+  return r;
+}
+inline AssertionResult to_result(bool b) {
+  return AssertionResult(b);
+}
 
 template <typename A, typename B, typename Op>
 AssertionResult compare(const A& a, const B& b, Op op, const char* text_a, const char* text_b,
@@ -132,32 +141,33 @@ bool throws(F&& f) {
 }  // namespace internal
 }  // namespace testing
 
-#define TEST(suite, name)                                                                 \
-  static void suite##_##name##_body();                                                    \
-  static const ::testing::internal::registrar suite##_##name##_registrar(#suite, #name,   \
+#define TEST(suite, name)                                                                         \
+  static void suite##_##name##_body();                                                            \
+  static const ::testing::internal::registrar suite##_##name##_registrar(#suite, #name,           \
                                                                          &suite##_##name##_body); \
   static void suite##_##name##_body()
 
 #define MINI_GTEST_REPORT_(kind, text) \
   ::testing::internal::reporter(::testing::internal::reporter::kind, __FILE__, __LINE__, text)
 
-#define MINI_GTEST_BOOL_(cond, on_fail)                                                  \
+#define MINI_GTEST_BOOL_(cond, on_fail)                                                      \
   if (const ::testing::AssertionResult mini_gtest_r_ = ::testing::internal::to_result(cond)) \
-    ;                                                                                    \
-  else                                                                                   \
-    on_fail MINI_GTEST_REPORT_(failure, std::string("Value of: " #cond "\n") + mini_gtest_r_.message())
+    ;                                                                                        \
+  else                                                                                       \
+    on_fail MINI_GTEST_REPORT_(failure,                                                      \
+                               std::string("Value of: " #cond "\n") + mini_gtest_r_.message())
 
-#define MINI_GTEST_NOT_(cond, on_fail)                                                   \
-  if (!static_cast<bool>(cond))                                                          \
-    ;                                                                                    \
-  else                                                                                   \
+#define MINI_GTEST_NOT_(cond, on_fail) \
+  if (!static_cast<bool>(cond))        \
+    ;                                  \
+  else                                 \
     on_fail MINI_GTEST_REPORT_(failure, "Value of: " #cond " is true, expected false")
 
-#define MINI_GTEST_CMP_(a, b, op, on_fail)                                               \
-  if (const ::testing::AssertionResult mini_gtest_r_ = ::testing::internal::compare(      \
-          (a), (b), [](const auto& x, const auto& y) { return x op y; }, #a, #b, #op))    \
-    ;                                                                                    \
-  else                                                                                   \
+#define MINI_GTEST_CMP_(a, b, op, on_fail)                                             \
+  if (const ::testing::AssertionResult mini_gtest_r_ = ::testing::internal::compare(   \
+          (a), (b), [](const auto& x, const auto& y) { return x op y; }, #a, #b, #op)) \
+    ;                                                                                  \
+  else                                                                                 \
     on_fail MINI_GTEST_REPORT_(failure, mini_gtest_r_.message())
 
 #define MINI_GTEST_FATAL_ return ::testing::internal::fatal() =
@@ -178,10 +188,10 @@ bool throws(F&& f) {
 #define ASSERT_LE(a, b) MINI_GTEST_CMP_(a, b, <=, MINI_GTEST_FATAL_)
 #define ASSERT_GT(a, b) MINI_GTEST_CMP_(a, b, >, MINI_GTEST_FATAL_)
 #define ASSERT_GE(a, b) MINI_GTEST_CMP_(a, b, >=, MINI_GTEST_FATAL_)
-#define EXPECT_THROW(stmt, exc)                                                         \
-  if (::testing::internal::throws<exc>([&] { stmt; }))                                  \
-    ;                                                                                   \
-  else                                                                                  \
+#define EXPECT_THROW(stmt, exc)                        \
+  if (::testing::internal::throws<exc>([&] { stmt; })) \
+    ;                                                  \
+  else                                                 \
     MINI_GTEST_REPORT_(failure, "Expected: " #stmt " throws " #exc)
 #define FAIL() MINI_GTEST_FATAL_ MINI_GTEST_REPORT_(failure, "Failed")
 #define ADD_FAILURE() MINI_GTEST_REPORT_(failure, "Failed")
