@@ -79,6 +79,22 @@ int run_serve(int argc, char** argv) {
     return 1;
   }
   server->start();
+  // --metrics-port: a second listener for scrapers, so that /metrics stays reachable on a port
+  // that can be exposed without the API (it answers the same routes).
+  std::unique_ptr<net::http_server> metrics_server;
+  if (config.server.metrics_port != 0 && config.server.metrics_port != config.server.port) {
+    server_config metrics_config = config.server;
+    metrics_config.port = config.server.metrics_port;
+    net::http_options quiet = options;
+    quiet.access_log = false;
+    try {
+      metrics_server = std::make_unique<net::http_server>(metrics_config, engine->client(), quiet);
+      metrics_server->start();
+      log_line("INFO", "metrics also on " + metrics_server->url() + "/metrics");
+    } catch (const std::exception& e) {
+      log_line("ERROR", std::string("cannot listen on the metrics port: ") + e.what());
+    }
+  }
   log_line("INFO", "serving on " + server->url() + " (replicas " +
                        std::to_string(config.parallel.replicas) + ", I/O threads " +
                        std::to_string(config.server.io_threads) + ")");
@@ -87,6 +103,7 @@ int run_serve(int argc, char** argv) {
   std::signal(SIGTERM, [](int s) { stop_signal = s; });
   while (!stop_signal) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   log_line("INFO", "shutting down: no new connections; in-flight requests are aborted");
+  if (metrics_server) metrics_server->stop();
   server->stop();
   engine->shutdown();
   return 0;

@@ -20,7 +20,8 @@ base="http://127.0.0.1:$port"
 work=$(mktemp -d)
 log="$work/serve.log"
 
-"$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" \
+metrics_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" --metrics-port "$metrics_port" \
   --chat-template "$template" --max-model-len 512 >"$log" 2>&1 &
 pid=$!
 cleanup() {
@@ -129,6 +130,8 @@ if grep -q '^actorllm:num_requests_running' "$work/metrics.txt" 2>/dev/null; the
   done
   check "nothing left running after the disconnect" test "${running%.*}" = 0
 fi
+check "--metrics-port serves /metrics too" \
+  sh -c "curl -s http://127.0.0.1:$metrics_port/metrics | grep -q '^actorllm:num_requests_running'"
 check "still healthy after the disconnect" test "$(status_of "$work/h.txt" "$base/health")" = 200
 
 # Real clients.
