@@ -2,13 +2,9 @@
 # `actorllm generate` as a user runs it: the stories260K golden greedy ids and text from the
 # command line, and one-line errors with exit status 2 for bad flags.
 set -uo pipefail
+source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}"
 model="$ACTORLLM_SHARED_DIR/models/stories260K"
-failures=0
-check() {
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; failures=$((failures + 1)); fi
-}
 
 out=$("$ACTORLLM_BIN" generate --model "$model" --prompt-ids 1 --max-tokens 120 --temperature 0 \
       --ignore-eos --output json)

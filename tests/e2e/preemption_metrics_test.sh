@@ -5,6 +5,7 @@
 # back to 0, with both KV pools empty once idle; every client still gets its 100 tokens.
 # Exit 77 (skipped) while `serve` does not exist.
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
 
 if ! "$ACTORLLM_BIN" serve --help >/dev/null 2>&1; then
@@ -16,22 +17,8 @@ for tool in curl python3; do
 done
 
 model="$ACTORLLM_SHARED_DIR/models/stories260K"
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 base="http://127.0.0.1:$port"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-failures=0
-check() {  # check <description> <command...>
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; failures=$((failures + 1)); fi
-}
 
 "$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" \
   --num-gpu-blocks-override 8 --block-size 16 --max-model-len 128 \

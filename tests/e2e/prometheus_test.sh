@@ -5,6 +5,7 @@
 # equal the usage the clients got, the running gauge moved, KV usage is 0 once idle.
 # Exit 77 (skipped) while `serve` does not exist or prometheus is not installed.
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
 
 if ! "$ACTORLLM_BIN" serve --help >/dev/null 2>&1; then
@@ -16,27 +17,10 @@ for tool in prometheus curl python3; do
 done
 
 model="$ACTORLLM_SHARED_DIR/models/stories260K"
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 port=$(free_port)
 prom_port=$(free_port)
 base="http://127.0.0.1:$port"
 prom="http://127.0.0.1:$prom_port"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-failures=0
-check() {  # check <description> <command...>
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; failures=$((failures + 1)); fi
-}
 fail_with_logs() {
   echo "FAIL: $1"
   echo "--- serve log"; tail -50 "$work/serve.log" || true

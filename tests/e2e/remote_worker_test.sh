@@ -3,38 +3,27 @@
 # with `actorllm worker --connect` and serves as replica 1 (its tokens show in /metrics).
 # Then the worker is killed with SIGKILL: the server stays healthy and keeps answering.
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}"
 "$ACTORLLM_BIN" worker --help >/dev/null 2>&1 || { echo "skip: no worker command"; exit 77; }
 
 model="$ACTORLLM_SHARED_DIR/models/stories260K"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 port=$(free_port)
 cluster_port=$(free_port)
 base="http://127.0.0.1:$port"
-work=$(mktemp -d)
 
 "$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" --cluster-port "$cluster_port" \
   --num-gpu-blocks-override 256 >"$work/serve.log" 2>&1 &
 server=$!
-worker=
-cleanup() {
-  kill "$server" ${worker:+"$worker"} 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+pids+=("$server")
 
 for _ in $(seq 1 300); do curl -sf "$base/health" >/dev/null 2>&1 && break; sleep 0.1; done
 "$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 256 \
   --name remote-a >"$work/worker.log" 2>&1 &
 worker=$!
+pids+=("$worker")
 for _ in $(seq 1 300); do grep -q "joined as replica 1" "$work/serve.log" && break; sleep 0.1; done
 
-failures=0
-check() {
-  local what=$1; shift
-  if "$@"; then echo "ok   $what"; else echo "FAIL $what"; failures=$((failures + 1)); fi
-}
 check "the remote worker joined as replica 1" grep -q "joined as replica 1" "$work/serve.log"
 
 # Concurrent requests spread over both replicas (least outstanding tokens first).
@@ -52,7 +41,6 @@ check "every answer is the same greedy text, whichever replica served it" test "
 
 kill -9 "$worker"
 wait "$worker" 2>/dev/null || true
-worker=
 sleep 0.5
 check "the server stays healthy after the worker died" curl -sf "$base/health" -o /dev/null
 ok=0
