@@ -75,7 +75,9 @@ TEST(engine_system, abort_stops_within_a_step_and_frees_every_block) {
       done = true;
     }
   });
-  while (num_deltas < 5) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Bounded waits: a broken engine fails the test instead of hanging it.
+  for (int i = 0; i < 5000 && num_deltas < 5; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_GE(num_deltas.load(), 5) << "the request never started streaming";
   engine.client().abort("long");
   for (int i = 0; i < 500 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
   ASSERT_TRUE(done);
