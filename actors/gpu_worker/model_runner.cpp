@@ -58,8 +58,7 @@ step_result model_runner::execute(const step_plan& plan) {
   // no logits cross to the host. The sampler state is left alone: its output counts feed only
   // penalties, which such a request never has.
   const bool all_plain_greedy = std::all_of(work.begin(), work.end(), [](const batch_sequence& s) {
-    return s.num_samples <= 0 || (s.num_samples == 1 && s.params->greedy() &&
-                                  s.params->logprobs < 0 && !needs_processing(*s.params));
+    return s.num_samples <= 0 || (s.num_samples == 1 && is_plain_greedy(*s.params));
   });
   if (all_plain_greedy && backend_->try_forward_greedy(batch_, greedy_tokens_)) {
     size_t row = 0;
@@ -86,8 +85,7 @@ step_result model_runner::execute(const step_plan& plan) {
       // Each draw gets a fresh copy: penalties and temperature modify the row in place.
       // A plain greedy draw reads the row where it is.
       std::span<float> logits_row(logits_.data() + row * vocab, vocab);
-      if (!s.params->greedy() || s.params->logprobs >= 0 || needs_processing(*s.params) ||
-          s.num_samples > 1) {
+      if (!is_plain_greedy(*s.params) || s.num_samples > 1) {
         row_.assign(logits_row.begin(), logits_row.end());
         logits_row = row_;
       }

@@ -47,10 +47,14 @@ bool needs_processing(const sampling_params& p) {
          p.frequency_penalty != 0.0f;
 }
 
+bool is_plain_greedy(const sampling_params& p) {
+  return p.greedy() && p.logprobs < 0 && !needs_processing(p);
+}
+
 sample_result sampler::sample(std::span<float> logits, const sampling_params& params,
                               std::span<const int32_t> prompt_tokens, sampler_state& state) {
   const auto vocab = static_cast<int32_t>(logits.size());
-  if (params.greedy() && params.logprobs < 0 && !needs_processing(params)) {
+  if (is_plain_greedy(params)) {
     // The common fast path: nothing to modify, nothing to report but the token.
     sample_result result;
     result.token_id = argmax(logits);
