@@ -140,9 +140,9 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
                         stats.cpu,
                         stats.prefix_cache_queries,
                         stats.prefix_cache_hits,
-                        0,
-                        0,
-                        0};
+                        st.step_block_moves.num_swapped_in,
+                        st.step_block_moves.num_swapped_out,
+                        st.step_block_moves.num_copied};
     self->send(st.cache, cache_atom::value, std::move(report));
     if (st.hooks.on_step) st.hooks.on_step(stats, st.last_step_seconds, self->mailbox().size());
     log_events(self);
@@ -182,6 +182,9 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
         st.tick_pending = false;
         if (st.step_in_flight || !st.core->has_work()) return;
         step_plan plan = st.core->schedule();
+        st.step_block_moves = {static_cast<int32_t>(plan.blocks_to_swap_in.size()),
+                               static_cast<int32_t>(plan.blocks_to_swap_out.size()),
+                               static_cast<int32_t>(plan.blocks_to_copy.size())};
         if (st.hooks.on_scheduled) st.hooks.on_scheduled(plan);
         log_events(self);
         st.step_started = std::chrono::steady_clock::now();

@@ -63,6 +63,10 @@ struct scheduler_actor_state {
   bool tick_pending = false;
   bool step_in_flight = false;
   uint64_t num_steps = 0;
+  /// Blocks the step in flight swaps and copies, for its cache report.
+  struct {
+    int32_t num_swapped_in = 0, num_swapped_out = 0, num_copied = 0;
+  } step_block_moves;
   double last_step_seconds = 0;
   int32_t num_worker_restarts = 0;
   std::chrono::steady_clock::time_point step_started;
