@@ -14,9 +14,13 @@ namespace actorllm {
 engine_actor_config::engine_actor_config() {
   register_message_types(*this);
   load<caf::io::middleman>();
-  // NOTE: the step's math runs on its own OpenMP threads inside the (detached) worker; the
-  // actors' own work is light, so two scheduler threads suffice and steal little.
+  // NOTE: the step's math runs on its own thread team inside the (detached) worker; the
+  // actors' own work is light, so two scheduler threads suffice. They share one queue and
+  // sleep on a condition variable when idle: the default work-stealing threads poll with
+  // 50 us sleeps for tens of milliseconds after every job, which wakes them hundreds of
+  // times during each forward pass and preempts the math threads.
   set("scheduler.max-threads", 2);
+  set("scheduler.policy", caf::atom("sharing"));
   set("logger.console", caf::atom("none"));
 }
 

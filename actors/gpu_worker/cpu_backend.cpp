@@ -26,15 +26,12 @@ cpu_backend::cpu_backend(std::shared_ptr<const llama_model> model,
 }
 
 void cpu_backend::move_blocks(const step_plan& plan) {
-  // The caller's thread may be new to OpenMP: it takes the configured count before any op.
-  cpu::use_configured_threads();
   cpu_cache_.copy_from(device_cache_, as_pairs(plan.blocks_to_swap_out));
   device_cache_.copy_from(cpu_cache_, as_pairs(plan.blocks_to_swap_in));
   device_cache_.copy_blocks(as_pairs(plan.blocks_to_copy));
 }
 
 void cpu_backend::forward(const forward_batch& batch, std::vector<float>& logits) {
-  cpu::use_configured_threads();
   model_->forward(batch, device_cache_, workspace_, logits);
 }
 

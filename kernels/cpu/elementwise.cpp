@@ -16,6 +16,9 @@ void embedding(const float* table, const int32_t* ids, int64_t n, int64_t dim, f
 
 namespace {
 
+/// Row loops of at most this many rows run on the caller: a wake-up costs more.
+constexpr int64_t serial_rows = 4;
+
 inline float inverse_rms(const float* x, int64_t dim, float eps) {
   float sum_sq = 0.0f;
 #pragma omp simd reduction(+ : sum_sq)
@@ -26,39 +29,42 @@ inline float inverse_rms(const float* x, int64_t dim, float eps) {
 }  // namespace
 
 void rms_norm(const float* x, const float* weight, int64_t n, int64_t dim, float eps, float* out) {
-#pragma omp parallel for if (n > 4)
-  for (int64_t i = 0; i < n; ++i) {
-    const float* row = x + i * dim;
-    float* dst = out + i * dim;
-    const float scale = inverse_rms(row, dim, eps);
+  parallel_for(n, 1, serial_rows, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float* row = x + i * dim;
+      float* dst = out + i * dim;
+      const float scale = inverse_rms(row, dim, eps);
 #pragma omp simd
-    for (int64_t j = 0; j < dim; ++j) dst[j] = row[j] * scale * weight[j];
-  }
+      for (int64_t j = 0; j < dim; ++j) dst[j] = row[j] * scale * weight[j];
+    }
+  });
 }
 
 void fused_add_rms_norm(float* x, float* residual, const float* weight, int64_t n, int64_t dim,
                         float eps) {
-#pragma omp parallel for if (n > 4)
-  for (int64_t i = 0; i < n; ++i) {
-    float* row = x + i * dim;
-    float* res = residual + i * dim;
+  parallel_for(n, 1, serial_rows, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float* row = x + i * dim;
+      float* res = residual + i * dim;
 #pragma omp simd
-    for (int64_t j = 0; j < dim; ++j) res[j] += row[j];
-    const float scale = inverse_rms(res, dim, eps);
+      for (int64_t j = 0; j < dim; ++j) res[j] += row[j];
+      const float scale = inverse_rms(res, dim, eps);
 #pragma omp simd
-    for (int64_t j = 0; j < dim; ++j) row[j] = res[j] * scale * weight[j];
-  }
+      for (int64_t j = 0; j < dim; ++j) row[j] = res[j] * scale * weight[j];
+    }
+  });
 }
 
 void silu_and_mul(const float* gate_up, int64_t n, int64_t hidden, float* out) {
-#pragma omp parallel for if (n > 4)
-  for (int64_t i = 0; i < n; ++i) {
-    const float* gate = gate_up + i * 2 * hidden;
-    const float* up = gate + hidden;
-    float* dst = out + i * hidden;
+  parallel_for(n, 1, serial_rows, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float* gate = gate_up + i * 2 * hidden;
+      const float* up = gate + hidden;
+      float* dst = out + i * hidden;
 #pragma omp simd
-    for (int64_t j = 0; j < hidden; ++j) dst[j] = gate[j] / (1.0f + std::exp(-gate[j])) * up[j];
-  }
+      for (int64_t j = 0; j < hidden; ++j) dst[j] = gate[j] / (1.0f + std::exp(-gate[j])) * up[j];
+    }
+  });
 }
 
 void log_softmax(const float* logits, int64_t n, int64_t vocab, float* out) {

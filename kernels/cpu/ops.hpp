@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/thread_team.hpp"  // set_num_threads: how many threads the ops use
+
 namespace actorllm::cpu {
 
 /// out(n, dim) = table[ids[i]] for each of the n ids.  table: (vocab, dim)
@@ -73,12 +75,5 @@ void swap_blocks(const float* from, float* to,
 
 /// out(n, vocab) = log_softmax(logits) row by row.
 void log_softmax(const float* logits, int64_t n, int64_t vocab, float* out);
-
-/// Number of threads the CPU ops use (OpenMP and OpenBLAS together). 0: all cores.
-void set_num_threads(int num_threads);
-int num_threads();
-/// OpenMP's thread count is a per-thread setting: a thread that runs ops (a worker's own
-/// thread) calls this once to take the configured count.
-void use_configured_threads();
 
 }  // namespace actorllm::cpu

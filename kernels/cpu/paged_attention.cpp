@@ -26,8 +26,11 @@ void paged_attention(const float* q, const float* k_cache, const float* v_cache,
   const int64_t block_elems = num_kv_heads * block_size * head_dim;
   const int64_t num_tokens = batch.query_start_loc[batch.num_seqs];
 
-  // Flattened work list; rebuilt per call but sized by tokens * heads, not by context.
-  std::vector<attention_item> items;
+  // Flattened work list, sized by tokens * heads, not by context; its storage is reused.
+  // A named reference, so that the team's helpers read the caller's list, not their own.
+  thread_local std::vector<attention_item> caller_items;
+  std::vector<attention_item>& items = caller_items;
+  items.clear();
   items.reserve(num_tokens * num_heads);
   int32_t max_context = 0;
   for (int32_t s = 0; s < batch.num_seqs; ++s) {
@@ -36,47 +39,44 @@ void paged_attention(const float* q, const float* k_cache, const float* v_cache,
       for (int32_t h = 0; h < num_heads; ++h) items.push_back({s, t, h});
   }
 
-#pragma omp parallel
-  {
-    std::vector<float> scores(max_context);
-#pragma omp for schedule(dynamic, 4)
-    for (size_t i = 0; i < items.size(); ++i) {
-      const auto [s, t, h] = items[i];
-      const int32_t q_len = batch.query_start_loc[s + 1] - batch.query_start_loc[s];
-      const int32_t position = batch.seq_lens[s] - q_len + (t - batch.query_start_loc[s]);
-      const int32_t visible = position + 1;
-      const int32_t* blocks = batch.block_tables + s * batch.max_blocks_per_seq;
-      const int64_t kv_head = h / group;
-      const float* query = q + (t * num_heads + h) * head_dim;
+  parallel_for_dynamic(static_cast<int64_t>(items.size()), 4, [&](int, int64_t i) {
+    thread_local std::vector<float> scores;  // per thread: the scores of one item
+    if (static_cast<int32_t>(scores.size()) < max_context) scores.resize(max_context);
+    const auto [s, t, h] = items[i];
+    const int32_t q_len = batch.query_start_loc[s + 1] - batch.query_start_loc[s];
+    const int32_t position = batch.seq_lens[s] - q_len + (t - batch.query_start_loc[s]);
+    const int32_t visible = position + 1;
+    const int32_t* blocks = batch.block_tables + s * batch.max_blocks_per_seq;
+    const int64_t kv_head = h / group;
+    const float* query = q + (t * num_heads + h) * head_dim;
 
-      float max_score = -INFINITY;
-      for (int32_t k = 0; k < visible; ++k) {
-        const int64_t base = blocks[k / block_size] * block_elems +
-                             (kv_head * block_size + k % block_size) * head_dim;
-        const float* key = k_cache + base;
-        float dot = 0.0f;
+    float max_score = -INFINITY;
+    for (int32_t k = 0; k < visible; ++k) {
+      const int64_t base =
+          blocks[k / block_size] * block_elems + (kv_head * block_size + k % block_size) * head_dim;
+      const float* key = k_cache + base;
+      float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)
-        for (int64_t d = 0; d < head_dim; ++d) dot += query[d] * key[d];
-        scores[k] = dot * scale;
-        max_score = std::max(max_score, scores[k]);
-      }
-      float sum = 0.0f;
-      for (int32_t k = 0; k < visible; ++k) {
-        scores[k] = std::exp(scores[k] - max_score);
-        sum += scores[k];
-      }
-      float* dst = out + (t * num_heads + h) * head_dim;
-      std::fill(dst, dst + head_dim, 0.0f);
-      for (int32_t k = 0; k < visible; ++k) {
-        const int64_t base = blocks[k / block_size] * block_elems +
-                             (kv_head * block_size + k % block_size) * head_dim;
-        const float* value = v_cache + base;
-        const float weight = scores[k] / sum;
-#pragma omp simd
-        for (int64_t d = 0; d < head_dim; ++d) dst[d] += weight * value[d];
-      }
+      for (int64_t d = 0; d < head_dim; ++d) dot += query[d] * key[d];
+      scores[k] = dot * scale;
+      max_score = std::max(max_score, scores[k]);
     }
-  }
+    float sum = 0.0f;
+    for (int32_t k = 0; k < visible; ++k) {
+      scores[k] = std::exp(scores[k] - max_score);
+      sum += scores[k];
+    }
+    float* dst = out + (t * num_heads + h) * head_dim;
+    std::fill(dst, dst + head_dim, 0.0f);
+    for (int32_t k = 0; k < visible; ++k) {
+      const int64_t base =
+          blocks[k / block_size] * block_elems + (kv_head * block_size + k % block_size) * head_dim;
+      const float* value = v_cache + base;
+      const float weight = scores[k] / sum;
+#pragma omp simd
+      for (int64_t d = 0; d < head_dim; ++d) dst[d] += weight * value[d];
+    }
+  });
 }
 
 }  // namespace actorllm::cpu

@@ -32,13 +32,14 @@ void rotary_embedding(const int32_t* positions, float* q, float* k, int64_t n, i
                       int64_t num_kv_heads, int64_t head_dim, const float* cos_sin, int64_t rot_dim,
                       bool neox) {
   const int64_t half = rot_dim / 2;
-#pragma omp parallel for if (n > 8)
-  for (int64_t t = 0; t < n; ++t) {
-    const float* cos = cos_sin + static_cast<int64_t>(positions[t]) * rot_dim;
-    const float* sin = cos + half;
-    rotate_heads(q + t * num_heads * head_dim, num_heads, head_dim, cos, sin, half, neox);
-    rotate_heads(k + t * num_kv_heads * head_dim, num_kv_heads, head_dim, cos, sin, half, neox);
-  }
+  parallel_for(n, 1, 8, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const float* cos = cos_sin + static_cast<int64_t>(positions[t]) * rot_dim;
+      const float* sin = cos + half;
+      rotate_heads(q + t * num_heads * head_dim, num_heads, head_dim, cos, sin, half, neox);
+      rotate_heads(k + t * num_kv_heads * head_dim, num_kv_heads, head_dim, cos, sin, half, neox);
+    }
+  });
 }
 
 }  // namespace actorllm::cpu

@@ -1,0 +1,152 @@
+#include "kernels/cpu/thread_team.hpp"
+
+#include <immintrin.h>
+#include <omp.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace actorllm::cpu {
+
+namespace {
+
+/// How long an idle helper spins before it sleeps. Longer than any gap between the loops of
+/// one forward pass (a few microseconds of serial code), much shorter than the gap between
+/// two steps of the actor engine, where the other threads of the process need the core.
+constexpr auto idle_spin = std::chrono::microseconds(200);
+
+/// How long member 0 spins for late helpers before it also yields its core: a helper that
+/// was preempted needs the core back to finish.
+constexpr auto finish_spin = std::chrono::microseconds(50);
+
+thread_local bool inside_team_body = false;
+
+int configured_threads = 0;
+
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// OpenBLAS (the OpenMP build) takes its thread count from the caller's OpenMP setting: one,
+/// so that a GEMM called by a member works on that member's slice alone.
+void make_blas_single_threaded() {
+  omp_set_num_threads(1);
+}
+
+/// Spins until pred() holds or `budget` has passed; true if pred() held.
+template <class Pred>
+bool spin_until(Pred pred, std::chrono::microseconds budget) {
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (pred()) return true;
+      _mm_pause();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return pred();
+  }
+}
+
+}  // namespace
+
+thread_team::thread_team(int num_threads) {
+  for (int member = 1; member < num_threads; ++member)
+    helpers_.emplace_back([this, member] { helper_loop(member); });
+}
+
+thread_team::~thread_team() {
+  stopping_.store(true);
+  generation_.fetch_add(1);
+  generation_.notify_all();
+  for (auto& t : helpers_) t.join();
+}
+
+void thread_team::run(const std::function<void(int)>& body) {
+  if (helpers_.empty() || inside_team_body) {
+    for (int member = 0; member < size(); ++member) body(member);
+    return;
+  }
+  body_ = &body;
+  num_running_.store(static_cast<int>(helpers_.size()));
+  generation_.fetch_add(1);  // seq_cst: publishes body_ and orders against num_sleeping_
+  if (num_sleeping_.load() > 0) generation_.notify_all();
+  inside_team_body = true;
+  body(0);
+  inside_team_body = false;
+  auto all_done = [this] { return num_running_.load(std::memory_order_acquire) == 0; };
+  while (!spin_until(all_done, finish_spin)) std::this_thread::yield();
+  body_ = nullptr;
+}
+
+void thread_team::helper_loop(int member) {
+  make_blas_single_threaded();
+  inside_team_body = true;  // a helper never leads a team of its own
+  uint64_t seen = 0;
+  for (;;) {
+    auto changed = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+    if (!spin_until(changed, idle_spin)) {
+      num_sleeping_.fetch_add(1);
+      // Dekker pair with run(): either run() sees the sleeper and notifies, or this wait
+      // sees the new generation and returns at once.
+      while (generation_.load() == seen) generation_.wait(seen);
+      num_sleeping_.fetch_sub(1);
+    }
+    seen = generation_.load(std::memory_order_acquire);
+    if (stopping_.load()) return;
+    (*body_)(member);
+    num_running_.fetch_sub(1, std::memory_order_release);
+  }
+}
+
+void set_num_threads(int num_threads) {
+  configured_threads = num_threads > 0 ? num_threads : usable_cores();
+}
+
+int num_threads() {
+  return configured_threads > 0 ? configured_threads : usable_cores();
+}
+
+thread_team& this_thread_team() {
+  thread_local std::unique_ptr<thread_team> team;
+  const int wanted = num_threads();
+  if (!team || team->size() != wanted) {
+    team.reset();
+    make_blas_single_threaded();
+    team = std::make_unique<thread_team>(wanted);
+  }
+  return *team;
+}
+
+void parallel_for(int64_t n, int64_t grain, int64_t serial_below,
+                  const std::function<void(int64_t, int64_t)>& body) {
+  if (n <= 0) return;
+  if (n <= serial_below || inside_team_body) return body(0, n);
+  thread_team& team = this_thread_team();
+  const int64_t num_chunks = (n + grain - 1) / grain;
+  const int64_t chunks_per_member = (num_chunks + team.size() - 1) / team.size();
+  team.run([&](int member) {
+    const int64_t begin = member * chunks_per_member * grain;
+    const int64_t end = std::min(n, begin + chunks_per_member * grain);
+    if (begin < end) body(begin, end);
+  });
+}
+
+void parallel_for_dynamic(int64_t n, int64_t chunk, const std::function<void(int, int64_t)>& body) {
+  if (n <= 0) return;
+  if (inside_team_body) {
+    for (int64_t i = 0; i < n; ++i) body(0, i);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+  this_thread_team().run([&](int member) {
+    for (;;) {
+      const int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (begin >= n) return;
+      for (int64_t i = begin; i < std::min(n, begin + chunk); ++i) body(member, i);
+    }
+  });
+}
+
+}  // namespace actorllm::cpu

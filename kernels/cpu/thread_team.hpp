@@ -1,0 +1,70 @@
+#pragma once
+/// The CPU math's own threads. Every thread that runs ops (a worker actor's thread, the
+/// spine's main thread) leads a team of its own: the caller is member 0 and the helpers are
+/// parked threads that wake for each loop. Between the back-to-back loops of one forward pass
+/// the helpers spin; after a short idle they sleep, so that between steps the cores belong to
+/// the actors, the network and the detokenizer again.
+///
+/// Why not OpenMP's pool: libgomp cuts its spin to about a hundred iterations whenever it
+/// manages more threads than the machine has cores. That is always the case once a thread
+/// other than main() runs parallel regions on every core (main counts as one already), and
+/// then every loop of the forward pays a futex sleep and wake per thread: on two cores the
+/// actor engine lost a third of its throughput to that. Here the spin policy is ours.
+///
+/// OpenBLAS is called single-threaded from each member on its slice of the work, so it
+/// never starts an OpenMP team of its own.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace actorllm::cpu {
+
+class thread_team {
+ public:
+  /// num_threads members in all, the calling thread included (so num_threads - 1 helpers).
+  explicit thread_team(int num_threads);
+  ~thread_team();
+  thread_team(const thread_team&) = delete;
+  thread_team& operator=(const thread_team&) = delete;
+
+  int size() const { return static_cast<int>(helpers_.size()) + 1; }
+
+  /// Runs body(member) for every member in [0, size()) at once, member 0 on the calling
+  /// thread, and returns when all are done. A body that calls run() again (a nested loop)
+  /// runs that loop on its own member alone.
+  void run(const std::function<void(int member)>& body);
+
+ private:
+  void helper_loop(int member);
+
+  std::vector<std::thread> helpers_;
+  const std::function<void(int)>* body_ = nullptr;  // valid while a run() is in flight
+  std::atomic<uint64_t> generation_{0};             // bumped per run(); helpers wait on it
+  std::atomic<int> num_running_{0};                 // helpers still in the current body
+  std::atomic<int> num_sleeping_{0};                // helpers blocked in generation_.wait()
+  std::atomic<bool> stopping_{false};
+};
+
+/// Number of threads the CPU ops use per calling thread. 0: all cores.
+void set_num_threads(int num_threads);
+int num_threads();
+
+/// The calling thread's team, made on first use with num_threads() members (and remade if
+/// that number changed since).
+thread_team& this_thread_team();
+
+/// Splits [0, n) into one contiguous range per member, each a multiple of `grain` long
+/// except the last, and calls body(begin, end) for every non-empty range. Runs on the caller
+/// alone when n is at most `serial_below` (a loop too small to be worth a wake-up).
+void parallel_for(int64_t n, int64_t grain, int64_t serial_below,
+                  const std::function<void(int64_t begin, int64_t end)>& body);
+
+/// Hands out [0, n) in chunks of `chunk` from a shared counter, for items of uneven cost;
+/// body(member, i) is called once per item.
+void parallel_for_dynamic(int64_t n, int64_t chunk,
+                          const std::function<void(int member, int64_t i)>& body);
+
+}  // namespace actorllm::cpu
