@@ -72,6 +72,7 @@ struct replica_stats {
   scheduler_stats scheduler;
   uint64_t num_steps = 0;
   double last_step_seconds = 0;
+  double worker_busy_seconds = 0;  ///< rank 0's own time on all steps so far
   int32_t num_worker_restarts = 0;
   bool alive = true;
 };
@@ -148,7 +149,7 @@ typename Inspector::result_type inspect(Inspector& f, sequence_sample& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_result& x) {
-  return f(caf::meta::type_name("step_result"), x.step, x.seqs);
+  return f(caf::meta::type_name("step_result"), x.step, x.seqs, x.worker_seconds);
 }
 
 template <class Inspector>
@@ -188,7 +189,7 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_stats& x) {
   return f(caf::meta::type_name("replica_stats"), x.replica, x.scheduler, x.num_steps,
-           x.last_step_seconds, x.num_worker_restarts, x.alive);
+           x.last_step_seconds, x.worker_busy_seconds, x.num_worker_restarts, x.alive);
 }
 
 template <class Inspector>

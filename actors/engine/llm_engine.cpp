@@ -48,6 +48,7 @@ std::vector<request_output> llm_engine::post_process(std::vector<request_output>
 std::vector<request_output> llm_engine::step() {
   const step_plan plan = scheduler_.schedule();
   const step_result result = runner_.execute(plan);
+  worker_busy_seconds_ += result.worker_seconds;
   return post_process(scheduler_.update(result));
 }
 

@@ -33,6 +33,8 @@ class llm_engine {
   const engine_setup& setup() const { return setup_; }
   scheduler_stats stats() const { return scheduler_.stats(); }
   scheduler& core_scheduler() { return scheduler_; }
+  /// The model runner's own time on all steps so far (the rest is the engine's overhead).
+  double worker_busy_seconds() const { return worker_busy_seconds_; }
 
  private:
   std::vector<request_output> post_process(std::vector<request_output> raw);
@@ -42,6 +44,7 @@ class llm_engine {
   scheduler scheduler_;
   model_runner runner_;
   std::map<std::string, output_processor> processors_;
+  double worker_busy_seconds_ = 0;
 };
 
 /// Runs requests to completion and returns, per request, all its outputs merged per choice

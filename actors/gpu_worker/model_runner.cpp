@@ -1,6 +1,7 @@
 #include "actors/gpu_worker/model_runner.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include "actors/gpu_worker/cpu_backend.hpp"
@@ -27,6 +28,14 @@ sampler_state& model_runner::state_for(const batch_sequence& seq, int32_t index)
 }
 
 step_result model_runner::execute(const step_plan& plan) {
+  const auto start = std::chrono::steady_clock::now();
+  step_result result = run_plan(plan);
+  result.worker_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+step_result model_runner::run_plan(const step_plan& plan) {
   for (seq_id id : plan.finished_seq_ids) {
     if (auto it = sampler_of_seq_.find(id); it != sampler_of_seq_.end()) {
       samplers_.erase(it->second);

@@ -29,6 +29,7 @@ class model_runner {
 
   /// Executes one plan. Throws std::runtime_error on an inconsistent plan (a broken protocol)
   /// and whatever the backend throws (a device error).
+  /// The result carries the time it took (worker_seconds).
   step_result execute(const step_plan& plan);
 
   const llama_model& model() const { return *model_; }
@@ -39,6 +40,7 @@ class model_runner {
  private:
   using sampler_key = std::pair<std::string, int32_t>;  // (request id, sample index)
   sampler_state& state_for(const batch_sequence& seq, int32_t index);
+  step_result run_plan(const step_plan& plan);
 
   std::shared_ptr<llama_model> model_;
   model_runner_config config_;

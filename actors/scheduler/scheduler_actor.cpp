@@ -133,6 +133,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
     st.last_step_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - st.step_started).count();
     ++st.num_steps;
+    st.worker_busy_seconds += result.worker_seconds;
     emit(self, st.core->update(result), *extras);
     const auto stats = st.core->stats();
     cache_report report{result.step,
@@ -212,8 +213,13 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
       },
       [self](stats_atom) {
         auto& st = self->state;
-        return replica_stats{st.replica,           st.core->stats(),       st.num_steps,
-                             st.last_step_seconds, st.num_worker_restarts, true};
+        return replica_stats{st.replica,
+                             st.core->stats(),
+                             st.num_steps,
+                             st.last_step_seconds,
+                             st.worker_busy_seconds,
+                             st.num_worker_restarts,
+                             true};
       },
   };
 }

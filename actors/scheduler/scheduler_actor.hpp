@@ -68,6 +68,7 @@ struct scheduler_actor_state {
     int32_t num_swapped_in = 0, num_swapped_out = 0, num_copied = 0;
   } step_block_moves;
   double last_step_seconds = 0;
+  double worker_busy_seconds = 0;  ///< sum of rank 0's worker_seconds
   int32_t num_worker_restarts = 0;
   std::chrono::steady_clock::time_point step_started;
   static inline const char* name = "scheduler";

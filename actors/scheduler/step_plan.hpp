@@ -66,6 +66,7 @@ struct sequence_sample {
 struct step_result {
   uint64_t step = 0;
   std::vector<sequence_sample> seqs;  ///< sequences that sampled; others may be left out
+  double worker_seconds = 0;  ///< the worker's own time on this step: moves, forward, sampling
 };
 
 }  // namespace actorllm
