@@ -2,6 +2,7 @@
 
 #include <immintrin.h>
 #include <omp.h>
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -81,6 +82,7 @@ void thread_team::run(const std::function<void(int)>& body) {
 }
 
 void thread_team::helper_loop(int member) {
+  pthread_setname_np(pthread_self(), "actorllm.math");  // what `top -H` shows
   make_blas_single_threaded();
   inside_team_body = true;  // a helper never leads a team of its own
   uint64_t seen = 0;
