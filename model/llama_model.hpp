@@ -3,9 +3,12 @@
 /// over a whole step's batch (prefill chunks and decodes together) against the paged KV cache.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "kernels/cpu/all_reduce.hpp"
+#include "kernels/cpu/packed_linear.hpp"
 #include "model/forward_batch.hpp"
 #include "model/kv_cache.hpp"
 #include "model/model_config.hpp"
@@ -32,6 +35,17 @@ struct llama_weights {
   /// Bytes of weights read per decoded token (everything but the embedding table, which is
   /// only gathered, unless it doubles as the LM head).
   int64_t bytes_read_per_token(const model_config_hf& config) const;
+};
+
+/// The projection weights again, packed for cpu::linear_packed (decode-sized batches). Made
+/// on the first CPU forward, so a model that only feeds a GPU never pays for them: they
+/// double the host memory of the projections.
+struct packed_llama_weights {
+  struct layer {
+    cpu::packed_matrix qkv, o, gate_up, down;
+  };
+  std::vector<layer> layers;
+  cpu::packed_matrix lm_head;  // packed from embed when tied
 };
 
 /// Scratch buffers of one forward pass, grown to the largest batch seen and reused: no
@@ -73,10 +87,20 @@ class llama_model {
 
  private:
   void ensure_workspace(forward_workspace& ws, int64_t num_tokens) const;
+  /// The packed weights, made once (thread-safe); null where the CPU lacks AVX2/FMA.
+  const packed_llama_weights* packed() const;
+  /// y = x w^T + bias through the packed kernel for decode-sized batches, OpenBLAS otherwise.
+  static void project(const float* x, const std::vector<float>& w, const cpu::packed_matrix* pw,
+                      const float* bias, int64_t n, int64_t in, int64_t out, float* y);
 
   model_config_hf config_;
   tp_shard shard_;
   llama_weights weights_;
+  struct lazy_packed {
+    std::once_flag once;
+    std::unique_ptr<packed_llama_weights> weights;
+  };
+  std::unique_ptr<lazy_packed> packed_ = std::make_unique<lazy_packed>();
 };
 
 /// The rotary table (max_position, head_dim): head_dim/2 cosines then sines per position,
