@@ -6,9 +6,25 @@
 /// third of the GEMM's time, because the weights are read once per step anyway. Here the
 /// weights are packed at load, so a step streams each weight once, straight into the FMAs.
 #include <cstdint>
+#include <cstddef>
+#include <new>
 #include <vector>
 
 namespace actorllm::cpu {
+
+/// An allocator of cache-line-aligned storage: a panel row (16 floats) is one line, so the
+/// kernel's two loads per row never straddle two lines.
+template <class T>
+struct cache_aligned_allocator {
+  using value_type = T;
+  static constexpr std::align_val_t alignment{64};
+  cache_aligned_allocator() = default;
+  template <class U>
+  cache_aligned_allocator(const cache_aligned_allocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), alignment)); }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, alignment); }
+  friend bool operator==(cache_aligned_allocator, cache_aligned_allocator) { return true; }
+};
 
 /// w (out_features, in_features) as panels of `panel_width` output features: panel p holds
 /// features [p * panel_width, (p + 1) * panel_width) as (in_features, panel_width), so one
@@ -17,7 +33,7 @@ struct packed_matrix {
   static constexpr int64_t panel_width = 16;
   int64_t out_features = 0;
   int64_t in_features = 0;
-  std::vector<float> panels;  // (num_panels, in_features, panel_width)
+  std::vector<float, cache_aligned_allocator<float>> panels;  // (num_panels, in_features, 16)
 
   int64_t num_panels() const { return (out_features + panel_width - 1) / panel_width; }
   bool empty() const { return out_features == 0; }
