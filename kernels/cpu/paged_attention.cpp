@@ -50,16 +50,24 @@ void paged_attention(const float* q, const float* k_cache, const float* v_cache,
     const int64_t kv_head = h / group;
     const float* query = q + (t * num_heads + h) * head_dim;
 
+    // Keys and values are walked block by block: a block holds block_size consecutive
+    // positions of this KV head contiguously, and no position needs a division.
+    const int32_t num_blocks = (visible + block_size - 1) / block_size;
+    auto block_rows = [&](const float* cache, int32_t b) {
+      return cache + blocks[b] * block_elems + kv_head * block_size * head_dim;
+    };
     float max_score = -INFINITY;
-    for (int32_t k = 0; k < visible; ++k) {
-      const int64_t base =
-          blocks[k / block_size] * block_elems + (kv_head * block_size + k % block_size) * head_dim;
-      const float* key = k_cache + base;
-      float dot = 0.0f;
+    for (int32_t b = 0; b < num_blocks; ++b) {
+      const float* key = block_rows(k_cache, b);
+      const int32_t first = b * static_cast<int32_t>(block_size);
+      const int32_t count = std::min<int32_t>(block_size, visible - first);
+      for (int32_t j = 0; j < count; ++j, key += head_dim) {
+        float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)
-      for (int64_t d = 0; d < head_dim; ++d) dot += query[d] * key[d];
-      scores[k] = dot * scale;
-      max_score = std::max(max_score, scores[k]);
+        for (int64_t d = 0; d < head_dim; ++d) dot += query[d] * key[d];
+        scores[first + j] = dot * scale;
+        max_score = std::max(max_score, dot * scale);
+      }
     }
     float sum = 0.0f;
     for (int32_t k = 0; k < visible; ++k) {
@@ -68,14 +76,19 @@ void paged_attention(const float* q, const float* k_cache, const float* v_cache,
     }
     float* dst = out + (t * num_heads + h) * head_dim;
     std::fill(dst, dst + head_dim, 0.0f);
-    for (int32_t k = 0; k < visible; ++k) {
-      const int64_t base =
-          blocks[k / block_size] * block_elems + (kv_head * block_size + k % block_size) * head_dim;
-      const float* value = v_cache + base;
-      const float weight = scores[k] / sum;
+    for (int32_t b = 0; b < num_blocks; ++b) {
+      const float* value = block_rows(v_cache, b);
+      const int32_t first = b * static_cast<int32_t>(block_size);
+      const int32_t count = std::min<int32_t>(block_size, visible - first);
+      for (int32_t j = 0; j < count; ++j, value += head_dim) {
+        const float weight = scores[first + j];
 #pragma omp simd
-      for (int64_t d = 0; d < head_dim; ++d) dst[d] += weight * value[d];
+        for (int64_t d = 0; d < head_dim; ++d) dst[d] += weight * value[d];
+      }
     }
+    const float inverse_sum = 1.0f / sum;
+#pragma omp simd
+    for (int64_t d = 0; d < head_dim; ++d) dst[d] *= inverse_sum;
   });
 }
 
