@@ -22,6 +22,8 @@ constexpr int64_t block_rows = 96;
 /// Input features per depth block: a panel's block (256 x 16 floats, 16 KB) stays in L1
 /// while every row tile of the block passes over it.
 constexpr int64_t block_depth = 256;
+/// Panels per unit of work handed to a member: 64 output features.
+constexpr int64_t panels_per_chunk = 4;
 
 /// y rows [0, ROWS) x panel columns [0, cols) (+)= x rows @ panel over `depth` input
 /// features; ldx is x's row stride. `accumulate`: add to what y holds (a later depth block).
@@ -113,12 +115,11 @@ packed_matrix pack_matrix(const float* w, int64_t out_features, int64_t in_featu
   return p;
 }
 
-void linear_packed(const float* x, const packed_matrix& w, const float* bias, int64_t n, float* y) {
+void linear_packed(const float* x, const packed_matrix& w, const float* bias, int64_t n,
+                   float* y) {
   const int64_t in = w.in_features, out = w.out_features;
   const bool fast = packed_linear_supported();
-  // Below this many multiply-adds a wake-up costs more than it saves.
-  const int64_t serial_panels = n * in * out < (1 << 15) ? w.num_panels() : 0;
-  parallel_for(w.num_panels(), 1, serial_panels, [&](int64_t first, int64_t last) {
+  auto run_panels = [&](int64_t first, int64_t last) {
     for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
       const int64_t rows_in_block = std::min(block_rows, n - r0);
       for (int64_t p = first; p < last; ++p) {
@@ -141,6 +142,14 @@ void linear_packed(const float* x, const packed_matrix& w, const float* bias, in
         }
       }
     }
+  };
+  // Below this many multiply-adds a wake-up costs more than it saves.
+  if (n * in * out < (1 << 15)) return run_panels(0, w.num_panels());
+  // Panels are handed out a few at a time rather than split in halves up front: a member
+  // that was preempted, or whose weights came slower from memory, takes fewer.
+  const int64_t num_chunks = (w.num_panels() + panels_per_chunk - 1) / panels_per_chunk;
+  parallel_for_dynamic(num_chunks, 1, [&](int, int64_t c) {
+    run_panels(c * panels_per_chunk, std::min(w.num_panels(), (c + 1) * panels_per_chunk));
   });
 }
 
