@@ -238,13 +238,21 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
     // x holds the previous layer's output; fold it into the residual and normalise.
     cpu::fused_add_rms_norm(x, residual, w.input_norm.data(), n, dim, eps);
     const auto* pl = packs ? &packs->layers[l] : nullptr;
-    project(x, w.qkv, pl ? &pl->qkv : nullptr, w.qkv_bias.empty() ? nullptr : w.qkv_bias.data(), n,
-            dim, qkv_size, ws_.qkv.data());
-    for (int64_t t = 0; t < n; ++t) {
-      const float* row = ws_.qkv.data() + t * qkv_size;
-      std::copy(row, row + q_size, ws_.q.data() + t * q_size);
-      std::copy(row + q_size, row + q_size + kv_size, ws_.k.data() + t * kv_size);
-      std::copy(row + q_size + kv_size, row + qkv_size, ws_.v.data() + t * kv_size);
+    const float* qkv_bias = w.qkv_bias.empty() ? nullptr : w.qkv_bias.data();
+    if (pl && n <= max_packed_rows && q_size % cpu::packed_matrix::panel_width == 0 &&
+        kv_size % cpu::packed_matrix::panel_width == 0) {
+      // The packed GEMM writes q, k and v where they go: no split copy.
+      const cpu::output_slice qkv_out[] = {
+          {q_size, ws_.q.data()}, {kv_size, ws_.k.data()}, {kv_size, ws_.v.data()}};
+      cpu::linear_packed_split(x, pl->qkv, qkv_bias, n, qkv_out);
+    } else {
+      project(x, w.qkv, pl ? &pl->qkv : nullptr, qkv_bias, n, dim, qkv_size, ws_.qkv.data());
+      for (int64_t t = 0; t < n; ++t) {
+        const float* row = ws_.qkv.data() + t * qkv_size;
+        std::copy(row, row + q_size, ws_.q.data() + t * q_size);
+        std::copy(row + q_size, row + q_size + kv_size, ws_.k.data() + t * kv_size);
+        std::copy(row + q_size + kv_size, row + qkv_size, ws_.v.data() + t * kv_size);
+      }
     }
     cpu::rotary_embedding(batch.positions.data(), ws_.q.data(), ws_.k.data(), n, c.num_heads,
                           c.num_kv_heads, c.head_dim, weights_.cos_sin.data(), c.head_dim, true);

@@ -45,8 +45,8 @@ __attribute__((target("avx2,fma"))) void tile(const float* x, int64_t ldx, int64
   }
   if (accumulate) {
     ACTORLLM_LOAD_ROW(0)
-    ACTORLLM_LOAD_ROW(1) ACTORLLM_LOAD_ROW(2) ACTORLLM_LOAD_ROW(3) ACTORLLM_LOAD_ROW(4)
-        ACTORLLM_LOAD_ROW(5)
+    ACTORLLM_LOAD_ROW(1)
+    ACTORLLM_LOAD_ROW(2) ACTORLLM_LOAD_ROW(3) ACTORLLM_LOAD_ROW(4) ACTORLLM_LOAD_ROW(5)
   }
 #undef ACTORLLM_LOAD_ROW
   for (int64_t k = 0; k < depth; ++k) {
@@ -59,8 +59,8 @@ __attribute__((target("avx2,fma"))) void tile(const float* x, int64_t ldx, int64
     a##r##1 = _mm256_fmadd_ps(xr, w1, a##r##1);             \
   }
     ACTORLLM_FMA_ROW(0)
-    ACTORLLM_FMA_ROW(1) ACTORLLM_FMA_ROW(2) ACTORLLM_FMA_ROW(3) ACTORLLM_FMA_ROW(4)
-        ACTORLLM_FMA_ROW(5)
+    ACTORLLM_FMA_ROW(1)
+    ACTORLLM_FMA_ROW(2) ACTORLLM_FMA_ROW(3) ACTORLLM_FMA_ROW(4) ACTORLLM_FMA_ROW(5)
 #undef ACTORLLM_FMA_ROW
   }
 #define ACTORLLM_STORE_ROW(r)                                       \
@@ -74,8 +74,8 @@ __attribute__((target("avx2,fma"))) void tile(const float* x, int64_t ldx, int64
       std::memcpy(dst, buf, cols * sizeof(float));                  \
   }
   ACTORLLM_STORE_ROW(0)
-  ACTORLLM_STORE_ROW(1) ACTORLLM_STORE_ROW(2) ACTORLLM_STORE_ROW(3) ACTORLLM_STORE_ROW(4)
-      ACTORLLM_STORE_ROW(5)
+  ACTORLLM_STORE_ROW(1)
+  ACTORLLM_STORE_ROW(2) ACTORLLM_STORE_ROW(3) ACTORLLM_STORE_ROW(4) ACTORLLM_STORE_ROW(5)
 #undef ACTORLLM_STORE_ROW
 }
 
@@ -115,29 +115,48 @@ packed_matrix pack_matrix(const float* w, int64_t out_features, int64_t in_featu
   return p;
 }
 
-void linear_packed(const float* x, const packed_matrix& w, const float* bias, int64_t n,
-                   float* y) {
+void linear_packed_split(const float* x, const packed_matrix& w, const float* bias, int64_t n,
+                         std::span<const output_slice> slices) {
   const int64_t in = w.in_features, out = w.out_features;
   const bool fast = packed_linear_supported();
+  // Where panel p's features go: its slice's tensor, column and row stride.
+  struct target {
+    float* dst;
+    int64_t ld;
+  };
+  auto target_of = [&](int64_t col0) {
+    int64_t start = 0;
+    for (const auto& s : slices) {
+      if (col0 < start + s.num_features) return target{s.dst + (col0 - start), s.num_features};
+      start += s.num_features;
+    }
+    return target{nullptr, 0};  // unreachable: the widths sum to out_features
+  };
   auto run_panels = [&](int64_t first, int64_t last) {
     for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
       const int64_t rows_in_block = std::min(block_rows, n - r0);
+      // Tiles of nearly equal height (32 rows: 6 6 5 5 5 5, not 6 6 6 6 6 2): a tile costs
+      // one pass over the panel whatever its height.
+      const int64_t num_tiles = (rows_in_block + tile_rows - 1) / tile_rows;
       for (int64_t p = first; p < last; ++p) {
         const float* panel = w.panels.data() + p * in * width;
         const int64_t col0 = p * width, cols = std::min(width, out - col0);
         const float* b = bias ? bias + col0 : nullptr;
+        const target t = target_of(col0);
+        float* y = t.dst + r0 * t.ld;
         if (!fast) {
-          panel_rows_portable(x + r0 * in, rows_in_block, in, panel, b, cols, y + r0 * out + col0,
-                              out);
+          panel_rows_portable(x + r0 * in, rows_in_block, in, panel, b, cols, y, t.ld);
           continue;
         }
         for (int64_t k0 = 0; k0 < in; k0 += block_depth) {
           const int64_t depth = std::min(block_depth, in - k0);
           const bool last_block = k0 + depth == in;
-          for (int64_t r = r0; r < r0 + rows_in_block; r += tile_rows) {
-            const int64_t rows = std::min(tile_rows, r0 + rows_in_block - r);
-            tiles[rows](x + r * in + k0, in, depth, panel + k0 * width, last_block ? b : nullptr,
-                        cols, k0 > 0, y + r * out + col0, out);
+          int64_t r = 0;
+          for (int64_t i = 0; i < num_tiles; ++i) {
+            const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
+            tiles[rows](x + (r0 + r) * in + k0, in, depth, panel + k0 * width,
+                        last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
+            r += rows;
           }
         }
       }
@@ -151,6 +170,11 @@ void linear_packed(const float* x, const packed_matrix& w, const float* bias, in
   parallel_for_dynamic(num_chunks, 1, [&](int, int64_t c) {
     run_panels(c * panels_per_chunk, std::min(w.num_panels(), (c + 1) * panels_per_chunk));
   });
+}
+
+void linear_packed(const float* x, const packed_matrix& w, const float* bias, int64_t n, float* y) {
+  const output_slice whole{w.out_features, y};
+  linear_packed_split(x, w, bias, n, {&whole, 1});
 }
 
 }  // namespace actorllm::cpu

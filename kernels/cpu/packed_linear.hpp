@@ -5,9 +5,10 @@
 /// a prefill of hundreds of rows that copy is amortized; with a decode step of 32 rows it is a
 /// third of the GEMM's time, because the weights are read once per step anyway. Here the
 /// weights are packed at load, so a step streams each weight once, straight into the FMAs.
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <new>
+#include <span>
 #include <vector>
 
 namespace actorllm::cpu {
@@ -44,6 +45,18 @@ packed_matrix pack_matrix(const float* w, int64_t out_features, int64_t in_featu
 /// y(n, out_features) = x(n, in_features) @ w^T + bias, as cpu::linear, on packed weights.
 /// Panels are split across the calling thread's team. bias may be null.
 void linear_packed(const float* x, const packed_matrix& w, const float* bias, int64_t n, float* y);
+
+/// A run of consecutive output features written to a tensor of its own: (n, num_features).
+struct output_slice {
+  int64_t num_features;
+  float* dst;
+};
+
+/// As linear_packed, with the output features cut into consecutive slices, each written to
+/// its own tensor (q, k and v of a fused projection, with no copy afterwards). Every slice
+/// but the last must be a multiple of panel_width wide; the widths sum to out_features.
+void linear_packed_split(const float* x, const packed_matrix& w, const float* bias, int64_t n,
+                         std::span<const output_slice> slices);
 
 /// Whether this CPU runs the packed kernel (AVX2 and FMA); elsewhere linear_packed falls back
 /// to a portable loop, and the model keeps to cpu::linear.

@@ -1,6 +1,8 @@
 // The packed GEMM against a naive loop: every tile height (1..6 rows and the remainders of
 // a row block), a partial last panel, several depth blocks, with and without bias, on one
 // thread and on a team.
+#include "kernels/cpu/packed_linear.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "kernels/cpu/ops.hpp"
-#include "kernels/cpu/packed_linear.hpp"
 
 namespace actorllm {
 namespace {
@@ -47,6 +48,24 @@ TEST(packed_linear, matches_naive_matmul_for_every_tile_and_panel_shape) {
     }
   }
   cpu::set_num_threads(saved);
+}
+
+TEST(packed_linear, split_outputs_equal_the_fused_output_cut_into_slices) {
+  const int in = 70, q = 48, kv = 32, out = q + 2 * kv;
+  const auto w = random_vector(out * in, 5), bias = random_vector(out, 6);
+  const cpu::packed_matrix packed = cpu::pack_matrix(w.data(), out, in);
+  for (int n : {1, 7, 33}) {
+    const auto x = random_vector(n * in, 7);
+    std::vector<float> fused(n * out), qs(n * q), ks(n * kv), vs(n * kv);
+    cpu::linear_packed(x.data(), packed, bias.data(), n, fused.data());
+    const cpu::output_slice slices[] = {{q, qs.data()}, {kv, ks.data()}, {kv, vs.data()}};
+    cpu::linear_packed_split(x.data(), packed, bias.data(), n, slices);
+    for (int t = 0; t < n; ++t) {
+      for (int j = 0; j < q; ++j) ASSERT_EQ(qs[t * q + j], fused[t * out + j]);
+      for (int j = 0; j < kv; ++j) ASSERT_EQ(ks[t * kv + j], fused[t * out + q + j]);
+      for (int j = 0; j < kv; ++j) ASSERT_EQ(vs[t * kv + j], fused[t * out + q + kv + j]);
+    }
+  }
 }
 
 }  // namespace
