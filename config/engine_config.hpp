@@ -28,6 +28,9 @@ struct cache_config {
   double gpu_memory_utilization =
       0.9;  ///< share of device (or free host) memory the engine may use
   bool enable_prefix_caching = true;
+  /// KV cache element type: auto (the model's compute type, float32 on the CPU), float32, or
+  /// float16 (CPU backend: half the memory per block, half the bytes decode attention reads).
+  std::string cache_dtype = "auto";
 };
 
 struct scheduler_config {

@@ -21,6 +21,8 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
                "a .jinja file or tokenizer_config.json overriding the model's template",
                c.model.chat_template);
 
+  p.add_string("--kv-cache-dtype", "KV cache element type: auto, float32 or float16",
+               c.cache.cache_dtype);
   p.add_number("--block-size", "tokens per KV cache block", c.cache.block_size);
   p.add_number("--swap-space", "CPU swap space for preempted sequences, GiB",
                c.cache.swap_space_gib);

@@ -2,11 +2,20 @@
 /// The paged KV cache of one worker: for every layer a K and a V tensor of shape
 /// (num_blocks, num_kv_heads, block_size, head_dim). Block ids come from the block manager;
 /// this class only owns the memory. Pages are touched lazily (allocation does not fill them).
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 namespace actorllm {
+
+/// Element type of a CPU KV cache. float16 halves the bytes per block and the bytes that
+/// decode attention reads per step; values are rounded once, when written.
+enum class kv_cache_dtype { float32, float16 };
+
+using half = _Float16;
 
 struct kv_cache_shape {
   int64_t num_layers = 0;
@@ -14,10 +23,12 @@ struct kv_cache_shape {
   int64_t block_size = 16;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
+  kv_cache_dtype dtype = kv_cache_dtype::float32;
 
   int64_t block_elems() const { return num_kv_heads * block_size * head_dim; }
-  /// Bytes of one block across all layers, K and V (float32).
-  int64_t bytes_per_block() const { return 2 * num_layers * block_elems() * 4; }
+  int64_t element_bytes() const { return dtype == kv_cache_dtype::float16 ? 2 : 4; }
+  /// Bytes of one block across all layers, K and V.
+  int64_t bytes_per_block() const { return 2 * num_layers * block_elems() * element_bytes(); }
 };
 
 class kv_cache {
@@ -25,10 +36,15 @@ class kv_cache {
   explicit kv_cache(const kv_cache_shape& shape);
 
   const kv_cache_shape& shape() const { return shape_; }
-  float* k(int64_t layer) { return k_[layer].get(); }
-  float* v(int64_t layer) { return v_[layer].get(); }
-  const float* k(int64_t layer) const { return k_[layer].get(); }
-  const float* v(int64_t layer) const { return v_[layer].get(); }
+  /// A layer's K or V tensor as T, which must match the cache's dtype (float or half).
+  template <class T>
+  T* k(int64_t layer) {
+    return typed<T>(k_[layer]);
+  }
+  template <class T>
+  T* v(int64_t layer) {
+    return typed<T>(v_[layer]);
+  }
 
   /// Copy-on-write: copies block src to dst in every layer.
   void copy_blocks(const std::vector<std::pair<int32_t, int32_t>>& pairs);
@@ -36,8 +52,16 @@ class kv_cache {
   void copy_from(const kv_cache& from, const std::vector<std::pair<int32_t, int32_t>>& pairs);
 
  private:
+  template <class T>
+  T* typed(const std::unique_ptr<std::byte[]>& bytes) const {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, half>);
+    if (static_cast<int64_t>(sizeof(T)) != shape_.element_bytes())
+      throw std::logic_error("kv_cache: element type does not match the cache's dtype");
+    return reinterpret_cast<T*>(bytes.get());
+  }
+
   kv_cache_shape shape_;
-  std::vector<std::unique_ptr<float[]>> k_, v_;
+  std::vector<std::unique_ptr<std::byte[]>> k_, v_;
 };
 
 }  // namespace actorllm

@@ -156,8 +156,10 @@ llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard)
   if (shard.size > 1) shard_weights(weights_, config_, shard);
 }
 
-kv_cache_shape llama_model::cache_shape(int64_t num_blocks, int64_t block_size) const {
-  return {config_.num_layers, num_blocks, block_size, config_.num_kv_heads, config_.head_dim};
+kv_cache_shape llama_model::cache_shape(int64_t num_blocks, int64_t block_size,
+                                        kv_cache_dtype dtype) const {
+  return {config_.num_layers,   num_blocks,       block_size,
+          config_.num_kv_heads, config_.head_dim, dtype};
 }
 
 void llama_model::ensure_workspace(forward_workspace& ws_, int64_t n) const {
@@ -256,11 +258,17 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
     }
     cpu::rotary_embedding(batch.positions.data(), ws_.q.data(), ws_.k.data(), n, c.num_heads,
                           c.num_kv_heads, c.head_dim, weights_.cos_sin.data(), c.head_dim, true);
-    cpu::reshape_and_cache(ws_.k.data(), ws_.v.data(), cache.k(l), cache.v(l),
-                           batch.slot_mapping.data(), n, c.num_kv_heads, c.head_dim,
-                           cache.shape().block_size);
-    cpu::paged_attention(ws_.q.data(), cache.k(l), cache.v(l), paged, c.num_heads, c.num_kv_heads,
-                         c.head_dim, cache.shape().block_size, scale, ws_.attn.data());
+    auto attend = [&](auto* k_cache, auto* v_cache) {
+      cpu::reshape_and_cache(ws_.k.data(), ws_.v.data(), k_cache, v_cache,
+                             batch.slot_mapping.data(), n, c.num_kv_heads, c.head_dim,
+                             cache.shape().block_size);
+      cpu::paged_attention(ws_.q.data(), k_cache, v_cache, paged, c.num_heads, c.num_kv_heads,
+                           c.head_dim, cache.shape().block_size, scale, ws_.attn.data());
+    };
+    if (cache.shape().dtype == kv_cache_dtype::float16)
+      attend(cache.k<half>(l), cache.v<half>(l));
+    else
+      attend(cache.k<float>(l), cache.v<float>(l));
     project(ws_.attn.data(), w.o, pl ? &pl->o : nullptr, nullptr, n, q_size, dim, x);
     if (ws_.all_reduce) ws_.all_reduce->sum(ws_.tp_rank, x, n * dim);  // partial over my heads
     cpu::fused_add_rms_norm(x, residual, w.post_norm.data(), n, dim, eps);

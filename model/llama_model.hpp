@@ -83,7 +83,8 @@ class llama_model {
   void forward(const forward_batch& batch, kv_cache& cache, forward_workspace& ws,
                std::vector<float>& logits) const;
 
-  kv_cache_shape cache_shape(int64_t num_blocks, int64_t block_size) const;
+  kv_cache_shape cache_shape(int64_t num_blocks, int64_t block_size,
+                             kv_cache_dtype dtype = kv_cache_dtype::float32) const;
 
  private:
   void ensure_workspace(forward_workspace& ws, int64_t num_tokens) const;

@@ -64,6 +64,7 @@ engine_setup engine_setup::load(const engine_config& config,
   s.runner.num_device_blocks = budget.num_device_blocks;
   s.runner.num_cpu_blocks = budget.num_cpu_blocks;
   s.runner.seed = config.model.seed;
+  s.runner.cache_dtype = cpu_cache_dtype(config.cache);
   return s;
 }
 
@@ -78,7 +79,9 @@ std::string engine_setup::describe() const {
       << mc.num_parameters() / 1e6 << "M parameters, float32) served as '" << served_model_name
       << "'\n"
       << "device " << backend->device() << ", max_model_len " << max_model_len << ", block_size "
-      << runner.block_size << ", device KV blocks " << runner.num_device_blocks << " ("
+      << runner.block_size << ", KV cache "
+      << (runner.cache_dtype == kv_cache_dtype::float16 ? "float16" : "float32")
+      << ", device KV blocks " << runner.num_device_blocks << " ("
       << int64_t(runner.num_device_blocks) * runner.block_size << " tokens), CPU swap blocks "
       << runner.num_cpu_blocks << "\n"
       << "max_num_seqs " << config.scheduler.max_num_seqs << ", max_num_batched_tokens "

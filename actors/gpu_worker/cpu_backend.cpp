@@ -18,8 +18,9 @@ std::vector<std::pair<int32_t, int32_t>> as_pairs(const std::vector<block_copy>&
 cpu_backend::cpu_backend(std::shared_ptr<const llama_model> model,
                          const model_runner_config& config)
     : model_(std::move(model)),
-      device_cache_(model_->cache_shape(config.num_device_blocks, config.block_size)),
-      cpu_cache_(model_->cache_shape(config.num_cpu_blocks, config.block_size)),
+      device_cache_(
+          model_->cache_shape(config.num_device_blocks, config.block_size, config.cache_dtype)),
+      cpu_cache_(model_->cache_shape(config.num_cpu_blocks, config.block_size, config.cache_dtype)),
       all_reduce_(config.all_reduce) {
   workspace_.all_reduce = all_reduce_.get();
   workspace_.tp_rank = config.tp_rank;
@@ -37,8 +38,9 @@ void cpu_backend::forward(const forward_batch& batch, std::vector<float>& logits
 
 kv_budget cpu_backend_provider::plan_kv(const llama_model& model, const engine_config& config,
                                         int32_t max_model_len) const {
-  return plan_kv_budget(config.cache, model.cache_shape(1, config.cache.block_size),
-                        model.weights().bytes_read_per_token(model.config()), max_model_len);
+  return plan_kv_budget(
+      config.cache, model.cache_shape(1, config.cache.block_size, cpu_cache_dtype(config.cache)),
+      model.weights().bytes_read_per_token(model.config()), max_model_len);
 }
 
 std::unique_ptr<forward_backend> cpu_backend_provider::make_backend(

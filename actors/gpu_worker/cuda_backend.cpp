@@ -227,6 +227,13 @@ cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_c
 
 kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_config& config,
                                          int32_t max_model_len) const {
+  if (config.cache.cache_dtype == "float16") {
+    kv_budget refused;
+    refused.error =
+        "--kv-cache-dtype float16 is implemented for the CPU backend; the CUDA backend keeps its "
+        "cache in the weights' type (use --kv-cache-dtype auto, or --device cpu)";
+    return refused;
+  }
   const model_config_hf& mc = model.config();
   cuda::kv_cache_layout layout;
   layout.num_layers = mc.num_layers;

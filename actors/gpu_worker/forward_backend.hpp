@@ -23,6 +23,7 @@ struct model_runner_config {
   int32_t num_device_blocks = 0;
   int32_t num_cpu_blocks = 0;
   uint64_t seed = 0;  ///< global seed for requests without their own
+  kv_cache_dtype cache_dtype = kv_cache_dtype::float32;  ///< of the CPU backend's pools
   /// Tensor parallelism (CPU): this worker's rank and its replica's group (null: none).
   std::shared_ptr<cpu::host_all_reduce> all_reduce;
   int32_t tp_rank = 0;

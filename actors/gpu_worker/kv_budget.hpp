@@ -21,6 +21,11 @@ struct kv_budget {
 int64_t available_host_memory();
 
 /// `weight_bytes`: memory the model already holds. `max_model_len`: the resolved context length.
+/// The CPU pools' element type for --kv-cache-dtype (auto: float32, the CPU's compute type).
+inline kv_cache_dtype cpu_cache_dtype(const cache_config& cache) {
+  return cache.cache_dtype == "float16" ? kv_cache_dtype::float16 : kv_cache_dtype::float32;
+}
+
 kv_budget plan_kv_budget(const cache_config& cache, const kv_cache_shape& block_shape,
                          int64_t weight_bytes, int32_t max_model_len);
 

@@ -13,6 +13,10 @@
 
 namespace actorllm::cpu {
 
+/// IEEE half precision, the element type of a float16 KV cache (GCC's _Float16; the
+/// conversions compile to F16C instructions where the CPU has them).
+using half = _Float16;
+
 /// out(n, dim) = table[ids[i]] for each of the n ids.  table: (vocab, dim)
 void embedding(const float* table, const int32_t* ids, int64_t n, int64_t dim, float* out);
 
@@ -44,6 +48,10 @@ void linear(const float* x, const float* w, const float* bias, int64_t n, int64_
 void reshape_and_cache(const float* key, const float* value, float* k_cache, float* v_cache,
                        const int64_t* slot_mapping, int64_t n, int64_t num_kv_heads,
                        int64_t head_dim, int64_t block_size);
+/// The same into a float16 cache (each value rounded to nearest).
+void reshape_and_cache(const float* key, const float* value, half* k_cache, half* v_cache,
+                       const int64_t* slot_mapping, int64_t n, int64_t num_kv_heads,
+                       int64_t head_dim, int64_t block_size);
 
 /// Describes a batch of sequences for attention over the paged cache. Sequence s has
 /// query_start_loc[s+1] - query_start_loc[s] new tokens, which are the last tokens of its
@@ -61,6 +69,10 @@ struct paged_batch {
 /// query attention (num_heads a multiple of num_kv_heads). Prefill, chunked prefill and decode
 /// are the same call with different query lengths.
 void paged_attention(const float* q, const float* k_cache, const float* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, float scale, float* out);
+/// The same over a float16 cache (accumulation in float32).
+void paged_attention(const float* q, const half* k_cache, const half* v_cache,
                      const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                      int64_t head_dim, int64_t block_size, float scale, float* out);
 

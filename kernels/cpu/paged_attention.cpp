@@ -17,11 +17,10 @@ struct attention_item {
   int32_t head;
 };
 
-}  // namespace
-
-void paged_attention(const float* q, const float* k_cache, const float* v_cache,
-                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
-                     int64_t head_dim, int64_t block_size, float scale, float* out) {
+template <class T>
+void attend(const float* q, const T* k_cache, const T* v_cache, const paged_batch& batch,
+            int64_t num_heads, int64_t num_kv_heads, int64_t head_dim, int64_t block_size,
+            float scale, float* out) {
   const int64_t group = num_heads / num_kv_heads;
   const int64_t block_elems = num_kv_heads * block_size * head_dim;
   const int64_t num_tokens = batch.query_start_loc[batch.num_seqs];
@@ -53,18 +52,18 @@ void paged_attention(const float* q, const float* k_cache, const float* v_cache,
     // Keys and values are walked block by block: a block holds block_size consecutive
     // positions of this KV head contiguously, and no position needs a division.
     const int32_t num_blocks = (visible + block_size - 1) / block_size;
-    auto block_rows = [&](const float* cache, int32_t b) {
+    auto block_rows = [&](const T* cache, int32_t b) {
       return cache + blocks[b] * block_elems + kv_head * block_size * head_dim;
     };
     float max_score = -INFINITY;
     for (int32_t b = 0; b < num_blocks; ++b) {
-      const float* key = block_rows(k_cache, b);
+      const T* key = block_rows(k_cache, b);
       const int32_t first = b * static_cast<int32_t>(block_size);
       const int32_t count = std::min<int32_t>(block_size, visible - first);
       for (int32_t j = 0; j < count; ++j, key += head_dim) {
         float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)
-        for (int64_t d = 0; d < head_dim; ++d) dot += query[d] * key[d];
+        for (int64_t d = 0; d < head_dim; ++d) dot += query[d] * static_cast<float>(key[d]);
         scores[first + j] = dot * scale;
         max_score = std::max(max_score, dot * scale);
       }
@@ -77,19 +76,33 @@ void paged_attention(const float* q, const float* k_cache, const float* v_cache,
     float* dst = out + (t * num_heads + h) * head_dim;
     std::fill(dst, dst + head_dim, 0.0f);
     for (int32_t b = 0; b < num_blocks; ++b) {
-      const float* value = block_rows(v_cache, b);
+      const T* value = block_rows(v_cache, b);
       const int32_t first = b * static_cast<int32_t>(block_size);
       const int32_t count = std::min<int32_t>(block_size, visible - first);
       for (int32_t j = 0; j < count; ++j, value += head_dim) {
         const float weight = scores[first + j];
 #pragma omp simd
-        for (int64_t d = 0; d < head_dim; ++d) dst[d] += weight * value[d];
+        for (int64_t d = 0; d < head_dim; ++d) dst[d] += weight * static_cast<float>(value[d]);
       }
     }
     const float inverse_sum = 1.0f / sum;
 #pragma omp simd
     for (int64_t d = 0; d < head_dim; ++d) dst[d] *= inverse_sum;
   });
+}
+
+}  // namespace
+
+void paged_attention(const float* q, const float* k_cache, const float* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, float scale, float* out) {
+  attend(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size, scale, out);
+}
+
+void paged_attention(const float* q, const half* k_cache, const half* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, float scale, float* out) {
+  attend(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size, scale, out);
 }
 
 }  // namespace actorllm::cpu

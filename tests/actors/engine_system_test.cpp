@@ -46,6 +46,27 @@ TEST(engine_system, golden_greedy_through_the_actors) {
   EXPECT_TRUE(wait_idle(engine));
 }
 
+TEST(engine_system, float16_cache_swaps_blocks_and_keeps_outputs_exact) {
+  // A device pool too small for the batch: requests are preempted by swap, and their float16
+  // blocks go to the CPU pool and back.
+  auto config = testing::stories_config(20, 256);
+  config.cache.cache_dtype = "float16";
+  config.scheduler.preemption = preemption_mode::swap;
+  config.model.max_model_len = 256;
+  engine_system engine(config);
+  std::ifstream in(testing::stories260k_dir() / "golden_greedy.json");
+  const auto g = nlohmann::json::parse(in);
+  EXPECT_EQ(engine.client().generate({ids_request("g", {1}, 120)})[0][0].token_ids,
+            g["output_token_ids"].get<std::vector<int32_t>>());
+  const auto requests = varied(12, 48);
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
+  const auto together = engine.client().generate(requests);
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(together[i][0].token_ids, alone[i]) << i;
+  EXPECT_GT(engine.stats()[0].scheduler.num_preemptions, 0);
+  EXPECT_TRUE(wait_idle(engine));
+}
+
 TEST(engine_system, sixty_four_concurrent_requests_match_their_solo_runs) {
   const auto requests = varied(64, 32);
   std::vector<std::vector<int32_t>> alone;

@@ -48,6 +48,10 @@ TEST(engine_config, bad_values_are_one_clear_line) {
   c.cache.block_size = 7;
   ASSERT_EQ(c.validate().size(), 1u);
   EXPECT_NE(c.validate()[0].find("--block-size"), std::string::npos);
+  engine_config d;
+  EXPECT_FALSE(parse(d, {"m", "--kv-cache-dtype", "int4"}));
+  ASSERT_EQ(d.validate().size(), 1u);
+  EXPECT_EQ(d.validate()[0], "--kv-cache-dtype: must be auto, float32 or float16");
 }
 
 TEST(engine_config, help_lists_every_flag) {

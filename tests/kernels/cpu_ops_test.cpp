@@ -164,6 +164,38 @@ TEST(cpu_ops, paged_attention_matches_contiguous_reference) {
   cpu::paged_attention(q.data(), kc.data(), vc.data(), batch, heads, kv_heads, head_dim, block_size,
                        scale, out.data());
   expect_near_all(out, want, 1e-5f);
+
+  // A float16 cache: the same as the float32 kernel over the same values rounded to half.
+  std::vector<cpu::half> kh(kc.size()), vh(vc.size());
+  std::vector<float> kr(kc.size()), vr(vc.size());
+  for (size_t i = 0; i < kc.size(); ++i) {
+    kh[i] = static_cast<cpu::half>(kc[i]), kr[i] = static_cast<float>(kh[i]);
+    vh[i] = static_cast<cpu::half>(vc[i]), vr[i] = static_cast<float>(vh[i]);
+  }
+  std::vector<float> out_half(out.size(), NAN), want_rounded(out.size());
+  cpu::paged_attention(q.data(), kh.data(), vh.data(), batch, heads, kv_heads, head_dim,
+                       block_size, scale, out_half.data());
+  cpu::paged_attention(q.data(), kr.data(), vr.data(), batch, heads, kv_heads, head_dim,
+                       block_size, scale, want_rounded.data());
+  expect_near_all(out_half, want_rounded, 1e-6f);
+  expect_near_all(out_half, want, 2e-3f);
+}
+
+TEST(cpu_ops, reshape_and_cache_into_float16_rounds_each_value) {
+  const int kv_heads = 2, head_dim = 8, block_size = 4, num_blocks = 2;
+  const int block_elems = kv_heads * block_size * head_dim;
+  std::vector<cpu::half> kc(num_blocks * block_elems, cpu::half(0)),
+      vc(num_blocks * block_elems, cpu::half(0));
+  auto key = random_vector(kv_heads * head_dim, 21), value = random_vector(kv_heads * head_dim, 22);
+  const std::vector<int64_t> slots{6};  // block 1, offset 2
+  cpu::reshape_and_cache(key.data(), value.data(), kc.data(), vc.data(), slots.data(), 1, kv_heads,
+                         head_dim, block_size);
+  for (int h = 0; h < kv_heads; ++h)
+    for (int d = 0; d < head_dim; ++d) {
+      const int at = block_elems + (h * block_size + 2) * head_dim + d;
+      EXPECT_EQ(kc[at], static_cast<cpu::half>(key[h * head_dim + d]));
+      EXPECT_EQ(vc[at], static_cast<cpu::half>(value[h * head_dim + d]));
+    }
 }
 
 TEST(cpu_ops, reshape_and_cache_then_copy_and_swap_blocks) {

@@ -23,9 +23,10 @@ int32_t argmax(const float* row, int64_t n) {
 /// Prompts are prefilled in chunks of `chunk` tokens (0: whole), then decoded together.
 std::vector<std::vector<int32_t>> greedy_batch(llama_model& model,
                                                const std::vector<std::vector<int32_t>>& prompts,
-                                               int max_tokens, int chunk) {
+                                               int max_tokens, int chunk,
+                                               kv_cache_dtype dtype = kv_cache_dtype::float32) {
   const int32_t block_size = 16, blocks_per_seq = 32;
-  kv_cache cache(model.cache_shape(blocks_per_seq * prompts.size(), block_size));
+  kv_cache cache(model.cache_shape(blocks_per_seq * prompts.size(), block_size, dtype));
   std::vector<std::vector<int32_t>> tables(prompts.size()), outputs(prompts.size());
   std::vector<std::vector<int32_t>> tokens = prompts;
   std::vector<int32_t> computed(prompts.size(), 0);
@@ -89,6 +90,43 @@ TEST(llama_model, same_tokens_alone_batched_and_chunked) {
     EXPECT_EQ(alone[0], batched[i]) << "prompt " << i;
     EXPECT_EQ(alone[0], chunked[i]) << "prompt " << i;
   }
+}
+
+TEST(llama_model, float16_cache_stays_close_and_keeps_the_batching_invariants) {
+  llama_model model(testing::stories260k_dir());
+  const auto g = golden();
+  const auto prompt = g["prompt_token_ids"].get<std::vector<int32_t>>();
+  // The golden prompt continued by its golden output: one prefill of 121 positions, logits
+  // at every position, from a float32 and a float16 cache.
+  std::vector<int32_t> long_prompt = prompt;
+  for (int32_t t : g["output_token_ids"].get<std::vector<int32_t>>()) long_prompt.push_back(t);
+  std::vector<float> logits[2];
+  for (auto dtype : {kv_cache_dtype::float32, kv_cache_dtype::float16}) {
+    kv_cache cache(model.cache_shape(16, 16, dtype));
+    std::vector<int32_t> table(16);
+    std::iota(table.begin(), table.end(), 0);
+    forward_batch batch;
+    batch.add_sequence(long_prompt, 0, table, 16, true);
+    for (size_t i = 0; i + 1 < long_prompt.size(); ++i) batch.logits_indices.push_back(i);
+    batch.finalize();
+    forward_workspace ws;
+    model.forward(batch, cache, ws, logits[dtype == kv_cache_dtype::float16]);
+  }
+  ASSERT_EQ(logits[0].size(), logits[1].size());
+  float max_diff = 0;
+  for (size_t i = 0; i < logits[0].size(); ++i)
+    max_diff = std::max(max_diff, std::abs(logits[0][i] - logits[1][i]));
+  EXPECT_GT(max_diff, 0.0f) << "the float16 cache was not used";
+  EXPECT_LT(max_diff, 0.05f);
+
+  // On this model the rounding changes no greedy choice.
+  const auto out = greedy_batch(model, {prompt}, 120, 0, kv_cache_dtype::float16);
+  EXPECT_EQ(out[0], g["output_token_ids"].get<std::vector<int32_t>>());
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 8; ++i) prompts.push_back({1, 3 + i * 11, 40 + i, 7});
+  const auto batched = greedy_batch(model, prompts, 16, 0, kv_cache_dtype::float16);
+  for (size_t i = 0; i < prompts.size(); ++i)
+    EXPECT_EQ(greedy_batch(model, {prompts[i]}, 16, 0, kv_cache_dtype::float16)[0], batched[i]);
 }
 
 TEST(llama_model, missing_folder_is_a_clear_error) {
