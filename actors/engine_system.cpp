@@ -114,11 +114,15 @@ int32_t engine_system::add_replica() {
     workers.push_back(spawn_local_worker(index, rank, group));
   initial_workers_.push_back(workers);
   // Replacements come as a whole group (ranks 0..tp-1 in order): rank 0 starts a fresh one,
-  // because a lost rank leaves its peers' group unusable.
+  // because a lost rank leaves its peers' group unusable. The old group is aborted first, so
+  // that survivors waiting in it for the lost rank return (with an error) instead of hanging.
   auto respawn_group = std::make_shared<std::shared_ptr<cpu::host_all_reduce>>(group);
   worker_factory respawn = [this, index, new_group, respawn_group](caf::actor_system&,
                                                                    int32_t rank) {
-    if (rank == 0) *respawn_group = new_group();
+    if (rank == 0) {
+      if (*respawn_group) (*respawn_group)->abort();
+      *respawn_group = new_group();
+    }
     return spawn_local_worker(index, rank, *respawn_group);
   };
   auto scheduler = spawn_replica(index, std::move(workers), std::move(respawn), setup_->scheduler);

@@ -2,26 +2,46 @@
 /// Tensor parallelism on one host: the ranks of a group (one worker thread each) sum their
 /// partial activations in place. Every rank sums the slots in rank order, so all ranks get
 /// bit-identical results, as a deterministic all-reduce must.
-#include <barrier>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
+#include <stdexcept>
 #include <vector>
 
 namespace actorllm::cpu {
+
+/// Thrown by sum() in every rank of a group that was aborted: a peer is gone, and no sum
+/// can complete any more.
+struct all_reduce_aborted : std::runtime_error {
+  all_reduce_aborted() : std::runtime_error("all-reduce aborted: a rank of the group is gone") {}
+};
 
 class host_all_reduce {
  public:
   explicit host_all_reduce(int32_t num_ranks);
 
   /// Replaces data(n) on every rank by the sum over the ranks. Every rank of the group calls
-  /// it, with the same n, the same number of times (blocks until all have arrived).
+  /// it, with the same n, the same number of times (blocks until all have arrived). Throws
+  /// all_reduce_aborted once the group is aborted.
   void sum(int32_t rank, float* data, int64_t n);
+
+  /// Breaks the group for good: ranks waiting in sum() and every later call throw. For the
+  /// supervisor, when it replaces a group one of whose ranks died: the survivors would
+  /// otherwise wait for it forever.
+  void abort();
 
   int32_t num_ranks() const { return num_ranks_; }
 
  private:
+  void arrive_and_wait();
+
   int32_t num_ranks_;
-  std::barrier<> barrier_;
   std::vector<const float*> slots_;
+  std::mutex mutex_;
+  std::condition_variable all_arrived_;
+  int32_t num_arrived_ = 0;
+  uint64_t generation_ = 0;
+  bool aborted_ = false;
 };
 
 }  // namespace actorllm::cpu

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -97,7 +100,8 @@ TEST(engine_system, abort_stops_within_a_step_and_frees_every_block) {
     }
   });
   // Bounded waits: a broken engine fails the test instead of hanging it.
-  for (int i = 0; i < 5000 && num_deltas < 5; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 5000 && num_deltas < 5; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_GE(num_deltas.load(), 5) << "the request never started streaming";
   engine.client().abort("long");
   for (int i = 0; i < 500 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -148,6 +152,34 @@ TEST(engine_system, two_replicas_serve_and_a_new_replica_takes_requests) {
 
 namespace actorllm {
 namespace {
+
+TEST(engine_system, a_killed_tensor_parallel_rank_replaces_its_group_without_hanging) {
+  auto c = testing::stories_config(512, 64);
+  c.parallel.tensor_parallel_size = 2;
+  engine_system engine(c);
+  const auto requests = varied(8, 60);
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
+  std::vector<std::vector<request_output>> out;
+  auto run = std::async(std::launch::async, [&] { out = engine.client().generate(requests); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Rank 1 dies; rank 0 may be waiting for it inside an all-reduce. The replacement group
+  // aborts the old one, so nothing waits for the step timeout (minutes).
+  caf::anon_send_exit(engine.initial_workers(0)[1], caf::exit_reason::kill);
+  if (run.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    // The client thread is stuck for good; fail loudly instead of hanging the suite.
+    std::fprintf(stderr, "FAILED: requests still open 60 s after a rank was killed\n");
+    std::abort();
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ASSERT_NE(out[i][0].finish, finish_reason::none);
+    if (out[i][0].finish != finish_reason::error) {
+      EXPECT_EQ(out[i][0].token_ids, alone[i]) << i;
+    }
+  }
+  EXPECT_GE(engine.stats()[0].num_worker_restarts, 1);
+  EXPECT_TRUE(wait_idle(engine));
+}
 
 TEST(engine_system, tensor_parallel_workers_reproduce_the_golden_and_solo_runs) {
   auto c = testing::stories_config(512, 64);

@@ -1,0 +1,51 @@
+// The host all-reduce: every rank gets the same sum, and an aborted group releases a rank
+// that waits for a peer who will never come.
+#include "kernels/cpu/all_reduce.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+#include <vector>
+
+namespace actorllm {
+namespace {
+
+TEST(host_all_reduce, every_rank_gets_the_sum_in_rank_order) {
+  const int ranks = 3, n = 5;
+  cpu::host_all_reduce group(ranks);
+  std::vector<std::vector<float>> data(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    for (int i = 0; i < n; ++i) data[r].push_back(float(r * 10 + i));
+    threads.emplace_back([&, r] {
+      for (int round = 0; round < 3; ++round) group.sum(r, data[r].data(), n);
+    });
+  }
+  for (auto& t : threads) t.join();
+  // After round 1 each rank holds 30 + 3i, and every later round triples it.
+  for (int r = 0; r < ranks; ++r)
+    for (int i = 0; i < n; ++i) EXPECT_EQ(data[r][i], float((30 + 3 * i) * 9)) << r << " " << i;
+}
+
+TEST(host_all_reduce, abort_releases_a_rank_waiting_for_a_lost_peer) {
+  cpu::host_all_reduce group(2);
+  std::vector<float> data{1, 2, 3};
+  auto waiting = std::async(std::launch::async, [&] {
+    try {
+      group.sum(0, data.data(), 3);  // rank 1 never arrives
+      return false;
+    } catch (const cpu::all_reduce_aborted&) {
+      return true;
+    }
+  });
+  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(50)), std::future_status::timeout);
+  group.abort();
+  ASSERT_EQ(waiting.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_TRUE(waiting.get());
+  EXPECT_THROW(group.sum(1, data.data(), 3), cpu::all_reduce_aborted);
+}
+
+}  // namespace
+}  // namespace actorllm
