@@ -39,6 +39,17 @@ bool wait_idle(engine_system& e) {
   return false;
 }
 
+/// After a worker failure: every request ended, and those that did not end in error (all are
+/// recomputed on the fresh worker) have exactly their solo tokens.
+void expect_ended_as_alone(const std::vector<std::vector<request_output>>& out,
+                           const std::vector<std::vector<int32_t>>& alone) {
+  ASSERT_EQ(out.size(), alone.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    ASSERT_NE(out[i][0].finish, finish_reason::none) << i;
+    if (out[i][0].finish != finish_reason::error) EXPECT_EQ(out[i][0].token_ids, alone[i]) << i;
+  }
+}
+
 TEST(engine_system, golden_greedy_through_the_actors) {
   engine_system engine(base_config());
   std::ifstream in(testing::stories260k_dir() / "golden_greedy.json");
@@ -121,12 +132,7 @@ TEST(engine_system, a_killed_worker_is_replaced_and_requests_complete) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   caf::anon_send_exit(engine.initial_workers(0)[0], caf::exit_reason::kill);
   run.join();
-  for (size_t i = 0; i < requests.size(); ++i) {
-    ASSERT_NE(out[i][0].finish, finish_reason::none);
-    if (out[i][0].finish != finish_reason::error) {
-      EXPECT_EQ(out[i][0].token_ids, alone[i]) << i;
-    }
-  }
+  expect_ended_as_alone(out, alone);
   EXPECT_EQ(engine.stats()[0].num_worker_restarts, 1);
   EXPECT_TRUE(wait_idle(engine));
 }
@@ -171,12 +177,7 @@ TEST(engine_system, a_killed_tensor_parallel_rank_replaces_its_group_without_han
     std::fprintf(stderr, "FAILED: requests still open 60 s after a rank was killed\n");
     std::abort();
   }
-  for (size_t i = 0; i < requests.size(); ++i) {
-    ASSERT_NE(out[i][0].finish, finish_reason::none);
-    if (out[i][0].finish != finish_reason::error) {
-      EXPECT_EQ(out[i][0].token_ids, alone[i]) << i;
-    }
-  }
+  expect_ended_as_alone(out, alone);
   EXPECT_GE(engine.stats()[0].num_worker_restarts, 1);
   EXPECT_TRUE(wait_idle(engine));
 }
