@@ -46,7 +46,9 @@ void expect_ended_as_alone(const std::vector<std::vector<request_output>>& out,
   ASSERT_EQ(out.size(), alone.size());
   for (size_t i = 0; i < out.size(); ++i) {
     ASSERT_NE(out[i][0].finish, finish_reason::none) << i;
-    if (out[i][0].finish != finish_reason::error) EXPECT_EQ(out[i][0].token_ids, alone[i]) << i;
+    if (out[i][0].finish != finish_reason::error) {
+      EXPECT_EQ(out[i][0].token_ids, alone[i]) << i;
+    }
   }
 }
 
