@@ -36,7 +36,8 @@ __attribute__((target("avx2,fma"))) void tile(const float* x, int64_t ldx, int64
   // every iteration, which made the loop store-bound at a third of its speed.
   __m256 a00, a01, a10, a11, a20, a21, a30, a31, a40, a41, a50, a51;
   a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = a40 = a41 = a50 = a51 = _mm256_setzero_ps();
-  alignas(32) float buf[width];
+  // Zeroed once: lanes past `cols` (a partial last panel) then hold zeros, never stale bits.
+  alignas(32) float buf[width] = {};
 #define ACTORLLM_LOAD_ROW(r)                             \
   if constexpr (ROWS > r) {                              \
     std::memcpy(buf, y + r * ldy, cols * sizeof(float)); \
