@@ -50,6 +50,7 @@ __attribute__((target("avx2,fma"))) void tile(const float* x, int64_t ldx, int64
     ACTORLLM_LOAD_ROW(2) ACTORLLM_LOAD_ROW(3) ACTORLLM_LOAD_ROW(4) ACTORLLM_LOAD_ROW(5)
   }
 #undef ACTORLLM_LOAD_ROW
+#pragma GCC unroll 4
   for (int64_t k = 0; k < depth; ++k) {
     // The panel comes from DRAM on the first row tile of a block: ask for it 16 rows ahead.
     _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 16) * width), _MM_HINT_T0);
