@@ -1,6 +1,6 @@
 #pragma once
-/// The CPU backend: the KV pool and the swap pool in host memory (float32), the forward pass
-/// through llama_model::forward on the calling thread's team of --cpu-threads math threads.
+/// The CPU backend: the KV pool and the swap pool in host memory (float32 or float16), the forward
+/// pass through llama_model::forward on the calling thread's team of --cpu-threads math threads.
 #include <memory>
 #include <string>
 #include <vector>
