@@ -4,6 +4,7 @@
 #include "kernels/cpu/packed_linear.hpp"
 
 #include <immintrin.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
@@ -50,10 +51,12 @@ __attribute__((target("avx2,fma"))) void tile(const float* x, int64_t ldx, int64
     ACTORLLM_LOAD_ROW(2) ACTORLLM_LOAD_ROW(3) ACTORLLM_LOAD_ROW(4) ACTORLLM_LOAD_ROW(5)
   }
 #undef ACTORLLM_LOAD_ROW
+  constexpr int64_t prefetch_rows = ROWS == 1 ? 64 : 16;
 #pragma GCC unroll 4
   for (int64_t k = 0; k < depth; ++k) {
-    // The panel comes from DRAM on the first row tile of a block: ask for it 16 rows ahead.
-    _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 16) * width), _MM_HINT_T0);
+    // The panel comes from DRAM on the first row tile of a block: ask for it ahead. One row
+    // (single-stream decode) is a pure stream and needs to run further ahead.
+    _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_rows) * width), _MM_HINT_T0);
     const __m256 w0 = _mm256_loadu_ps(panel + k * width);
     const __m256 w1 = _mm256_loadu_ps(panel + k * width + 8);
 #define ACTORLLM_FMA_ROW(r)                                 \
@@ -101,6 +104,27 @@ void panel_rows_portable(const float* x, int64_t rows, int64_t in_features, cons
 }
 
 }  // namespace
+
+namespace {
+
+constexpr std::size_t huge_page = std::size_t(2) << 20;
+
+std::align_val_t alignment_for(std::size_t bytes) {
+  return std::align_val_t(bytes >= 2 * huge_page ? huge_page : 64);
+}
+
+}  // namespace
+
+void* allocate_weights(std::size_t bytes) {
+  void* p = ::operator new(bytes, alignment_for(bytes));
+  // Advice only: where transparent huge pages are off, this changes nothing.
+  if (bytes >= 2 * huge_page) madvise(p, bytes / huge_page * huge_page, MADV_HUGEPAGE);
+  return p;
+}
+
+void free_weights(void* p, std::size_t bytes) {
+  ::operator delete(p, alignment_for(bytes));
+}
 
 bool packed_linear_supported() {
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

@@ -14,16 +14,20 @@
 namespace actorllm::cpu {
 
 /// An allocator of cache-line-aligned storage: a panel row (16 floats) is one line, so the
-/// kernel's two loads per row never straddle two lines.
+/// kernel's two loads per row never straddle two lines. Large blocks are aligned to 2 MB and
+/// offered to the kernel as transparent huge pages: a decode streams every weight once per
+/// token, and with 4 KB pages that stream would walk the page tables every 4 KB.
+void* allocate_weights(std::size_t bytes);
+void free_weights(void* p, std::size_t bytes);
+
 template <class T>
 struct cache_aligned_allocator {
   using value_type = T;
-  static constexpr std::align_val_t alignment{64};
   cache_aligned_allocator() = default;
   template <class U>
   cache_aligned_allocator(const cache_aligned_allocator<U>&) {}
-  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), alignment)); }
-  void deallocate(T* p, std::size_t) { ::operator delete(p, alignment); }
+  T* allocate(std::size_t n) { return static_cast<T*>(allocate_weights(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) { free_weights(p, n * sizeof(T)); }
   friend bool operator==(cache_aligned_allocator, cache_aligned_allocator) { return true; }
 };
 
