@@ -68,5 +68,19 @@ TEST(packed_linear, split_outputs_equal_the_fused_output_cut_into_slices) {
   }
 }
 
+TEST(packed_linear, large_weights_sit_on_huge_page_boundaries_and_stay_exact) {
+  const int in = 1100, out = 1024;  // 4.5 MB of panels: the huge-page path
+  const auto w = random_vector(out * in, 8), x = random_vector(in, 9);
+  const cpu::packed_matrix packed = cpu::pack_matrix(w.data(), out, in);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(packed.panels.data()) % (uintptr_t(2) << 20), 0u);
+  std::vector<float> got(out);
+  cpu::linear_packed(x.data(), packed, nullptr, 1, got.data());
+  for (int o = 0; o < out; ++o) {
+    double want = 0;
+    for (int k = 0; k < in; ++k) want += double(x[k]) * w[o * in + k];
+    ASSERT_NEAR(got[o], want, 1e-3 * (1.0 + std::fabs(want))) << o;
+  }
+}
+
 }  // namespace
 }  // namespace actorllm
