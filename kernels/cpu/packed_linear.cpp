@@ -4,7 +4,6 @@
 #include "kernels/cpu/packed_linear.hpp"
 
 #include <immintrin.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <cstring>
@@ -104,27 +103,6 @@ void panel_rows_portable(const float* x, int64_t rows, int64_t in_features, cons
 }
 
 }  // namespace
-
-namespace {
-
-constexpr std::size_t huge_page = std::size_t(2) << 20;
-
-std::align_val_t alignment_for(std::size_t bytes) {
-  return std::align_val_t(bytes >= 2 * huge_page ? huge_page : 64);
-}
-
-}  // namespace
-
-void* allocate_weights(std::size_t bytes) {
-  void* p = ::operator new(bytes, alignment_for(bytes));
-  // Advice only: where transparent huge pages are off, this changes nothing.
-  if (bytes >= 2 * huge_page) madvise(p, bytes / huge_page * huge_page, MADV_HUGEPAGE);
-  return p;
-}
-
-void free_weights(void* p, std::size_t bytes) {
-  ::operator delete(p, alignment_for(bytes));
-}
 
 bool packed_linear_supported() {
   static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");

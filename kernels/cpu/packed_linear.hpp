@@ -5,31 +5,13 @@
 /// a prefill of hundreds of rows that copy is amortized; with a decode step of 32 rows it is a
 /// third of the GEMM's time, because the weights are read once per step anyway. Here the
 /// weights are packed at load, so a step streams each weight once, straight into the FMAs.
-#include <cstddef>
 #include <cstdint>
-#include <new>
 #include <span>
 #include <vector>
 
+#include "kernels/cpu/host_memory.hpp"
+
 namespace actorllm::cpu {
-
-/// An allocator of cache-line-aligned storage: a panel row (16 floats) is one line, so the
-/// kernel's two loads per row never straddle two lines. Large blocks are aligned to 2 MB and
-/// offered to the kernel as transparent huge pages: a decode streams every weight once per
-/// token, and with 4 KB pages that stream would walk the page tables every 4 KB.
-void* allocate_weights(std::size_t bytes);
-void free_weights(void* p, std::size_t bytes);
-
-template <class T>
-struct cache_aligned_allocator {
-  using value_type = T;
-  cache_aligned_allocator() = default;
-  template <class U>
-  cache_aligned_allocator(const cache_aligned_allocator<U>&) {}
-  T* allocate(std::size_t n) { return static_cast<T*>(allocate_weights(n * sizeof(T))); }
-  void deallocate(T* p, std::size_t n) { free_weights(p, n * sizeof(T)); }
-  friend bool operator==(cache_aligned_allocator, cache_aligned_allocator) { return true; }
-};
 
 /// w (out_features, in_features) as panels of `panel_width` output features: panel p holds
 /// features [p * panel_width, (p + 1) * panel_width) as (in_features, panel_width), so one
@@ -38,7 +20,7 @@ struct packed_matrix {
   static constexpr int64_t panel_width = 16;
   int64_t out_features = 0;
   int64_t in_features = 0;
-  std::vector<float, cache_aligned_allocator<float>> panels;  // (num_panels, in_features, 16)
+  std::vector<float, streamed_allocator<float>> panels;  // (num_panels, in_features, 16)
 
   int64_t num_panels() const { return (out_features + panel_width - 1) / panel_width; }
   bool empty() const { return out_features == 0; }
