@@ -4,7 +4,8 @@
 /// OpenBLAS copies ("packs") the weight matrix into its own panel layout on every call. With
 /// a prefill of hundreds of rows that copy is amortized; with a decode step of 32 rows it is a
 /// third of the GEMM's time, because the weights are read once per step anyway. Here the
-/// weights are packed at load, so a step streams each weight once, straight into the FMAs.
+/// weights are packed once (llama_model does it on its first CPU forward), so a step streams
+/// each weight once, straight into the FMAs.
 #include <cstdint>
 #include <span>
 #include <vector>
