@@ -173,10 +173,10 @@ TEST(cpu_ops, paged_attention_matches_contiguous_reference) {
     vh[i] = static_cast<cpu::half>(vc[i]), vr[i] = static_cast<float>(vh[i]);
   }
   std::vector<float> out_half(out.size(), NAN), want_rounded(out.size());
-  cpu::paged_attention(q.data(), kh.data(), vh.data(), batch, heads, kv_heads, head_dim,
-                       block_size, scale, out_half.data());
-  cpu::paged_attention(q.data(), kr.data(), vr.data(), batch, heads, kv_heads, head_dim,
-                       block_size, scale, want_rounded.data());
+  cpu::paged_attention(q.data(), kh.data(), vh.data(), batch, heads, kv_heads, head_dim, block_size,
+                       scale, out_half.data());
+  cpu::paged_attention(q.data(), kr.data(), vr.data(), batch, heads, kv_heads, head_dim, block_size,
+                       scale, want_rounded.data());
   expect_near_all(out_half, want_rounded, 1e-6f);
   expect_near_all(out_half, want, 2e-3f);
 }
