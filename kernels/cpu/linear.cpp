@@ -13,9 +13,6 @@ namespace {
 /// enough that small projections (288 features) still split evenly between members.
 constexpr int64_t feature_grain = 16;
 
-/// Below this many multiply-adds a wake-up costs more than it saves.
-constexpr int64_t serial_macs = 1 << 15;
-
 void linear_slice(const float* x, const float* w, const float* bias, int64_t n, int64_t in_features,
                   int64_t out_features, int64_t begin, int64_t end, float* y) {
   const int64_t width = end - begin;
@@ -40,7 +37,7 @@ void linear_slice(const float* x, const float* w, const float* bias, int64_t n, 
 
 void linear(const float* x, const float* w, const float* bias, int64_t n, int64_t in_features,
             int64_t out_features, float* y) {
-  const bool small = n * in_features * out_features < serial_macs;
+  const bool small = n * in_features * out_features < min_parallel_macs;
   parallel_for(out_features, feature_grain, small ? out_features : 0,
                [&](int64_t begin, int64_t end) {
                  linear_slice(x, w, bias, n, in_features, out_features, begin, end, y);

@@ -168,8 +168,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       }
     }
   };
-  // Below this many multiply-adds a wake-up costs more than it saves.
-  if (n * in * out < (1 << 15)) return run_panels(0, w.num_panels());
+  if (n * in * out < min_parallel_macs) return run_panels(0, w.num_panels());
   // Panels are handed out a few at a time rather than split in halves up front: a member
   // that was preempted, or whose weights came slower from memory, takes fewer.
   const int64_t num_chunks = (w.num_panels() + panels_per_chunk - 1) / panels_per_chunk;

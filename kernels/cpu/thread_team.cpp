@@ -23,7 +23,9 @@ constexpr auto finish_spin = std::chrono::microseconds(50);
 
 thread_local bool inside_team_body = false;
 
-int configured_threads = 0;
+/// Set once at start-up (engine setup, a benchmark's flags), read by every thread that leads a
+/// team.
+std::atomic<int> configured_threads{0};
 
 int usable_cores() {
   cpu_set_t set;
@@ -64,7 +66,7 @@ thread_team::~thread_team() {
   for (auto& t : helpers_) t.join();
 }
 
-void thread_team::run(const std::function<void(int)>& body) {
+void thread_team::run(function_ref<void(int)> body) {
   if (helpers_.empty() || inside_team_body) {
     for (int member = 0; member < size(); ++member) body(member);
     return;
@@ -103,11 +105,12 @@ void thread_team::helper_loop(int member) {
 }
 
 void set_num_threads(int num_threads) {
-  configured_threads = num_threads > 0 ? num_threads : usable_cores();
+  configured_threads.store(num_threads > 0 ? num_threads : usable_cores());
 }
 
 int num_threads() {
-  return configured_threads > 0 ? configured_threads : usable_cores();
+  const int configured = configured_threads.load();
+  return configured > 0 ? configured : usable_cores();
 }
 
 thread_team& this_thread_team() {
@@ -122,7 +125,7 @@ thread_team& this_thread_team() {
 }
 
 void parallel_for(int64_t n, int64_t grain, int64_t serial_below,
-                  const std::function<void(int64_t, int64_t)>& body) {
+                  function_ref<void(int64_t, int64_t)> body) {
   if (n <= 0) return;
   if (n <= serial_below || inside_team_body) return body(0, n);
   thread_team& team = this_thread_team();
@@ -135,7 +138,7 @@ void parallel_for(int64_t n, int64_t grain, int64_t serial_below,
   });
 }
 
-void parallel_for_dynamic(int64_t n, int64_t chunk, const std::function<void(int, int64_t)>& body) {
+void parallel_for_dynamic(int64_t n, int64_t chunk, function_ref<void(int, int64_t)> body) {
   if (n <= 0) return;
   if (inside_team_body) {
     for (int64_t i = 0; i < n; ++i) body(0, i);

@@ -15,12 +15,39 @@
 /// never starts an OpenMP team of its own.
 #include <atomic>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <thread>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace actorllm::cpu {
+
+/// A non-owning reference to a callable, for the loop bodies of the ops: a std::function
+/// would allocate for a lambda that captures more than two pointers, on every op of every
+/// step. The callable must outlive the call it is passed to (always so for a loop body).
+template <class Signature>
+class function_ref;
+
+template <class R, class... Args>
+class function_ref<R(Args...)> {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, function_ref>>>
+  function_ref(F&& f)  // NOLINT: implicit, as std::function is
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* object, Args... args) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(object))(std::forward<Args>(args)...);
+        }) {}
+
+  R operator()(Args... args) const { return call_(object_, std::forward<Args>(args)...); }
+
+ private:
+  void* object_;
+  R (*call_)(void*, Args...);
+};
+
+/// Below this many multiply-adds in one op, a wake-up of the helpers costs more than it saves.
+constexpr int64_t min_parallel_macs = int64_t(1) << 15;
 
 class thread_team {
  public:
@@ -35,16 +62,16 @@ class thread_team {
   /// Runs body(member) for every member in [0, size()) at once, member 0 on the calling
   /// thread, and returns when all are done. A body that calls run() again (a nested loop)
   /// runs that loop on its own member alone.
-  void run(const std::function<void(int member)>& body);
+  void run(function_ref<void(int member)> body);
 
  private:
   void helper_loop(int member);
 
   std::vector<std::thread> helpers_;
-  const std::function<void(int)>* body_ = nullptr;  // valid while a run() is in flight
-  std::atomic<uint64_t> generation_{0};             // bumped per run(); helpers wait on it
-  std::atomic<int> num_running_{0};                 // helpers still in the current body
-  std::atomic<int> num_sleeping_{0};                // helpers blocked in generation_.wait()
+  const function_ref<void(int)>* body_ = nullptr;  // valid while a run() is in flight
+  std::atomic<uint64_t> generation_{0};            // bumped per run(); helpers wait on it
+  std::atomic<int> num_running_{0};                // helpers still in the current body
+  std::atomic<int> num_sleeping_{0};               // helpers blocked in generation_.wait()
   std::atomic<bool> stopping_{false};
 };
 
@@ -60,11 +87,10 @@ thread_team& this_thread_team();
 /// except the last, and calls body(begin, end) for every non-empty range. Runs on the caller
 /// alone when n is at most `serial_below` (a loop too small to be worth a wake-up).
 void parallel_for(int64_t n, int64_t grain, int64_t serial_below,
-                  const std::function<void(int64_t begin, int64_t end)>& body);
+                  function_ref<void(int64_t begin, int64_t end)> body);
 
 /// Hands out [0, n) in chunks of `chunk` from a shared counter, for items of uneven cost;
 /// body(member, i) is called once per item.
-void parallel_for_dynamic(int64_t n, int64_t chunk,
-                          const std::function<void(int member, int64_t i)>& body);
+void parallel_for_dynamic(int64_t n, int64_t chunk, function_ref<void(int member, int64_t i)> body);
 
 }  // namespace actorllm::cpu
