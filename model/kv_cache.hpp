@@ -9,13 +9,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/ops.hpp"  // cpu::half
+
 namespace actorllm {
 
 /// Element type of a CPU KV cache. float16 halves the bytes per block and the bytes that
 /// decode attention reads per step; values are rounded once, when written.
 enum class kv_cache_dtype { float32, float16 };
 
-using half = _Float16;
+using cpu::half;
 
 struct kv_cache_shape {
   int64_t num_layers = 0;
@@ -52,6 +54,8 @@ class kv_cache {
   void copy_from(const kv_cache& from, const std::vector<std::pair<int32_t, int32_t>>& pairs);
 
  private:
+  /// One block of one layer's K (or V) tensor.
+  int64_t block_bytes() const;
   template <class T>
   T* typed(const std::unique_ptr<std::byte[]>& bytes) const {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, half>);

@@ -1,4 +1,5 @@
 // Paged KV cache bookkeeping on the CPU: write new K/V into slots, copy and swap blocks.
+#include <cstddef>
 #include <cstring>
 #include <type_traits>
 
@@ -48,23 +49,22 @@ void reshape_and_cache(const float* key, const float* value, half* k_cache, half
   write_slots(key, value, k_cache, v_cache, slot_mapping, n, num_kv_heads, head_dim, block_size);
 }
 
-void copy_blocks(std::vector<float*>& k_caches, std::vector<float*>& v_caches,
-                 const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_elems) {
-  for (size_t layer = 0; layer < k_caches.size(); ++layer) {
-    for (auto [src, dst] : pairs) {
-      std::memcpy(k_caches[layer] + dst * block_elems, k_caches[layer] + src * block_elems,
-                  block_elems * sizeof(float));
-      std::memcpy(v_caches[layer] + dst * block_elems, v_caches[layer] + src * block_elems,
-                  block_elems * sizeof(float));
+void copy_blocks(const std::vector<void*>& k_caches, const std::vector<void*>& v_caches,
+                 const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_bytes) {
+  for (const auto* caches : {&k_caches, &v_caches})
+    for (void* cache : *caches) {
+      auto* bytes = static_cast<std::byte*>(cache);
+      for (auto [src, dst] : pairs)
+        std::memcpy(bytes + dst * block_bytes, bytes + src * block_bytes, block_bytes);
     }
-  }
 }
 
-void swap_blocks(const float* from, float* to,
-                 const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_elems) {
-  for (auto [src, dst] : pairs) {
-    std::memcpy(to + dst * block_elems, from + src * block_elems, block_elems * sizeof(float));
-  }
+void swap_blocks(const void* from, void* to, const std::vector<std::pair<int32_t, int32_t>>& pairs,
+                 int64_t block_bytes) {
+  const auto* src_bytes = static_cast<const std::byte*>(from);
+  auto* dst_bytes = static_cast<std::byte*>(to);
+  for (auto [src, dst] : pairs)
+    std::memcpy(dst_bytes + dst * block_bytes, src_bytes + src * block_bytes, block_bytes);
 }
 
 }  // namespace actorllm::cpu

@@ -77,13 +77,14 @@ void paged_attention(const float* q, const half* k_cache, const half* v_cache,
                      int64_t head_dim, int64_t block_size, float scale, float* out);
 
 /// For every (src, dst) pair, copies block src to block dst in every layer's K and V
-/// (copy-on-write). block_elems = num_kv_heads * block_size * head_dim.
-void copy_blocks(std::vector<float*>& k_caches, std::vector<float*>& v_caches,
-                 const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_elems);
+/// (copy-on-write). block_bytes: one block of one layer's K (or V) tensor, any element type
+/// (num_kv_heads * block_size * head_dim elements).
+void copy_blocks(const std::vector<void*>& k_caches, const std::vector<void*>& v_caches,
+                 const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_bytes);
 
 /// Copies block src of `from` to block dst of `to` for every pair (swap in or out).
-void swap_blocks(const float* from, float* to,
-                 const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_elems);
+void swap_blocks(const void* from, void* to, const std::vector<std::pair<int32_t, int32_t>>& pairs,
+                 int64_t block_bytes);
 
 /// out(n, vocab) = log_softmax(logits) row by row.
 void log_softmax(const float* logits, int64_t n, int64_t vocab, float* out);

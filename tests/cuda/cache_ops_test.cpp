@@ -62,7 +62,7 @@ TEST(CudaCacheOps, CopyBlocksMatchesCpu) {
       std::vector<std::vector<float>> k(num_layers), v(num_layers);
       std::vector<device_tensor> d_k, d_v;
       std::vector<void*> k_ptrs, v_ptrs;
-      std::vector<float*> k_host, v_host;
+      std::vector<void*> k_host, v_host;
       for (int l = 0; l < num_layers; ++l) {
         k[l] = random_floats(num_blocks * block_elems, rng);
         v[l] = random_floats(num_blocks * block_elems, rng);
@@ -77,7 +77,7 @@ TEST(CudaCacheOps, CopyBlocksMatchesCpu) {
         k_ptrs.push_back(d_k[l].get());
         v_ptrs.push_back(d_v[l].get());
       }
-      cpu::copy_blocks(k_host, v_host, pairs, block_elems);
+      cpu::copy_blocks(k_host, v_host, pairs, block_elems * sizeof(float));
       copy_blocks(k_ptrs, v_ptrs, pairs, block_elems, t, nullptr);
       sync_device();
       for (int l = 0; l < num_layers; ++l) {
@@ -109,7 +109,7 @@ TEST(CudaCacheOps, SwapBlocksRoundTripsThroughPinnedHostOnSideStream) {
   std::memcpy(host_bytes.data(), host.get(), host.size());
   const auto host_values = from_storage(host_bytes, t);
   std::vector<float> ref_host(host_values.size(), std::nanf(""));
-  cpu::swap_blocks(gpu.data(), ref_host.data(), out, block_elems);
+  cpu::swap_blocks(gpu.data(), ref_host.data(), out, block_elems * sizeof(float));
   for (auto [src, dst] : out) {
     const auto begin = ref_host.begin() + dst * block_elems;
     EXPECT_TRUE(all_close(std::vector<float>(host_values.begin() + dst * block_elems,
@@ -126,7 +126,7 @@ TEST(CudaCacheOps, SwapBlocksRoundTripsThroughPinnedHostOnSideStream) {
   CUDA_CHECK(cudaStreamWaitEvent(nullptr, done, 0));  // compute waits on the swap, not the host
   sync_device();
   std::vector<float> expected = gpu;
-  cpu::swap_blocks(ref_host.data(), expected.data(), in, block_elems);
+  cpu::swap_blocks(ref_host.data(), expected.data(), in, block_elems * sizeof(float));
   EXPECT_TRUE(all_close(d_gpu.download(), expected, {0, 0}));
   CUDA_CHECK(cudaEventDestroy(done));
   CUDA_CHECK(cudaStreamDestroy(side));

@@ -213,11 +213,11 @@ TEST(cpu_ops, reshape_and_cache_then_copy_and_swap_blocks) {
       EXPECT_EQ(vc[2 * block_elems + (h * block_size + 3) * head_dim + d],
                 value[(2 * kv_heads + h) * head_dim + d]);
     }
-  std::vector<float*> ks{kc.data()}, vs{vc.data()};
-  cpu::copy_blocks(ks, vs, {{1, 0}}, block_elems);
+  const int64_t block_bytes = block_elems * sizeof(float);
+  cpu::copy_blocks({kc.data()}, {vc.data()}, {{1, 0}}, block_bytes);
   EXPECT_TRUE(std::equal(kc.begin(), kc.begin() + block_elems, kc.begin() + block_elems));
   std::vector<float> host(2 * block_elems, 0);
-  cpu::swap_blocks(vc.data(), host.data(), {{2, 1}}, block_elems);
+  cpu::swap_blocks(vc.data(), host.data(), {{2, 1}}, block_bytes);
   EXPECT_TRUE(std::equal(host.begin() + block_elems, host.end(), vc.begin() + 2 * block_elems));
 }
 
