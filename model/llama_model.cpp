@@ -118,7 +118,7 @@ std::vector<float> concat_parts(std::initializer_list<std::vector<float>> parts)
 
 /// Keeps this rank's heads, KV heads and MLP columns; `c` becomes the shard's view.
 void shard_weights(llama_weights& w, model_config_hf& c, tp_shard shard) {
-  const int64_t n = shard.size, r = shard.rank, hd = c.head_dim, dim = c.hidden_size;
+  const int64_t n = shard.size, r = shard.rank, dim = c.hidden_size;
   if (c.num_heads % n || c.num_kv_heads % n || c.intermediate_size % n)
     throw std::runtime_error(
         "--tensor-parallel-size " + std::to_string(n) + " must divide the heads (" +
@@ -143,7 +143,6 @@ void shard_weights(llama_weights& w, model_config_hf& c, tp_shard shard) {
   c.num_heads /= n;
   c.num_kv_heads /= n;
   c.intermediate_size /= n;
-  (void)hd;
 }
 
 }  // namespace
@@ -168,7 +167,6 @@ void llama_model::ensure_workspace(forward_workspace& ws_, int64_t n) const {
   ws_.capacity = n;
   ws_.x.resize(n * c.hidden_size);
   ws_.residual.resize(n * c.hidden_size);
-  ws_.qkv.resize(n * (c.q_size() + 2 * c.kv_size()));
   ws_.q.resize(n * c.q_size());
   ws_.k.resize(n * c.kv_size());
   ws_.v.resize(n * c.kv_size());
@@ -192,17 +190,15 @@ const packed_llama_weights* llama_model::packed() const {
   if (!cpu::packed_linear_supported()) return nullptr;
   std::call_once(packed_->once, [this] {
     const auto& c = config_;
-    const int64_t dim = c.hidden_size, q_size = c.num_heads * c.head_dim;
-    const int64_t qkv_size = q_size + 2 * c.num_kv_heads * c.head_dim;
+    const int64_t dim = c.hidden_size, q_size = c.q_size();
     auto p = std::make_unique<packed_llama_weights>();
     for (const auto& w : weights_.layers) {
-      p->layers.push_back({cpu::pack_matrix(w.qkv.data(), qkv_size, dim),
+      p->layers.push_back({cpu::pack_matrix(w.qkv.data(), q_size + 2 * c.kv_size(), dim),
                            cpu::pack_matrix(w.o.data(), dim, q_size),
                            cpu::pack_matrix(w.gate_up.data(), 2 * c.intermediate_size, dim),
                            cpu::pack_matrix(w.down.data(), dim, c.intermediate_size)});
     }
-    const auto& head = weights_.lm_head.empty() ? weights_.embed : weights_.lm_head;
-    p->lm_head = cpu::pack_matrix(head.data(), c.vocab_size, dim);
+    p->lm_head = cpu::pack_matrix(weights_.head().data(), c.vocab_size, dim);
     packed_->weights = std::move(p);
   });
   return packed_->weights.get();
@@ -216,12 +212,31 @@ void llama_model::project(const float* x, const std::vector<float>& w, const cpu
     cpu::linear(x, w.data(), bias, n, in, out, y);
 }
 
+void llama_model::project_qkv(const float* x, const llama_layer_weights& w,
+                              const packed_llama_weights::layer* pl, int64_t n,
+                              forward_workspace& ws) const {
+  const auto& c = config_;
+  const int64_t dim = c.hidden_size, q_size = c.q_size(), kv_size = c.kv_size();
+  const float* bias = w.qkv_bias.empty() ? nullptr : w.qkv_bias.data();
+  const cpu::output_slice parts[] = {
+      {q_size, ws.q.data()}, {kv_size, ws.k.data()}, {kv_size, ws.v.data()}};
+  constexpr int64_t panel = cpu::packed_matrix::panel_width;
+  if (pl && n <= max_packed_rows && q_size % panel == 0 && kv_size % panel == 0)
+    return cpu::linear_packed_split(x, pl->qkv, bias, n, parts);
+  // One GEMM per part, each over its rows of the fused weight.
+  int64_t first = 0;
+  for (const auto& part : parts) {
+    cpu::linear(x, w.qkv.data() + first * dim, bias ? bias + first : nullptr, n, dim,
+                part.num_features, part.dst);
+    first += part.num_features;
+  }
+}
+
 void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_workspace& ws_,
                           std::vector<float>& logits) const {
   const auto& c = config_;
   const int64_t n = batch.num_tokens();
-  const int64_t dim = c.hidden_size, q_size = c.q_size(), kv_size = c.kv_size();
-  const int64_t qkv_size = q_size + 2 * kv_size;
+  const int64_t dim = c.hidden_size, q_size = c.q_size();
   const float eps = static_cast<float>(c.rms_norm_eps);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   ensure_workspace(ws_, n);
@@ -240,22 +255,7 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
     // x holds the previous layer's output; fold it into the residual and normalise.
     cpu::fused_add_rms_norm(x, residual, w.input_norm.data(), n, dim, eps);
     const auto* pl = packs ? &packs->layers[l] : nullptr;
-    const float* qkv_bias = w.qkv_bias.empty() ? nullptr : w.qkv_bias.data();
-    if (pl && n <= max_packed_rows && q_size % cpu::packed_matrix::panel_width == 0 &&
-        kv_size % cpu::packed_matrix::panel_width == 0) {
-      // The packed GEMM writes q, k and v where they go: no split copy.
-      const cpu::output_slice qkv_out[] = {
-          {q_size, ws_.q.data()}, {kv_size, ws_.k.data()}, {kv_size, ws_.v.data()}};
-      cpu::linear_packed_split(x, pl->qkv, qkv_bias, n, qkv_out);
-    } else {
-      project(x, w.qkv, pl ? &pl->qkv : nullptr, qkv_bias, n, dim, qkv_size, ws_.qkv.data());
-      for (int64_t t = 0; t < n; ++t) {
-        const float* row = ws_.qkv.data() + t * qkv_size;
-        std::copy(row, row + q_size, ws_.q.data() + t * q_size);
-        std::copy(row + q_size, row + q_size + kv_size, ws_.k.data() + t * kv_size);
-        std::copy(row + q_size + kv_size, row + qkv_size, ws_.v.data() + t * kv_size);
-      }
-    }
+    project_qkv(x, w, pl, n, ws_);
     cpu::rotary_embedding(batch.positions.data(), ws_.q.data(), ws_.k.data(), n, c.num_heads,
                           c.num_kv_heads, c.head_dim, weights_.cos_sin.data(), c.head_dim, true);
     auto attend = [&](auto* k_cache, auto* v_cache) {
@@ -289,10 +289,9 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
   }
   cpu::rms_norm(ws_.last.data(), weights_.final_norm.data(), num_logits, dim, eps, ws_.last.data());
   logits.resize(num_logits * c.vocab_size);
-  const auto& head = weights_.lm_head.empty() ? weights_.embed : weights_.lm_head;
   if (num_logits > 0)
-    project(ws_.last.data(), head, packs ? &packs->lm_head : nullptr, nullptr, num_logits, dim,
-            c.vocab_size, logits.data());
+    project(ws_.last.data(), weights_.head(), packs ? &packs->lm_head : nullptr, nullptr,
+            num_logits, dim, c.vocab_size, logits.data());
 }
 
 }  // namespace actorllm

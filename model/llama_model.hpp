@@ -32,6 +32,9 @@ struct llama_weights {
   std::vector<float> lm_head;     // (vocab, dim); empty when tied to embed
   std::vector<float> cos_sin;     // (max_position, head_dim) rotary table
 
+  /// The LM head: lm_head, or the embedding table where the two are tied.
+  const std::vector<float>& head() const { return lm_head.empty() ? embed : lm_head; }
+
   /// Bytes of weights read per decoded token (everything but the embedding table, which is
   /// only gathered, unless it doubles as the LM head).
   int64_t bytes_read_per_token(const model_config_hf& config) const;
@@ -52,7 +55,7 @@ struct packed_llama_weights {
 /// allocation once warm. One per caller, so one model can serve several workers at once.
 struct forward_workspace {
   int64_t capacity = 0;
-  std::vector<float> x, residual, qkv, q, k, v, attn, gate_up, act, last;
+  std::vector<float> x, residual, q, k, v, attn, gate_up, act, last;
   /// Tensor parallelism: this worker's rank and its group's all-reduce (null: no parallelism).
   cpu::host_all_reduce* all_reduce = nullptr;
   int32_t tp_rank = 0;
@@ -90,6 +93,9 @@ class llama_model {
   void ensure_workspace(forward_workspace& ws, int64_t num_tokens) const;
   /// The packed weights, made once (thread-safe); null where the CPU lacks AVX2/FMA.
   const packed_llama_weights* packed() const;
+  /// q, k and v of layer `w` into ws.q, ws.k, ws.v, each written where it goes.
+  void project_qkv(const float* x, const llama_layer_weights& w,
+                   const packed_llama_weights::layer* pl, int64_t n, forward_workspace& ws) const;
   /// y = x w^T + bias through the packed kernel for decode-sized batches, OpenBLAS otherwise.
   static void project(const float* x, const std::vector<float>& w, const cpu::packed_matrix* pw,
                       const float* bias, int64_t n, int64_t in, int64_t out, float* y);
