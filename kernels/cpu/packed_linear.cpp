@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "kernels/cpu/thread_team.hpp"
 
@@ -90,18 +91,6 @@ using tile_fn = void (*)(const float*, int64_t, int64_t, const float*, const flo
 constexpr tile_fn tiles[tile_rows + 1] = {nullptr, tile<1>, tile<2>, tile<3>,
                                           tile<4>, tile<5>, tile<6>};
 
-/// The portable fallback: same layout, plain loops.
-void panel_rows_portable(const float* x, int64_t rows, int64_t in_features, const float* panel,
-                         const float* bias, int64_t cols, float* y, int64_t ldy) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < cols; ++j) {
-      float acc = bias ? bias[j] : 0.0f;
-      for (int64_t k = 0; k < in_features; ++k)
-        acc += x[r * in_features + k] * panel[k * width + j];
-      y[r * ldy + j] = acc;
-    }
-}
-
 }  // namespace
 
 bool packed_linear_supported() {
@@ -124,7 +113,8 @@ packed_matrix pack_matrix(const float* w, int64_t out_features, int64_t in_featu
 void linear_packed_split(const float* x, const packed_matrix& w, const float* bias, int64_t n,
                          std::span<const output_slice> slices) {
   const int64_t in = w.in_features, out = w.out_features;
-  const bool fast = packed_linear_supported();
+  if (!packed_linear_supported())
+    throw std::logic_error("linear_packed needs AVX2 and FMA (see packed_linear_supported())");
   // Where panel p's features go: its slice's tensor, column and row stride.
   struct target {
     float* dst;
@@ -150,10 +140,6 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
         const float* b = bias ? bias + col0 : nullptr;
         const target t = target_of(col0);
         float* y = t.dst + r0 * t.ld;
-        if (!fast) {
-          panel_rows_portable(x + r0 * in, rows_in_block, in, panel, b, cols, y, t.ld);
-          continue;
-        }
         for (int64_t k0 = 0; k0 < in; k0 += block_depth) {
           const int64_t depth = std::min(block_depth, in - k0);
           const bool last_block = k0 + depth == in;

@@ -35,7 +35,8 @@ inline void add_scaled(float weight, const float* value, float* dst, int64_t n) 
 /// ...and for float16 rows: eight at a time through F16C where the CPU has it (GCC does not
 /// vectorize the _Float16 conversions by itself), one at a time elsewhere.
 bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("fma");
+  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx2") &&
+                          __builtin_cpu_supports("fma");
   return yes;
 }
 

@@ -117,8 +117,11 @@ TEST(cpu_ops, rotary_neox_and_gptj_match_complex_rotation) {
 }
 
 /// Reference attention over contiguous K/V, then the paged op over a shuffled block layout.
-TEST(cpu_ops, paged_attention_matches_contiguous_reference) {
-  const int heads = 8, kv_heads = 2, head_dim = 16, block_size = 16;
+/// head_dim 16 takes the vectorized float16 rows, 12 the scalar ones.
+class paged_attention_test : public ::testing::TestWithParam<int> {};
+
+TEST_P(paged_attention_test, matches_contiguous_reference) {
+  const int heads = 8, kv_heads = 2, head_dim = GetParam(), block_size = 16;
   const std::vector<int32_t> seq_lens{1, 37, 16, 70},
       q_lens{1, 37, 5, 1};  // prefill, chunk, decode
   const int num_seqs = 4, max_blocks = 5, num_blocks = num_seqs * max_blocks;
@@ -180,6 +183,8 @@ TEST(cpu_ops, paged_attention_matches_contiguous_reference) {
   expect_near_all(out_half, want_rounded, 1e-6f);
   expect_near_all(out_half, want, 2e-3f);
 }
+
+INSTANTIATE_TEST_SUITE_P(cpu_ops, paged_attention_test, ::testing::Values(16, 12));
 
 TEST(cpu_ops, reshape_and_cache_into_float16_rounds_each_value) {
   const int kv_heads = 2, head_dim = 8, block_size = 4, num_blocks = 2;

@@ -23,6 +23,7 @@ std::vector<float> random_vector(size_t n, uint32_t seed) {
 }
 
 TEST(packed_linear, matches_naive_matmul_for_every_tile_and_panel_shape) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   const int saved = cpu::num_threads();
   for (int threads : {1, 2}) {
     cpu::set_num_threads(threads);
@@ -51,6 +52,7 @@ TEST(packed_linear, matches_naive_matmul_for_every_tile_and_panel_shape) {
 }
 
 TEST(packed_linear, split_outputs_equal_the_fused_output_cut_into_slices) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   const int in = 70, q = 48, kv = 32, out = q + 2 * kv;
   const auto w = random_vector(out * in, 5), bias = random_vector(out, 6);
   const cpu::packed_matrix packed = cpu::pack_matrix(w.data(), out, in);
@@ -69,6 +71,7 @@ TEST(packed_linear, split_outputs_equal_the_fused_output_cut_into_slices) {
 }
 
 TEST(packed_linear, large_weights_sit_on_huge_page_boundaries_and_stay_exact) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   const int in = 1100, out = 1024;  // 4.5 MB of panels: the huge-page path
   const auto w = random_vector(out * in, 8), x = random_vector(in, 9);
   const cpu::packed_matrix packed = cpu::pack_matrix(w.data(), out, in);
