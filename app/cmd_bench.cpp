@@ -2,7 +2,6 @@
 // actors and through the actor-free spine in the same run, so the actor layer's cost is a
 // ratio measured on the same machine at the same moment.
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -67,23 +66,20 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// One row per path: the median run of `repeat` (by output tok/s), with every run's rate.
+/// One row per path: its median run by output tok/s (the lower middle one of an even count),
+/// a real run, with every run's rate in run order beside it.
 nlohmann::json median_row(const nlohmann::json& runs, const std::string& path) {
-  nlohmann::json best;
+  std::vector<nlohmann::json> mine;
   std::vector<double> rates;
   for (const auto& r : runs)
-    if (r["path"] == path) rates.push_back(r["output_tok_s"].get<double>());
-  if (rates.empty()) return best;
-  const double mid = median(rates);
-  double closest = 1e300;
-  for (const auto& r : runs) {
-    if (r["path"] != path) continue;
-    const double gap = std::abs(r["output_tok_s"].get<double>() - mid);
-    if (gap < closest) closest = gap, best = r;
-  }
-  best["output_tok_s"] = mid;
-  best["runs_output_tok_s"] = rates;
-  return best;
+    if (r["path"] == path) mine.push_back(r), rates.push_back(r["output_tok_s"].get<double>());
+  if (mine.empty()) return {};
+  std::sort(mine.begin(), mine.end(), [](const auto& a, const auto& b) {
+    return a["output_tok_s"].template get<double>() < b["output_tok_s"].template get<double>();
+  });
+  nlohmann::json row = mine[(mine.size() - 1) / 2];
+  row["runs_output_tok_s"] = rates;
+  return row;
 }
 
 int run_throughput(int argc, char** argv) {
