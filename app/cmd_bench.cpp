@@ -99,7 +99,8 @@ int run_throughput(int argc, char** argv) {
   p.add_number("--output-len", "generated tokens per request", output_len);
   p.add_number("--bench-seed", "seed of the random prompts", seed);
   p.add_number("--repeat", "runs per path, taken in turns; the median is reported", repeat);
-  p.add_string("--path", "actors, spine or both", path);
+  p.add_choice<std::string>("--path", "which engine to run (default both)", path,
+                            {{"actors", "actors"}, {"spine", "spine"}, {"both", "both"}});
   if (auto error = p.parse(argc, argv)) {
     std::fprintf(stderr, "actorllm bench throughput: %s\n", error->c_str());
     return exit_usage;
@@ -107,10 +108,6 @@ int run_throughput(int argc, char** argv) {
   if (p.help_requested()) {
     std::printf("%s", p.help().c_str());
     return 0;
-  }
-  if (path != "actors" && path != "spine" && path != "both") {
-    std::fprintf(stderr, "actorllm bench throughput: --path: must be actors, spine or both\n");
-    return exit_usage;
   }
   if (repeat < 1) {
     std::fprintf(stderr, "actorllm bench throughput: --repeat: must be >= 1\n");

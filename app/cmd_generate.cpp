@@ -63,12 +63,8 @@ int run_generate(int argc, char** argv) {
   });
   p.add_flag("--ignore-eos", "keep generating past the end-of-sequence token",
              [&] { params.ignore_eos = true; });
-  p.add("--output", "text|json", "text prints the stories; json one object per prompt",
-        [&](std::string_view v) -> std::string {
-          if (v != "text" && v != "json") return "must be text or json";
-          output = std::string(v);
-          return {};
-        });
+  p.add_choice<std::string>("--output", "text prints the stories; json one object per prompt",
+                            output, {{"text", "text"}, {"json", "json"}});
   if (auto error = p.parse(argc, argv)) {
     std::fprintf(stderr, "actorllm generate: %s\n", error->c_str());
     return exit_usage;

@@ -44,27 +44,11 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
                c.scheduler.max_num_batched_tokens);
   p.add_number("--max-waiting-requests", "queue limit; beyond it new requests get 503",
                c.scheduler.max_waiting_requests);
-  p.add("--preemption-mode", "recompute|swap",
-        "how to preempt when blocks run out (default recompute)",
-        [&c](std::string_view v) -> std::string {
-          if (v == "recompute")
-            c.scheduler.preemption = preemption_mode::recompute;
-          else if (v == "swap")
-            c.scheduler.preemption = preemption_mode::swap;
-          else
-            return "must be recompute or swap (got '" + std::string(v) + "')";
-          return {};
-        });
-  p.add("--scheduling-policy", "fcfs|priority", "order of admission (default fcfs)",
-        [&c](std::string_view v) -> std::string {
-          if (v == "fcfs")
-            c.scheduler.policy = scheduling_policy::fcfs;
-          else if (v == "priority")
-            c.scheduler.policy = scheduling_policy::priority;
-          else
-            return "must be fcfs or priority (got '" + std::string(v) + "')";
-          return {};
-        });
+  p.add_choice("--preemption-mode", "how to preempt when blocks run out (default recompute)",
+               c.scheduler.preemption,
+               {{"recompute", preemption_mode::recompute}, {"swap", preemption_mode::swap}});
+  p.add_choice("--scheduling-policy", "order of admission (default fcfs)", c.scheduler.policy,
+               {{"fcfs", scheduling_policy::fcfs}, {"priority", scheduling_policy::priority}});
 
   p.add_number("--tensor-parallel-size", "workers per replica, each holding a shard",
                c.parallel.tensor_parallel_size);

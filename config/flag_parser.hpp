@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace actorllm {
@@ -24,6 +25,11 @@ class flag_parser {
   void add_bool(std::string name, std::string help, bool& target);  ///< also --no-<name>
   template <typename T>
   void add_number(std::string name, std::string help, T& target);
+  /// A value out of a fixed set of names, each standing for one T; any other value is an
+  /// error that lists the names ("must be a or b (got 'c')").
+  template <typename T>
+  void add_choice(std::string name, std::string help, T& target,
+                  std::vector<std::pair<std::string, T>> choices);
   /// Positional arguments (e.g. the model folder of `serve MODEL`).
   void on_positional(std::string name, setter set);
 
@@ -66,6 +72,25 @@ void flag_parser::add_number(std::string name, std::string help, T& target) {
           target = static_cast<T>(i);
         }
         return {};
+      });
+}
+
+template <typename T>
+void flag_parser::add_choice(std::string name, std::string help, T& target,
+                             std::vector<std::pair<std::string, T>> choices) {
+  std::string value_name, listed;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    value_name += (i ? "|" : "") + choices[i].first;
+    listed += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i].first;
+  }
+  add(std::move(name), std::move(value_name), std::move(help),
+      [&target, choices = std::move(choices), listed](std::string_view v) -> std::string {
+        for (const auto& [choice, value] : choices)
+          if (v == choice) {
+            target = value;
+            return {};
+          }
+        return "must be " + listed + " (got '" + std::string(v) + "')";
       });
 }
 
