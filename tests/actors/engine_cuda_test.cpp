@@ -14,6 +14,7 @@
 #include "actors/engine_system.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
 #include "actors/worker_backend.hpp"
+#include "tests/common/engine_checks.hpp"
 #include "tests/common/requests.hpp"
 #if ACTORLLM_HAS_CUDA
 #include "actors/gpu_worker/cuda_backend.hpp"
@@ -149,12 +150,8 @@ TEST(engine_cuda, batched_chunked_and_preempted_runs_match_alone) {
     c.model.max_model_len = 128;
     c.cache.block_size = 8;
     llm_engine engine(engine_setup::load(c, select_backend(c)));
-    const auto out = run_to_completion(engine, requests);
-    for (size_t i = 0; i < requests.size(); ++i)
-      EXPECT_EQ(out[i][0].token_ids, alone[i]) << "request " << i << " mode " << to_string(mode);
-    EXPECT_GT(engine.stats().num_preemptions, 0);
-    EXPECT_EQ(engine.stats().device.num_used, 0);
-    EXPECT_EQ(engine.stats().cpu.num_used, 0);
+    testing::expect_preempted_run_matches_alone(engine, run_to_completion(engine, requests), alone,
+                                                mode);
   }
 }
 

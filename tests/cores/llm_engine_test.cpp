@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/common/engine_checks.hpp"
 #include "tests/common/requests.hpp"
 
 namespace actorllm {
@@ -49,12 +50,8 @@ TEST(llm_engine, batched_chunked_and_preempted_runs_match_alone) {
     c.model.max_model_len = 128;
     c.cache.block_size = 8;
     llm_engine engine(engine_setup::load(c));
-    const auto out = run_to_completion(engine, requests);
-    for (size_t i = 0; i < requests.size(); ++i)
-      EXPECT_EQ(out[i][0].token_ids, alone[i]) << "request " << i << " mode " << to_string(mode);
-    EXPECT_GT(engine.stats().num_preemptions, 0);
-    EXPECT_EQ(engine.stats().device.num_used, 0);
-    EXPECT_EQ(engine.stats().cpu.num_used, 0);
+    testing::expect_preempted_run_matches_alone(engine, run_to_completion(engine, requests), alone,
+                                                mode);
   }
 }
 

@@ -1,0 +1,25 @@
+#pragma once
+/// Checks the engine tests share, on the CPU and on a CUDA device alike.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "actors/engine/llm_engine.hpp"
+
+namespace actorllm::testing {
+
+/// After a run that had to preempt (`mode`): every request has exactly its solo tokens, at
+/// least one preemption happened, and both pools are empty again.
+inline void expect_preempted_run_matches_alone(const llm_engine& engine,
+                                               const std::vector<std::vector<request_output>>& out,
+                                               const std::vector<std::vector<int32_t>>& alone,
+                                               preemption_mode mode) {
+  ASSERT_EQ(out.size(), alone.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    EXPECT_EQ(out[i][0].token_ids, alone[i]) << "request " << i << " mode " << to_string(mode);
+  EXPECT_GT(engine.stats().num_preemptions, 0);
+  EXPECT_EQ(engine.stats().device.num_used, 0);
+  EXPECT_EQ(engine.stats().cpu.num_used, 0);
+}
+
+}  // namespace actorllm::testing
