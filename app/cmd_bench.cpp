@@ -101,14 +101,7 @@ int run_throughput(int argc, char** argv) {
   p.add_number("--repeat", "runs per path, taken in turns; the median is reported", repeat);
   p.add_choice<std::string>("--path", "which engine to run (default both)", path,
                             {{"actors", "actors"}, {"spine", "spine"}, {"both", "both"}});
-  if (auto error = p.parse(argc, argv)) {
-    std::fprintf(stderr, "actorllm bench throughput: %s\n", error->c_str());
-    return exit_usage;
-  }
-  if (p.help_requested()) {
-    std::printf("%s", p.help().c_str());
-    return 0;
-  }
+  if (auto stop = parse_flags(p, argc, argv, "actorllm bench throughput")) return *stop;
   if (repeat < 1) {
     std::fprintf(stderr, "actorllm bench throughput: --repeat: must be >= 1\n");
     return exit_usage;

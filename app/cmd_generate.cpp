@@ -65,14 +65,7 @@ int run_generate(int argc, char** argv) {
              [&] { params.ignore_eos = true; });
   p.add_choice<std::string>("--output", "text prints the stories; json one object per prompt",
                             output, {{"text", "text"}, {"json", "json"}});
-  if (auto error = p.parse(argc, argv)) {
-    std::fprintf(stderr, "actorllm generate: %s\n", error->c_str());
-    return exit_usage;
-  }
-  if (p.help_requested()) {
-    std::printf("%s", p.help().c_str());
-    return 0;
-  }
+  if (auto stop = parse_flags(p, argc, argv, "actorllm generate")) return *stop;
   if (auto errors = config.validate(); !errors.empty()) {
     std::fprintf(stderr, "actorllm generate: %s\n", errors.front().c_str());
     return exit_usage;

@@ -34,14 +34,7 @@ int run_serve(int argc, char** argv) {
   p.add_number("--cluster-port",
                "publish the router here so `actorllm worker --connect` can join (-1: off)",
                cluster_port);
-  if (auto error = p.parse(argc, argv)) {
-    std::fprintf(stderr, "actorllm serve: %s\n", error->c_str());
-    return exit_usage;
-  }
-  if (p.help_requested()) {
-    std::printf("%s", p.help().c_str());
-    return 0;
-  }
+  if (auto stop = parse_flags(p, argc, argv, "actorllm serve")) return *stop;
   if (auto errors = config.validate(); !errors.empty()) {
     std::fprintf(stderr, "actorllm serve: %s\n", errors.front().c_str());
     return exit_usage;

@@ -28,14 +28,7 @@ int run_worker(int argc, char** argv) {
   add_engine_flags(p, config);
   p.add_string("--connect", "HOST:PORT of the server's cluster port", connect);
   p.add_string("--name", "name of this worker in the server's logs and metrics", name);
-  if (auto error = p.parse(argc, argv)) {
-    std::fprintf(stderr, "actorllm worker: %s\n", error->c_str());
-    return exit_usage;
-  }
-  if (p.help_requested()) {
-    std::printf("%s", p.help().c_str());
-    return 0;
-  }
+  if (auto stop = parse_flags(p, argc, argv, "actorllm worker")) return *stop;
   const auto colon = connect.rfind(':');
   int64_t port = 0;
   if (colon == std::string::npos || !parse_number(connect.substr(colon + 1), port).empty() ||

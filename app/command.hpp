@@ -1,9 +1,13 @@
 #pragma once
 /// Subcommands of the `actorllm` program. Each app/cmd_<name>.cpp registers itself with
 /// one static `command_registration`, so adding a subcommand touches no other file.
+#include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+
+#include "config/flag_parser.hpp"
 
 namespace actorllm::app {
 
@@ -22,5 +26,19 @@ struct command_registration {
 
 /// Exit code for a bad flag or value (one clear line on stderr, never a stack trace).
 inline constexpr int exit_usage = 2;
+
+/// Parses a subcommand's flags. Returns the code to exit with where the command stops here
+/// (after printing --help, or one line naming the bad flag), nullopt where it goes on.
+inline std::optional<int> parse_flags(flag_parser& p, int argc, char** argv, const char* command) {
+  if (auto error = p.parse(argc, argv)) {
+    std::fprintf(stderr, "%s: %s\n", command, error->c_str());
+    return exit_usage;
+  }
+  if (p.help_requested()) {
+    std::printf("%s", p.help().c_str());
+    return 0;
+  }
+  return std::nullopt;
+}
 
 }  // namespace actorllm::app
