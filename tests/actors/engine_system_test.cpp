@@ -39,6 +39,17 @@ bool wait_idle(engine_system& e) {
   return false;
 }
 
+/// Waits (bounded) until replica 0 is generating, so that a fault lands mid-run rather than
+/// before the requests arrive or after they end.
+bool wait_generating(engine_system& e) {
+  for (int i = 0; i < 5000; ++i) {
+    const auto s = e.stats()[0].scheduler;
+    if (s.num_running > 0 && s.num_waiting == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
 /// After a worker failure: every request ended, and those that did not end in error (all are
 /// recomputed on the fresh worker) have exactly their solo tokens.
 void expect_ended_as_alone(const std::vector<std::vector<request_output>>& out,
@@ -131,7 +142,7 @@ TEST(engine_system, a_killed_worker_is_replaced_and_requests_complete) {
   for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
   std::vector<std::vector<request_output>> out;
   std::thread run([&] { out = engine.client().generate(requests); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(wait_generating(engine));
   caf::anon_send_exit(engine.initial_workers(0)[0], caf::exit_reason::kill);
   run.join();
   expect_ended_as_alone(out, alone);
@@ -170,7 +181,7 @@ TEST(engine_system, a_killed_tensor_parallel_rank_replaces_its_group_without_han
   for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
   std::vector<std::vector<request_output>> out;
   auto run = std::async(std::launch::async, [&] { out = engine.client().generate(requests); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(wait_generating(engine));
   // Rank 1 dies; rank 0 may be waiting for it inside an all-reduce. The replacement group
   // aborts the old one, so nothing waits for the step timeout (minutes).
   caf::anon_send_exit(engine.initial_workers(0)[1], caf::exit_reason::kill);
