@@ -2,12 +2,12 @@
 
 #include <caf/io/all.hpp>
 #include <cstdio>
-#include <thread>
 
 #include "actors/cache_engine/cache_engine_actor.hpp"
 #include "actors/gpu_worker/gpu_worker_actor.hpp"
 #include "actors/request_router/request_router_actor.hpp"
 #include "actors/worker_backend.hpp"
+#include "kernels/cpu/thread_team.hpp"
 
 namespace actorllm {
 
@@ -96,10 +96,8 @@ scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_a
 bool engine_system::overlap_output_processing() const {
   // Overlap the router's work with the next forward pass only when the math leaves a core
   // free for it (or runs on a GPU); otherwise the two fight over the same cores.
-  const auto& parallel = setup_->config.parallel;
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
   const bool on_gpu = setup_->backend && setup_->backend->device() != "cpu";
-  return on_gpu || (parallel.cpu_threads > 0 && parallel.cpu_threads < cores);
+  return on_gpu || cpu::num_threads() < cpu::usable_cores();
 }
 
 int32_t engine_system::add_replica() {

@@ -27,12 +27,6 @@ thread_local bool inside_team_body = false;
 /// team.
 std::atomic<int> configured_threads{0};
 
-int usable_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
 /// OpenBLAS (the OpenMP build) takes its thread count from the caller's OpenMP setting: one,
 /// so that a GEMM called by a member works on that member's slice alone.
 void make_blas_single_threaded() {
@@ -102,6 +96,12 @@ void thread_team::helper_loop(int member) {
     (*body_)(member);
     num_running_.fetch_sub(1, std::memory_order_release);
   }
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 void set_num_threads(int num_threads) {

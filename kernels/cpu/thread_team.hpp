@@ -78,6 +78,8 @@ class thread_team {
 /// Number of threads the CPU ops use per calling thread. 0: all cores.
 void set_num_threads(int num_threads);
 int num_threads();
+/// The cores this process may run on (its affinity mask, as `taskset` leaves it).
+int usable_cores();
 
 /// The calling thread's team, made on first use with num_threads() members (and remade if
 /// that number changed since).
