@@ -17,8 +17,8 @@ namespace {
 /// two steps of the actor engine, where the other threads of the process need the core.
 constexpr auto idle_spin = std::chrono::microseconds(200);
 
-/// How long member 0 spins for late helpers before it also yields its core: a helper that
-/// was preempted needs the core back to finish.
+/// How long the caller spins for slots still running on helpers before it also yields its
+/// core: a helper that was preempted mid-slot needs a core back to finish.
 constexpr auto finish_spin = std::chrono::microseconds(50);
 
 thread_local bool inside_team_body = false;
@@ -28,7 +28,7 @@ thread_local bool inside_team_body = false;
 std::atomic<int> configured_threads{0};
 
 /// OpenBLAS (the OpenMP build) takes its thread count from the caller's OpenMP setting: one,
-/// so that a GEMM called by a member works on that member's slice alone.
+/// so that a GEMM called from a slot works on that slot's share alone.
 void make_blas_single_threaded() {
   omp_set_num_threads(1);
 }
@@ -50,51 +50,69 @@ bool spin_until(Pred pred, std::chrono::microseconds budget) {
 
 thread_team::thread_team(int num_threads) {
   for (int member = 1; member < num_threads; ++member)
-    helpers_.emplace_back([this, member] { helper_loop(member); });
+    helpers_.emplace_back([this] { helper_loop(); });
 }
 
 thread_team::~thread_team() {
   stopping_.store(true);
-  generation_.fetch_add(1);
-  generation_.notify_all();
+  const uint64_t next = (state_.load() >> slot_bits) + 1;
+  state_.store(next << slot_bits | slot_mask);  // a new generation with nothing to claim
+  state_.notify_all();
   for (auto& t : helpers_) t.join();
 }
 
 void thread_team::run(function_ref<void(int)> body) {
   if (helpers_.empty() || inside_team_body) {
-    for (int member = 0; member < size(); ++member) body(member);
+    for (int slot = 0; slot < size(); ++slot) body(slot);
     return;
   }
-  body_ = &body;
-  num_running_.store(static_cast<int>(helpers_.size()));
-  generation_.fetch_add(1);  // seq_cst: publishes body_ and orders against num_sleeping_
-  if (num_sleeping_.load() > 0) generation_.notify_all();
+  const uint64_t generation = (state_.load(std::memory_order_relaxed) >> slot_bits) + 1;
+  body_.store(&body, std::memory_order_relaxed);
+  slots_done_.store(0, std::memory_order_relaxed);
+  state_.store(generation << slot_bits | 1);  // seq_cst: publishes body_, orders num_sleeping_
+  if (num_sleeping_.load() > 0) state_.notify_all();
   inside_team_body = true;
   body(0);
+  work_on(generation);
   inside_team_body = false;
-  auto all_done = [this] { return num_running_.load(std::memory_order_acquire) == 0; };
+  const int helper_slots = size() - 1;
+  auto all_done = [&] { return slots_done_.load(std::memory_order_acquire) == helper_slots; };
   while (!spin_until(all_done, finish_spin)) std::this_thread::yield();
-  body_ = nullptr;
 }
 
-void thread_team::helper_loop(int member) {
+void thread_team::work_on(uint64_t generation) {
+  uint64_t state = state_.load(std::memory_order_acquire);
+  while ((state >> slot_bits) == generation && static_cast<int>(state & slot_mask) < size()) {
+    // Read before the claim: if the claim succeeds the run is still unfinished, so the body
+    // cannot have been replaced by a later run's.
+    const auto* body = body_.load(std::memory_order_acquire);
+    if (!state_.compare_exchange_weak(state, state + 1, std::memory_order_acq_rel,
+                                      std::memory_order_acquire))
+      continue;
+    (*body)(static_cast<int>(state & slot_mask));
+    slots_done_.fetch_add(1, std::memory_order_release);
+    state = state_.load(std::memory_order_acquire);
+  }
+}
+
+void thread_team::helper_loop() {
   pthread_setname_np(pthread_self(), "actorllm.math");  // what `top -H` shows
   make_blas_single_threaded();
   inside_team_body = true;  // a helper never leads a team of its own
-  uint64_t seen = 0;
+  uint64_t seen = 0;        // the generation last worked on
   for (;;) {
-    auto changed = [&] { return generation_.load(std::memory_order_acquire) != seen; };
-    if (!spin_until(changed, idle_spin)) {
+    auto started = [&] { return (state_.load(std::memory_order_acquire) >> slot_bits) != seen; };
+    if (!spin_until(started, idle_spin)) {
       num_sleeping_.fetch_add(1);
-      // Dekker pair with run(): either run() sees the sleeper and notifies, or this wait
-      // sees the new generation and returns at once.
-      while (generation_.load() == seen) generation_.wait(seen);
+      // Dekker pair with run(): either run() sees the sleeper and notifies, or this loop sees
+      // the new generation and does not wait.
+      for (uint64_t state = state_.load(); (state >> slot_bits) == seen; state = state_.load())
+        state_.wait(state);
       num_sleeping_.fetch_sub(1);
     }
-    seen = generation_.load(std::memory_order_acquire);
     if (stopping_.load()) return;
-    (*body_)(member);
-    num_running_.fetch_sub(1, std::memory_order_release);
+    seen = state_.load(std::memory_order_acquire) >> slot_bits;
+    work_on(seen);
   }
 }
 
@@ -130,10 +148,10 @@ void parallel_for(int64_t n, int64_t grain, int64_t serial_below,
   if (n <= serial_below || inside_team_body) return body(0, n);
   thread_team& team = this_thread_team();
   const int64_t num_chunks = (n + grain - 1) / grain;
-  const int64_t chunks_per_member = (num_chunks + team.size() - 1) / team.size();
-  team.run([&](int member) {
-    const int64_t begin = member * chunks_per_member * grain;
-    const int64_t end = std::min(n, begin + chunks_per_member * grain);
+  const int64_t chunks_per_slot = (num_chunks + team.size() - 1) / team.size();
+  team.run([&](int slot) {
+    const int64_t begin = slot * chunks_per_slot * grain;
+    const int64_t end = std::min(n, begin + chunks_per_slot * grain);
     if (begin < end) body(begin, end);
   });
 }
@@ -145,11 +163,11 @@ void parallel_for_dynamic(int64_t n, int64_t chunk, function_ref<void(int, int64
     return;
   }
   std::atomic<int64_t> next{0};
-  this_thread_team().run([&](int member) {
+  this_thread_team().run([&](int slot) {
     for (;;) {
       const int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
       if (begin >= n) return;
-      for (int64_t i = begin; i < std::min(n, begin + chunk); ++i) body(member, i);
+      for (int64_t i = begin; i < std::min(n, begin + chunk); ++i) body(slot, i);
     }
   });
 }

@@ -1,9 +1,9 @@
 #pragma once
 /// The CPU math's own threads. Every thread that runs ops (a worker actor's thread, the
-/// spine's main thread) leads a team of its own: the caller is member 0 and the helpers are
-/// parked threads that wake for each loop. Between the back-to-back loops of one forward pass
-/// the helpers spin; after a short idle they sleep, so that between steps the cores belong to
-/// the actors, the network and the detokenizer again.
+/// spine's main thread) leads a team of its own: the caller takes the first share of each loop
+/// and the helpers are parked threads that wake for the others. Between the back-to-back loops of
+/// one forward pass the helpers spin; after a short idle they sleep, so that between steps the
+/// cores belong to the actors, the network and the detokenizer again.
 ///
 /// Why not OpenMP's pool: libgomp cuts its spin to about a hundred iterations whenever it
 /// manages more threads than the machine has cores. That is always the case once a thread
@@ -11,7 +11,7 @@
 /// then every loop of the forward pays a futex sleep and wake per thread: on two cores the
 /// actor engine lost a third of its throughput to that. Here the spin policy is ours.
 ///
-/// OpenBLAS is called single-threaded from each member on its slice of the work, so it
+/// OpenBLAS is called single-threaded from each thread on its slice of the work, so it
 /// never starts an OpenMP team of its own.
 #include <atomic>
 #include <cstdint>
@@ -51,7 +51,7 @@ constexpr int64_t min_parallel_macs = int64_t(1) << 15;
 
 class thread_team {
  public:
-  /// num_threads members in all, the calling thread included (so num_threads - 1 helpers).
+  /// num_threads slots in all, the calling thread's included (so num_threads - 1 helpers).
   explicit thread_team(int num_threads);
   ~thread_team();
   thread_team(const thread_team&) = delete;
@@ -59,19 +59,29 @@ class thread_team {
 
   int size() const { return static_cast<int>(helpers_.size()) + 1; }
 
-  /// Runs body(member) for every member in [0, size()) at once, member 0 on the calling
-  /// thread, and returns when all are done. A body that calls run() again (a nested loop)
-  /// runs that loop on its own member alone.
-  void run(function_ref<void(int member)> body);
+  /// Runs body(slot) once for every slot in [0, size()) and returns when all are done. The
+  /// caller runs slot 0, then claims every slot that no helper has started yet: on a machine
+  /// shared with the network and the actors, a helper that the OS has descheduled delays
+  /// nothing, its share runs on the caller instead. Each slot runs on one thread, which one is
+  /// not fixed. A body that calls run() again (a nested loop) runs that loop on its own thread
+  /// alone.
+  void run(function_ref<void(int slot)> body);
 
  private:
-  void helper_loop(int member);
+  void helper_loop();
+  /// Claims and runs slots of run number `generation` until none is left or a newer run began.
+  void work_on(uint64_t generation);
+
+  static constexpr int slot_bits = 16;
+  static constexpr uint64_t slot_mask = (uint64_t(1) << slot_bits) - 1;
 
   std::vector<std::thread> helpers_;
-  const function_ref<void(int)>* body_ = nullptr;  // valid while a run() is in flight
-  std::atomic<uint64_t> generation_{0};            // bumped per run(); helpers wait on it
-  std::atomic<int> num_running_{0};                // helpers still in the current body
-  std::atomic<int> num_sleeping_{0};               // helpers blocked in generation_.wait()
+  // The body of the current run. Written before the run's generation is published, read by a
+  // helper before it claims a slot: a successful claim proves the read was of this run's body.
+  std::atomic<const function_ref<void(int)>*> body_{nullptr};
+  std::atomic<uint64_t> state_{0};    // generation << slot_bits | next unclaimed slot
+  std::atomic<int> slots_done_{0};    // slots 1.. of the current run that have finished
+  std::atomic<int> num_sleeping_{0};  // helpers blocked in state_.wait()
   std::atomic<bool> stopping_{false};
 };
 
@@ -81,18 +91,18 @@ int num_threads();
 /// The cores this process may run on (its affinity mask, as `taskset` leaves it).
 int usable_cores();
 
-/// The calling thread's team, made on first use with num_threads() members (and remade if
+/// The calling thread's team, made on first use with num_threads() slots (and remade if
 /// that number changed since).
 thread_team& this_thread_team();
 
-/// Splits [0, n) into one contiguous range per member, each a multiple of `grain` long
+/// Splits [0, n) into one contiguous range per slot, each a multiple of `grain` long
 /// except the last, and calls body(begin, end) for every non-empty range. Runs on the caller
 /// alone when n is at most `serial_below` (a loop too small to be worth a wake-up).
 void parallel_for(int64_t n, int64_t grain, int64_t serial_below,
                   function_ref<void(int64_t begin, int64_t end)> body);
 
 /// Hands out [0, n) in chunks of `chunk` from a shared counter, for items of uneven cost;
-/// body(member, i) is called once per item.
-void parallel_for_dynamic(int64_t n, int64_t chunk, function_ref<void(int member, int64_t i)> body);
+/// body(slot, i) is called once per item.
+void parallel_for_dynamic(int64_t n, int64_t chunk, function_ref<void(int slot, int64_t i)> body);
 
 }  // namespace actorllm::cpu

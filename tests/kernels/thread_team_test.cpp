@@ -1,12 +1,16 @@
-// The thread team: every member runs once per loop, ranges cover each index exactly once,
-// nested loops run on the caller, helpers wake after sleeping, and the sliced GEMM equals an
-// unsliced one for every team size.
+// The thread team: every slot runs once per loop, a descheduled helper holds up nothing, ranges
+// cover each index exactly once, nested loops run on the caller, helpers wake after sleeping, and
+// the sliced GEMM equals an unsliced one for every team size.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -21,18 +25,71 @@ struct threads_guard {
   ~threads_guard() { cpu::set_num_threads(saved); }
 };
 
-TEST(thread_team, every_member_runs_once_on_a_thread_of_its_own) {
+TEST(thread_team, every_slot_runs_once_and_the_caller_takes_slot_zero) {
   cpu::thread_team team(3);
   ASSERT_EQ(team.size(), 3);
-  std::vector<std::atomic<int>> runs(3);
-  std::vector<std::thread::id> ids(3);
-  team.run([&](int member) {
-    ++runs[member];
-    ids[member] = std::this_thread::get_id();
-  });
-  for (int m = 0; m < 3; ++m) EXPECT_EQ(runs[m].load(), 1) << "member " << m;
-  EXPECT_EQ(ids[0], std::this_thread::get_id());
-  EXPECT_EQ(std::set<std::thread::id>(ids.begin(), ids.end()).size(), 3u);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::atomic<int>> runs(3);
+    std::vector<std::thread::id> ids(3);
+    team.run([&](int slot) {
+      ++runs[slot];
+      ids[slot] = std::this_thread::get_id();
+    });
+    for (int s = 0; s < 3; ++s) ASSERT_EQ(runs[s].load(), 1) << "slot " << s;
+    ASSERT_EQ(ids[0], std::this_thread::get_id());
+  }
+}
+
+/// Freezes every `actorllm.math` thread of the process inside a signal handler until
+/// released: a deterministic stand-in for helpers that the OS has descheduled.
+class frozen_helpers {
+ public:
+  frozen_helpers() {
+    struct sigaction action {};
+    action.sa_handler = [](int) {
+      ++frozen;
+      while (!released.load()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      --frozen;
+    };
+    sigaction(SIGUSR1, &action, &saved_);
+    released = false;
+    int signalled = 0;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::ifstream comm(task.path() / "comm");
+      std::string name;
+      std::getline(comm, name);
+      if (name != "actorllm.math") continue;
+      syscall(SYS_tgkill, getpid(), std::stoi(task.path().filename().string()), SIGUSR1);
+      ++signalled;
+    }
+    while (frozen.load() < signalled) std::this_thread::yield();
+    count = signalled;
+  }
+  ~frozen_helpers() {
+    released = true;
+    while (frozen.load() > 0) std::this_thread::yield();
+    sigaction(SIGUSR1, &saved_, nullptr);
+  }
+  int count = 0;
+
+ private:
+  static inline std::atomic<int> frozen{0};
+  static inline std::atomic<bool> released{false};
+  struct sigaction saved_ {};
+};
+
+TEST(thread_team, a_descheduled_helper_holds_up_nothing) {
+  cpu::thread_team team(2);
+  team.run([](int) {});  // the helper exists and has been through one run
+  frozen_helpers frozen;
+  ASSERT_GE(frozen.count, 1);
+  // Without the caller claiming the helper's slot, the first of these loops would never end.
+  for (int round = 0; round < 100; ++round) {
+    std::vector<std::thread::id> ids(2);
+    team.run([&](int slot) { ids[slot] = std::this_thread::get_id(); });
+    ASSERT_EQ(ids[0], std::this_thread::get_id());
+    ASSERT_EQ(ids[1], std::this_thread::get_id());
+  }
 }
 
 TEST(thread_team, helpers_wake_after_sleeping) {
