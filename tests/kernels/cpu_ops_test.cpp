@@ -1,11 +1,13 @@
 // Each CPU op against a slow, obvious reference on random inputs of several shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/attention_item.hpp"
 #include "kernels/cpu/ops.hpp"
 
 namespace actorllm {
@@ -116,75 +118,133 @@ TEST(cpu_ops, rotary_neox_and_gptj_match_complex_rotation) {
   }
 }
 
-/// Reference attention over contiguous K/V, then the paged op over a shuffled block layout.
-/// head_dim 16 takes the vectorized float16 rows, 12 the scalar ones.
-class paged_attention_test : public ::testing::TestWithParam<int> {};
+/// A paged-attention case: four sequences (a one-token prefill, a 37-token prefill, a chunk of
+/// 5 after 11 cached tokens, and a decode at position 69) over a shuffled block layout, with
+/// NaN in every cache slot no sequence has written, as a fresh pool may hold.
+struct attention_shape {
+  int heads, kv_heads, head_dim, block_size;
+};
 
-TEST_P(paged_attention_test, matches_contiguous_reference) {
-  const int heads = 8, kv_heads = 2, head_dim = GetParam(), block_size = 16;
-  const std::vector<int32_t> seq_lens{1, 37, 16, 70},
-      q_lens{1, 37, 5, 1};  // prefill, chunk, decode
-  const int num_seqs = 4, max_blocks = 5, num_blocks = num_seqs * max_blocks;
-  std::vector<int32_t> tables(num_seqs * max_blocks);
-  std::iota(tables.begin(), tables.end(), 0);
-  std::shuffle(tables.begin(), tables.end(), std::mt19937(11));
-  std::vector<int32_t> qsl{0};
-  for (int s = 0; s < num_seqs; ++s) qsl.push_back(qsl.back() + q_lens[s]);
-  const int tokens = qsl.back();
-  const int block_elems = kv_heads * block_size * head_dim;
-  auto kc = random_vector(num_blocks * block_elems, 12),
-       vc = random_vector(num_blocks * block_elems, 13);
-  auto q = random_vector(tokens * heads * head_dim, 14);
-  std::vector<float> out(tokens * heads * head_dim, NAN), want(out.size());
-  const float scale = 0.25f;
-  auto slot = [&](int s, int pos, int h) {
-    return tables[s * max_blocks + pos / block_size] * block_elems +
-           (h * block_size + pos % block_size) * head_dim;
-  };
-  for (int s = 0; s < num_seqs; ++s)
-    for (int j = 0; j < q_lens[s]; ++j) {
-      const int t = qsl[s] + j, pos = seq_lens[s] - q_lens[s] + j;
-      for (int h = 0; h < heads; ++h) {
-        const int kvh = h / (heads / kv_heads);
-        std::vector<double> sc(pos + 1);
-        double mx = -1e30, sum = 0;
-        for (int k = 0; k <= pos; ++k) {
-          double dot = 0;
+class paged_attention_test : public ::testing::TestWithParam<attention_shape> {
+ protected:
+  void SetUp() override {
+    const auto [heads, kv_heads, head_dim, block_size] = GetParam();
+    for (int s = 0; s < num_seqs; ++s) qsl.push_back(qsl.back() + q_lens[s]);
+    max_blocks = (70 + block_size - 1) / block_size;
+    tables.resize(num_seqs * max_blocks);
+    std::iota(tables.begin(), tables.end(), 0);
+    std::shuffle(tables.begin(), tables.end(), std::mt19937(11));
+    block_elems = kv_heads * block_size * head_dim;
+    kc = random_vector(tables.size() * block_elems, 12);
+    vc = random_vector(tables.size() * block_elems, 13);
+    for (int s = 0; s < num_seqs; ++s)
+      for (int pos = seq_lens[s]; pos < max_blocks * block_size; ++pos)
+        for (int h = 0; h < kv_heads; ++h)
           for (int d = 0; d < head_dim; ++d)
-            dot += q[(t * heads + h) * head_dim + d] * kc[slot(s, k, kvh) + d];
-          sc[k] = dot * scale;
-          mx = std::max(mx, sc[k]);
-        }
-        for (auto& x : sc) sum += (x = std::exp(x - mx));
-        for (int d = 0; d < head_dim; ++d) {
-          double acc = 0;
-          for (int k = 0; k <= pos; ++k) acc += sc[k] / sum * vc[slot(s, k, kvh) + d];
-          want[(t * heads + h) * head_dim + d] = float(acc);
+            kc[slot(s, pos, h) + d] = vc[slot(s, pos, h) + d] = NAN;
+    q = random_vector(qsl.back() * heads * head_dim, 14);
+  }
+
+  int slot(int s, int pos, int kv_head) const {
+    const int block_size = GetParam().block_size, head_dim = GetParam().head_dim;
+    return tables[s * max_blocks + pos / block_size] * block_elems +
+           (kv_head * block_size + pos % block_size) * head_dim;
+  }
+
+  /// softmax(q k^T * scale) v in double, over the cache values as `k`, `v` hold them.
+  std::vector<float> reference(const std::vector<float>& k, const std::vector<float>& v) const {
+    const auto [heads, kv_heads, head_dim, block_size] = GetParam();
+    std::vector<float> want(q.size());
+    for (int s = 0; s < num_seqs; ++s)
+      for (int j = 0; j < q_lens[s]; ++j) {
+        const int t = qsl[s] + j, pos = seq_lens[s] - q_lens[s] + j;
+        for (int h = 0; h < heads; ++h) {
+          const int kvh = h / (heads / kv_heads);
+          std::vector<double> sc(pos + 1);
+          double mx = -1e30, sum = 0;
+          for (int key = 0; key <= pos; ++key) {
+            double dot = 0;
+            for (int d = 0; d < head_dim; ++d)
+              dot += q[(t * heads + h) * head_dim + d] * k[slot(s, key, kvh) + d];
+            sc[key] = dot * scale;
+            mx = std::max(mx, sc[key]);
+          }
+          for (auto& x : sc) sum += (x = std::exp(x - mx));
+          for (int d = 0; d < head_dim; ++d) {
+            double acc = 0;
+            for (int key = 0; key <= pos; ++key) acc += sc[key] / sum * v[slot(s, key, kvh) + d];
+            want[(t * heads + h) * head_dim + d] = float(acc);
+          }
         }
       }
-    }
-  const cpu::paged_batch batch{qsl.data(), seq_lens.data(), tables.data(), num_seqs, max_blocks};
-  cpu::paged_attention(q.data(), kc.data(), vc.data(), batch, heads, kv_heads, head_dim, block_size,
-                       scale, out.data());
-  expect_near_all(out, want, 1e-5f);
+    return want;
+  }
 
-  // A float16 cache: the same as the float32 kernel over the same values rounded to half.
+  template <class T>
+  std::vector<float> run(const std::vector<T>& k, const std::vector<T>& v) const {
+    const auto [heads, kv_heads, head_dim, block_size] = GetParam();
+    const cpu::paged_batch batch{qsl.data(), seq_lens.data(), tables.data(), num_seqs, max_blocks};
+    std::vector<float> out(q.size(), NAN);
+    cpu::paged_attention(q.data(), k.data(), v.data(), batch, heads, kv_heads, head_dim, block_size,
+                         scale, out.data());
+    return out;
+  }
+
+  static constexpr int num_seqs = 4;
+  static constexpr float scale = 0.25f;
+  const std::vector<int32_t> seq_lens{1, 37, 16, 70}, q_lens{1, 37, 5, 1};
+  std::vector<int32_t> qsl{0}, tables;
+  int max_blocks = 0, block_elems = 0;
+  std::vector<float> kc, vc, q;
+};
+
+TEST_P(paged_attention_test, matches_a_double_reference) {
+  expect_near_all(run(kc, vc), reference(kc, vc), 1e-5f);
+}
+
+TEST_P(paged_attention_test, the_portable_kernel_matches_the_reference_too) {
+  const auto [heads, kv_heads, head_dim, block_size] = GetParam();
+  const int group = heads / kv_heads;
+  std::vector<float> out(q.size(), NAN), scratch(group * 72);
+  for (int s = 0; s < num_seqs; ++s)
+    for (int t = qsl[s]; t < qsl[s + 1]; ++t)
+      for (int h = 0; h < kv_heads; ++h) {
+        const cpu::detail::attention_item item{
+            .query = q.data() + (t * heads + h * group) * head_dim,
+            .out = out.data() + (t * heads + h * group) * head_dim,
+            .blocks = tables.data() + s * max_blocks,
+            .visible = seq_lens[s] - (qsl[s + 1] - t) + 1,
+            .group = group,
+            .head_dim = head_dim,
+            .block_size = block_size,
+            .block_elems = block_elems,
+            .head_offset = h * block_size * head_dim,
+            .scale = scale,
+        };
+        cpu::detail::attend_portable(item, kc.data(), vc.data(), scratch.data());
+      }
+  expect_near_all(out, reference(kc, vc), 1e-5f);
+}
+
+TEST_P(paged_attention_test, a_float16_cache_matches_float32_over_the_rounded_values) {
   std::vector<cpu::half> kh(kc.size()), vh(vc.size());
   std::vector<float> kr(kc.size()), vr(vc.size());
   for (size_t i = 0; i < kc.size(); ++i) {
     kh[i] = static_cast<cpu::half>(kc[i]), kr[i] = static_cast<float>(kh[i]);
     vh[i] = static_cast<cpu::half>(vc[i]), vr[i] = static_cast<float>(vh[i]);
   }
-  std::vector<float> out_half(out.size(), NAN), want_rounded(out.size());
-  cpu::paged_attention(q.data(), kh.data(), vh.data(), batch, heads, kv_heads, head_dim, block_size,
-                       scale, out_half.data());
-  cpu::paged_attention(q.data(), kr.data(), vr.data(), batch, heads, kv_heads, head_dim, block_size,
-                       scale, want_rounded.data());
-  expect_near_all(out_half, want_rounded, 1e-6f);
-  expect_near_all(out_half, want, 2e-3f);
+  const auto got = run(kh, vh);
+  expect_near_all(got, run(kr, vr), 1e-6f);
+  expect_near_all(got, reference(kc, vc), 2e-3f);
 }
 
-INSTANTIATE_TEST_SUITE_P(cpu_ops, paged_attention_test, ::testing::Values(16, 12));
+// head_dim 8 (stories260K), 16 and 64 with block sizes that are multiples of 8 take the AVX2
+// kernel where the CPU has it; head_dim 12 or block size 12 take the portable one.
+INSTANTIATE_TEST_SUITE_P(
+    cpu_ops, paged_attention_test,
+    ::testing::Values(attention_shape{8, 2, 16, 16}, attention_shape{8, 4, 8, 16},
+                      attention_shape{4, 4, 64, 16}, attention_shape{8, 1, 32, 8},
+                      attention_shape{8, 2, 12, 16}, attention_shape{8, 2, 16, 12}));
 
 TEST(cpu_ops, reshape_and_cache_into_float16_rounds_each_value) {
   const int kv_heads = 2, head_dim = 8, block_size = 4, num_blocks = 2;

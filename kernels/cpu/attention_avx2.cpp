@@ -1,0 +1,214 @@
+// The AVX2 attention item: scores for eight keys at a time (eight dot products folded into one
+// register), the shifted scores through a vectorized exp, and the weighted values summed in
+// registers. Three passes over the scores keep each one a plain vector loop.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/cpu/attention_item.hpp"
+
+#define ACTORLLM_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace actorllm::cpu::detail {
+
+namespace {
+
+ACTORLLM_AVX2 inline __m256 load8(const float* p) {
+  return _mm256_loadu_ps(p);
+}
+
+ACTORLLM_AVX2 inline __m256 load8(const half* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+/// Lane j of the result is the sum of the lanes of v[j].
+ACTORLLM_AVX2 inline __m256 sum_each(const __m256 v[8]) {
+  const __m256 pairs01 = _mm256_hadd_ps(v[0], v[1]);
+  const __m256 pairs23 = _mm256_hadd_ps(v[2], v[3]);
+  const __m256 pairs45 = _mm256_hadd_ps(v[4], v[5]);
+  const __m256 pairs67 = _mm256_hadd_ps(v[6], v[7]);
+  // Per 128-bit half: the sums of v0..v3 (and of v4..v7) over that half's four lanes.
+  const __m256 quads0123 = _mm256_hadd_ps(pairs01, pairs23);
+  const __m256 quads4567 = _mm256_hadd_ps(pairs45, pairs67);
+  return _mm256_add_ps(_mm256_permute2f128_ps(quads0123, quads4567, 0x20),
+                       _mm256_permute2f128_ps(quads0123, quads4567, 0x31));
+}
+
+ACTORLLM_AVX2 inline float max_of(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+ACTORLLM_AVX2 inline float sum_of(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+/// e^x for x <= 0 (shifted softmax scores) within 2 ulp of expf, and exactly 0 below -87 (so
+/// a masked -inf score weighs nothing). Range reduction by ln 2 in two parts and a degree-6
+/// polynomial on [-ln2/2, ln2/2], the constants of the Cephes library's expf.
+ACTORLLM_AVX2 inline __m256 exp_nonpositive(__m256 x) {
+  const __m256 lowest = _mm256_set1_ps(-87.0f);
+  const __m256 underflow = _mm256_cmp_ps(x, lowest, _CMP_LT_OQ);
+  x = _mm256_max_ps(x, lowest);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  // n is in [-126, 0] here, so 2^n is a normal float built from its exponent bits.
+  const __m256i two_to_n =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, _mm256_castsi256_ps(two_to_n)));
+}
+
+/// Pass 1: scores[g][k] = scale * q_g . key_k for k < visible, and -inf up to the row's
+/// padded end. A block's keys are read eight rows at a time; rows past `visible` in the last
+/// block are read (they lie inside the block) but their lanes are replaced, NaN or not.
+template <class T>
+ACTORLLM_AVX2 void score_keys(const attention_item& item, const T* k_cache, float* scores,
+                              int64_t row_stride) {
+  const int64_t d = item.head_dim;
+  const __m256 scale = _mm256_set1_ps(item.scale);
+  const __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 minus_inf = _mm256_set1_ps(-INFINITY);
+  for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
+    const T* keys = k_cache + item.blocks[b] * item.block_elems + item.head_offset;
+    const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
+    for (int32_t j = 0; j < count; j += 8) {
+      const T* tile = keys + j * d;
+      const __m256 live = _mm256_cmp_ps(lane, _mm256_set1_ps(float(count - j)), _CMP_LT_OQ);
+      for (int64_t g = 0; g < item.group; ++g) {
+        const float* q = item.query + g * d;
+        __m256 partial[8];
+        for (auto& p : partial) p = _mm256_setzero_ps();
+        for (int64_t c = 0; c < d; c += 8) {
+          const __m256 qc = _mm256_loadu_ps(q + c);
+          for (int k = 0; k < 8; ++k)
+            partial[k] = _mm256_fmadd_ps(qc, load8(tile + k * d + c), partial[k]);
+        }
+        const __m256 s = _mm256_blendv_ps(minus_inf, _mm256_mul_ps(sum_each(partial), scale), live);
+        _mm256_storeu_ps(scores + g * row_stride + first + j, s);
+      }
+    }
+  }
+}
+
+/// Pass 2: each row becomes e^(score - max), returned as 1 / (sum of the row).
+ACTORLLM_AVX2 float exponentiate_row(float* row, int64_t padded) {
+  __m256 best = _mm256_set1_ps(-INFINITY);
+  for (int64_t i = 0; i < padded; i += 8) best = _mm256_max_ps(best, _mm256_loadu_ps(row + i));
+  const __m256 shift = _mm256_set1_ps(max_of(best));
+  __m256 sum = _mm256_setzero_ps();
+  for (int64_t i = 0; i < padded; i += 8) {
+    const __m256 e = exp_nonpositive(_mm256_sub_ps(_mm256_loadu_ps(row + i), shift));
+    _mm256_storeu_ps(row + i, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  return 1.0f / sum_of(sum);
+}
+
+/// Pass 3: dst = inverse_sum * sum_k weights[k] * value_k for one query head. Chunks is
+/// head_dim / 8 when known at compile time (the sums stay in registers), 0 when not.
+template <int Chunks, class T>
+ACTORLLM_AVX2 void weigh_values(const attention_item& item, const T* v_cache, const float* weights,
+                                float inverse_sum, float* dst) {
+  const int64_t d = item.head_dim;
+  const int64_t chunks = Chunks > 0 ? Chunks : d / 8;
+  constexpr int held = Chunks > 0 ? Chunks : 1;
+  __m256 acc[held];
+  if constexpr (Chunks > 0) {
+    for (auto& a : acc) a = _mm256_setzero_ps();
+  } else {
+    std::fill(dst, dst + d, 0.0f);
+  }
+  for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
+    const T* values = v_cache + item.blocks[b] * item.block_elems + item.head_offset;
+    const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
+    for (int32_t j = 0; j < count; ++j) {
+      const __m256 w = _mm256_broadcast_ss(weights + first + j);
+      const T* row = values + j * d;
+      if constexpr (Chunks > 0) {
+        for (int c = 0; c < Chunks; ++c) acc[c] = _mm256_fmadd_ps(w, load8(row + 8 * c), acc[c]);
+      } else {
+        for (int64_t c = 0; c < chunks; ++c)
+          _mm256_storeu_ps(dst + 8 * c,
+                           _mm256_fmadd_ps(w, load8(row + 8 * c), _mm256_loadu_ps(dst + 8 * c)));
+      }
+    }
+  }
+  const __m256 inverse = _mm256_set1_ps(inverse_sum);
+  for (int64_t c = 0; c < chunks; ++c) {
+    if constexpr (Chunks > 0) {
+      _mm256_storeu_ps(dst + 8 * c, _mm256_mul_ps(acc[c], inverse));
+    } else {
+      _mm256_storeu_ps(dst + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(dst + 8 * c), inverse));
+    }
+  }
+}
+
+template <class T>
+ACTORLLM_AVX2 void attend(const attention_item& item, const T* k_cache, const T* v_cache,
+                          float* scratch) {
+  const int64_t row_stride = (item.visible + 7) / 8 * 8;
+  score_keys(item, k_cache, scratch, row_stride);
+  for (int64_t g = 0; g < item.group; ++g) {
+    float* weights = scratch + g * row_stride;
+    const float inverse_sum = exponentiate_row(weights, row_stride);
+    float* dst = item.out + g * item.head_dim;
+    switch (item.head_dim / 8) {
+      case 1:
+        weigh_values<1>(item, v_cache, weights, inverse_sum, dst);
+        break;
+      case 2:
+        weigh_values<2>(item, v_cache, weights, inverse_sum, dst);
+        break;
+      case 4:
+        weigh_values<4>(item, v_cache, weights, inverse_sum, dst);
+        break;
+      case 6:
+        weigh_values<6>(item, v_cache, weights, inverse_sum, dst);
+        break;
+      case 8:
+        weigh_values<8>(item, v_cache, weights, inverse_sum, dst);
+        break;
+      case 16:
+        weigh_values<16>(item, v_cache, weights, inverse_sum, dst);
+        break;
+      default:
+        weigh_values<0>(item, v_cache, weights, inverse_sum, dst);
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+bool avx2_attention_usable(int64_t head_dim, int64_t block_size) {
+  static const bool cpu_has_it = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                                 __builtin_cpu_supports("f16c");
+  return cpu_has_it && head_dim % 8 == 0 && block_size % 8 == 0;
+}
+
+void attend_avx2(const attention_item& item, const float* k_cache, const float* v_cache,
+                 float* scratch) {
+  attend(item, k_cache, v_cache, scratch);
+}
+
+void attend_avx2(const attention_item& item, const half* k_cache, const half* v_cache,
+                 float* scratch) {
+  attend(item, k_cache, v_cache, scratch);
+}
+
+}  // namespace actorllm::cpu::detail

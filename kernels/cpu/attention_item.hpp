@@ -1,0 +1,47 @@
+#pragma once
+/// One work item of paged attention on the CPU: a query token of one sequence against one KV
+/// head, for all the query heads that share that KV head (grouped-query attention reads each
+/// key and value row once for the whole group). paged_attention.cpp makes the items and hands
+/// them to the threads; the item kernels live here.
+#include <cstdint>
+
+#include "kernels/cpu/ops.hpp"
+
+namespace actorllm::cpu::detail {
+
+struct attention_item {
+  const float* query;     ///< group rows of head_dim, contiguous (heads of one KV head)
+  float* out;             ///< group rows of head_dim
+  const int32_t* blocks;  ///< the sequence's block table
+  int32_t visible;        ///< keys [0, visible) are attended to (causal: position + 1)
+  int64_t group;          ///< query heads per KV head
+  int64_t head_dim;
+  int64_t block_size;
+  int64_t block_elems;  ///< elements in one block of one layer's K (or V) cache
+  int64_t head_offset;  ///< elements from a block's start to this KV head's rows
+  float scale;
+};
+
+/// Floats of scratch an item needs: one row of scores per query head, padded to 8.
+inline int64_t attention_scratch_floats(const attention_item& item) {
+  return item.group * ((item.visible + 7) / 8 * 8);
+}
+
+/// Whether the AVX2 kernel can run this shape on this CPU: AVX2, FMA and F16C present, and
+/// head_dim and block_size multiples of 8 (rows are read eight floats at a time, and a block's
+/// last tile of keys never runs past the block).
+bool avx2_attention_usable(int64_t head_dim, int64_t block_size);
+
+/// The AVX2 kernel: keys scored eight at a time, a vectorized exp, values summed in registers.
+void attend_avx2(const attention_item& item, const float* k_cache, const float* v_cache,
+                 float* scratch);
+void attend_avx2(const attention_item& item, const half* k_cache, const half* v_cache,
+                 float* scratch);
+
+/// The portable kernel, one key at a time: any shape, any CPU.
+void attend_portable(const attention_item& item, const float* k_cache, const float* v_cache,
+                     float* scratch);
+void attend_portable(const attention_item& item, const half* k_cache, const half* v_cache,
+                     float* scratch);
+
+}  // namespace actorllm::cpu::detail
