@@ -45,7 +45,8 @@ engine_system::engine_system(const engine_config& config)
   router_ = system_.spawn<caf::detached>(
       request_router, prompts_, std::vector<scheduler_actor>{}, remote_factory,
       std::function<void(size_t)>(
-          [m = monitoring_.get()](size_t depth) { m->set_mailbox_depth("router", depth); }));
+          [m = monitoring_.get()](size_t depth) { m->set_mailbox_depth("router", depth); }),
+      config.scheduler.stream_interval);
   owned_.push_back(caf::actor_cast<caf::actor>(router_));
   for (int32_t i = 0; i < config.parallel.replicas; ++i) add_replica();
 

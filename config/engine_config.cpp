@@ -31,6 +31,7 @@ std::vector<std::string> engine_config::validate() const {
           "--gpu-memory-utilization: must be in (0, 1]");
   require(scheduler.max_num_seqs >= 1, "--max-num-seqs: must be >= 1");
   require(scheduler.max_num_batched_tokens >= 1, "--max-num-batched-tokens: must be >= 1");
+  require(scheduler.stream_interval >= 1, "--stream-interval: must be >= 1");
   require(scheduler.max_waiting_requests >= 1, "--max-waiting-requests: must be >= 1");
   require(parallel.tensor_parallel_size >= 1, "--tensor-parallel-size: must be >= 1");
   require(parallel.replicas >= 1, "--replicas: must be >= 1");

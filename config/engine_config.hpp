@@ -39,6 +39,7 @@ struct scheduler_config {
   int32_t max_waiting_requests = 4096;    ///< backpressure: beyond this, new requests get 503
   preemption_mode preemption = preemption_mode::recompute;
   scheduling_policy policy = scheduling_policy::fcfs;
+  int32_t stream_interval = 1;  ///< tokens gathered per streamed delta (first and last at once)
 };
 
 struct parallel_config {

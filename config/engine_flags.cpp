@@ -49,6 +49,9 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
                {{"recompute", preemption_mode::recompute}, {"swap", preemption_mode::swap}});
   p.add_choice("--scheduling-policy", "order of admission (default fcfs)", c.scheduler.policy,
                {{"fcfs", scheduling_policy::fcfs}, {"priority", scheduling_policy::priority}});
+  p.add_number("--stream-interval",
+               "tokens gathered per streamed delta; the first and the last go out at once",
+               c.scheduler.stream_interval);
 
   p.add_number("--tensor-parallel-size", "workers per replica, each holding a shard",
                c.parallel.tensor_parallel_size);

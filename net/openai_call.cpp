@@ -4,6 +4,8 @@
 #include <map>
 #include <utility>
 
+#include "actors/common/output_merge.hpp"
+
 namespace actorllm::net {
 namespace {
 
@@ -225,21 +227,7 @@ void merge_deltas(std::vector<request_output>& outputs) {
       merged.push_back(std::move(out));
       continue;
     }
-    request_output& into = merged[it->second];
-    into.text += out.text;
-    into.token_ids.insert(into.token_ids.end(), out.token_ids.begin(), out.token_ids.end());
-    // token_texts pair up with logprobs; keep them aligned only when both sides have them.
-    if (into.token_texts.size() == into.logprobs.size() &&
-        out.token_texts.size() == out.logprobs.size()) {
-      into.token_texts.insert(into.token_texts.end(), out.token_texts.begin(),
-                              out.token_texts.end());
-    }
-    into.logprobs.insert(into.logprobs.end(), out.logprobs.begin(), out.logprobs.end());
-    into.finish = out.finish;
-    into.stop_reason = out.stop_reason;
-    into.num_prompt_tokens = std::max(into.num_prompt_tokens, out.num_prompt_tokens);
-    into.num_generated_tokens = out.num_generated_tokens;
-    into.num_cached_tokens = std::max(into.num_cached_tokens, out.num_cached_tokens);
+    merge_delta(merged[it->second], out);
     if (out.finish != finish_reason::none) open.erase(it);
   }
   outputs = std::move(merged);

@@ -33,8 +33,10 @@ int32_t add_replica(self_ptr self, scheduler_actor scheduler) {
 router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt_builder> prompts,
                                            std::vector<scheduler_actor> schedulers,
                                            remote_replica_factory make_remote_replica,
-                                           std::function<void(size_t mailbox_depth)> on_mailbox) {
+                                           std::function<void(size_t mailbox_depth)> on_mailbox,
+                                           int32_t stream_interval) {
   self->state.prompts = std::move(prompts);
+  self->state.stream_interval = stream_interval;
   self->state.on_mailbox = std::move(on_mailbox);
   self->state.make_remote_replica = std::move(make_remote_replica);
   for (auto& s : schedulers) add_replica(self, std::move(s));
@@ -78,9 +80,10 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
                                     : st.prompts->max_model_len() - prompt_len;
         const int64_t tokens = prompt_len + max_out * n;
         st.replicas.charge(*replica, tokens);
-        st.requests.emplace(req.request_id, router_request{output_processor(st.prompts->tok(), req,
-                                                                            prompt.token_ids),
-                                                           client, *replica, tokens, n, 0});
+        st.requests.emplace(
+            req.request_id,
+            router_request{output_processor(st.prompts->tok(), req, prompt.token_ids),
+                           stream_coalescer(st.stream_interval), client, *replica, tokens, n, 0});
         const std::string id = req.request_id;
         self->request(st.schedulers[*replica], caf::infinite, add_atom::value,
                       engine_request{id, std::move(prompt.token_ids), req.params})
@@ -118,6 +121,7 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
           auto& r = it->second;
           if (out.finish != finish_reason::none) ++r.num_finished_by_engine;
           auto delta = r.processor.process(std::move(out));
+          if (delta) delta = r.coalescer.add(std::move(*delta));
           if (delta) {
             auto& slot = per_client[r.client.address()];
             slot.first = r.client;

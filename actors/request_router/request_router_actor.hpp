@@ -3,7 +3,9 @@
 /// (replica_set), and turns each replica's outputs into client deltas (output_processor:
 /// detokenization, stop strings, echo), one message per client per batch of outputs. A stop
 /// string that ends a request sends `abort` to its scheduler so its blocks are freed at once.
-/// Replicas are monitored: when one dies, its requests end with an error.
+/// Replicas are monitored: when one dies, its requests end with an error. With a stream
+/// interval above 1, a choice's deltas are gathered until that many tokens are ready
+/// (stream_coalescer).
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +17,7 @@
 #include "actors/request_router/output_processor.hpp"
 #include "actors/request_router/prompt_builder.hpp"
 #include "actors/request_router/replica_set.hpp"
+#include "actors/request_router/stream_coalescer.hpp"
 
 namespace actorllm {
 
@@ -24,6 +27,7 @@ using remote_replica_factory = std::function<scheduler_actor(
 
 struct router_request {
   output_processor processor;
+  stream_coalescer coalescer;
   output_sink_actor client;
   int32_t replica = 0;
   int64_t charged_tokens = 0;
@@ -42,6 +46,7 @@ struct router_state {
   std::map<std::string, router_request> requests;
   remote_replica_factory make_remote_replica;
   std::function<void(size_t mailbox_depth)> on_mailbox;  ///< metrics hook (may be empty)
+  int32_t stream_interval = 1;                           ///< tokens per streamed delta
   static inline const char* name = "request_router";
 };
 
@@ -49,6 +54,7 @@ router_actor::behavior_type request_router(router_actor::stateful_pointer<router
                                            std::shared_ptr<prompt_builder> prompts,
                                            std::vector<scheduler_actor> schedulers,
                                            remote_replica_factory make_remote_replica,
-                                           std::function<void(size_t mailbox_depth)> on_mailbox);
+                                           std::function<void(size_t mailbox_depth)> on_mailbox,
+                                           int32_t stream_interval);
 
 }  // namespace actorllm

@@ -110,6 +110,35 @@ TEST(engine_system, sixty_four_concurrent_requests_match_their_solo_runs) {
   EXPECT_TRUE(wait_idle(engine));
 }
 
+TEST(engine_system, a_stream_interval_sends_fewer_deltas_with_the_same_tokens_and_text) {
+  auto config = base_config();
+  config.scheduler.stream_interval = 8;
+  engine_system engine(config);
+  const auto request = ids_request("s", {1}, 120);
+  std::vector<request_output> deltas;
+  std::promise<void> finished;
+  engine.client().submit(request, [&](request_output out) {
+    const bool last = out.finish != finish_reason::none;
+    deltas.push_back(std::move(out));
+    if (last) finished.set_value();
+  });
+  ASSERT_EQ(finished.get_future().wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  std::ifstream in(testing::stories260k_dir() / "golden_greedy.json");
+  const auto g = nlohmann::json::parse(in);
+  std::vector<int32_t> ids;
+  std::string text;
+  for (const auto& d : deltas) {
+    ids.insert(ids.end(), d.token_ids.begin(), d.token_ids.end());
+    text += d.text;
+  }
+  EXPECT_EQ(ids, g["output_token_ids"].get<std::vector<int32_t>>());
+  EXPECT_EQ(text, g["output_text"].get<std::string>());
+  // The first token alone, then 8 at a time: 1 + ceil(119 / 8) deltas.
+  EXPECT_EQ(deltas.front().token_ids.size(), 1u);
+  EXPECT_EQ(deltas.size(), 1u + (119 + 7) / 8);
+  EXPECT_TRUE(wait_idle(engine));
+}
+
 TEST(engine_system, abort_stops_within_a_step_and_frees_every_block) {
   engine_system engine(base_config());
   std::atomic<int> num_deltas{0};

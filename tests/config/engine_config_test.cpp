@@ -26,7 +26,7 @@ TEST(engine_config, vllm_flag_names_parse) {
   engine_config c;
   EXPECT_FALSE(parse(c, {"models/x", "--block-size", "32", "--swap-space=2", "--preemption-mode",
                          "swap", "--max-num-seqs", "8", "--no-enable-prefix-caching", "--port",
-                         "9000", "--num-gpu-blocks-override", "64"}));
+                         "9000", "--num-gpu-blocks-override", "64", "--stream-interval", "4"}));
   EXPECT_EQ(c.model.model, "models/x");
   EXPECT_EQ(c.cache.block_size, 32);
   EXPECT_DOUBLE_EQ(c.cache.swap_space_gib, 2.0);
@@ -35,6 +35,7 @@ TEST(engine_config, vllm_flag_names_parse) {
   EXPECT_FALSE(c.cache.enable_prefix_caching);
   EXPECT_EQ(c.server.port, 9000);
   EXPECT_EQ(c.cache.num_gpu_blocks_override, 64);
+  EXPECT_EQ(c.scheduler.stream_interval, 4);
 }
 
 TEST(engine_config, bad_values_are_one_clear_line) {
@@ -52,6 +53,9 @@ TEST(engine_config, bad_values_are_one_clear_line) {
   EXPECT_FALSE(parse(d, {"m", "--kv-cache-dtype", "int4"}));
   ASSERT_EQ(d.validate().size(), 1u);
   EXPECT_EQ(d.validate()[0], "--kv-cache-dtype: must be auto, float32 or float16");
+  engine_config e;
+  EXPECT_FALSE(parse(e, {"m", "--stream-interval", "0"}));
+  EXPECT_EQ(e.validate(), std::vector<std::string>{"--stream-interval: must be >= 1"});
 }
 
 TEST(engine_config, help_lists_every_flag) {
