@@ -7,8 +7,7 @@
 #include <cmath>
 
 #include "kernels/cpu/attention_item.hpp"
-
-#define ACTORLLM_AVX2 __attribute__((target("avx2,fma,f16c")))
+#include "kernels/cpu/vector_math.hpp"
 
 namespace actorllm::cpu::detail {
 
@@ -47,30 +46,6 @@ ACTORLLM_AVX2 inline float sum_of(__m256 v) {
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
-}
-
-/// e^x for x <= 0 (shifted softmax scores) within 2 ulp of expf, and exactly 0 below -87 (so
-/// a masked -inf score weighs nothing). Range reduction by ln 2 in two parts and a degree-6
-/// polynomial on [-ln2/2, ln2/2], the constants of the Cephes library's expf.
-ACTORLLM_AVX2 inline __m256 exp_nonpositive(__m256 x) {
-  const __m256 lowest = _mm256_set1_ps(-87.0f);
-  const __m256 underflow = _mm256_cmp_ps(x, lowest, _CMP_LT_OQ);
-  x = _mm256_max_ps(x, lowest);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  // n is in [-126, 0] here, so 2^n is a normal float built from its exponent bits.
-  const __m256i two_to_n =
-      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-  return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, _mm256_castsi256_ps(two_to_n)));
 }
 
 /// Pass 1: scores[g][k] = scale * q_g . key_k for k < visible, and -inf up to the row's
@@ -120,40 +95,55 @@ ACTORLLM_AVX2 float exponentiate_row(float* row, int64_t padded) {
 }
 
 /// Pass 3: dst = inverse_sum * sum_k weights[k] * value_k for one query head. Chunks is
-/// head_dim / 8 when known at compile time (the sums stay in registers), 0 when not.
+/// head_dim / 8 when known at compile time (the sums stay in registers), 0 when not. Short
+/// rows keep several sets of sums, keys taking turns, so that consecutive FMAs do not wait on
+/// each other.
 template <int Chunks, class T>
 ACTORLLM_AVX2 void weigh_values(const attention_item& item, const T* v_cache, const float* weights,
                                 float inverse_sum, float* dst) {
   const int64_t d = item.head_dim;
-  const int64_t chunks = Chunks > 0 ? Chunks : d / 8;
-  constexpr int held = Chunks > 0 ? Chunks : 1;
-  __m256 acc[held];
-  if constexpr (Chunks > 0) {
-    for (auto& a : acc) a = _mm256_setzero_ps();
-  } else {
+  if constexpr (Chunks == 0) {
     std::fill(dst, dst + d, 0.0f);
-  }
-  for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
-    const T* values = v_cache + item.blocks[b] * item.block_elems + item.head_offset;
-    const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
-    for (int32_t j = 0; j < count; ++j) {
-      const __m256 w = _mm256_broadcast_ss(weights + first + j);
-      const T* row = values + j * d;
-      if constexpr (Chunks > 0) {
-        for (int c = 0; c < Chunks; ++c) acc[c] = _mm256_fmadd_ps(w, load8(row + 8 * c), acc[c]);
-      } else {
-        for (int64_t c = 0; c < chunks; ++c)
-          _mm256_storeu_ps(dst + 8 * c,
-                           _mm256_fmadd_ps(w, load8(row + 8 * c), _mm256_loadu_ps(dst + 8 * c)));
+    for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
+      const T* values = v_cache + item.blocks[b] * item.block_elems + item.head_offset;
+      const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
+      for (int32_t j = 0; j < count; ++j) {
+        const __m256 w = _mm256_broadcast_ss(weights + first + j);
+        for (int64_t c = 0; c < d; c += 8)
+          _mm256_storeu_ps(dst + c,
+                           _mm256_fmadd_ps(w, load8(values + j * d + c), _mm256_loadu_ps(dst + c)));
       }
     }
-  }
-  const __m256 inverse = _mm256_set1_ps(inverse_sum);
-  for (int64_t c = 0; c < chunks; ++c) {
-    if constexpr (Chunks > 0) {
-      _mm256_storeu_ps(dst + 8 * c, _mm256_mul_ps(acc[c], inverse));
-    } else {
-      _mm256_storeu_ps(dst + 8 * c, _mm256_mul_ps(_mm256_loadu_ps(dst + 8 * c), inverse));
+    const __m256 inverse = _mm256_set1_ps(inverse_sum);
+    for (int64_t c = 0; c < d; c += 8)
+      _mm256_storeu_ps(dst + c, _mm256_mul_ps(_mm256_loadu_ps(dst + c), inverse));
+  } else {
+    constexpr int sets = Chunks >= 4 ? 1 : 4 / Chunks;
+    __m256 acc[sets][Chunks];
+    for (auto& set : acc)
+      for (auto& a : set) a = _mm256_setzero_ps();
+    for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
+      const T* values = v_cache + item.blocks[b] * item.block_elems + item.head_offset;
+      const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
+      int32_t j = 0;
+      for (; j + sets <= count; j += sets) {
+        for (int s = 0; s < sets; ++s) {
+          const __m256 w = _mm256_broadcast_ss(weights + first + j + s);
+          for (int c = 0; c < Chunks; ++c)
+            acc[s][c] = _mm256_fmadd_ps(w, load8(values + (j + s) * d + 8 * c), acc[s][c]);
+        }
+      }
+      for (; j < count; ++j) {
+        const __m256 w = _mm256_broadcast_ss(weights + first + j);
+        for (int c = 0; c < Chunks; ++c)
+          acc[0][c] = _mm256_fmadd_ps(w, load8(values + j * d + 8 * c), acc[0][c]);
+      }
+    }
+    const __m256 inverse = _mm256_set1_ps(inverse_sum);
+    for (int c = 0; c < Chunks; ++c) {
+      __m256 sum = acc[0][c];
+      for (int s = 1; s < sets; ++s) sum = _mm256_add_ps(sum, acc[s][c]);
+      _mm256_storeu_ps(dst + 8 * c, _mm256_mul_ps(sum, inverse));
     }
   }
 }
@@ -196,9 +186,7 @@ ACTORLLM_AVX2 void attend(const attention_item& item, const T* k_cache, const T*
 }  // namespace
 
 bool avx2_attention_usable(int64_t head_dim, int64_t block_size) {
-  static const bool cpu_has_it = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                                 __builtin_cpu_supports("f16c");
-  return cpu_has_it && head_dim % 8 == 0 && block_size % 8 == 0;
+  return cpu_has_avx2() && head_dim % 8 == 0 && block_size % 8 == 0;
 }
 
 void attend_avx2(const attention_item& item, const float* k_cache, const float* v_cache,

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/cpu/ops.hpp"
+#include "kernels/cpu/vector_math.hpp"
 
 namespace actorllm::cpu {
 
@@ -55,14 +56,35 @@ void fused_add_rms_norm(float* x, float* residual, const float* weight, int64_t 
   });
 }
 
+namespace {
+
+/// dst[j] = silu(gate[j]) * up[j] for j in [begin, hidden): one at a time, any CPU.
+void silu_times_portable(const float* gate, const float* up, int64_t begin, int64_t hidden,
+                         float* dst) {
+  for (int64_t j = begin; j < hidden; ++j) dst[j] = gate[j] / (1.0f + std::exp(-gate[j])) * up[j];
+}
+
+/// The same eight at a time (a vectorized exp), the tail one at a time.
+ACTORLLM_AVX2 void silu_times_avx2(const float* gate, const float* up, int64_t hidden, float* dst) {
+  int64_t j = 0;
+  for (; j + 8 <= hidden; j += 8)
+    _mm256_storeu_ps(dst + j, silu_times(_mm256_loadu_ps(gate + j), _mm256_loadu_ps(up + j)));
+  silu_times_portable(gate, up, j, hidden, dst);
+}
+
+}  // namespace
+
 void silu_and_mul(const float* gate_up, int64_t n, int64_t hidden, float* out) {
+  const bool avx2 = cpu_has_avx2();
   parallel_for(n, 1, serial_rows, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const float* gate = gate_up + i * 2 * hidden;
       const float* up = gate + hidden;
       float* dst = out + i * hidden;
-#pragma omp simd
-      for (int64_t j = 0; j < hidden; ++j) dst[j] = gate[j] / (1.0f + std::exp(-gate[j])) * up[j];
+      if (avx2)
+        silu_times_avx2(gate, up, hidden, dst);
+      else
+        silu_times_portable(gate, up, 0, hidden, dst);
     }
   });
 }

@@ -68,16 +68,19 @@ TEST(cpu_ops, rms_norm_and_fused_add) {
 }
 
 TEST(cpu_ops, silu_and_mul_and_log_softmax) {
+  // Gates of a few units and of ±100 (where e^-g overflows a float); 50 is no multiple of 8.
   const int n = 3, hidden = 50;
-  auto gu = random_vector(n * 2 * hidden, 7, 4.0f);
-  std::vector<float> out(n * hidden), want(n * hidden);
-  cpu::silu_and_mul(gu.data(), n, hidden, out.data());
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < hidden; ++j) {
-      const double g = gu[i * 2 * hidden + j], u = gu[i * 2 * hidden + hidden + j];
-      want[i * hidden + j] = float(g / (1 + std::exp(-g)) * u);
-    }
-  expect_near_all(out, want, 1e-5f);
+  for (float range : {4.0f, 100.0f}) {
+    auto gu = random_vector(n * 2 * hidden, 7, range);
+    std::vector<float> out(n * hidden), want(n * hidden);
+    cpu::silu_and_mul(gu.data(), n, hidden, out.data());
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < hidden; ++j) {
+        const double g = gu[i * 2 * hidden + j], u = gu[i * 2 * hidden + hidden + j];
+        want[i * hidden + j] = float(g / (1 + std::exp(-g)) * u);
+      }
+    expect_near_all(out, want, 1e-5f);
+  }
 
   auto logits = random_vector(2 * 100, 8, 10.0f);
   std::vector<float> lp(200);

@@ -1,0 +1,53 @@
+#pragma once
+/// Vector math for the AVX2 kernels, inline so that each kernel keeps its values in registers.
+/// Every function carries the target attribute: callers are compiled for AVX2 through their
+/// own attribute and run only where the CPU has it (a runtime check decides).
+#include <immintrin.h>
+
+#define ACTORLLM_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace actorllm::cpu {
+
+/// Whether this CPU runs the ACTORLLM_AVX2 code: AVX2, FMA and F16C.
+inline bool cpu_has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                          __builtin_cpu_supports("f16c");
+  return yes;
+}
+
+/// e^x for x <= 0 (shifted softmax scores) within 2 ulp of expf, and exactly 0 below -87 (so
+/// a masked -inf score weighs nothing). Range reduction by ln 2 in two parts and a degree-6
+/// polynomial on [-ln2/2, ln2/2], the constants of the Cephes library's expf.
+ACTORLLM_AVX2 inline __m256 exp_nonpositive(__m256 x) {
+  const __m256 lowest = _mm256_set1_ps(-87.0f);
+  const __m256 underflow = _mm256_cmp_ps(x, lowest, _CMP_LT_OQ);
+  x = _mm256_max_ps(x, lowest);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  // n is in [-126, 0] here, so 2^n is a normal float built from its exponent bits.
+  const __m256i two_to_n =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_andnot_ps(underflow, _mm256_mul_ps(p, _mm256_castsi256_ps(two_to_n)));
+}
+
+/// silu(g) * up = g * sigmoid(g) * up, with sigmoid from e^-|g| so that the exp never
+/// overflows: 1 / (1 + e) for g >= 0, e / (1 + e) below.
+ACTORLLM_AVX2 inline __m256 silu_times(__m256 g, __m256 up) {
+  const __m256 sign_bit = _mm256_set1_ps(-0.0f);
+  const __m256 e = exp_nonpositive(_mm256_or_ps(g, sign_bit));  // e^-|g|
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 numerator = _mm256_blendv_ps(one, e, g);  // the sign bit of g picks e
+  const __m256 sigmoid = _mm256_div_ps(numerator, _mm256_add_ps(one, e));
+  return _mm256_mul_ps(_mm256_mul_ps(g, sigmoid), up);
+}
+
+}  // namespace actorllm::cpu
