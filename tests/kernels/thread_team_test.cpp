@@ -80,7 +80,14 @@ class frozen_helpers {
 
 TEST(thread_team, a_descheduled_helper_holds_up_nothing) {
   cpu::thread_team team(2);
-  team.run([](int) {});  // the helper exists and has been through one run
+  // Slot 0 waits (bounded) for the helper to take slot 1: then it is running and named.
+  std::atomic<bool> helper_ran{false};
+  team.run([&](int slot) {
+    if (slot == 1) helper_ran = true;
+    for (int i = 0; slot == 0 && i < 1000 && !helper_ran; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  ASSERT_TRUE(helper_ran.load());
   frozen_helpers frozen;
   ASSERT_GE(frozen.count, 1);
   // Without the caller claiming the helper's slot, the first of these loops would never end.
