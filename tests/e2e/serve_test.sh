@@ -24,9 +24,10 @@ metrics_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.
 "$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" --metrics-port "$metrics_port" \
   --chat-template "$template" --max-model-len 512 >"$log" 2>&1 &
 pid=$!
+pid_interval=
 cleanup() {
-  kill "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
+  kill "$pid" $pid_interval 2>/dev/null || true
+  wait "$pid" $pid_interval 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -133,6 +134,31 @@ fi
 check "--metrics-port serves /metrics too" \
   sh -c "curl -s http://127.0.0.1:$metrics_port/metrics | grep -q '^actorllm:num_requests_running'"
 check "still healthy after the disconnect" test "$(status_of "$work/h.txt" "$base/health")" = 200
+
+# --stream-interval 3 (a second server): the golden text and one logprob per token, in chunks
+# of three tokens after the first (1 + ceil(119 / 3) = 41 chunks with choices).
+port_interval=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port_interval" --stream-interval 3 \
+  --max-model-len 512 >"$work/serve_interval.log" 2>&1 &
+pid_interval=$!
+for _ in $(seq 1 600); do
+  curl -sf "http://127.0.0.1:$port_interval/health" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+curl -sN "http://127.0.0.1:$port_interval/v1/completions" -H 'Content-Type: application/json' \
+  -d "${greedy%\}}"',"stream":true,"logprobs":1}' -o "$work/s3.txt"
+interval_summary=$(python3 - "$work/s3.txt" <<'PY'
+import json, sys
+events = [e for e in open(sys.argv[1]).read().split("\n\n") if e.startswith("data: {")]
+chunks = [json.loads(e[6:]) for e in events]
+chunks = [c for c in chunks if c["choices"]]
+text = "".join(c["choices"][0]["text"] for c in chunks)
+logprobs = sum(len(c["choices"][0]["logprobs"]["tokens"]) for c in chunks)
+print(len(chunks), logprobs, json.dumps(text))
+PY
+) || true
+check "--stream-interval 3 streams the golden text in 41 chunks with 120 logprobs" \
+  test "$interval_summary" = "41 120 $(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$golden_text")"
 
 # Real clients.
 if [[ -d "$e2e_dir/node_modules/openai" && -d "$e2e_dir/node_modules/ws" ]] && command -v node >/dev/null; then
