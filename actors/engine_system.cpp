@@ -88,17 +88,10 @@ scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_a
   auto scheduler = system_.spawn<caf::detached>(
       scheduler_shell, options, std::move(workers), cache,
       caf::actor_cast<replica_sink_actor>(router_), std::move(respawn), std::move(hooks),
-      scheduler_shell_options{index, overlap_output_processing()});
+      scheduler_shell_options{index, /*overlap_output_processing=*/true});
   owned_.push_back(caf::actor_cast<caf::actor>(cache));
   owned_.push_back(caf::actor_cast<caf::actor>(scheduler));
   return scheduler;
-}
-
-bool engine_system::overlap_output_processing() const {
-  // Overlap the router's work with the next forward pass only when the math leaves a core
-  // free for it (or runs on a GPU); otherwise the two fight over the same cores.
-  const bool on_gpu = setup_->backend && setup_->backend->device() != "cpu";
-  return on_gpu || cpu::num_threads() < cpu::usable_cores();
 }
 
 int32_t engine_system::add_replica() {

@@ -58,7 +58,6 @@ class engine_system {
                                 worker_factory respawn, scheduler_options options);
   worker_actor spawn_local_worker(int32_t replica, int32_t rank,
                                   std::shared_ptr<cpu::host_all_reduce> group);
-  bool overlap_output_processing() const;
 
   engine_actor_config actor_config_;
   caf::actor_system system_;
