@@ -39,11 +39,18 @@ __attribute__((target("avx2,fma"))) void tile(const float* x, int64_t ldx, int64
   a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = a40 = a41 = a50 = a51 = _mm256_setzero_ps();
   // Zeroed once: lanes past `cols` (a partial last panel) then hold zeros, never stale bits.
   alignas(32) float buf[width] = {};
-#define ACTORLLM_LOAD_ROW(r)                             \
-  if constexpr (ROWS > r) {                              \
-    std::memcpy(buf, y + r * ldy, cols * sizeof(float)); \
-    a##r##0 = _mm256_load_ps(buf);                       \
-    a##r##1 = _mm256_load_ps(buf + 8);                   \
+  // A full panel (all but a matrix's last) moves straight between registers and y; a
+  // partial one goes through buf, whose tail lanes stay zero.
+  const bool full = cols == width;
+#define ACTORLLM_LOAD_ROW(r)                       \
+  if constexpr (ROWS > r) {                        \
+    const float* src = y + r * ldy;                \
+    if (!full) {                                   \
+      std::memcpy(buf, src, cols * sizeof(float)); \
+      src = buf;                                   \
+    }                                              \
+    a##r##0 = _mm256_loadu_ps(src);                \
+    a##r##1 = _mm256_loadu_ps(src + 8);            \
   }
   if (accumulate) {
     ACTORLLM_LOAD_ROW(0)
@@ -70,15 +77,24 @@ __attribute__((target("avx2,fma"))) void tile(const float* x, int64_t ldx, int64
     ACTORLLM_FMA_ROW(2) ACTORLLM_FMA_ROW(3) ACTORLLM_FMA_ROW(4) ACTORLLM_FMA_ROW(5)
 #undef ACTORLLM_FMA_ROW
   }
-#define ACTORLLM_STORE_ROW(r)                                       \
-  if constexpr (ROWS > r) {                                         \
-    _mm256_store_ps(buf, a##r##0);                                  \
-    _mm256_store_ps(buf + 8, a##r##1);                              \
-    float* dst = y + r * ldy;                                       \
-    if (bias)                                                       \
-      for (int64_t j = 0; j < cols; ++j) dst[j] = buf[j] + bias[j]; \
-    else                                                            \
-      std::memcpy(dst, buf, cols * sizeof(float));                  \
+#define ACTORLLM_STORE_ROW(r)                                         \
+  if constexpr (ROWS > r) {                                           \
+    float* dst = y + r * ldy;                                         \
+    if (full) {                                                       \
+      if (bias) {                                                     \
+        a##r##0 = _mm256_add_ps(a##r##0, _mm256_loadu_ps(bias));      \
+        a##r##1 = _mm256_add_ps(a##r##1, _mm256_loadu_ps(bias + 8));  \
+      }                                                               \
+      _mm256_storeu_ps(dst, a##r##0);                                 \
+      _mm256_storeu_ps(dst + 8, a##r##1);                             \
+    } else {                                                          \
+      _mm256_store_ps(buf, a##r##0);                                  \
+      _mm256_store_ps(buf + 8, a##r##1);                              \
+      if (bias)                                                       \
+        for (int64_t j = 0; j < cols; ++j) dst[j] = buf[j] + bias[j]; \
+      else                                                            \
+        std::memcpy(dst, buf, cols * sizeof(float));                  \
+    }                                                                 \
   }
   ACTORLLM_STORE_ROW(0)
   ACTORLLM_STORE_ROW(1)
