@@ -11,10 +11,10 @@ namespace actorllm {
 using output_sink_actor =
     caf::typed_actor<caf::reacts_to<outputs_atom, std::vector<request_output>>>;
 
-/// Receives a replica's outputs (the router); the reply says they were processed, so that a
-/// scheduler can wait for it before the next step (see scheduler_shell_options).
+/// Receives a replica's outputs (the router). Schedulers do not wait for it: the router
+/// detokenizes one step's outputs while the next step runs.
 using replica_sink_actor =
-    caf::typed_actor<caf::replies_to<outputs_atom, std::vector<request_output>>::with<bool>>;
+    caf::typed_actor<caf::reacts_to<outputs_atom, std::vector<request_output>>>;
 
 /// One per device: executes step plans on its KV cache and weights.
 using worker_actor = caf::typed_actor<caf::replies_to<step_atom, step_plan>::with<step_result>,
@@ -34,7 +34,7 @@ using scheduler_actor =
 using router_actor =
     caf::typed_actor<caf::reacts_to<generate_atom, generate_request, output_sink_actor>,
                      caf::reacts_to<abort_atom, std::string>,
-                     caf::replies_to<outputs_atom, std::vector<request_output>>::with<bool>,
+                     caf::reacts_to<outputs_atom, std::vector<request_output>>,
                      caf::replies_to<tokenize_atom, generate_request>::with<tokenize_reply>,
                      caf::replies_to<detok_atom, std::vector<int32_t>>::with<std::string>,
                      caf::replies_to<replica_atom, scheduler_actor>::with<int32_t>,

@@ -109,7 +109,7 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         if (it != st.requests.end())
           self->send(st.schedulers[it->second.replica], abort_atom::value, id);
       },
-      [self](outputs_atom, std::vector<request_output>& raw) -> bool {
+      [self](outputs_atom, std::vector<request_output>& raw) {
         auto& st = self->state;
         // One message per client for the whole batch: many streams, few mailbox entries.
         std::unordered_map<caf::actor_addr,
@@ -137,7 +137,6 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         for (auto& [addr, slot] : per_client)
           self->send(slot.first, outputs_atom::value, std::move(slot.second));
         if (st.on_mailbox) st.on_mailbox(self->mailbox().size());
-        return true;
       },
       [self](tokenize_atom, const generate_request& req) -> tokenize_reply {
         prepared_prompt p = self->state.prompts->prepare(req);

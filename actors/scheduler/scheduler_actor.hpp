@@ -39,14 +39,6 @@ struct scheduler_hooks {
 
 struct scheduler_shell_options {
   int32_t replica = 0;
-  /// true (what engine_system runs): the next step starts while the router still processes
-  /// the last step's outputs, so detokenization overlaps the forward pass. Even when the math
-  /// threads take every core this pays: the router's burst preempts one of them for tens of
-  /// microseconds, and the thread team's caller takes over a descheduled helper's share,
-  /// while waiting costs two cross-thread hops per step (stories260K served at 32 streams:
-  /// +10 - 14 %; 15M and 110M: no change). false: the step waits for the router's
-  /// acknowledgement, which also bounds how far the router can fall behind.
-  bool overlap_output_processing = false;
 };
 
 struct scheduler_actor_state {
@@ -61,8 +53,6 @@ struct scheduler_actor_state {
   worker_factory respawn;
   scheduler_hooks hooks;
   int32_t replica = 0;
-  bool overlap_output_processing = false;
-  int32_t num_unacknowledged = 0;  ///< output batches the router has not processed yet
   bool tick_pending = false;
   bool step_in_flight = false;
   uint64_t num_steps = 0;
