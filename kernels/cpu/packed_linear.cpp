@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "kernels/cpu/thread_team.hpp"
+#include "kernels/cpu/vector_math.hpp"
 
 namespace actorllm::cpu {
 
@@ -30,9 +31,8 @@ constexpr int64_t panels_per_chunk = 4;
 /// features; ldx is x's row stride. `accumulate`: add to what y holds (a later depth block).
 /// bias (may be null) is added by the caller's last depth block.
 template <int ROWS>
-__attribute__((target("avx2,fma"))) void tile(const float* x, int64_t ldx, int64_t depth,
-                                              const float* panel, const float* bias, int64_t cols,
-                                              bool accumulate, float* y, int64_t ldy) {
+ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const float* panel,
+                        const float* bias, int64_t cols, bool accumulate, float* y, int64_t ldy) {
   // Twelve named accumulators, not an array: GCC spills an array of vectors to the stack on
   // every iteration, which made the loop store-bound at a third of its speed.
   __m256 a00, a01, a10, a11, a20, a21, a30, a31, a40, a41, a50, a51;
@@ -110,8 +110,7 @@ constexpr tile_fn tiles[tile_rows + 1] = {nullptr, tile<1>, tile<2>, tile<3>,
 }  // namespace
 
 bool packed_linear_supported() {
-  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return supported;
+  return cpu_has_avx2();
 }
 
 packed_matrix pack_matrix(const float* w, int64_t out_features, int64_t in_features) {

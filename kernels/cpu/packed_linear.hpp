@@ -45,8 +45,8 @@ struct output_slice {
 void linear_packed_split(const float* x, const packed_matrix& w, const float* bias, int64_t n,
                          std::span<const output_slice> slices);
 
-/// Whether this CPU runs the packed kernel (AVX2 and FMA). Elsewhere linear_packed throws
-/// std::logic_error, and the model keeps to cpu::linear.
+/// Whether this CPU runs the packed kernel (cpu_has_avx2(): AVX2, FMA and F16C). Elsewhere
+/// linear_packed throws std::logic_error, and the model keeps to cpu::linear.
 bool packed_linear_supported();
 
 }  // namespace actorllm::cpu
