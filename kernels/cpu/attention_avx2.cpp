@@ -59,7 +59,7 @@ ACTORLLM_AVX2 void score_keys(const attention_item& item, const T* k_cache, floa
   const __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256 minus_inf = _mm256_set1_ps(-INFINITY);
   for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
-    const T* keys = k_cache + item.blocks[b] * item.block_elems + item.head_offset;
+    const T* keys = item.rows_in_block(k_cache, b);
     const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
     for (int32_t j = 0; j < count; j += 8) {
       const T* tile = keys + j * d;
@@ -105,7 +105,7 @@ ACTORLLM_AVX2 void weigh_values(const attention_item& item, const T* v_cache, co
   if constexpr (Chunks == 0) {
     std::fill(dst, dst + d, 0.0f);
     for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
-      const T* values = v_cache + item.blocks[b] * item.block_elems + item.head_offset;
+      const T* values = item.rows_in_block(v_cache, b);
       const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
       for (int32_t j = 0; j < count; ++j) {
         const __m256 w = _mm256_broadcast_ss(weights + first + j);
@@ -123,7 +123,7 @@ ACTORLLM_AVX2 void weigh_values(const attention_item& item, const T* v_cache, co
     for (auto& set : acc)
       for (auto& a : set) a = _mm256_setzero_ps();
     for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
-      const T* values = v_cache + item.blocks[b] * item.block_elems + item.head_offset;
+      const T* values = item.rows_in_block(v_cache, b);
       const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
       int32_t j = 0;
       for (; j + sets <= count; j += sets) {

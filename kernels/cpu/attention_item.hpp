@@ -20,6 +20,13 @@ struct attention_item {
   int64_t block_elems;  ///< elements in one block of one layer's K (or V) cache
   int64_t head_offset;  ///< elements from a block's start to this KV head's rows
   float scale;
+
+  /// The first of this KV head's block_size rows in block b of the sequence (b < blocks
+  /// covering `visible`), in a K or V cache.
+  template <class T>
+  const T* rows_in_block(const T* cache, int32_t b) const {
+    return cache + blocks[b] * block_elems + head_offset;
+  }
 };
 
 /// Floats of scratch an item needs: one row of scores per query head, padded to 8.

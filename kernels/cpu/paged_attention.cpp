@@ -43,14 +43,11 @@ template <class T>
 void attend_one_key_at_a_time(const attention_item& item, const T* k_cache, const T* v_cache,
                               float* scores) {
   const int64_t d = item.head_dim;
-  auto block_rows = [&](const T* cache, int32_t b) {
-    return cache + item.blocks[b] * item.block_elems + item.head_offset;
-  };
   for (int64_t g = 0; g < item.group; ++g) {
     const float* query = item.query + g * d;
     float max_score = -INFINITY;
     for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
-      const T* key = block_rows(k_cache, b);
+      const T* key = item.rows_in_block(k_cache, b);
       const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
       for (int32_t j = 0; j < count; ++j, key += d) {
         const float score = dot(query, key, d) * item.scale;
@@ -66,7 +63,7 @@ void attend_one_key_at_a_time(const attention_item& item, const T* k_cache, cons
     float* dst = item.out + g * d;
     std::fill(dst, dst + d, 0.0f);
     for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
-      const T* value = block_rows(v_cache, b);
+      const T* value = item.rows_in_block(v_cache, b);
       const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
       for (int32_t j = 0; j < count; ++j, value += d) add_scaled(scores[first + j], value, dst, d);
     }
