@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "actors/common/check.hpp"
 #include "actors/common/output_merge.hpp"
 
 namespace actorllm::net {
@@ -166,18 +167,43 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
   }
   started_ = true;
   if (out.text.empty() && out.finish == finish_reason::none && logprobs.is_null()) return;
-  json entry = {{"index", index}};
-  if (chat) {
-    entry["delta"] = out.text.empty() ? json::object() : json{{"content", out.text}};
-  } else {
-    entry["text"] = out.text;
+  chunks.push_back(render_chunk(index, out, logprobs, c));
+}
+
+// NOTE: a streamed chunk is written as text around the call's fixed frame rather than built
+// as a JSON object: that object (a dozen map nodes and strings) cost more than the token it
+// carried. The bytes are those of to_wire(chunk): nlohmann's objects sort their keys, so the
+// entry's keys are written in that order, and every string goes through to_wire's escaping.
+std::string openai_call::render_chunk(std::size_t index, const request_output& out,
+                                      const json& logprobs, const choice& c) {
+  if (frame_prefix_.empty()) {
+    json base = chunk_base();
+    base["choices"] = json::array();
+    const std::string empty = to_wire(base);
+    const std::string opening = "{\"choices\":[";
+    ACTORLLM_CHECK(empty.starts_with(opening + "]"));  // "choices" sorts first
+    frame_prefix_ = opening;
+    frame_suffix_ = empty.substr(opening.size());
   }
-  entry["logprobs"] = std::move(logprobs);
-  entry["finish_reason"] = finish_json(out.finish);
-  entry["stop_reason"] = or_null(c.stop_reason);
-  json chunk = chunk_base();
-  chunk["choices"] = json::array({std::move(entry)});
-  chunks.push_back(to_wire(chunk));
+  const bool chat = options_.kind == api_kind::chat;
+  const std::string text = to_wire(json(out.text));
+  std::string chunk;
+  chunk.reserve(frame_prefix_.size() + frame_suffix_.size() + text.size() + 96);
+  chunk += frame_prefix_;
+  chunk += '{';
+  if (chat) chunk += out.text.empty() ? "\"delta\":{}," : "\"delta\":{\"content\":" + text + "},";
+  chunk += "\"finish_reason\":";
+  chunk += out.finish == finish_reason::none ? "null" : to_wire(json(to_string(out.finish)));
+  chunk += ",\"index\":";
+  chunk += std::to_string(index);
+  chunk += ",\"logprobs\":";
+  chunk += logprobs.is_null() ? "null" : to_wire(logprobs);
+  chunk += ",\"stop_reason\":";
+  chunk += c.stop_reason.empty() ? "null" : to_wire(json(c.stop_reason));
+  if (!chat) chunk += ",\"text\":" + text;
+  chunk += '}';
+  chunk += frame_suffix_;
+  return chunk;
 }
 
 std::string openai_call::usage_chunk() const {

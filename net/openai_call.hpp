@@ -70,6 +70,9 @@ class openai_call {
   nlohmann::json render_logprobs(const request_output& out, choice& c) const;
   void append_logprobs(nlohmann::json& into, const nlohmann::json& delta) const;
   void fail(api_error error, std::vector<std::string>& chunks);
+  /// One streamed chunk with one choice entry, as to_wire() would write the object.
+  std::string render_chunk(std::size_t index, const request_output& out,
+                           const nlohmann::json& logprobs, const choice& c);
 
   call_options options_;
   std::vector<std::string> engine_ids_;
@@ -79,6 +82,9 @@ class openai_call {
   std::size_t num_finished_ = 0;
   bool started_ = false;
   std::optional<api_error> error_;
+  // What every streamed chunk has around its choice: {"choices":[ ... ],"created":...}.
+  std::string frame_prefix_;
+  std::string frame_suffix_;
 };
 
 /// Merges deltas of the same choice that are ready at once (in order), so a slow reader

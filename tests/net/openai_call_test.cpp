@@ -205,6 +205,68 @@ TEST(openai_call, invalid_utf8_never_throws) {
   EXPECT_NO_THROW(json::parse(chunks[0]));
 }
 
+// The object a streamed chunk stands for, built the obvious way (the oracle of render_chunk).
+json expected_chunk(const call_options& o, std::size_t index, const request_output& out,
+                    const json& logprobs, const std::string& stop_reason) {
+  const bool chat = o.kind == api_kind::chat;
+  json entry = {{"index", index}};
+  if (chat) {
+    entry["delta"] = out.text.empty() ? json::object() : json{{"content", out.text}};
+  } else {
+    entry["text"] = out.text;
+  }
+  entry["logprobs"] = logprobs;
+  entry["finish_reason"] = out.finish == finish_reason::none ? json() : json(to_string(out.finish));
+  entry["stop_reason"] = stop_reason.empty() ? json() : json(stop_reason);
+  json chunk = {{"id", o.id},
+                {"object", chat ? "chat.completion.chunk" : "text_completion"},
+                {"created", o.created},
+                {"model", o.model},
+                {"choices", json::array({entry})}};
+  if (o.include_usage) chunk["usage"] = nullptr;
+  return chunk;
+}
+
+TEST(openai_call, streamed_chunks_are_the_bytes_of_their_object) {
+  const std::vector<std::string> texts = {"Hel", "", "say \"hi\"\n\ttab\\", "\x01\x1f é 字",
+                                          std::string("\xff\xfe", 2)};
+  for (api_kind kind : {api_kind::completion, api_kind::chat}) {
+    for (bool usage : {false, true}) {
+      for (const std::string& text : texts) {
+        for (finish_reason finish : {finish_reason::none, finish_reason::stop}) {
+          if (text.empty() && finish == finish_reason::none) continue;  // no chunk at all
+          auto o = options(kind, true, 2);
+          o.id = "cmpl-\"q\"";
+          o.model = "m/é";
+          o.include_usage = usage;
+          openai_call call(o, {"e0"});
+          std::vector<std::string> chunks;
+          auto out = delta("e0", 1, text, 1, finish);
+          if (finish == finish_reason::stop) out.stop_reason = "13";
+          call.add(out, chunks);
+          const std::string expected = to_wire(expected_chunk(o, 1, out, json(), out.stop_reason));
+          ASSERT_FALSE(chunks.empty());
+          EXPECT_EQ(chunks.back(), expected) << "text '" << text << "'";
+        }
+      }
+    }
+  }
+}
+
+TEST(openai_call, streamed_chunk_with_logprobs_is_the_bytes_of_its_object) {
+  for (api_kind kind : {api_kind::completion, api_kind::chat}) {
+    auto o = options(kind, true);
+    o.logprobs = true;
+    openai_call call(o, {"e0"});
+    std::vector<std::string> chunks;
+    call.add(with_logprobs("é", 1), chunks);
+    json parsed = json::parse(chunks.back());
+    const json logprobs = parsed["choices"][0]["logprobs"];
+    ASSERT_FALSE(logprobs.is_null());
+    EXPECT_EQ(chunks.back(), to_wire(expected_chunk(o, 0, with_logprobs("é", 1), logprobs, "")));
+  }
+}
+
 TEST(openai_call, merge_deltas_joins_each_choice_in_order) {
   std::vector<request_output> outs = {
       delta("a", 0, "1", 1),    delta("a", 1, "x", 1),
