@@ -85,10 +85,10 @@ scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_a
   scheduler_hooks hooks = monitoring_->hooks_for(index, cache_values);
   for (size_t rank = 0; rank < workers.size(); ++rank)
     hooks.on_worker(static_cast<int32_t>(rank), true);
-  auto scheduler =
-      system_.spawn<caf::detached>(scheduler_shell, options, std::move(workers), cache,
-                                   caf::actor_cast<replica_sink_actor>(router_), std::move(respawn),
-                                   std::move(hooks), scheduler_shell_options{index});
+  auto scheduler = system_.spawn<caf::detached>(
+      scheduler_shell, options, std::move(workers), cache,
+      caf::actor_cast<replica_sink_actor>(router_), std::move(respawn), std::move(hooks),
+      scheduler_shell_options{index, options.scheduler.async_scheduling});
   owned_.push_back(caf::actor_cast<caf::actor>(cache));
   owned_.push_back(caf::actor_cast<caf::actor>(scheduler));
   return scheduler;

@@ -40,6 +40,9 @@ struct scheduler_config {
   preemption_mode preemption = preemption_mode::recompute;
   scheduling_policy policy = scheduling_policy::fcfs;
   int32_t stream_interval = 1;  ///< tokens gathered per streamed delta (first and last at once)
+  /// Plan each step while the one before runs, so the workers never wait for the scheduler's
+  /// round trip (vLLM's --async-scheduling). Outputs are the same either way.
+  bool async_scheduling = true;
 };
 
 struct parallel_config {

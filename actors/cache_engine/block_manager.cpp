@@ -109,8 +109,10 @@ int32_t block_manager::append_slots(seq_id seq, std::span<const int32_t> token_i
 
 void block_manager::cache_full_blocks(table& t, std::span<const int32_t> token_ids) {
   if (!prefix_caching_) return;
-  int32_t num_full = t.num_slots / block_size_;
-  ACTORLLM_CHECK(static_cast<int32_t>(token_ids.size()) >= num_full * block_size_);
+  // Only blocks whose tokens are all known: a step planned ahead holds a slot for a token still
+  // being sampled, and that block is hashed by a later append, once the token is there.
+  const int32_t num_known = std::min(t.num_slots, static_cast<int32_t>(token_ids.size()));
+  const int32_t num_full = num_known / block_size_;
   while (static_cast<int32_t>(t.hashes.size()) < num_full) {
     size_t i = t.hashes.size();
     block_hash parent = i == 0 ? root_block_hash : t.hashes[i - 1];

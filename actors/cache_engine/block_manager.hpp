@@ -80,7 +80,9 @@ class block_manager {
   bool can_append(seq_id seq, int32_t num_tokens) const;
   /// Grows `seq` to `num_tokens` slots (no-op when it has as many). A shared block about to be
   /// written is first copied (copy-on-write): the pair is appended to `copies` and the table
-  /// entry replaced. Returns the number of copies made.
+  /// entry replaced. Returns the number of copies made. `num_tokens` may pass
+  /// token_ids.size() (a slot for a token still being sampled); the prefix cache hashes only
+  /// blocks whose tokens are all in token_ids.
   int32_t append_slots(seq_id seq, std::span<const int32_t> token_ids, int32_t num_tokens,
                        std::vector<block_copy>& copies);
 

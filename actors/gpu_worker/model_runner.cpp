@@ -30,6 +30,7 @@ sampler_state& model_runner::state_for(const batch_sequence& seq, int32_t index)
 step_result model_runner::execute(const step_plan& plan) {
   const auto start = std::chrono::steady_clock::now();
   step_result result = run_plan(plan);
+  mirror_.append_samples(result);
   result.worker_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -27,8 +27,11 @@ struct sequence {
   bool known_to_workers = false;
   int32_t num_tokens_sent = 0;
   int32_t num_blocks_sent = 0;
-  bool table_replaced = true;       ///< next plan sends the whole block table
-  int32_t num_pending_samples = 0;  ///< tokens the step in flight will sample for it
+  bool table_replaced = true;  ///< next plan sends the whole block table
+  /// Tokens the steps in flight will sample for it (n for a request's first sampling, else
+  /// one per step; two when a step was planned ahead). Planned ahead, a sequence computes the
+  /// position of its pending token: num_computed_tokens may pass num_tokens() by one.
+  int32_t num_pending_samples = 0;
 
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
   bool finished() const { return finish != finish_reason::none; }

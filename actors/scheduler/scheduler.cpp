@@ -24,9 +24,37 @@ scheduler::scheduler(const scheduler_options& options)
 scheduler::~scheduler() = default;
 
 step_plan scheduler::schedule() {
-  ACTORLLM_CHECK(!step_in_flight_);
+  ACTORLLM_CHECK(in_flight_.empty());
+  needs_plain_schedule_ = false;
+  return plan_step();
+}
+
+std::optional<step_plan> scheduler::schedule_ahead() {
+  ACTORLLM_CHECK(in_flight_.size() == 1);
+  if (needs_plain_schedule_ || !has_work()) return std::nullopt;
+  planning_ahead_ = true;
+  step_plan plan = plan_step();
+  planning_ahead_ = false;
+  const bool nothing_to_do = plan.seqs.empty() && plan.finished_seq_ids.empty() &&
+                             plan.blocks_to_swap_in.empty() && plan.blocks_to_swap_out.empty() &&
+                             plan.blocks_to_copy.empty();
+  if (!nothing_to_do) return plan;
+  // Undo the step's registration: nothing was committed, the plan is dropped.
+  in_flight_.pop_back();
+  --num_steps_;
+  return std::nullopt;
+}
+
+bool scheduler::ends_at_pending_sample(const request& r, const sequence& s) const {
+  const int32_t num_tokens = s.num_tokens() + s.num_pending_samples;
+  return num_tokens - r.num_prompt_tokens >= r.max_output_tokens ||
+         num_tokens >= options_.max_model_len;
+}
+
+step_plan scheduler::plan_step() {
   step_plan plan;
   plan.step = ++num_steps_;
+  in_flight_.push_back({plan.step, {}});
   plan.seqs.reserve(std::min<size_t>(num_running_seqs_ + 16, options_.scheduler.max_num_seqs));
   budget b{options_.scheduler.max_num_batched_tokens, options_.scheduler.max_num_seqs};
 
@@ -41,7 +69,6 @@ step_plan scheduler::schedule() {
   finished_since_plan_.clear();
   last_num_scheduled_tokens_ = plan.num_scheduled_tokens;
   last_num_scheduled_seqs_ = static_cast<int32_t>(plan.seqs.size());
-  step_in_flight_ = true;
   return plan;
 }
 
@@ -54,7 +81,17 @@ void scheduler::build_chunks(request& r, const budget& b) {
   for (int32_t i = 0; i < static_cast<int32_t>(r.seqs.size()); ++i) {
     if (num_tokens_left <= 0 || num_seqs_left <= 0) break;
     sequence& s = r.seqs[i];
-    if (s.finished() || s.num_computed_tokens >= s.num_tokens()) continue;
+    if (s.finished()) continue;
+    if (s.num_pending_samples > 0) {
+      // Planning ahead: the token in flight is computed next, unless the sampling forks the
+      // request (its n sequences do not exist yet) or is certain to end the sequence.
+      ACTORLLM_CHECK(planning_ahead_);
+      if (!r.sampled && r.params.n > 1) return;
+      ACTORLLM_CHECK(s.num_pending_samples == 1);
+      if (ends_at_pending_sample(r, s)) continue;
+    }
+    const int32_t end = s.num_tokens() + s.num_pending_samples;
+    if (s.num_computed_tokens >= end) continue;
     int32_t start = s.num_computed_tokens;
     // A sequence's blocks hold exactly its computed tokens, so none computed means no blocks.
     bool is_new = s.num_computed_tokens == 0;
@@ -66,7 +103,7 @@ void scheduler::build_chunks(request& r, const budget& b) {
       has_new_seq = true;
       start = blocks_.num_cached_tokens(s.token_ids);
     }
-    int32_t num_scheduled = std::min(s.num_tokens() - start, num_tokens_left);
+    int32_t num_scheduled = std::min(end - start, num_tokens_left);
     chunk c{i, start + num_scheduled, num_scheduled};
     slot_request slot{s.id, s.token_ids, c.num_tokens};
     if (is_new) {
@@ -99,7 +136,8 @@ void scheduler::commit(request& r, budget& b, step_plan& plan) {
     out.seq = s.id;
     out.num_computed_tokens = s.num_computed_tokens;
     out.num_scheduled_tokens = c.num_scheduled;
-    if (c.num_tokens == s.num_tokens()) out.num_samples = r.sampled ? 1 : std::max(1, r.params.n);
+    if (c.num_tokens == s.num_tokens() + s.num_pending_samples)
+      out.num_samples = r.sampled ? 1 : std::max(1, r.params.n);
     if (!s.known_to_workers) {
       plan.new_seqs.push_back({r.request_id, s.id, s.index, r.num_prompt_tokens, r.params});
       s.known_to_workers = true;
@@ -120,8 +158,8 @@ void scheduler::commit(request& r, budget& b, step_plan& plan) {
     s.table_replaced = false;
 
     s.num_computed_tokens = c.num_tokens;
-    s.num_pending_samples = out.num_samples;
-    if (out.num_samples > 0) ++num_seqs_to_sample_;
+    s.num_pending_samples += out.num_samples;
+    if (out.num_samples > 0) in_flight_.back().sampling.push_back(s.id);
     b.num_tokens -= c.num_scheduled;
     --b.num_seqs;
     plan.num_scheduled_tokens += c.num_scheduled;
@@ -139,6 +177,11 @@ bool scheduler::schedule_running(budget& b, step_plan& plan) {
       if (blocks_.can_grow(slots_)) {
         commit(r, b, plan);
         break;
+      }
+      if (planning_ahead_) {
+        // A preemption changes what the steps in flight hold: it waits for their results.
+        needs_plain_schedule_ = true;
+        return true;
       }
       // Preempt from the tail (lowest priority; already scheduled requests are ahead of r).
       request& victim = *running_.back();

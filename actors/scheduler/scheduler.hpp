@@ -6,7 +6,10 @@
 ///   step_result result = workers(plan);     // forward + sampling
 ///   auto outputs = s.update(result);        // new tokens, finished requests
 ///
-/// schedule() and update() alternate strictly; abort() and add_request() may come at any time.
+/// With asynchronous scheduling the next step is planned while one is in flight
+/// (schedule_ahead()), so that the workers find their next plan waiting when they finish; the
+/// results are then applied in order, one update() per plan. abort() and add_request() may
+/// come at any time.
 /// There are no prefill and decode modes: each sequence has num_computed_tokens and
 /// num_tokens, and the budget (max_num_batched_tokens, max_num_seqs) chunks long prompts.
 #include <cstdint>
@@ -92,10 +95,19 @@ class scheduler {
   /// Whether schedule() has anything to do (queued requests or finished ids to report).
   bool has_work() const;
 
-  /// Plans one step. Must be followed by update() before the next schedule().
+  /// Plans one step. No step may be in flight (every plan's result was update()d before).
   step_plan schedule();
-  /// Applies the sampled tokens of the last plan; returns one output per sequence that got a
-  /// token or finished, for the caller to emit.
+  /// Plans the step after the one in flight, before its result is known (vLLM's asynchronous
+  /// scheduling). A sequence whose next token that step is drawing computes the token next:
+  /// the workers feed in their own sample. nullopt when there is nothing to plan ahead, or when
+  /// the next step needs the result first: a running request that cannot grow without a
+  /// preemption (then every schedule_ahead() is nullopt until the next schedule()). Requests
+  /// about to fork into n samples, or to end by length at the token in flight, wait a step.
+  std::optional<step_plan> schedule_ahead();
+  /// Plans whose results have not been update()d yet: 0, 1, or 2 with one planned ahead.
+  int32_t num_steps_in_flight() const { return static_cast<int32_t>(in_flight_.size()); }
+  /// Applies the sampled tokens of the oldest plan in flight; returns one output per sequence
+  /// that got a token or finished, for the caller to emit.
   std::vector<request_output> update(const step_result& result);
   /// Finishes a request from any queue and frees its blocks at once; returns the final
   /// outputs (finish_reason::abort, one per unfinished choice of the n), none when the id is
@@ -126,7 +138,15 @@ class scheduler {
     int32_t num_scheduled;  // tokens computed this step
   };
 
-  // schedule(), in scheduler.cpp
+  /// A step planned and not yet update()d: its number and its sampling sequences, in plan
+  /// order (the order of their samples in its result).
+  struct step_in_flight {
+    uint64_t step = 0;
+    std::vector<seq_id> sampling;
+  };
+  // schedule() and schedule_ahead(), in scheduler.cpp
+  step_plan plan_step();
+  bool ends_at_pending_sample(const request& r, const sequence& s) const;
   void build_chunks(request& r, const budget& b);
   void commit(request& r, budget& b, step_plan& plan);
   bool schedule_running(budget& b, step_plan& plan);
@@ -159,10 +179,11 @@ class scheduler {
   std::deque<request*> running_;
   std::deque<request*> swapped_;
   std::vector<seq_id> finished_since_plan_;
-  int32_t num_seqs_to_sample_ = 0;               // sampling sequences of the step in flight
   std::vector<request_output> pending_outputs_;  // finished inside schedule()
   std::vector<scheduler_event> events_;
-  bool step_in_flight_ = false;
+  std::deque<step_in_flight> in_flight_;  // oldest first
+  bool planning_ahead_ = false;           // inside schedule_ahead()
+  bool needs_plain_schedule_ = false;     // a preemption waits for the results in flight
   uint64_t num_steps_ = 0;
   uint64_t num_arrivals_ = 0;
   seq_id next_seq_id_ = 0;

@@ -1,5 +1,6 @@
 #include "actors/scheduler/scheduler_actor.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <unordered_map>
 
@@ -59,7 +60,8 @@ void log_events(self_ptr self) {
 
 void wake(self_ptr self) {
   auto& st = self->state;
-  if (st.tick_pending || st.step_in_flight || !st.core->has_work()) return;
+  if (st.tick_pending || st.in_flight.size() >= st.max_steps_in_flight || !st.core->has_work())
+    return;
   st.tick_pending = true;
   self->send(self, tick_atom::value);
 }
@@ -79,6 +81,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
   st.respawn = std::move(respawn);
   st.hooks = std::move(hooks);
   st.replica = shell.replica;
+  st.max_steps_in_flight = shell.async_scheduling ? 2 : 1;
   for (const auto& w : st.workers) self->monitor(w);
   auto extras = std::make_shared<shell_extras>();
 
@@ -86,7 +89,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
   auto on_worker_failure = [self, extras](const std::string& why) {
     auto& st = self->state;
     ++extras->epoch;
-    st.step_in_flight = false;
+    st.in_flight.clear();
     st.core->reset_workers();
     ++st.num_worker_restarts;
     if (st.hooks.on_worker) st.hooks.on_worker(0, false);
@@ -125,9 +128,13 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
 
   auto finish_step = [self, extras](const step_result& result) {
     auto& st = self->state;
-    st.step_in_flight = false;
+    const auto step = st.in_flight.front();
+    st.in_flight.pop_front();
+    // A plan sent ahead waited behind the step before it: its own time starts when that ended.
+    const auto now = std::chrono::steady_clock::now();
     st.last_step_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - st.step_started).count();
+        std::chrono::duration<double>(now - std::max(step.sent, st.last_step_finished)).count();
+    st.last_step_finished = now;
     ++st.num_steps;
     st.worker_busy_seconds += result.worker_seconds;
     emit(self, st.core->update(result), *extras);
@@ -137,9 +144,9 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
                         stats.cpu,
                         stats.prefix_cache_queries,
                         stats.prefix_cache_hits,
-                        st.step_block_moves.num_swapped_in,
-                        st.step_block_moves.num_swapped_out,
-                        st.step_block_moves.num_copied};
+                        step.num_swapped_in,
+                        step.num_swapped_out,
+                        step.num_copied};
     self->send(st.cache, cache_atom::value, std::move(report));
     if (st.hooks.on_step) st.hooks.on_step(stats, st.last_step_seconds, self->mailbox().size());
     log_events(self);
@@ -177,18 +184,26 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
       [self, extras, finish_step, on_worker_failure](tick_atom) {
         auto& st = self->state;
         st.tick_pending = false;
-        if (st.step_in_flight || !st.core->has_work()) return;
-        step_plan plan = st.core->schedule();
-        st.step_block_moves = {static_cast<int32_t>(plan.blocks_to_swap_in.size()),
-                               static_cast<int32_t>(plan.blocks_to_swap_out.size()),
-                               static_cast<int32_t>(plan.blocks_to_copy.size())};
+        if (st.in_flight.size() >= st.max_steps_in_flight || !st.core->has_work()) return;
+        step_plan plan;
+        if (st.in_flight.empty()) {
+          plan = st.core->schedule();
+        } else if (auto ahead = st.core->schedule_ahead()) {
+          plan = std::move(*ahead);
+        } else {
+          return;  // the next step needs the result in flight; its arrival ticks again
+        }
         if (st.hooks.on_scheduled) st.hooks.on_scheduled(plan);
         log_events(self);
-        st.step_started = std::chrono::steady_clock::now();
+        st.in_flight.push_back({std::chrono::steady_clock::now(),
+                                static_cast<int32_t>(plan.blocks_to_swap_in.size()),
+                                static_cast<int32_t>(plan.blocks_to_swap_out.size()),
+                                static_cast<int32_t>(plan.blocks_to_copy.size())});
         const bool workers_needed = !plan.seqs.empty() || !plan.finished_seq_ids.empty() ||
-                                    !plan.blocks_to_swap_out.empty();
+                                    !plan.blocks_to_swap_out.empty() ||
+                                    !plan.blocks_to_swap_in.empty() || !plan.blocks_to_copy.empty();
+        // Only a plain schedule() returns a plan with nothing for the workers.
         if (!workers_needed) return finish_step(step_result{plan.step, {}});
-        st.step_in_flight = true;
         // Every worker of the replica gets the plan; rank 0's result is the step's result.
         auto num_pending = std::make_shared<size_t>(st.workers.size());
         auto result = std::make_shared<step_result>();
@@ -206,6 +221,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
                     on_worker_failure(to_string(e));
                   });
         }
+        wake(self);  // plans the next step ahead, where that is on
       },
       [self](stats_atom) {
         auto& st = self->state;

@@ -5,11 +5,16 @@
 /// the cache_engine, and send itself the next tick while work remains. An idle scheduler gets
 /// no messages at all.
 ///
+/// With asynchronous scheduling the tick after a plan goes out plans the following step at
+/// once (scheduler::schedule_ahead), so a worker finds its next plan in its mailbox when it
+/// replies: the hops between the actors no longer stand between two forward passes.
+///
 /// Supervision: the workers are monitored. When one dies (or fails a step), the core forgets
 /// the workers' state (every request recomputes), a fresh worker is spawned from the factory,
 /// and the loop goes on; with no factory, or when respawning fails, every request ends with
 /// an error. No request hangs and no block leaks.
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -39,6 +44,7 @@ struct scheduler_hooks {
 
 struct scheduler_shell_options {
   int32_t replica = 0;
+  bool async_scheduling = false;  ///< keep a second plan queued behind the step in flight
 };
 
 struct scheduler_actor_state {
@@ -53,17 +59,19 @@ struct scheduler_actor_state {
   worker_factory respawn;
   scheduler_hooks hooks;
   int32_t replica = 0;
+  size_t max_steps_in_flight = 1;  ///< 2 with asynchronous scheduling
   bool tick_pending = false;
-  bool step_in_flight = false;
   uint64_t num_steps = 0;
-  /// Blocks the step in flight swaps and copies, for its cache report.
-  struct {
+  /// A plan sent to the workers: when, and the blocks it swaps and copies (its cache report).
+  struct planned_step {
+    std::chrono::steady_clock::time_point sent;
     int32_t num_swapped_in = 0, num_swapped_out = 0, num_copied = 0;
-  } step_block_moves;
+  };
+  std::deque<planned_step> in_flight;  ///< oldest first
   double last_step_seconds = 0;
   double worker_busy_seconds = 0;  ///< sum of rank 0's worker_seconds
   int32_t num_worker_restarts = 0;
-  std::chrono::steady_clock::time_point step_started;
+  std::chrono::steady_clock::time_point last_step_finished;
   static inline const char* name = "scheduler";
 };
 

@@ -1,4 +1,5 @@
 // scheduler::check_invariants: the cross-checks the tests run after every step.
+#include <algorithm>
 #include <unordered_map>
 
 #include "actors/scheduler/scheduler.hpp"
@@ -35,7 +36,12 @@ void scheduler::check_invariants() const {
       auto it = seqs_.find(s.id);
       ACTORLLM_CHECK(it != seqs_.end() && it->second.first == r.get() &&
                      it->second.second == static_cast<int32_t>(i));
-      ACTORLLM_CHECK(s.num_computed_tokens <= s.num_tokens());
+      // Planned ahead, a sequence computes the position of the token in flight before it is
+      // known: one past its tokens while a second sample is pending.
+      ACTORLLM_CHECK(s.num_computed_tokens <=
+                     s.num_tokens() + std::max(0, s.num_pending_samples - 1));
+      ACTORLLM_CHECK(s.num_pending_samples <= static_cast<int32_t>(in_flight_.size()) ||
+                     (!r->sampled && s.num_pending_samples == r->params.n));
       ACTORLLM_CHECK(s.num_computed_tokens == blocks_.num_slots(s.id));
       switch (r->state) {
         case request_state::waiting:

@@ -25,9 +25,9 @@ void scheduler::reset_workers() {
       block_manager(block_manager_config{options_.block_size, options_.num_device_blocks,
                                          options_.num_cpu_blocks, options_.enable_prefix_caching});
   num_running_seqs_ = 0;
-  num_seqs_to_sample_ = 0;
   finished_since_plan_.clear();  // the fresh workers never knew them
-  step_in_flight_ = false;
+  in_flight_.clear();
+  needs_plain_schedule_ = false;
 }
 
 }  // namespace actorllm

@@ -71,19 +71,26 @@ bool scheduler::has_work() const {
 }
 
 std::vector<request_output> scheduler::update(const step_result& result) {
-  ACTORLLM_CHECK(step_in_flight_);
-  step_in_flight_ = false;
+  ACTORLLM_CHECK(!in_flight_.empty() && in_flight_.front().step == result.step);
+  const std::vector<seq_id> sampling = std::move(in_flight_.front().sampling);
+  in_flight_.pop_front();
   std::vector<request_output> outputs = std::move(pending_outputs_);
   pending_outputs_.clear();
   outputs.reserve(outputs.size() + result.seqs.size());
+  // Samples come in plan order, as `sampling` lists them: every sequence that reached its last
+  // token was sampled, unless it ended (aborted, or stopped by the step before) meanwhile.
+  size_t next = 0;
   for (const sequence_sample& sample : result.seqs) {
+    while (next < sampling.size() && sampling[next] != sample.seq)
+      ACTORLLM_CHECK(seqs_.count(sampling[next++]) == 0);
+    ACTORLLM_CHECK(next < sampling.size());
+    ++next;
     auto it = seqs_.find(sample.seq);
-    if (it == seqs_.end()) continue;  // aborted while the step ran
+    if (it == seqs_.end()) continue;  // ended while the step ran
     auto [r, seq_index] = it->second;
     apply_samples(*r, seq_index, sample, outputs);
   }
-  // Every sequence that reached its last token must have been sampled (or aborted).
-  ACTORLLM_CHECK(num_seqs_to_sample_ == 0);
+  for (; next < sampling.size(); ++next) ACTORLLM_CHECK(seqs_.count(sampling[next]) == 0);
   bool any_finished = false;
   for (request* r : running_) any_finished = any_finished || r->state == request_state::finished;
   if (any_finished) {
@@ -104,15 +111,18 @@ void scheduler::apply_samples(request& r, int32_t seq_index, const sequence_samp
   sequence& first = r.seqs[seq_index];
   int32_t num_samples = static_cast<int32_t>(sample.token_ids.size());
   ACTORLLM_CHECK(r.state == request_state::running);
-  ACTORLLM_CHECK(num_samples == first.num_pending_samples);
+  ACTORLLM_CHECK(num_samples >= 1 && num_samples <= first.num_pending_samples);
   ACTORLLM_CHECK(sample.logprobs.empty() || sample.logprobs.size() == sample.token_ids.size());
-  first.num_pending_samples = 0;
-  --num_seqs_to_sample_;
+  first.num_pending_samples -= num_samples;
   if (num_samples == 1) {
+    // The workers keep a lone sample themselves (sequence_mirror::append_samples): no plan
+    // needs to send it back, and a step planned ahead could not have.
+    ++first.num_tokens_sent;
     apply_token(r, first, sample.token_ids[0],
                 sample.logprobs.empty() ? nullptr : &sample.logprobs[0], outputs);
     return;
   }
+  ACTORLLM_CHECK(first.num_pending_samples == 0);
   std::vector<int32_t> targets{seq_index};
   {
     // The first sampling of an n > 1 request: the sequence forks into n that share its blocks.
@@ -168,7 +178,6 @@ void scheduler::finish_seq(request& r, sequence& s, finish_reason reason) {
   s.finish = reason;
   blocks_.free(s.id);
   seqs_.erase(s.id);
-  if (s.num_pending_samples > 0) --num_seqs_to_sample_;
   s.num_pending_samples = 0;
   if (s.known_to_workers) finished_since_plan_.push_back(s.id);
   if (r.state == request_state::running) --num_running_seqs_;

@@ -44,4 +44,12 @@ std::vector<batch_sequence> sequence_mirror::apply(const step_plan& plan) {
   return batch;
 }
 
+void sequence_mirror::append_samples(const step_result& result) {
+  for (const sequence_sample& sample : result.seqs) {
+    if (sample.token_ids.size() != 1) continue;
+    auto it = seqs_.find(sample.seq);
+    if (it != seqs_.end()) it->second.token_ids.push_back(sample.token_ids[0]);
+  }
+}
+
 }  // namespace actorllm

@@ -33,6 +33,11 @@ class sequence_mirror {
   /// Forgets finished sequences, learns new ones, applies the diffs; returns the step's work
   /// in plan order. The swaps and copies of the plan are left to the caller.
   std::vector<batch_sequence> apply(const step_plan& plan);
+  /// Keeps the step's lone samples (one token for a sequence) as the sequences' next tokens:
+  /// the scheduler counts them as known to the workers and never sends them back, so a step
+  /// planned before the sample was drawn can compute it. A request's first sampling with
+  /// n > 1 forks, and the scheduler introduces each sample's sequence in full instead.
+  void append_samples(const step_result& result);
 
   int32_t num_sequences() const { return static_cast<int32_t>(seqs_.size()); }
   bool knows(seq_id seq) const { return seqs_.count(seq) != 0; }

@@ -73,6 +73,33 @@ TEST(engine_system, golden_greedy_through_the_actors) {
   EXPECT_TRUE(wait_idle(engine));
 }
 
+TEST(engine_system, plain_and_asynchronous_scheduling_give_the_same_outputs) {
+  // A pool small enough to preempt (recompute), n > 1, sampling with seeds and penalties: every
+  // way a step planned ahead could go wrong shows up as a different token.
+  std::vector<std::vector<std::vector<int32_t>>> runs;
+  for (bool async : {false, true}) {
+    auto config = testing::stories_config(24, 256);
+    config.model.max_model_len = 256;
+    config.scheduler.async_scheduling = async;
+    engine_system engine(config);
+    auto requests = varied(12, 48);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      requests[i].params.n = i % 4 == 0 ? 2 : 1;
+      requests[i].params.temperature = i % 2 ? 0.8f : 0.0f;
+      requests[i].params.seed = i;
+      requests[i].params.repetition_penalty = i % 3 == 0 ? 1.3f : 1.0f;
+    }
+    std::vector<std::vector<int32_t>> tokens;
+    for (const auto& choices : engine.client().generate(requests))
+      for (const auto& choice : choices) tokens.push_back(choice.token_ids);
+    EXPECT_GT(engine.stats()[0].scheduler.num_preemptions, 0);
+    EXPECT_TRUE(wait_idle(engine));
+    runs.push_back(std::move(tokens));
+  }
+  ASSERT_EQ(runs[0].size(), runs[1].size());
+  for (size_t i = 0; i < runs[0].size(); ++i) EXPECT_EQ(runs[0][i], runs[1][i]) << "choice " << i;
+}
+
 TEST(engine_system, float16_cache_swaps_blocks_and_keeps_outputs_exact) {
   // A device pool too small for the batch: requests are preempted by swap, and their float16
   // blocks go to the CPU pool and back.

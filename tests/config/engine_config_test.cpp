@@ -24,9 +24,10 @@ TEST(engine_config, defaults_validate_once_a_model_is_given) {
 
 TEST(engine_config, vllm_flag_names_parse) {
   engine_config c;
-  EXPECT_FALSE(parse(c, {"models/x", "--block-size", "32", "--swap-space=2", "--preemption-mode",
-                         "swap", "--max-num-seqs", "8", "--no-enable-prefix-caching", "--port",
-                         "9000", "--num-gpu-blocks-override", "64", "--stream-interval", "4"}));
+  EXPECT_FALSE(parse(
+      c, {"models/x", "--block-size", "32", "--swap-space=2", "--preemption-mode", "swap",
+          "--max-num-seqs", "8", "--no-enable-prefix-caching", "--port", "9000",
+          "--num-gpu-blocks-override", "64", "--stream-interval", "4", "--no-async-scheduling"}));
   EXPECT_EQ(c.model.model, "models/x");
   EXPECT_EQ(c.cache.block_size, 32);
   EXPECT_DOUBLE_EQ(c.cache.swap_space_gib, 2.0);
@@ -36,6 +37,8 @@ TEST(engine_config, vllm_flag_names_parse) {
   EXPECT_EQ(c.server.port, 9000);
   EXPECT_EQ(c.cache.num_gpu_blocks_override, 64);
   EXPECT_EQ(c.scheduler.stream_interval, 4);
+  EXPECT_FALSE(c.scheduler.async_scheduling);
+  EXPECT_TRUE(engine_config{}.scheduler.async_scheduling);  // on unless turned off
 }
 
 TEST(engine_config, bad_values_are_one_clear_line) {

@@ -132,6 +132,7 @@ class fake_model {
       }
       result.seqs.push_back(std::move(sample));
     }
+    mirror_.append_samples(result);
     return result;
   }
 

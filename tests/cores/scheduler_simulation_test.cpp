@@ -1,10 +1,12 @@
 // A randomized simulation: thousands of steps of random arrivals, lengths, n > 1 and aborts
 // on a pool small enough to force preemption, checked after every step (the scheduler's and
 // block manager's invariants, and the fake model's KV reads) and at the end (every request
-// finished or aborted with exactly its unscheduled output, every block free).
+// finished or aborted with exactly its unscheduled output, every block free). Each case runs
+// with plain steps and with every step planned ahead of the one in flight where it can be.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <deque>
 #include <random>
 #include <set>
 
@@ -21,12 +23,13 @@ struct simulation_case {
   bool prefix_caching;
   scheduling_policy policy;
   uint64_t seed;
+  bool ahead;  // asynchronous scheduling: a second plan queued behind the one in flight
 };
 
 std::string name_of(const ::testing::TestParamInfo<simulation_case>& info) {
   const simulation_case& c = info.param;
   return std::string(to_string(c.mode)) + (c.prefix_caching ? "_caching_" : "_nocache_") +
-         to_string(c.policy) + "_" + std::to_string(c.seed);
+         to_string(c.policy) + (c.ahead ? "_ahead_" : "_") + std::to_string(c.seed);
 }
 
 class SchedulerSimulation : public ::testing::TestWithParam<simulation_case> {};
@@ -62,8 +65,12 @@ TEST_P(SchedulerSimulation, EveryRequestGetsExactlyItsOutput) {
     h.sched.check_invariants();
   };
 
+  std::deque<step_plan> in_flight;  // executed by the fake model in order, as a worker does
+  int64_t num_planned_ahead = 0, num_tokens_computed_ahead = 0;
   int32_t step = 0;
-  for (; step < 50000 && (int32_t(ids.size()) < num_requests || h.sched.has_work()); ++step) {
+  for (; step < 50000 &&
+         (int32_t(ids.size()) < num_requests || h.sched.has_work() || !in_flight.empty());
+       ++step) {
     if (int32_t(ids.size()) < num_requests && uniform(0, 2) == 0) {
       for (int k = uniform(1, 2); k > 0; --k) {
         std::vector<int32_t> prompt;
@@ -83,14 +90,25 @@ TEST_P(SchedulerSimulation, EveryRequestGetsExactlyItsOutput) {
     }
     if (uniform(0, 49) == 0) abort_random();
 
-    step_plan plan = h.sched.schedule();
+    if (in_flight.empty()) in_flight.push_back(h.sched.schedule());
+    if (c.ahead && in_flight.size() == 1) {
+      if (auto ahead = h.sched.schedule_ahead()) {
+        ++num_planned_ahead;
+        for (const scheduled_sequence& s : ahead->seqs)
+          num_tokens_computed_ahead += s.new_token_ids.empty() && s.num_scheduled_tokens == 1;
+        in_flight.push_back(std::move(*ahead));
+      }
+    }
+    ASSERT_EQ(h.sched.num_steps_in_flight(), int32_t(in_flight.size()));
     h.sched.check_invariants();
+    const step_plan& plan = in_flight.back();
     ASSERT_TRUE(plan.blocks_to_swap_in.empty() || plan.blocks_to_swap_out.empty());
     ASSERT_LE(plan.num_scheduled_tokens, o.scheduler.max_num_batched_tokens);
     ASSERT_LE(int32_t(plan.seqs.size()), o.scheduler.max_num_seqs);
     num_swap_outs += int64_t(plan.blocks_to_swap_out.size());
-    if (uniform(0, 49) == 0) abort_random();  // while the step is in flight
-    step_result result = h.model.run(plan);
+    if (uniform(0, 49) == 0) abort_random();  // while the steps are in flight
+    step_result result = h.model.run(in_flight.front());
+    in_flight.pop_front();
     h.record(h.sched.update(result));
     h.sched.check_invariants();
     ASSERT_EQ(h.model.num_kv_errors(), 0) << "step " << step;
@@ -107,6 +125,13 @@ TEST_P(SchedulerSimulation, EveryRequestGetsExactlyItsOutput) {
   EXPECT_EQ(blocks.device.num_free + blocks.device.num_cached, blocks.device.num_blocks);
   EXPECT_EQ(h.model.mirror().num_sequences(), 0);  // the workers forgot every sequence
 
+  if (c.ahead) {
+    // Most steps went out ahead, most of their decodes computing a token still being drawn.
+    std::printf("%lld plans ahead, %lld tokens computed before they were known\n",
+                (long long)num_planned_ahead, (long long)num_tokens_computed_ahead);
+    EXPECT_GT(num_planned_ahead, step / 2);
+    EXPECT_GT(num_tokens_computed_ahead, num_planned_ahead);
+  }
   scheduler_stats stats = h.sched.stats();
   std::printf("%d steps, %lld preemptions, %lld blocks swapped out, %lld/%lld prefix tokens hit\n",
               step, (long long)stats.num_preemptions, (long long)num_swap_outs,
@@ -129,7 +154,7 @@ std::vector<simulation_case> all_cases() {
   for (preemption_mode mode : {preemption_mode::recompute, preemption_mode::swap}) {
     for (bool caching : {true, false}) {
       for (scheduling_policy policy : {scheduling_policy::fcfs, scheduling_policy::priority}) {
-        cases.push_back({mode, caching, policy, seed++});
+        for (bool ahead : {false, true}) cases.push_back({mode, caching, policy, seed++, ahead});
       }
     }
   }
