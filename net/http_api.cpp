@@ -57,6 +57,8 @@ route find_route(std::string_view method, std::string_view target) {
   if (path == "/tokenize") return make(endpoint::tokenize, method, "POST");
   if (path == "/detokenize") return make(endpoint::detokenize, method, "POST");
   if (path == "/health") return make(endpoint::health, method, "GET, HEAD");
+  // vLLM's alias of /health for SageMaker-style load balancers, which probe with POST too.
+  if (path == "/ping") return make(endpoint::health, method, "GET, HEAD, POST");
   if (path == "/version") return make(endpoint::version, method, "GET");
   if (path == "/metrics") return make(endpoint::metrics, method, "GET");
   if (path == "/v1/ws") return make(endpoint::websocket, method, "GET");

@@ -65,9 +65,12 @@ TEST_F(http_server_test, small_endpoints) {
   EXPECT_NE(metrics.header("content-type").find("version=0.0.4"), std::string::npos);
   EXPECT_NE(metrics.body.find("actorllm:fake 1"), std::string::npos);
 
+  EXPECT_EQ(get(port_, "/ping").status, 200);  // vLLM's alias, GET and POST
+  EXPECT_EQ(http_call(port_, http::verb::post, "/ping").status, 200);
   engine_.alive = false;  // the engine loop died: /health must say so
   const auto health = get(port_, "/health");
   EXPECT_EQ(health.status, 503);
+  EXPECT_EQ(get(port_, "/ping").status, 503);
   EXPECT_EQ(json::parse(health.body)["error"]["type"], "server_error");
 }
 
