@@ -200,6 +200,7 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
   options.n = request.n;
   options.stream = request.stream;
   options.include_usage = request.include_usage;
+  options.continuous_usage = request.include_usage && request.continuous_usage_stats;
   options.error_chunk = error_chunk;
   options.logprobs = !request.prompts.empty() && request.prompts.front().params.logprobs >= 0;
   auto call = std::make_unique<openai_call>(std::move(options), engine_ids);

@@ -52,7 +52,7 @@ json openai_call::chunk_base() const {
       {"object", options_.kind == api_kind::chat ? "chat.completion.chunk" : "text_completion"},
       {"created", options_.created},
       {"model", options_.model}};
-  if (options_.include_usage) chunk["usage"] = nullptr;
+  if (options_.include_usage) chunk["usage"] = options_.continuous_usage ? usage() : json();
   return chunk;
 }
 
@@ -179,11 +179,13 @@ std::string openai_call::render_chunk(std::size_t index, const request_output& o
   if (frame_prefix_.empty()) {
     json base = chunk_base();
     base["choices"] = json::array();
+    if (options_.include_usage) base["usage"] = nullptr;  // "usage" sorts last: see below
     const std::string empty = to_wire(base);
     const std::string opening = "{\"choices\":[";
     ACTORLLM_CHECK(empty.starts_with(opening + "]"));  // "choices" sorts first
     frame_prefix_ = opening;
     frame_suffix_ = empty.substr(opening.size());
+    ACTORLLM_CHECK(!options_.include_usage || frame_suffix_.ends_with(",\"usage\":null}"));
   }
   const bool chat = options_.kind == api_kind::chat;
   const std::string text = to_wire(json(out.text));
@@ -202,7 +204,14 @@ std::string openai_call::render_chunk(std::size_t index, const request_output& o
   chunk += c.stop_reason.empty() ? "null" : to_wire(json(c.stop_reason));
   if (!chat) chunk += ",\"text\":" + text;
   chunk += '}';
-  chunk += frame_suffix_;
+  if (options_.include_usage && options_.continuous_usage) {
+    constexpr std::string_view null_usage = "null}";  // the frame's end: ..."usage":null}
+    chunk.append(frame_suffix_, 0, frame_suffix_.size() - null_usage.size());
+    chunk += to_wire(usage());
+    chunk += '}';
+  } else {
+    chunk += frame_suffix_;
+  }
   return chunk;
 }
 

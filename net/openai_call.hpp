@@ -20,9 +20,10 @@ struct call_options {
   int64_t created = 0;  ///< unix seconds
   int32_t n = 1;        ///< samples per prompt
   bool stream = false;
-  bool include_usage = false;  ///< streaming: "usage": null in chunks and a last usage chunk
-  bool logprobs = false;       ///< render logprobs (the API's shape for `kind`)
-  bool error_chunk = true;     ///< streaming: a failure after the first chunk is an error chunk
+  bool include_usage = false;     ///< streaming: "usage": null in chunks and a last usage chunk
+  bool continuous_usage = false;  ///< with include_usage: each chunk has the usage so far
+  bool logprobs = false;          ///< render logprobs (the API's shape for `kind`)
+  bool error_chunk = true;        ///< streaming: a failure after the first chunk is an error chunk
 };
 
 class openai_call {

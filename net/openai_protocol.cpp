@@ -314,6 +314,7 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
     }
     field_reader options{*v, std::nullopt};
     options.read_bool("include_usage", out.include_usage);
+    options.read_bool("continuous_usage_stats", out.continuous_usage_stats);
     if (options.error) return options.error;
   }
 

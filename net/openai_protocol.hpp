@@ -41,6 +41,7 @@ struct openai_request {
   std::string model;  ///< as asked; empty when the client left it out
   bool stream = false;
   bool include_usage = false;
+  bool continuous_usage_stats = false;  ///< vLLM's: with include_usage, usage in every chunk
   int32_t n = 1;
   std::vector<generate_request> prompts;  ///< request_id and model left for the caller
 };

@@ -253,6 +253,29 @@ TEST(openai_call, streamed_chunks_are_the_bytes_of_their_object) {
   }
 }
 
+TEST(openai_call, continuous_usage_puts_the_usage_so_far_in_every_chunk) {
+  for (api_kind kind : {api_kind::completion, api_kind::chat}) {
+    auto o = options(kind, true);
+    o.include_usage = true;
+    o.continuous_usage = true;
+    openai_call call(o, {"e0"});
+    std::vector<std::string> chunks;
+    for (int32_t gen = 1; gen <= 3; ++gen) {
+      call.add(delta("e0", 0, "t" + std::to_string(gen), gen,
+                     gen == 3 ? finish_reason::length : finish_reason::none),
+               chunks);
+      json expected = expected_chunk(o, 0,
+                                     delta("e0", 0, "t" + std::to_string(gen), gen,
+                                           gen == 3 ? finish_reason::length : finish_reason::none),
+                                     json(), "");
+      expected["usage"] = {
+          {"prompt_tokens", 5}, {"completion_tokens", gen}, {"total_tokens", 5 + gen}};
+      EXPECT_EQ(chunks.back(), to_wire(expected)) << "token " << gen;
+    }
+    EXPECT_EQ(json::parse(call.usage_chunk())["usage"]["completion_tokens"], 3);
+  }
+}
+
 TEST(openai_call, streamed_chunk_with_logprobs_is_the_bytes_of_its_object) {
   for (api_kind kind : {api_kind::completion, api_kind::chat}) {
     auto o = options(kind, true);

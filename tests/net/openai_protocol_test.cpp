@@ -26,10 +26,12 @@ TEST(openai_protocol, completion_with_every_parameter) {
     "stop_token_ids":[2,3],"presence_penalty":0.1,"frequency_penalty":-0.2,
     "repetition_penalty":1.1,"logit_bias":{"5":-100,"7":2.5},"logprobs":2,"echo":true,
     "ignore_eos":true,"min_tokens":2,"user":"u","stream":true,
-    "stream_options":{"include_usage":true},"some_future_field":{"x":1}})");
+    "stream_options":{"include_usage":true,"continuous_usage_stats":true},
+    "some_future_field":{"x":1}})");
   EXPECT_EQ(r.model, "m");
   EXPECT_TRUE(r.stream);
   EXPECT_TRUE(r.include_usage);
+  EXPECT_TRUE(r.continuous_usage_stats);
   EXPECT_EQ(r.n, 3);
   ASSERT_EQ(r.prompts.size(), 1u);
   const generate_request& g = r.prompts[0];
