@@ -75,6 +75,12 @@ engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels,
                      buckets::request_latency())),
       queue_time_(histogram(r, base, "request_queue_time_seconds", "Arrival to first scheduling.",
                             buckets::request_latency())),
+      prefill_time_(histogram(r, base, "request_prefill_time_seconds",
+                              "First scheduling to first token.", buckets::request_latency())),
+      decode_time_(histogram(r, base, "request_decode_time_seconds",
+                             "First token to the last token.", buckets::request_latency())),
+      inference_time_(histogram(r, base, "request_inference_time_seconds",
+                                "First scheduling to the last token.", buckets::request_latency())),
       request_prompt_tokens_(histogram(r, base, "request_prompt_tokens",
                                        "Prompt tokens per finished request.",
                                        buckets::one_two_five(labels.max_model_len))),
@@ -117,6 +123,9 @@ void engine_metrics::on_request_finished(const finished_request& request) {
   for (std::size_t i = 0; i < num_finish_reasons; ++i)
     if (finish_reasons[i] == request.reason) success_[i]->Increment();
   e2e_.Observe(request.e2e_seconds);
+  if (request.prefill_seconds) prefill_time_.Observe(*request.prefill_seconds);
+  if (request.decode_seconds) decode_time_.Observe(*request.decode_seconds);
+  if (request.inference_seconds) inference_time_.Observe(*request.inference_seconds);
   request_prompt_tokens_.Observe(request.num_prompt_tokens);
   request_generation_tokens_.Observe(request.num_generation_tokens);
 }

@@ -87,6 +87,9 @@ class engine_metrics {
   prometheus::Histogram& itl_;
   prometheus::Histogram& e2e_;
   prometheus::Histogram& queue_time_;
+  prometheus::Histogram& prefill_time_;
+  prometheus::Histogram& decode_time_;
+  prometheus::Histogram& inference_time_;
   prometheus::Histogram& request_prompt_tokens_;
   prometheus::Histogram& request_generation_tokens_;
 };

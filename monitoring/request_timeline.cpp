@@ -26,6 +26,7 @@ std::vector<double> request_timeline::on_scheduled(const step_plan& plan, double
     // The n sequences of one request arrive together; the request is queued once.
     if (it == requests_.end() || it->second.scheduled) continue;
     it->second.scheduled = true;
+    it->second.scheduled_at = now;
     queue_times.push_back(now - it->second.arrived_at);
   }
   return queue_times;
@@ -68,6 +69,7 @@ void request_timeline::apply(const request_output& output, timing& t, double now
   if (num_new > 0) {
     if (!t.first_token_seen) {
       t.first_token_seen = true;
+      t.first_token_at = now;
       update.num_prompt_tokens += output.num_prompt_tokens;
       update.time_to_first_token.push_back(now - t.arrived_at);
     }
@@ -83,6 +85,13 @@ void request_timeline::apply(const request_output& output, timing& t, double now
   done.num_prompt_tokens = output.num_prompt_tokens;
   for (const choice& each : t.choices) done.num_generation_tokens += each.num_generated;
   done.e2e_seconds = now - t.arrived_at;
+  if (t.scheduled) {
+    done.inference_seconds = now - t.scheduled_at;
+    if (t.first_token_seen) {
+      done.prefill_seconds = t.first_token_at - t.scheduled_at;
+      done.decode_seconds = now - t.first_token_at;
+    }
+  }
   update.finished.push_back(done);
 }
 

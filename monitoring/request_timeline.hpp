@@ -25,6 +25,10 @@ struct finished_request {
   int32_t num_prompt_tokens = 0;
   int32_t num_generation_tokens = 0;  ///< all choices together
   double e2e_seconds = 0.0;           ///< arrival to the last finish
+  // vLLM's phases, for a request that was scheduled (and, for the first two, got a token):
+  std::optional<double> prefill_seconds;    ///< first scheduling to first token
+  std::optional<double> decode_seconds;     ///< first token to the last finish
+  std::optional<double> inference_seconds;  ///< first scheduling to the last finish
 };
 
 /// Observations from one batch of outputs.
@@ -59,7 +63,9 @@ class request_timeline {
   struct timing {
     double arrived_at = 0.0;
     bool scheduled = false;
+    double scheduled_at = 0.0;  // the first scheduling
     bool first_token_seen = false;
+    double first_token_at = 0.0;
     int32_t num_open_choices = 1;
     std::vector<choice> choices;  // by choice index
   };

@@ -103,6 +103,9 @@ TEST(engine_metrics, histograms_use_vllm_buckets) {
   EXPECT_EQ(bounds_of("inter_token_latency_seconds"), itl);
   EXPECT_EQ(bounds_of("e2e_request_latency_seconds"), e2e);
   EXPECT_EQ(bounds_of("request_queue_time_seconds"), e2e);
+  EXPECT_EQ(bounds_of("request_prefill_time_seconds"), e2e);
+  EXPECT_EQ(bounds_of("request_decode_time_seconds"), e2e);
+  EXPECT_EQ(bounds_of("request_inference_time_seconds"), e2e);
   EXPECT_EQ(bounds_of("request_prompt_tokens"), tokens_512);
   EXPECT_EQ(bounds_of("request_generation_tokens"), tokens_512);
   EXPECT_EQ(bounds_of("iteration_tokens_total"), tokens_512);
@@ -146,6 +149,15 @@ TEST(engine_metrics, outputs_count_tokens_and_time_requests) {
   EXPECT_DOUBLE_EQ(queue->histogram.sample_sum, 0.25);
   auto e2e = testing::find_metric(registry, "actorllm:e2e_request_latency_seconds");
   EXPECT_NEAR(e2e->histogram.sample_sum, 0.6, 1e-9);
+  // vLLM's phases: scheduled at 10.25, first token at 10.5, done at 10.6.
+  auto phase = [&](const char* name) {
+    auto m = testing::find_metric(registry, std::string("actorllm:") + name);
+    EXPECT_TRUE(m && m->histogram.sample_count == 1u) << name;
+    return m ? m->histogram.sample_sum : -1.0;
+  };
+  EXPECT_NEAR(phase("request_prefill_time_seconds"), 0.25, 1e-9);
+  EXPECT_NEAR(phase("request_decode_time_seconds"), 0.1, 1e-9);
+  EXPECT_NEAR(phase("request_inference_time_seconds"), 0.35, 1e-9);
   auto generated = testing::find_metric(registry, "actorllm:request_generation_tokens");
   EXPECT_EQ(generated->histogram.sample_sum, 3);
 }

@@ -91,6 +91,31 @@ TEST(request_timeline, an_abort_before_any_token_finishes_without_ttft) {
   ASSERT_EQ(u.finished.size(), 1u);
   EXPECT_EQ(u.finished[0].reason, finish_reason::abort);
   EXPECT_DOUBLE_EQ(u.finished[0].e2e_seconds, 2.0);
+  // Never scheduled: no phase to time.
+  EXPECT_FALSE(u.finished[0].inference_seconds);
+  EXPECT_FALSE(u.finished[0].prefill_seconds);
+}
+
+TEST(request_timeline, phases_of_a_request_as_vllm_times_them) {
+  request_timeline t;
+  t.on_added("a", 1, 1.0);
+  t.on_scheduled(plan_of({{"a", 0}}), 1.5);
+  t.on_scheduled(plan_of({{"a", 0}}), 1.75);  // again after a preemption: not a new start
+  t.on_outputs({out("a", 0, 1)}, 2.0);
+  auto u = t.on_outputs({out("a", 0, 2, finish_reason::length)}, 3.0);
+  ASSERT_EQ(u.finished.size(), 1u);
+  EXPECT_DOUBLE_EQ(*u.finished[0].prefill_seconds, 0.5);
+  EXPECT_DOUBLE_EQ(*u.finished[0].decode_seconds, 1.0);
+  EXPECT_DOUBLE_EQ(*u.finished[0].inference_seconds, 1.5);
+
+  // Aborted after its scheduling and before a token: inference time, no prefill or decode.
+  t.on_added("b", 1, 4.0);
+  t.on_scheduled(plan_of({{"b", 0}}), 4.5);
+  auto v = t.on_outputs({out("b", 0, 0, finish_reason::abort)}, 5.0);
+  ASSERT_EQ(v.finished.size(), 1u);
+  EXPECT_DOUBLE_EQ(*v.finished[0].inference_seconds, 0.5);
+  EXPECT_FALSE(v.finished[0].prefill_seconds);
+  EXPECT_FALSE(v.finished[0].decode_seconds);
 }
 
 TEST(request_timeline, outputs_of_unknown_requests_still_count_tokens) {
