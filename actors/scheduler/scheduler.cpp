@@ -35,10 +35,7 @@ std::optional<step_plan> scheduler::schedule_ahead() {
   planning_ahead_ = true;
   step_plan plan = plan_step();
   planning_ahead_ = false;
-  const bool nothing_to_do = plan.seqs.empty() && plan.finished_seq_ids.empty() &&
-                             plan.blocks_to_swap_in.empty() && plan.blocks_to_swap_out.empty() &&
-                             plan.blocks_to_copy.empty();
-  if (!nothing_to_do) return plan;
+  if (plan.needs_workers()) return plan;
   // Undo the step's registration: nothing was committed, the plan is dropped.
   in_flight_.pop_back();
   --num_steps_;

@@ -199,11 +199,8 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
                                 static_cast<int32_t>(plan.blocks_to_swap_in.size()),
                                 static_cast<int32_t>(plan.blocks_to_swap_out.size()),
                                 static_cast<int32_t>(plan.blocks_to_copy.size())});
-        const bool workers_needed = !plan.seqs.empty() || !plan.finished_seq_ids.empty() ||
-                                    !plan.blocks_to_swap_out.empty() ||
-                                    !plan.blocks_to_swap_in.empty() || !plan.blocks_to_copy.empty();
         // Only a plain schedule() returns a plan with nothing for the workers.
-        if (!workers_needed) return finish_step(step_result{plan.step, {}});
+        if (!plan.needs_workers()) return finish_step(step_result{plan.step, {}});
         // Every worker of the replica gets the plan; rank 0's result is the step's result.
         auto num_pending = std::make_shared<size_t>(st.workers.size());
         auto result = std::make_shared<step_result>();

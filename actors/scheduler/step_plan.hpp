@@ -53,6 +53,11 @@ struct step_plan {
 
   /// Nothing for the workers to compute (a plan may still carry finished ids to forget).
   bool empty() const { return seqs.empty(); }
+  /// Anything at all for the workers: work, blocks to move, or sequences to forget.
+  bool needs_workers() const {
+    return !seqs.empty() || !finished_seq_ids.empty() || !blocks_to_swap_out.empty() ||
+           !blocks_to_swap_in.empty() || !blocks_to_copy.empty();
+  }
 };
 
 /// What one scheduled sequence produced. token_ids has num_samples entries (none for a
