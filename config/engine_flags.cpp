@@ -53,7 +53,7 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
                "tokens gathered per streamed delta; the first and the last go out at once",
                c.scheduler.stream_interval);
   p.add_bool("--async-scheduling",
-             "plan each step while the one before runs (default on; --no-async-scheduling: off)",
+             "plan each step while the one before runs (--no-async-scheduling: plan after it)",
              c.scheduler.async_scheduling);
 
   p.add_number("--tensor-parallel-size", "workers per replica, each holding a shard",
