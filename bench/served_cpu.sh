@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Where the CPU goes while `actorllm serve` streams to many clients: each server thread's CPU
+# time, and the load generator's, over one serve_bench run, in total and per output token.
+#
+#   bench/served_cpu.sh [MODEL_DIR] [-- extra serve flags]
+#
+# Defaults: ../shared/models/stories260K, 32 streams, 64 in / 128 out, 256 prompts (issue 10's
+# figure (c)). Environment: CONCURRENCY, INPUT_LEN, OUTPUT_LEN, NUM_PROMPTS, PORT (18094).
+# Thread CPU comes from /proc/PID/task/TID/stat (utime + stime) before and after the run; a
+# thread started during the run (the math helpers start with the first step) counts from 0.
+# Names: actorllm.math are the math helpers; the biggest caf.actor is the worker, which leads
+# them; the other caf.actor threads are the scheduler, router and gateway; actorllm is the
+# network (Asio) thread.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+model=${1:-../shared/models/stories260K}
+shift || true
+[[ "${1:-}" == "--" ]] && shift
+port=${PORT:-18094}
+concurrency=${CONCURRENCY:-32}
+tmp=$(mktemp -d)
+trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+
+build/actorllm serve --model "$model" --host 127.0.0.1 --port "$port" "$@" >"$tmp/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 1 600); do
+  curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+
+ticks() {  # tid name ticks, one line per thread of the server
+  for task in /proc/"$server"/task/*; do
+    echo "$(basename "$task") $(tr ' ' _ <"$task/comm") $(awk '{print $14 + $15}' "$task/stat")"
+  done
+}
+ticks >"$tmp/before"
+/usr/bin/time -f "%U %S" -o "$tmp/client" build/bench/serve_bench \
+  --base-url "http://127.0.0.1:$port" --model "$model" \
+  --random-input-len "${INPUT_LEN:-64}" --random-output-len "${OUTPUT_LEN:-128}" \
+  --num-prompts "${NUM_PROMPTS:-256}" --max-concurrency "$concurrency" --ignore-eos \
+  --result-json "$tmp/result.json" >"$tmp/bench.log" 2>&1
+ticks >"$tmp/after"
+
+python3 - "$tmp" "$(getconf CLK_TCK)" "$(nproc)" <<'PY'
+import json, sys
+tmp, hz, cores = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+def read(name):
+    rows = {}
+    for line in open(f"{tmp}/{name}"):
+        tid, comm, t = line.split()
+        rows[tid] = (comm, float(t) / hz)
+    return rows
+before, after = read("before"), read("after")
+result = json.load(open(f"{tmp}/result.json"))
+tokens = result["total_output_tokens"]  # the timed requests, not serve_bench's warm-up
+seconds = result["duration"]
+user, system = map(float, open(f"{tmp}/client").read().split())
+rows = sorted(((after[t][1] - before.get(t, (None, 0.0))[1], after[t][0], t) for t in after),
+              reverse=True)
+print(f"served {result['output_throughput']:.0f} output tok/s, {tokens} tokens in {seconds:.2f} s")
+print(f"{'thread':<22}{'CPU s':>8}{'us/token':>10}")
+total = 0.0
+for cpu, comm, tid in rows:
+    if cpu <= 0:
+        continue
+    total += cpu
+    print(f"{comm + ' ' + tid:<22}{cpu:>8.2f}{1e6 * cpu / max(tokens, 1):>10.1f}")
+print(f"{'server, all threads':<22}{total:>8.2f}{1e6 * total / max(tokens, 1):>10.1f}")
+client = user + system
+print(f"{'load generator':<22}{client:>8.2f}{1e6 * client / max(tokens, 1):>10.1f}"
+      f"   (user {user:.2f}, system {system:.2f})")
+print(f"CPU used: {total + client:.2f} s of the {cores * seconds:.2f} s that {cores} cores had")
+PY
