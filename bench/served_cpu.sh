@@ -5,7 +5,8 @@
 #   bench/served_cpu.sh [MODEL_DIR] [-- extra serve flags]
 #
 # Defaults: ../shared/models/stories260K, 32 streams, 64 in / 128 out, 256 prompts (issue 10's
-# figure (c)). Environment: CONCURRENCY, INPUT_LEN, OUTPUT_LEN, NUM_PROMPTS, PORT (18094).
+# figure (c)). Environment: CONCURRENCY, INPUT_LEN, OUTPUT_LEN, NUM_PROMPTS, PORT (18094),
+# ACTORLLM_BIN (build/actorllm; serve_bench is taken from bench/ beside it).
 # Thread CPU comes from /proc/PID/task/TID/stat (utime + stime) before and after the run; a
 # thread started during the run (the math helpers start with the first step) counts from 0.
 # Names: actorllm.math are the math helpers; the biggest caf.actor is the worker, which leads
@@ -22,7 +23,9 @@ concurrency=${CONCURRENCY:-32}
 tmp=$(mktemp -d)
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 
-build/actorllm serve --model "$model" --host 127.0.0.1 --port "$port" "$@" >"$tmp/serve.log" 2>&1 &
+bin=${ACTORLLM_BIN:-build/actorllm}
+bench="$(dirname "$bin")/bench/serve_bench"
+"$bin" serve --model "$model" --host 127.0.0.1 --port "$port" "$@" >"$tmp/serve.log" 2>&1 &
 server=$!
 for _ in $(seq 1 600); do
   curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
@@ -35,7 +38,7 @@ ticks() {  # tid name ticks, one line per thread of the server
   done
 }
 ticks >"$tmp/before"
-/usr/bin/time -f "%U %S" -o "$tmp/client" build/bench/serve_bench \
+/usr/bin/time -f "%U %S" -o "$tmp/client" "$bench" \
   --base-url "http://127.0.0.1:$port" --model "$model" \
   --random-input-len "${INPUT_LEN:-64}" --random-output-len "${OUTPUT_LEN:-128}" \
   --num-prompts "${NUM_PROMPTS:-256}" --max-concurrency "$concurrency" --ignore-eos \

@@ -133,6 +133,13 @@ check "actorllm serve: 16 prompts at concurrency 4" \
   "$bench" --base-url "$base" "${common[@]}" --max-concurrency 4 --result-json "$work/serve.json"
 check "actorllm serve: every request completed with the requested tokens" \
   expect_json "$work/serve.json" 16 0
+# bench/served_cpu.sh: its own server, a small run, a row per thread and the totals.
+check "bench/served_cpu.sh accounts the server's threads and the load generator" \
+  bash -c 'PORT=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") \
+           NUM_PROMPTS=8 CONCURRENCY=4 OUTPUT_LEN=16 "$0/bench/served_cpu.sh" "$1" >"$2" 2>&1 &&
+           grep -Eq "^server, all threads +[0-9.]+ +[0-9.]+" "$2" &&
+           grep -Eq "^load generator +[0-9.]+" "$2" && grep -q "^CPU used: " "$2" ||
+           { cat "$2"; exit 1; }' "$ACTORLLM_SOURCE_DIR" "$model" "$work/served_cpu.txt"
 if ((failures)); then
   echo "$failures check(s) failed; server log:"
   tail -n 50 "$work/serve.log"
