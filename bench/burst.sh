@@ -23,12 +23,10 @@ base="http://127.0.0.1:$port"
 mkdir -p "$results"
 tmp=$(mktemp -d)
 
-server_pid=
+# shellcheck source=bench/serve_lib.sh
+source bench/serve_lib.sh
 cleanup() {
-  if [[ -n "$server_pid" ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
+  stop_server
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -37,14 +35,7 @@ build/bench/model_bench --prompt-len "$input_len" "$model" >"$tmp/model_bench.tx
 prefill=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())[0]["prefill_tok_s"])' "$tmp/model_bench.txt")
 
 # shellcheck disable=SC2086  # SERVE_ARGS is a list of flags
-build/actorllm serve --model "$model" --host 127.0.0.1 --port "$port" ${SERVE_ARGS:-} \
-  >"$results/serve_burst_$label.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 1200); do
-  curl -sf "$base/health" >/dev/null 2>&1 && break
-  kill -0 "$server_pid" 2>/dev/null || { tail "$results/serve_burst_$label.log"; exit 1; }
-  sleep 0.1
-done
+start_server "$results/serve_burst_$label.log" "$port" --model "$model" ${SERVE_ARGS:-}
 
 # (1) N connections at once; the prompt is N different token-id lists of INPUT_LEN tokens.
 for i in $(seq 1 "$n"); do

@@ -32,28 +32,14 @@ if [[ -z "${BASE_URL:-}" ]] && ! build/actorllm serve --help >/dev/null 2>&1; th
 fi
 mkdir -p "$results"
 
-server_pid=
-stop_server() {
-  [[ -n "$server_pid" ]] || return 0
-  kill "$server_pid" 2>/dev/null || true
-  wait "$server_pid" 2>/dev/null || true
-  server_pid=
-}
+# shellcheck source=bench/serve_lib.sh
+source bench/serve_lib.sh
 trap stop_server EXIT
 
-start_server() {  # start_server <model dir>: sets base
+serve_model() {  # serve_model <model dir>: sets base
   base="http://127.0.0.1:$port"
   # shellcheck disable=SC2086  # SERVE_ARGS is a list of flags
-  build/actorllm serve --model "$1" --host 127.0.0.1 --port "$port" ${SERVE_ARGS:-} \
-    >"$results/serve_$(basename "$1").log" 2>&1 &
-  server_pid=$!
-  for _ in $(seq 1 1200); do
-    curl -sf "$base/health" >/dev/null 2>&1 && return 0
-    kill -0 "$server_pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  echo "server for $1 did not become healthy:"; tail -n 20 "$results/serve_$(basename "$1").log"
-  exit 1
+  start_server "$results/serve_$(basename "$1").log" "$port" --model "$1" ${SERVE_ARGS:-}
 }
 
 labels=()
@@ -64,7 +50,7 @@ for model in "${models[@]}"; do
   fi
   label=$(basename "$model")
   labels+=("$label")
-  if [[ -n "${BASE_URL:-}" ]]; then base=$BASE_URL; else start_server "$model"; fi
+  if [[ -n "${BASE_URL:-}" ]]; then base=$BASE_URL; else serve_model "$model"; fi
   for c in $concurrency; do
     prompts=$((c * per_slot > min_prompts ? c * per_slot : min_prompts))
     echo "== $label: concurrency $c, $prompts prompts, $input_len in / $output_len out"

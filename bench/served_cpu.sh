@@ -21,19 +21,15 @@ shift || true
 port=${PORT:-18094}
 concurrency=${CONCURRENCY:-32}
 tmp=$(mktemp -d)
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+# shellcheck source=bench/serve_lib.sh
+source bench/serve_lib.sh
+trap 'stop_server; rm -rf "$tmp"' EXIT
 
-bin=${ACTORLLM_BIN:-build/actorllm}
-bench="$(dirname "$bin")/bench/serve_bench"
-"$bin" serve --model "$model" --host 127.0.0.1 --port "$port" "$@" >"$tmp/serve.log" 2>&1 &
-server=$!
-for _ in $(seq 1 600); do
-  curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
-  sleep 0.1
-done
+bench="$(dirname "${ACTORLLM_BIN:-build/actorllm}")/bench/serve_bench"
+start_server "$tmp/serve.log" "$port" --model "$model" "$@"
 
 ticks() {  # tid name ticks, one line per thread of the server
-  for task in /proc/"$server"/task/*; do
+  for task in /proc/"$server_pid"/task/*; do
     echo "$(basename "$task") $(tr ' ' _ <"$task/comm") $(awk '{print $14 + $15}' "$task/stat")"
   done
 }
