@@ -94,8 +94,13 @@ TEST_P(SchedulerSimulation, EveryRequestGetsExactlyItsOutput) {
     if (c.ahead && in_flight.size() == 1) {
       if (auto ahead = h.sched.schedule_ahead()) {
         ++num_planned_ahead;
+        // A sequence that samples in the step in flight and computes again in this one
+        // computes the token being drawn.
+        std::set<seq_id> drawing;
+        for (const scheduled_sequence& s : in_flight.front().seqs)
+          if (s.num_samples > 0) drawing.insert(s.seq);
         for (const scheduled_sequence& s : ahead->seqs)
-          num_tokens_computed_ahead += s.new_token_ids.empty() && s.num_scheduled_tokens == 1;
+          num_tokens_computed_ahead += drawing.count(s.seq);
         in_flight.push_back(std::move(*ahead));
       }
     }
