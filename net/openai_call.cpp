@@ -176,22 +176,21 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
 // entry's keys are written in that order, and every string goes through to_wire's escaping.
 std::string openai_call::render_chunk(std::size_t index, const request_output& out,
                                       const json& logprobs, const choice& c) {
-  if (frame_prefix_.empty()) {
+  constexpr std::string_view opening = "{\"choices\":[";  // "choices" sorts first
+  if (frame_suffix_.empty()) {
     json base = chunk_base();
     base["choices"] = json::array();
     if (options_.include_usage) base["usage"] = nullptr;  // "usage" sorts last: see below
     const std::string empty = to_wire(base);
-    const std::string opening = "{\"choices\":[";
-    ACTORLLM_CHECK(empty.starts_with(opening + "]"));  // "choices" sorts first
-    frame_prefix_ = opening;
+    ACTORLLM_CHECK(empty.starts_with(std::string(opening) + "]"));
     frame_suffix_ = empty.substr(opening.size());
     ACTORLLM_CHECK(!options_.include_usage || frame_suffix_.ends_with(",\"usage\":null}"));
   }
   const bool chat = options_.kind == api_kind::chat;
   const std::string text = to_wire(json(out.text));
   std::string chunk;
-  chunk.reserve(frame_prefix_.size() + frame_suffix_.size() + text.size() + 96);
-  chunk += frame_prefix_;
+  chunk.reserve(opening.size() + frame_suffix_.size() + text.size() + 96);
+  chunk += opening;
   chunk += '{';
   if (chat) chunk += out.text.empty() ? "\"delta\":{}," : "\"delta\":{\"content\":" + text + "},";
   chunk += "\"finish_reason\":";

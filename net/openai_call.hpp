@@ -83,8 +83,8 @@ class openai_call {
   std::size_t num_finished_ = 0;
   bool started_ = false;
   std::optional<api_error> error_;
-  // What every streamed chunk has around its choice: {"choices":[ ... ],"created":...}.
-  std::string frame_prefix_;
+  // What every streamed chunk has after its choice: ],"created":...} (rendered on first use;
+  // before the choice there is always {"choices":[).
   std::string frame_suffix_;
 };
 
