@@ -33,6 +33,13 @@ struct target {
   std::chrono::seconds timeout{600};
 };
 
+/// One request's socket, shared with the timer that closes it at the deadline.
+struct connection {
+  explicit connection(const asio::any_io_executor& executor) : socket(executor) {}
+  tcp::socket socket;
+  bool timed_out = false;
+};
+
 /// Sends `body` to `t` and reads the SSE answer into `r` (whose prompt_len and
 /// expected_output_len the caller has set). Never throws: failures end in r.error.
 inline asio::awaitable<void> run_request(const target& t, const std::string& body, bool ignore_eos,
@@ -41,10 +48,20 @@ inline asio::awaitable<void> run_request(const target& t, const std::string& bod
   auto since_start = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
   stream_accumulator acc;
   std::string error_body;  // the answer of a non-200 status
+  // A plain socket and one timer for the whole request: beast::tcp_stream would arm and
+  // cancel a timer around every read, and a read per token is this loop's common case. The
+  // timer's handler shares the socket, so it is safe even when it runs after this frame.
+  const auto conn = std::make_shared<connection>(co_await asio::this_coro::executor);
   try {
-    beast::tcp_stream stream(co_await asio::this_coro::executor);
-    stream.expires_after(t.timeout);  // one deadline for the whole request
-    co_await stream.async_connect(t.endpoints, asio::use_awaitable);
+    tcp::socket& stream = conn->socket;
+    asio::steady_timer deadline(stream.get_executor(), t.timeout);  // cancelled as it dies
+    deadline.async_wait([conn](const beast::error_code& ec) {
+      if (ec) return;  // cancelled: the request ended first
+      conn->timed_out = true;
+      beast::error_code ignored;
+      conn->socket.close(ignored);  // fails the pending operation
+    });
+    co_await asio::async_connect(stream, t.endpoints, asio::use_awaitable);
     http::request<http::string_body> req{http::verb::post, t.path, 11};
     req.set(http::field::host, t.host);
     req.set(http::field::content_type, "application/json");
@@ -86,7 +103,8 @@ inline asio::awaitable<void> run_request(const target& t, const std::string& bod
   } catch (const boost::system::system_error& e) {
     acc.finish(r, ignore_eos);
     r.success = false;
-    r.error = "transport: " + e.code().message();  // what() also holds Asio's source location
+    // what() also holds Asio's source location
+    r.error = "transport: " + (conn->timed_out ? std::string("timed out") : e.code().message());
     co_return;
   } catch (const std::exception& e) {
     acc.finish(r, ignore_eos);

@@ -36,6 +36,82 @@ class sse_splitter {
   std::string pending_;  // an incomplete last line
 };
 
+/// What the load generator needs from one chunk, read with nlohmann's SAX interface: no DOM
+/// is built, so a chunk costs a scan and no allocations (the client shares the server's cores,
+/// and a lighter client disturbs the measurement less). Only the top level is interpreted:
+/// whether "choices" holds an entry, usage.completion_tokens, and whether "error" is present.
+struct chunk_summary {
+  bool is_object = false;  // false also for malformed JSON
+  bool has_error = false;
+  bool has_choice = false;
+  int usage_tokens = -1;  // -1: no usage object with an integer completion_tokens
+};
+
+class chunk_summary_reader final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  static chunk_summary read(std::string_view payload) {
+    chunk_summary_reader reader;
+    const bool ok = nlohmann::json::sax_parse(payload, &reader);
+    if (!ok) reader.summary_.is_object = false;
+    return reader.summary_;
+  }
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t n) override { return count(n); }
+  bool number_unsigned(number_unsigned_t n) override { return count(static_cast<int64_t>(n)); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override {
+    if (depth_ == 0) summary_.is_object = true;
+    value();
+    ++depth_;
+    return true;
+  }
+  bool end_object() override { return --depth_, true; }
+  bool start_array(std::size_t) override {
+    value();
+    if (depth_ == 1 && top_key_ == top::choices) choices_is_array_ = true;
+    ++depth_;
+    return true;
+  }
+  bool end_array() override { return --depth_, true; }
+  bool key(string_t& k) override {
+    if (depth_ == 1) {
+      top_key_ = k == "choices" ? top::choices : k == "usage" ? top::usage : top::other;
+      choices_is_array_ = false;
+      if (k == "error") summary_.has_error = true;
+    } else if (depth_ == 2) {
+      in_completion_tokens_ = top_key_ == top::usage && k == "completion_tokens";
+    }
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  enum class top { other, choices, usage };
+
+  /// Called as any value starts, at the depth it sits in.
+  bool value() {
+    if (depth_ == 2 && top_key_ == top::choices && choices_is_array_) summary_.has_choice = true;
+    return true;
+  }
+  bool count(int64_t n) {
+    if (depth_ == 2 && top_key_ == top::usage && in_completion_tokens_)
+      summary_.usage_tokens = static_cast<int>(n);
+    return value();
+  }
+
+  chunk_summary summary_;
+  int depth_ = 0;
+  top top_key_ = top::other;
+  bool choices_is_array_ = false;  // the value of the current top-level key is an array
+  bool in_completion_tokens_ = false;
+};
+
 /// Folds the payloads of one completions or chat stream into timings and a token count.
 class stream_accumulator {
  public:
@@ -45,22 +121,17 @@ class stream_accumulator {
       done_ = true;
       return;
     }
-    const auto chunk = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
-    if (!chunk.is_object()) {
+    const chunk_summary chunk = chunk_summary_reader::read(payload);
+    if (!chunk.is_object) {
       error_ = "chunk is not a JSON object: " + std::string(payload.substr(0, 200));
       return;
     }
-    if (const auto e = chunk.find("error"); e != chunk.end()) {
-      error_ = "error in stream: " + e->dump();
+    if (chunk.has_error) {  // rare: worth a full parse for the message
+      error_ = "error in stream: " + nlohmann::json::parse(payload)["error"].dump();
       return;
     }
-    if (const auto u = chunk.find("usage"); u != chunk.end() && u->is_object()) {
-      if (const auto n = u->find("completion_tokens"); n != u->end() && n->is_number_integer()) {
-        usage_tokens_ = n->get<int>();
-      }
-    }
-    const auto choices = chunk.find("choices");
-    if (choices == chunk.end() || !choices->is_array() || choices->empty()) return;
+    if (chunk.usage_tokens >= 0) usage_tokens_ = chunk.usage_tokens;
+    if (!chunk.has_choice) return;
     if (num_chunks_ == 0)
       ttft_ = t;
     else

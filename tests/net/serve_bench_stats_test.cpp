@@ -150,6 +150,64 @@ TEST(ServeBenchStream, ErrorsAndMissingEndFail) {
   EXPECT_EQ(r.error, "no chunk with choices arrived");
 }
 
+TEST(ServeBenchStream, ChunkSummaryReadsOnlyTheTopLevel) {
+  const auto read = chunk_summary_reader::read;
+  const auto text =
+      read(R"({"id":"x","choices":[{"index":0,"text":"a","logprobs":null}],"usage":null})");
+  EXPECT_TRUE(text.is_object);
+  EXPECT_TRUE(text.has_choice);
+  EXPECT_FALSE(text.has_error);
+  EXPECT_EQ(text.usage_tokens, -1);
+  // usage with nested details; a "completion_tokens" inside a choice is not the usage.
+  const auto usage = read(
+      R"({"choices":[{"completion_tokens":99}],"usage":{"prompt_tokens":3,)"
+      R"("prompt_tokens_details":{"completion_tokens":7},"completion_tokens":4,"total_tokens":7}})");
+  EXPECT_TRUE(usage.has_choice);
+  EXPECT_EQ(usage.usage_tokens, 4);
+  const auto last = read(R"({"choices":[],"usage":{"completion_tokens":12}})");
+  EXPECT_FALSE(last.has_choice);
+  EXPECT_EQ(last.usage_tokens, 12);
+  EXPECT_FALSE(read(R"({"choices":null})").has_choice);
+  EXPECT_TRUE(read(R"({"choices":[1]})").has_choice);
+  EXPECT_TRUE(read(R"({"error":{"message":"boom"}})").has_error);
+  EXPECT_FALSE(read(R"({"data":{"error":1}})").has_error);
+  EXPECT_FALSE(read("[1,2]").is_object);
+  EXPECT_FALSE(read(R"({"choices":[)").is_object);  // cut short
+  EXPECT_FALSE(read("not json").is_object);
+}
+
+TEST(ServeBenchStream, ChunkSummaryAgreesWithTheDom) {
+  // The obvious reading, through a parsed object, as the oracle.
+  const auto oracle = [](std::string_view payload) {
+    chunk_summary s;
+    const auto j = nlohmann::json::parse(payload, nullptr, false);
+    if (!j.is_object()) return s;
+    s.is_object = true;
+    s.has_error = j.contains("error");
+    const auto c = j.find("choices");
+    s.has_choice = c != j.end() && c->is_array() && !c->empty();
+    const auto u = j.find("usage");
+    if (u != j.end() && u->is_object()) {
+      const auto n = u->find("completion_tokens");
+      if (n != u->end() && n->is_number_integer()) s.usage_tokens = n->get<int>();
+    }
+    return s;
+  };
+  for (const char* payload :
+       {R"({"choices":[{"delta":{"content":"\"hi\" {}[]"}}],"model":"m"})",
+        R"({"usage":{"completion_tokens":3},"choices":[]})",
+        R"({"usage":{"completion_tokens":2.5},"choices":[{}]})",
+        R"({"usage":[{"completion_tokens":3}]})", R"({"choices":{"0":1}})", R"({"error":null})",
+        R"({})", R"("text")", R"({"a":[[{"choices":[1]}]]})"}) {
+    const chunk_summary got = chunk_summary_reader::read(payload);
+    const chunk_summary want = oracle(payload);
+    EXPECT_EQ(got.is_object, want.is_object) << payload;
+    EXPECT_EQ(got.has_error, want.has_error) << payload;
+    EXPECT_EQ(got.has_choice, want.has_choice) << payload;
+    EXPECT_EQ(got.usage_tokens, want.usage_tokens) << payload;
+  }
+}
+
 TEST(ServeBenchWorkload, RandomIsSeededAndWithinRange) {
   random_options o;
   o.num_prompts = 200;
@@ -326,4 +384,25 @@ TEST(ServeBenchClient, StreamsFromTheNetServer) {
   io.run();
   EXPECT_FALSE(r.success);
   EXPECT_EQ(r.error.rfind("HTTP 404", 0), 0u) << r.error;
+}
+
+TEST(ServeBenchClient, SilentServerEndsInATimeout) {
+  asio::io_context io;
+  tcp::acceptor silent(io, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  tcp::socket accepted(io);
+  silent.async_accept(accepted, [](const boost::system::error_code&) {});  // then says nothing
+  target t;
+  t.host = "127.0.0.1";
+  t.endpoints =
+      tcp::resolver(io).resolve("127.0.0.1", std::to_string(silent.local_endpoint().port()));
+  t.path = "/v1/completions";
+  t.timeout = std::chrono::seconds(1);
+  request_result r;
+  const std::string body = R"({"model":"m","prompt":"x","stream":true})";
+  asio::co_spawn(io, run_request(t, body, false, r), asio::detached);
+  const auto start = std::chrono::steady_clock::now();
+  io.run();
+  EXPECT_FALSE(r.success);
+  EXPECT_EQ(r.error, "transport: timed out");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
