@@ -6,6 +6,8 @@
 #   (c) stories260K served at 32 streams against the offline spine (bench throughput), with
 #       every token streamed (the default) and with --stream-interval 4
 #   (d) a burst of 32 new streams (bench/burst.sh)
+# and, beside (c), its floor: the kernel's loopback TCP cost per streamed token alone
+# (bench/tcp_floor_bench, no HTTP, actors or JSON) as a share of the spine's CPU per token.
 # The ratios that divide one measurement by another, (a), (b) and (c), are taken ROUNDS times
 # (default 3), both sides of each ratio within the same round, and the median ratio is
 # reported: a shared VM's speed drifts by tens of percent within minutes, and a ratio of two
@@ -42,6 +44,7 @@ for r in $(seq 1 "$rounds"); do
     bench/run_serving_sweep.sh "$small" >"$RESULTS/small_interval4_$r.txt" 2>&1
   build/actorllm bench throughput "$small" --num-prompts 256 --input-len 64 --output-len 128 \
     --max-num-seqs 32 --path spine >"$RESULTS/spine_small_$r.txt" 2>&1
+  build/bench/tcp_floor_bench --streams 32 >"$RESULTS/tcp_floor_$r.txt"
 done
 
 echo "### once: $big at 8 streams, at 32 with 64 / 64, at 32 with a float16 KV cache"
@@ -54,9 +57,9 @@ echo "### burst of 32 new streams: $burst_model"
 bench/burst.sh "$burst_model" 32 64 64 >"$RESULTS/burst.txt" 2>&1
 
 python3 - "$RESULTS" "$(basename "$small")" "$(basename "$big")" "$(basename "$burst_model")" \
-  "$rounds" <<'PY'
+  "$rounds" "$(nproc)" <<'PY'
 import json, statistics, sys
-res, small, big, burst_model, rounds = sys.argv[1:6]
+res, small, big, burst_model, rounds, cores = sys.argv[1:7]
 rounds = range(1, int(rounds) + 1)
 def bench(name):
     return json.loads(open(f"{res}/{name}.txt").readline())[0]
@@ -73,11 +76,14 @@ per_round = [{
     "small_served": served(f"small_{r}", small),
     "small_served_interval4": served(f"small_interval4_{r}", small),
     "small_spine": spine(r),
+    "tcp_floor_us_per_token": bench(f"tcp_floor_{r}")["kernel_us_per_token"],
 } for r in rounds]
 for p in per_round:
     p["a"] = p["c32"] / p["prefill_tok_s"]
     p["c_added"] = p["small_spine"] / p["small_served"] - 1
     p["c_added_interval4"] = p["small_spine"] / p["small_served_interval4"] - 1
+    # The spine keeps every core busy: its CPU per token is cores / its rate.
+    p["c_floor"] = p["tcp_floor_us_per_token"] * 1e-6 * p["small_spine"] / int(cores)
 once = bench("model_bench_once")
 c8, mixed, f16kv = served("heavy_c8", big), served("mixed", big), served("heavy_f16kv", big)
 last = per_round[-1]
@@ -91,6 +97,7 @@ out = {
     "b_decode_over_bound": median(p["decode_vs_bound"] for p in per_round),
     "c_small_added_to_step": median(p["c_added"] for p in per_round),
     "c_small_interval4_added_to_step": median(p["c_added_interval4"] for p in per_round),
+    "c_tcp_floor_share_of_spine_cpu": median(p["c_floor"] for p in per_round),
     "d_burst": burst,
 }
 json.dump(out, open(f"{res}/cpu_ratios.json", "w"), indent=1)
@@ -107,5 +114,7 @@ figure (median of {len(per_round)} rounds; each round's values)              mea
     served tok/s [{span('small_served', '{:.0f}')}], spine tok/s [{span('small_spine', '{:.0f}')}]
 (c) same with --stream-interval 4                         {100*out['c_small_interval4_added_to_step']:.0f} %             [{span('c_added_interval4', '{:.2f}')}]
     served tok/s [{span('small_served_interval4', '{:.0f}')}]
+(c) floor: loopback TCP alone / spine CPU per token       {100*out['c_tcp_floor_share_of_spine_cpu']:.0f} %             [{span('c_floor', '{:.2f}')}]
+    kernel us per token [{span('tcp_floor_us_per_token', '{:.1f}')}]
 (d) burst: raw connect max {burst['raw_connect_ms_max']:.2f} ms (< 10), TTFT p99 / one burst prefill step {burst['ttft_p99_over_step']:.2f} (< 2)""")
 PY
