@@ -140,6 +140,12 @@ check "bench/served_cpu.sh accounts the server's threads and the load generator"
            grep -Eq "^server, all threads +[0-9.]+ +[0-9.]+" "$2" &&
            grep -Eq "^load generator +[0-9.]+" "$2" && grep -q "^CPU used: " "$2" ||
            { cat "$2"; exit 1; }' "$ACTORLLM_SOURCE_DIR" "$model" "$work/served_cpu.txt"
+# bench/tcp_floor_bench: a short run that reads back every payload and reports its CPU per token.
+check "tcp_floor_bench streams every payload and reports the kernel's CPU per token" \
+  bash -c '"$0" --streams 4 --rounds 50 --step-us 200 >"$1" &&
+           python3 -c "import json, sys; r = json.loads(open(sys.argv[1]).readline())[0]; \
+sys.exit(not (r[\"kernel_us_per_token\"] > 0 and r[\"reads_per_token\"] > 0))" "$1" ||
+           { cat "$1"; exit 1; }' "$(dirname "$ACTORLLM_BIN")/bench/tcp_floor_bench" "$work/tcp_floor.txt"
 if ((failures)); then
   echo "$failures check(s) failed; server log:"
   tail -n 50 "$work/serve.log"
