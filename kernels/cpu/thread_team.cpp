@@ -21,6 +21,9 @@ constexpr auto idle_spin = std::chrono::microseconds(200);
 /// core: a helper that was preempted mid-slot needs a core back to finish.
 constexpr auto finish_spin = std::chrono::microseconds(50);
 
+/// How often a spinning helper checks that the leader is running (one syscall each).
+constexpr auto leader_check = std::chrono::microseconds(10);
+
 thread_local bool inside_team_body = false;
 
 /// Set once at start-up (engine setup, a benchmark's flags), read by every thread that leads a
@@ -49,6 +52,7 @@ bool spin_until(Pred pred, std::chrono::microseconds budget) {
 }  // namespace
 
 thread_team::thread_team(int num_threads) {
+  if (pthread_getcpuclockid(pthread_self(), &leader_clock_) != 0) leader_clock_ = clockid_t(-1);
   for (int member = 1; member < num_threads; ++member)
     helpers_.emplace_back([this] { helper_loop(); });
 }
@@ -80,6 +84,12 @@ void thread_team::run(function_ref<void(int)> body) {
   while (!spin_until(all_done, finish_spin)) std::this_thread::yield();
 }
 
+int64_t thread_team::leader_cpu_ns() const {
+  timespec ts{};
+  if (leader_clock_ == clockid_t(-1) || clock_gettime(leader_clock_, &ts) != 0) return -1;
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 void thread_team::work_on(uint64_t generation) {
   uint64_t state = state_.load(std::memory_order_acquire);
   while ((state >> slot_bits) == generation && static_cast<int>(state & slot_mask) < size()) {
@@ -95,6 +105,28 @@ void thread_team::work_on(uint64_t generation) {
   }
 }
 
+template <class Pred>
+bool thread_team::spin_while_leader_runs(Pred pred) const {
+  int64_t leader_cpu = leader_cpu_ns();
+  if (leader_cpu < 0) return spin_until(pred, idle_spin);  // no clock: the plain idle spin
+  auto now = std::chrono::steady_clock::now();
+  const auto deadline = now + idle_spin;
+  auto next_check = now + leader_check;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (pred()) return true;
+      _mm_pause();
+    }
+    now = std::chrono::steady_clock::now();
+    if (now >= deadline) return pred();
+    if (now < next_check) continue;
+    const int64_t cpu = leader_cpu_ns();
+    if (cpu == leader_cpu) return pred();  // the leader has not run since the last check
+    leader_cpu = cpu;
+    next_check = now + leader_check;
+  }
+}
+
 void thread_team::helper_loop() {
   pthread_setname_np(pthread_self(), "actorllm.math");  // what `top -H` shows
   make_blas_single_threaded();
@@ -102,7 +134,7 @@ void thread_team::helper_loop() {
   uint64_t seen = 0;        // the generation last worked on
   for (;;) {
     auto started = [&] { return (state_.load(std::memory_order_acquire) >> slot_bits) != seen; };
-    if (!spin_until(started, idle_spin)) {
+    if (!spin_while_leader_runs(started)) {
       num_sleeping_.fetch_add(1);
       // Dekker pair with run(): either run() sees the sleeper and notifies, or this loop sees
       // the new generation and does not wait.

@@ -3,7 +3,12 @@
 /// spine's main thread) leads a team of its own: the caller takes the first share of each loop
 /// and the helpers are parked threads that wake for the others. Between the back-to-back loops of
 /// one forward pass the helpers spin; after a short idle they sleep, so that between steps the
-/// cores belong to the actors, the network and the detokenizer again.
+/// cores belong to the actors, the network and the detokenizer again. A helper also sleeps as
+/// soon as its leader has been off the cores for a few microseconds (preempted by the network
+/// or the load generator on a full machine, or blocked between steps): the next loop cannot
+/// start before the leader runs, so spinning then only keeps the leader from a core. In a
+/// served stories260K run this halved the helpers' spinning (10.5 % to 4.7 % of the server's
+/// samples); alone on the machine the leader never stops, and nothing changes.
 ///
 /// Why not OpenMP's pool: libgomp cuts its spin to about a hundred iterations whenever it
 /// manages more threads than the machine has cores. That is always the case once a thread
@@ -13,8 +18,11 @@
 ///
 /// OpenBLAS is called single-threaded from each thread on its slice of the work, so it
 /// never starts an OpenMP team of its own.
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <thread>
 #include <type_traits>
@@ -58,6 +66,8 @@ class thread_team {
   thread_team& operator=(const thread_team&) = delete;
 
   int size() const { return static_cast<int>(helpers_.size()) + 1; }
+  /// Helpers blocked until the next run (for tests).
+  int num_sleeping() const { return num_sleeping_.load(); }
 
   /// Runs body(slot) once for every slot in [0, size()) and returns when all are done. The
   /// caller runs slot 0, then claims every slot that no helper has started yet: on a machine
@@ -69,12 +79,21 @@ class thread_team {
 
  private:
   void helper_loop();
+  /// Spins until pred() holds (true), or returns false once the idle spin is over or the
+  /// leader has been off every core for a whole check interval: then the helper should sleep,
+  /// for its spinning only keeps the leader, or the network, from a core.
+  template <class Pred>
+  bool spin_while_leader_runs(Pred pred) const;
   /// Claims and runs slots of run number `generation` until none is left or a newer run began.
   void work_on(uint64_t generation);
 
   static constexpr int slot_bits = 16;
   static constexpr uint64_t slot_mask = (uint64_t(1) << slot_bits) - 1;
 
+  /// The leader's CPU time in ns, or -1 where its clock cannot be read.
+  int64_t leader_cpu_ns() const;
+
+  clockid_t leader_clock_{};  // the CPU clock of the thread that made the team: the leader
   std::vector<std::thread> helpers_;
   // The body of the current run. Written before the run's generation is published, read by a
   // helper before it claims a slot: a successful claim proves the read was of this run's body.

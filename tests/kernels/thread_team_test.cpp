@@ -1,7 +1,9 @@
 // The thread team: every slot runs once per loop, a descheduled helper holds up nothing, ranges
-// cover each index exactly once, nested loops run on the caller, helpers wake after sleeping, and
-// the sliced GEMM equals an unsliced one for every team size.
+// cover each index exactly once, nested loops run on the caller, helpers wake after sleeping,
+// sleep as soon as their leader is off the cores and spin while it runs, and the sliced GEMM
+// equals an unsliced one for every team size.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -108,6 +110,70 @@ TEST(thread_team, helpers_wake_after_sleeping) {
     team.run([&](int) { ++total; });
   }
   EXPECT_EQ(total.load(), 10);
+}
+
+/// One look at a 2-team's helper shortly after it ran a slot, while the leader either sleeps
+/// (off the cores) or spins (on one).
+struct helper_look {
+  bool in_time;  // within 150 us of the helper's slot: inside its 200 us idle spin
+  bool apart;    // the helper ran on another core than the one the leader looked from
+  bool asleep;   // the helper was blocked
+};
+
+helper_look look_at_helper(cpu::thread_team& team, bool leader_sleeps) {
+  using clock = std::chrono::steady_clock;
+  std::atomic<bool> helper_ran{false};
+  std::atomic<clock::rep> helper_done{0};
+  std::atomic<int> helper_core{-1};
+  team.run([&](int slot) {
+    if (slot == 1) {
+      helper_core = sched_getcpu();
+      helper_done = clock::now().time_since_epoch().count();
+      helper_ran = true;
+      return;
+    }
+    // Slot 0 waits (bounded) for the helper to run slot 1: then it is awake and spinning.
+    for (const auto until = clock::now() + std::chrono::milliseconds(100);
+         !helper_ran && clock::now() < until;)
+      std::this_thread::yield();
+  });
+  if (!helper_ran) return {false, false, false};
+  if (leader_sleeps) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  } else {
+    for (const auto until = clock::now() + std::chrono::microseconds(50); clock::now() < until;) {
+    }
+  }
+  const bool apart = sched_getcpu() != helper_core;
+  const bool asleep = team.num_sleeping() == 1;
+  const auto since = clock::now() - clock::time_point(clock::duration(helper_done.load()));
+  return {since < std::chrono::microseconds(150), apart, asleep};
+}
+
+TEST(thread_team, a_helper_sleeps_once_its_leader_is_off_the_cores) {
+  cpu::thread_team team(2);
+  int looks = 0, asleep = 0;
+  for (int attempt = 0; attempt < 200 && asleep < 3; ++attempt) {
+    const helper_look look = look_at_helper(team, /*leader_sleeps=*/true);
+    looks += look.in_time;
+    asleep += look.in_time && look.asleep;
+  }
+  if (looks == 0) GTEST_SKIP() << "the machine never let the test look in time";
+  // With only the 200 us idle spin, no look this early would find the helper asleep.
+  EXPECT_GT(asleep, 0) << looks << " looks in time";
+}
+
+TEST(thread_team, a_helper_keeps_spinning_while_its_leader_runs_on_another_core) {
+  // (On the leader's own core a spinning helper would only delay the leader: it sleeps.)
+  cpu::thread_team team(2);
+  int looks = 0, awake = 0;
+  for (int attempt = 0; attempt < 200 && awake < 3; ++attempt) {
+    const helper_look look = look_at_helper(team, /*leader_sleeps=*/false);
+    looks += look.in_time && look.apart;
+    awake += look.in_time && look.apart && !look.asleep;
+  }
+  if (looks == 0) GTEST_SKIP() << "the helper never ran beside the leader in time";
+  EXPECT_GT(awake, 0) << looks << " looks in time";  // spinning, ready for the next loop
 }
 
 TEST(thread_team, parallel_for_covers_each_index_once_for_any_team_size) {
