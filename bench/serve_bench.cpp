@@ -196,7 +196,9 @@ int run(const options& o) {
   const auto gaps = arrival_gaps(o.num_prompts, o.request_rate, o.burstiness, o.seed);
 
   asio::io_context io;  // one thread runs every connection
-  const target t = make_target(o, io);
+  connection_pool pool;
+  target t = make_target(o, io);
+  if (o.keep_alive) t.pool = &pool;
 
   std::printf("Starting initial single prompt test run...\n");
   request_result probe = fresh_result(samples[0]);

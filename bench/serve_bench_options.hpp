@@ -31,6 +31,7 @@ struct options {
   double burstiness = 1;
   int max_concurrency = 0;  // 0: no cap
   bool ignore_eos = false;
+  bool keep_alive = true;  // reuse connections across requests, as vLLM's benchmark does
   uint64_t seed = 0;
   goodput_slo goodput;
   std::string result_json, label;
@@ -58,6 +59,8 @@ Load generator for an OpenAI-compatible server (streaming), after vLLM's benchma
   --goodput ttft:MS tpot:MS e2el:MS
   --result-json FILE, --label NAME (stored in the JSON, for plots)
   --request-timeout S       per request (600)
+  --no-keep-alive           a new connection per request (Connection: close) instead of
+                            reusing idle ones
 )";
 }
 
@@ -119,6 +122,8 @@ inline options parse_options(int argc, char** argv) {
       it->second(inline_value ? *inline_value : args[++i]);
     } else if (flag == "--ignore-eos") {
       o.ignore_eos = true;
+    } else if (flag == "--no-keep-alive") {
+      o.keep_alive = false;
     } else if (flag == "--goodput") {
       // Like vLLM's nargs="+": every following word up to the next flag.
       std::vector<std::string> items;

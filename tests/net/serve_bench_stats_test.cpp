@@ -336,10 +336,12 @@ TEST(ServeBenchClient, StreamsFromTheNetServer) {
 
   for (const std::string path : {"/v1/completions", "/v1/chat/completions"}) {
     asio::io_context io;
+    connection_pool pool;
     target t;
     t.host = "127.0.0.1";
     t.endpoints = tcp::resolver(io).resolve("127.0.0.1", std::to_string(server.port()));
     t.path = path;
+    t.pool = &pool;
     std::vector<std::string> bodies;
     std::vector<request_result> results(8);
     for (int i = 0; i < 8; ++i) {
@@ -370,6 +372,9 @@ TEST(ServeBenchClient, StreamsFromTheNetServer) {
       EXPECT_GE(r.latency, r.ttft);
       EXPECT_GE(r.latency, 0.001 * r.expected_output_len);  // one token per ms at most
     }
+    // Kept alive: 8 requests, at most 3 at a time, on at most 3 connections.
+    EXPECT_GE(pool.num_opened, 1);
+    EXPECT_LE(pool.num_opened, 3);
   }
 
   // An error status ends as a failure that quotes the server.
@@ -405,4 +410,38 @@ TEST(ServeBenchClient, SilentServerEndsInATimeout) {
   EXPECT_FALSE(r.success);
   EXPECT_EQ(r.error, "transport: timed out");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(ServeBenchClient, AStaleKeptAliveConnectionIsRetriedOnANewOne) {
+  actorllm::testing::fake_engine engine;
+  actorllm::server_config config;
+  config.host = "127.0.0.1";
+  config.port = 0;
+  actorllm::net::http_options http_options;
+  http_options.access_log = false;
+  http_options.idle_timeout_s = 0.1;  // the server drops idle connections quickly
+  actorllm::net::http_server server(config, engine, http_options);
+  server.start();
+
+  asio::io_context io;
+  connection_pool pool;
+  target t;
+  t.host = "127.0.0.1";
+  t.endpoints = tcp::resolver(io).resolve("127.0.0.1", std::to_string(server.port()));
+  t.path = "/v1/completions";
+  t.pool = &pool;
+  const std::string body =
+      R"({"model":"fake-model","prompt":[1,2],"max_tokens":3,"stream":true,"ignore_eos":true,)"
+      R"("stream_options":{"include_usage":true}})";
+  for (int i = 0; i < 2; ++i) {
+    request_result r;
+    r.expected_output_len = 3;
+    asio::co_spawn(io, run_request(t, body, true, r), asio::detached);
+    io.restart();
+    io.run();
+    EXPECT_TRUE(r.success) << "request " << i << ": " << r.error;
+    // The first connection went back to the pool; the server closes it while it waits.
+    if (i == 0) std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  }
+  EXPECT_EQ(pool.num_opened, 2);  // the stale one was tried, then a new one opened
 }
