@@ -31,8 +31,7 @@ for _ in $(seq 1 600); do
 done
 curl -sf "$base/health" >/dev/null || { echo "FAIL: /health never became 200"; cat "$work/serve.log"; exit 1; }
 
-# metric <name>: the sum of all series of one metric in /metrics (0 when absent). awk, not
-# python, so that the poller below samples often.
+# metric <name>: the sum of all series of one metric in /metrics (0 when absent).
 metric() {
   curl -s "$base/metrics" |
     awk -v name="$1" 'index($0, name "{") == 1 || index($0, name " ") == 1 { s += $NF } END { print s + 0 }'
@@ -40,12 +39,31 @@ metric() {
 
 preemptions_before=$(metric actorllm:num_preemptions_total)
 
-# Poll /metrics while the clients run, recording the swapped gauge.
-(
-  while :; do metric actorllm:num_requests_swapped >>"$work/swapped.txt" || true; sleep 0.02; done
-) &
+# Poll /metrics while the clients run, recording the swapped gauge: one kept-alive connection
+# and no pause, so that a swap that lasts a step or two (a few ms) is still seen.
+python3 - "$port" "$work/swapped.txt" "$work/stop_polling" <<'PY' &
+import http.client, os, sys
+port, out, stop = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+name = "actorllm:num_requests_swapped"
+conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+with open(out, "w") as f:
+    while not os.path.exists(stop):
+        try:
+            conn.request("GET", "/metrics")
+            text = conn.getresponse().read().decode()
+        except (OSError, http.client.HTTPException):
+            conn.close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            continue
+        total = sum(float(line.split()[-1]) for line in text.splitlines()
+                    if line.startswith(name + "{") or line.startswith(name + " "))
+        f.write(f"{total:g}\n")
+        f.flush()
+PY
 poller=$!
 pids+=($poller)
+# The clients' whole run can be shorter than Python's start-up: let the poller begin first.
+for _ in $(seq 1 200); do [ -s "$work/swapped.txt" ] && break; sleep 0.05; done
 
 num_clients=12
 clients=()
@@ -57,7 +75,7 @@ for i in $(seq 1 $num_clients); do
 done
 for c in "${clients[@]}"; do wait "$c" || true; done
 sleep 0.3  # a few more polls after the last request finished
-kill "$poller" 2>/dev/null || true
+touch "$work/stop_polling"
 wait "$poller" 2>/dev/null || true
 
 num_complete=$(python3 - "$work" "$num_clients" <<'PY'
