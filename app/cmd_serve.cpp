@@ -1,18 +1,16 @@
 // `actorllm serve`: the OpenAI-compatible server over the actor engine.
-#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <thread>
 
 #include "actors/engine_system.hpp"
 #include "app/command.hpp"
+#include "app/stop_signals.hpp"
 #include "config/engine_flags.hpp"
 #include "net/http_server.hpp"
 
 namespace actorllm::app {
 namespace {
-
-std::atomic<int> stop_signal{0};
 
 void log_line(const char* level, const std::string& text) {
   char stamp[32];
@@ -92,10 +90,10 @@ int run_serve(int argc, char** argv) {
                        std::to_string(config.parallel.replicas) + ", I/O threads " +
                        std::to_string(config.server.io_threads) + ")");
 
-  std::signal(SIGINT, [](int s) { stop_signal = s; });
-  std::signal(SIGTERM, [](int s) { stop_signal = s; });
-  while (!stop_signal) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  catch_stop_signals();
+  while (!stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   log_line("INFO", "shutting down: no new connections; in-flight requests are aborted");
+  bound_shutdown("actorllm serve");
   if (metrics_server) metrics_server->stop();
   server->stop();
   engine->shutdown();

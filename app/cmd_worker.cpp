@@ -1,7 +1,6 @@
 // `actorllm worker --connect HOST:PORT`: a worker in its own process (or on another machine)
 // that joins a running server through CAF's middleman; the server builds a replica around it.
 #include <caf/io/all.hpp>
-#include <csignal>
 #include <cstdio>
 #include <thread>
 
@@ -9,12 +8,11 @@
 #include "actors/gpu_worker/gpu_worker_actor.hpp"
 #include "actors/worker_backend.hpp"
 #include "app/command.hpp"
+#include "app/stop_signals.hpp"
 #include "config/engine_flags.hpp"
 
 namespace actorllm::app {
 namespace {
-
-std::atomic<int> stop_signal{0};
 
 int run_worker(int argc, char** argv) {
   engine_config config;
@@ -64,8 +62,7 @@ int run_worker(int argc, char** argv) {
   std::fprintf(stderr, "actorllm worker: '%s' joined %s with %d KV blocks\n", name.c_str(),
                connect.c_str(), setup->runner.num_device_blocks);
 
-  std::signal(SIGINT, [](int s) { stop_signal = s; });
-  std::signal(SIGTERM, [](int s) { stop_signal = s; });
+  catch_stop_signals();
   std::atomic<bool> server_gone{false};
   auto watcher = system.spawn([&server_gone, r = *router](caf::event_based_actor* self) {
     self->monitor(r);
@@ -74,9 +71,11 @@ int run_worker(int argc, char** argv) {
       self->quit();
     });
   });
-  while (!stop_signal && !server_gone) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!stop_requested() && !server_gone)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   std::fprintf(stderr, "actorllm worker: %s\n",
                server_gone ? "the server went away; exiting" : "stopping");
+  bound_shutdown("actorllm worker");
   caf::anon_send_exit(worker, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(watcher, caf::exit_reason::user_shutdown);
   return 0;
