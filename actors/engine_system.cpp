@@ -47,7 +47,7 @@ engine_system::engine_system(const engine_config& config)
       std::function<void(size_t)>(
           [m = monitoring_.get()](size_t depth) { m->set_mailbox_depth("router", depth); }),
       config.scheduler.stream_interval);
-  owned_.push_back(caf::actor_cast<caf::actor>(router_));
+  own(caf::actor_cast<caf::actor>(router_));
   for (int32_t i = 0; i < config.parallel.replicas; ++i) add_replica();
 
   model_info info{setup_->served_model_name, config.model.model, setup_->max_model_len,
@@ -68,7 +68,7 @@ worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank,
   // Detached: the forward pass occupies its own thread, never one of the actors' scheduler threads.
   auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->shards.at(rank), setup_->backend,
                                              runner, name);
-  owned_.push_back(caf::actor_cast<caf::actor>(worker));
+  own(caf::actor_cast<caf::actor>(worker));
   return worker;
 }
 
@@ -89,8 +89,8 @@ scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_a
       scheduler_shell, options, std::move(workers), cache,
       caf::actor_cast<replica_sink_actor>(router_), std::move(respawn), std::move(hooks),
       scheduler_shell_options{index, options.scheduler.async_scheduling});
-  owned_.push_back(caf::actor_cast<caf::actor>(cache));
-  owned_.push_back(caf::actor_cast<caf::actor>(scheduler));
+  own(caf::actor_cast<caf::actor>(cache));
+  own(caf::actor_cast<caf::actor>(scheduler));
   return scheduler;
 }
 
@@ -153,14 +153,26 @@ std::variant<uint16_t, std::string> engine_system::publish(uint16_t port, const 
   return *bound;
 }
 
+void engine_system::own(caf::actor actor) {
+  std::lock_guard lock(owned_mutex_);
+  if (stopped_)
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+  else
+    owned_.push_back(std::move(actor));
+}
+
 void engine_system::shutdown() {
-  if (stopped_) return;
-  stopped_ = true;
+  std::vector<caf::actor> owned;
+  {
+    std::lock_guard lock(owned_mutex_);
+    if (stopped_) return;
+    stopped_ = true;
+    owned.swap(owned_);
+  }
   if (client_) client_->set_healthy(false);
   client_.reset();
   // Self-ticking schedulers keep the system alive: tell everyone to exit, then wait.
-  for (auto& a : owned_) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-  owned_.clear();
+  for (auto& a : owned) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   initial_workers_.clear();
   system_.await_all_actors_done();
 }

@@ -4,6 +4,7 @@
 /// engine_client. Replicas can be added or drained at run time; workers of other processes
 /// join through CAF's middleman (publish / remote_actor). Shutting down stops every actor.
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
@@ -67,9 +68,15 @@ class engine_system {
   router_actor router_;
   std::unique_ptr<engine_client> client_;
   std::vector<std::vector<worker_actor>> initial_workers_;
+  /// Records an actor for shutdown; one spawned once shutdown began is told to exit at once.
+  /// Called from the router's thread (a remote worker joins) and the schedulers' (a worker is
+  /// respawned) as well as the caller's.
+  void own(caf::actor actor);
+
+  std::mutex owned_mutex_;
   std::vector<caf::actor> owned_;  // every actor this system spawned, for shutdown
+  bool stopped_ = false;           // shutdown began (under owned_mutex_)
   int32_t num_replicas_ = 0;
-  bool stopped_ = false;
 };
 
 }  // namespace actorllm
