@@ -109,22 +109,14 @@ template <class Pred>
 bool thread_team::spin_while_leader_runs(Pred pred) const {
   int64_t leader_cpu = leader_cpu_ns();
   if (leader_cpu < 0) return spin_until(pred, idle_spin);  // no clock: the plain idle spin
-  auto now = std::chrono::steady_clock::now();
-  const auto deadline = now + idle_spin;
-  auto next_check = now + leader_check;
-  for (;;) {
-    for (int i = 0; i < 64; ++i) {
-      if (pred()) return true;
-      _mm_pause();
-    }
-    now = std::chrono::steady_clock::now();
-    if (now >= deadline) return pred();
-    if (now < next_check) continue;
+  // The idle spin in slices of one check interval, with the leader's clock read between them.
+  for (auto spun = std::chrono::microseconds(0); spun < idle_spin; spun += leader_check) {
+    if (spin_until(pred, leader_check)) return true;
     const int64_t cpu = leader_cpu_ns();
     if (cpu == leader_cpu) return pred();  // the leader has not run since the last check
     leader_cpu = cpu;
-    next_check = now + leader_check;
   }
+  return pred();
 }
 
 void thread_team::helper_loop() {
