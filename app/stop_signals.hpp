@@ -2,6 +2,9 @@
 /// SIGINT and SIGTERM for the long-running commands (serve, worker): the first asks for a clean
 /// shutdown; a shutdown is then bounded, so that whatever hangs in it (an actor that never
 /// quits, a connection to a lost peer that never closes) cannot keep the process alive.
+/// One such hang is known outside the project: CAF 0.17 (the version Debian ships) can
+/// deadlock while waiting for the threads of detached actors at shutdown, rarely and at random
+/// (actor-framework issue 1196, fixed in CAF 0.18); every actor of the engine is detached.
 #include <chrono>
 
 namespace actorllm::app {
