@@ -13,7 +13,7 @@ enum class scheduling_policy { fcfs, priority };
 struct model_config {
   std::string model;      ///< Hugging Face folder (config.json, *.safetensors, tokenizer.json)
   std::string tokenizer;  ///< folder or tokenizer.json; empty: same as model
-  std::string served_model_name;  ///< name in the API; empty: the model folder's name
+  std::string served_model_name;  ///< name in the API; empty: the folder's (--model also accepted)
   std::string dtype = "auto";     ///< auto | float32 | float16 | bfloat16 (compute dtype)
   int32_t max_model_len = 0;      ///< 0: max_position_embeddings of the model
   uint64_t seed = 0;

@@ -11,8 +11,10 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
   });
   p.add_string("--tokenizer", "tokenizer folder or tokenizer.json (default: the model's)",
                c.model.tokenizer);
-  p.add_string("--served-model-name", "model name in the API (default: the folder's name)",
-               c.model.served_model_name);
+  p.add_string(
+      "--served-model-name",
+      "model name in the API (default: the folder's name, with the --model argument also accepted)",
+      c.model.served_model_name);
   p.add_string("--dtype", "compute dtype: auto, float32, float16, bfloat16", c.model.dtype);
   p.add_number("--max-model-len", "context length; 0: the model's max_position_embeddings",
                c.model.max_model_len);

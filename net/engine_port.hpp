@@ -16,10 +16,20 @@ namespace actorllm {
 
 /// What /v1/models and the validation of `model` need to know.
 struct model_info {
-  std::string name;           ///< served model name: the only accepted `model` value
+  std::string name;           ///< served model name, the id /v1/models reports
   std::string root;           ///< where the weights came from (folder), for /v1/models
   int32_t max_model_len = 0;  ///< context length in tokens
   int64_t created = 0;        ///< unix seconds when the model was loaded
+  /// Other values `model` may carry: the --model argument as given when no
+  /// --served-model-name was set, since that argument is the name vLLM would serve.
+  std::vector<std::string> aliases;
+
+  bool answers_to(std::string_view requested) const {
+    if (requested == name) return true;
+    for (const auto& alias : aliases)
+      if (requested == alias) return true;
+    return false;
+  }
 };
 
 /// Answer to tokenize(): the ids, or an error with its HTTP status.

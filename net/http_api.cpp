@@ -164,7 +164,7 @@ namespace actorllm::net {
 std::optional<api_error> admit(server_context& context, const openai_request& request,
                                model_info& model) {
   model = context.engine.model();
-  if (!request.model.empty() && request.model != model.name) {
+  if (!request.model.empty() && !model.answers_to(request.model)) {
     api_error error =
         not_found("The model `" + request.model + "` does not exist.", "model_not_found");
     error.param = "model";
@@ -195,7 +195,7 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
   call_options options;
   options.kind = request.kind;
   options.id = display_id.empty() ? base : std::move(display_id);
-  options.model = model.name;
+  options.model = request.model.empty() ? model.name : request.model;  // echoed, as vLLM does
   options.created = unix_now();
   options.n = request.n;
   options.stream = request.stream;

@@ -132,7 +132,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
         return send(http::status::ok, models_json(engine.model()));
       case endpoint::model: {
         const model_info model = engine.model();
-        if (r.model_id != model.name) {
+        if (!model.answers_to(r.model_id)) {
           return send_error(
               not_found("The model `" + r.model_id + "` does not exist.", "model_not_found"));
         }
@@ -308,10 +308,11 @@ class http_session : public std::enable_shared_from_this<http_session> {
     generate_request parsed;
     if (auto error = parse_tokenize_request(request_.body(), parsed)) return send_error(*error);
     const model_info model = context_.engine.model();
-    if (!parsed.model.empty() && parsed.model != model.name) {
+    if (!parsed.model.empty() && !model.answers_to(parsed.model)) {
       return send_error(
           not_found("The model `" + parsed.model + "` does not exist.", "model_not_found"));
     }
+    parsed.model = model.name;  // the engine knows the model by its served name only
     context_.engine.tokenize(std::move(parsed),
                              on_strand<tokenize_result>([](http_session& s, tokenize_result r) {
                                if (!r.error.empty())

@@ -11,6 +11,19 @@
 
 namespace actorllm {
 
+namespace {
+
+/// The model folder's own name, however the path was typed ("a/b", "a/b/", "a/b/."); the
+/// whole argument when it names no folder ("." or "/").
+std::string folder_name(const std::string& model_argument) {
+  std::filesystem::path p = std::filesystem::path(model_argument).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  const std::string name = p.filename().string();
+  return name.empty() || name == "." || name == ".." ? model_argument : name;
+}
+
+}  // namespace
+
 engine_setup engine_setup::load(const engine_config& config,
                                 std::shared_ptr<const backend_provider> backend) {
   if (auto errors = config.validate(); !errors.empty()) throw std::runtime_error(errors.front());
@@ -32,11 +45,10 @@ engine_setup engine_setup::load(const engine_config& config,
     s.shards.push_back(std::make_shared<llama_model>(model_dir, tp_shard{rank, tp}));
   s.model = s.shards.front();
   s.render_chat = load_chat_renderer(config.model.chat_template, model_dir, s.tok);
-  s.served_model_name =
-      !config.model.served_model_name.empty()
-          ? config.model.served_model_name
-          : std::filesystem::path(config.model.model).lexically_normal().filename().string();
-  if (s.served_model_name.empty()) s.served_model_name = config.model.model;
+  s.served_model_name = !config.model.served_model_name.empty() ? config.model.served_model_name
+                                                                : folder_name(config.model.model);
+  if (config.model.served_model_name.empty() && config.model.model != s.served_model_name)
+    s.model_aliases.push_back(config.model.model);
 
   const auto& mc = s.model->config();
   s.max_model_len = config.model.max_model_len > 0

@@ -5,6 +5,7 @@
 /// Shared by the offline spine and the actor system.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "actors/gpu_worker/forward_backend.hpp"
 #include "actors/gpu_worker/model_runner.hpp"
@@ -26,6 +27,8 @@ struct engine_setup {
   tokenizer tok;
   chat_renderer render_chat;  ///< empty when the model has no chat template
   std::string served_model_name;
+  /// Other names requests may use: the --model argument when no --served-model-name was set.
+  std::vector<std::string> model_aliases;
   int32_t max_model_len = 0;
   scheduler_options scheduler;
   model_runner_config runner;

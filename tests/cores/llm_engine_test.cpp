@@ -97,5 +97,17 @@ TEST(llm_engine, refusals_are_values_with_statuses) {
   EXPECT_EQ(engine.add_request(wrong_model)->error_status, 404);
 }
 
+TEST(engine_setup, served_under_the_folder_name_and_the_model_argument_as_given) {
+  engine_config c = base_config();
+  c.model.model = (testing::stories260k_dir() / ".").string();  // as a user might type it
+  const engine_setup plain = engine_setup::load(c);
+  EXPECT_EQ(plain.served_model_name, "stories260K");
+  EXPECT_EQ(plain.model_aliases, std::vector<std::string>{c.model.model});  // vLLM's name
+  c.model.model = testing::stories260k_dir().string() + "/";  // as shell completion leaves it
+  EXPECT_EQ(engine_setup::load(c).served_model_name, "stories260K");
+  c.model.served_model_name = "tiny";  // an explicit name is the only one, as in vLLM
+  EXPECT_TRUE(engine_setup::load(c).model_aliases.empty());
+}
+
 }  // namespace
 }  // namespace actorllm

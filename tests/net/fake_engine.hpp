@@ -67,6 +67,11 @@ class fake_engine : public engine_port {
 
   void tokenize(generate_request request, std::function<void(tokenize_result)> done) override {
     tokenize_result result;
+    if (!request.model.empty() && request.model != "fake-model") {  // as the router's check
+      result.error = "The model `" + request.model + "` does not exist.";
+      result.error_status = 404;
+      return done(std::move(result));
+    }
     result.max_model_len = max_model_len;
     const std::string& text = request.kind == prompt_kind::chat ? request.chat_json : request.text;
     if (request.add_special_tokens) result.tokens.push_back(1);
@@ -91,7 +96,8 @@ class fake_engine : public engine_port {
 
   bool healthy() const override { return alive; }
   model_info model() const override {
-    return {"fake-model", "/models/fake", max_model_len, 1700000000};
+    // Served as if started with --model /models/fake and no --served-model-name.
+    return {"fake-model", "/models/fake", max_model_len, 1700000000, {"/models/fake"}};
   }
   std::string metrics_text() override { return "# TYPE actorllm:fake gauge\nactorllm:fake 1\n"; }
   std::size_t num_waiting() const override { return waiting; }
@@ -132,7 +138,8 @@ class fake_engine : public engine_port {
         request_output out;
         out.request_id = request.request_id;
         out.index = c;
-        out.text = "w" + std::to_string(j) + " ";
+        // Appended, not "w" + to_string(j): GCC 12 warns falsely (-Wrestrict) on that form.
+        out.text = 'w' + std::to_string(j) + ' ';
         out.token_ids = {100 + j};
         out.num_prompt_tokens = num_prompt;
         out.num_generated_tokens = j + 1;
@@ -144,7 +151,7 @@ class fake_engine : public engine_port {
           for (int32_t k = 0; k < request.params.logprobs; ++k) {
             lp.top_ids.push_back(100 + k);
             lp.top_logprobs.push_back(-0.5f - k);
-            lp.top_texts.push_back("a" + std::to_string(k));
+            lp.top_texts.push_back('a' + std::to_string(k));
           }
           out.logprobs = {lp};
         }

@@ -178,6 +178,24 @@ TEST_F(http_server_test, tokenize_and_detokenize) {
   EXPECT_EQ(post(port_, "/tokenize", R"({"prompt":"x","model":"nope"})").status, 404);
 }
 
+TEST_F(http_server_test, the_model_argument_is_accepted_beside_the_served_name) {
+  // vLLM serves a model under its --model argument; clients written for it send that.
+  auto r =
+      post(port_, "/v1/completions", R"({"model":"/models/fake","prompt":"hi","max_tokens":2})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["model"], "/models/fake");  // echoed as asked, as vLLM does
+  const auto submitted = engine_.submitted();
+  ASSERT_EQ(submitted.size(), 1u);
+  EXPECT_EQ(submitted[0].model, "fake-model");  // the engine knows one name
+  r = post(port_, "/tokenize", R"({"prompt":"ab","model":"/models/fake"})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["count"], 3);
+  EXPECT_EQ(post(port_, "/v1/completions", R"({"model":"models/fake","prompt":"hi"})").status, 404);
+  const auto models = json::parse(get(port_, "/v1/models").body);
+  ASSERT_EQ(models["data"].size(), 1u);  // one model, listed once, by its served name
+  EXPECT_EQ(models["data"][0]["id"], "fake-model");
+}
+
 void expect_error(const http_result& r, int status, const std::string& param = {}) {
   EXPECT_EQ(r.status, status) << r.body;
   const json j = json::parse(r.body, nullptr, false);
@@ -352,7 +370,7 @@ TEST_F(http_server_test, two_hundred_concurrent_streams_all_complete) {
                 : post(port_, "/v1/completions", R"({"prompt":"x","max_tokens":20,"stream":true})");
         const auto payloads = sse_payloads(r.body);
         std::string expected;
-        for (int t = 0; t < 20; ++t) expected += "w" + std::to_string(t) + " ";
+        for (int t = 0; t < 20; ++t) expected += 'w' + std::to_string(t) + ' ';
         if (r.status == 200 && !payloads.empty() && payloads.back() == "[DONE]" &&
             text_of_stream(payloads, chat) == expected) {
           ++num_ok;
