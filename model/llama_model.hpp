@@ -41,8 +41,9 @@ struct llama_weights {
 };
 
 /// The projection weights again, packed for cpu::linear_packed (decode-sized batches). Made
-/// on the first CPU forward, so a model that only feeds a GPU never pays for them: they
-/// double the host memory of the projections.
+/// when a CPU engine loads the model (prepare_cpu_weights), or else on the first CPU forward,
+/// so a model that only feeds a GPU never pays for them: they double the host memory of the
+/// projections.
 struct packed_llama_weights {
   struct layer {
     cpu::packed_matrix qkv, o, gate_up, down;
@@ -88,6 +89,14 @@ class llama_model {
 
   kv_cache_shape cache_shape(int64_t num_blocks, int64_t block_size,
                              kv_cache_dtype dtype = kv_cache_dtype::float32) const;
+
+  /// Packs the weights for the CPU forward now rather than in the first forward (about a
+  /// second per 100M parameters on this class of machine, which the first request would
+  /// wait for). Thread-safe; a no-op once done or where the CPU lacks AVX2/FMA.
+  void prepare_cpu_weights() const { packed(); }
+  /// Whether the packed weights exist (made by prepare_cpu_weights or a CPU forward); not
+  /// to be asked while another thread may be packing them.
+  bool has_cpu_weights() const { return packed_->weights != nullptr; }
 
  private:
   void ensure_workspace(forward_workspace& ws, int64_t num_tokens) const;

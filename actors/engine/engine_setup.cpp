@@ -61,6 +61,9 @@ engine_setup engine_setup::load(const engine_config& config,
 
   const auto budget = backend->plan_kv(*s.model, config, s.max_model_len);
   if (!budget.error.empty()) throw std::runtime_error(budget.error);
+  // After the budget: plan_kv already keeps the weights' bytes aside once more, which is
+  // what the CPU's packed copy takes.
+  for (const auto& shard : s.shards) backend->prepare(*shard);
   s.backend = std::move(backend);
 
   s.scheduler.scheduler = config.scheduler;

@@ -32,6 +32,8 @@ class cpu_backend_provider : public backend_provider {
   std::string device() const override { return "cpu"; }
   kv_budget plan_kv(const llama_model& model, const engine_config& config,
                     int32_t max_model_len) const override;
+  /// Packs the weights (llama_model::prepare_cpu_weights).
+  void prepare(const llama_model& model) const override { model.prepare_cpu_weights(); }
   std::unique_ptr<forward_backend> make_backend(std::shared_ptr<const llama_model> model,
                                                 const model_runner_config& config) const override;
 };

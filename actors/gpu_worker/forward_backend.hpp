@@ -70,6 +70,10 @@ class backend_provider {
   virtual kv_budget plan_kv(const llama_model& model, const engine_config& config,
                             int32_t max_model_len) const = 0;
 
+  /// What `model` needs before its first forward on this device, done while the engine
+  /// loads so that no request waits for it. Default: nothing.
+  virtual void prepare(const llama_model& /*model*/) const {}
+
   /// A worker's backend with pools of `config`'s sizes. Throws when the device fails.
   virtual std::unique_ptr<forward_backend> make_backend(
       std::shared_ptr<const llama_model> model, const model_runner_config& config) const = 0;

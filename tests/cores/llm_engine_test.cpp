@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "kernels/cpu/packed_linear.hpp"
 #include "tests/common/engine_checks.hpp"
 #include "tests/common/requests.hpp"
 
@@ -95,6 +96,13 @@ TEST(llm_engine, refusals_are_values_with_statuses) {
   auto wrong_model = ids_request("m", {1}, 10);
   wrong_model.model = "gpt-4";
   EXPECT_EQ(engine.add_request(wrong_model)->error_status, 404);
+}
+
+TEST(engine_setup, a_cpu_engine_packs_its_weights_while_it_loads) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "this CPU lacks AVX2/FMA: nothing to pack";
+  EXPECT_FALSE(llama_model(testing::stories260k_dir()).has_cpu_weights());  // made lazily alone
+  const engine_setup setup = engine_setup::load(base_config());
+  EXPECT_TRUE(setup.model->has_cpu_weights());  // not left for the first request
 }
 
 TEST(engine_setup, served_under_the_folder_name_and_the_model_argument_as_given) {
