@@ -61,7 +61,13 @@ std::optional<request_output> output_processor::process(request_output out) {
   if (c.finished) return std::nullopt;
   for (int32_t id : out.token_ids) {
     c.held += c.detok.push(id);
-    if (want_token_texts_) out.token_texts.push_back(tok_.decode(std::span(&id, 1), false));
+    if (want_token_texts_) out.token_texts.push_back(token_text(id));
+  }
+  if (want_token_texts_) {
+    for (auto& lp : out.logprobs) {
+      lp.top_texts.clear();
+      for (int32_t id : lp.top_ids) lp.top_texts.push_back(token_text(id));
+    }
   }
   const bool ending = out.finish != finish_reason::none;
   if (ending) c.held += c.detok.finish();

@@ -6,6 +6,7 @@
 /// for `echo`.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,8 @@ class output_processor {
     bool echoed = false;
   };
   choice& choice_at(int32_t index);
+  /// One token decoded alone, as vLLM names the tokens of logprobs (special tokens kept).
+  std::string token_text(int32_t id) const { return tok_.decode(std::span(&id, 1), false); }
   /// Moves the decidable part of `held` into `out`; returns the matched stop string, if any.
   std::optional<std::string> release_text(choice& c, std::string& out, bool final_delta) const;
 

@@ -85,6 +85,26 @@ TEST(llm_engine, seeded_sampling_repeats_and_n_gives_n_choices) {
   EXPECT_NE(out[0][0].token_ids, out[0][1].token_ids);
 }
 
+TEST(llm_engine, logprobs_name_the_chosen_and_the_top_tokens_by_their_text) {
+  llm_engine engine(engine_setup::load(base_config()));
+  const tokenizer tok = tokenizer::load(testing::stories260k_dir());
+  auto r = ids_request("lp", {1}, 6);
+  r.params.logprobs = 3;
+  const auto out = run_to_completion(engine, {r});
+  const request_output& o = out[0][0];
+  ASSERT_EQ(o.logprobs.size(), 6u);
+  ASSERT_EQ(o.token_texts.size(), 6u);
+  auto text_of = [&](int32_t id) { return tok.decode(std::span(&id, 1), false); };
+  for (std::size_t i = 0; i < o.logprobs.size(); ++i) {
+    const token_logprob& lp = o.logprobs[i];
+    EXPECT_EQ(o.token_texts[i], text_of(lp.token_id));
+    ASSERT_EQ(lp.top_ids.size(), 3u);
+    ASSERT_EQ(lp.top_texts.size(), 3u);  // not left for the API to print as "token_id:N"
+    for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(lp.top_texts[k], text_of(lp.top_ids[k]));
+    EXPECT_EQ(lp.top_texts[0], o.token_texts[i]);  // greedy: the chosen token is the top one
+  }
+}
+
 TEST(llm_engine, refusals_are_values_with_statuses) {
   llm_engine engine(engine_setup::load(base_config()));
   auto too_long = ids_request("long", std::vector<int32_t>(600, 5), 10);
