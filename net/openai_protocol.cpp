@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "net/unsupported_fields.hpp"
+
 namespace actorllm::net {
 namespace {
 
@@ -296,6 +298,7 @@ std::optional<api_error> parse_openai_request(std::string_view body, api_kind ki
 
 std::optional<api_error> parse_openai_json(const json& body, api_kind kind, openai_request& out) {
   if (!body.is_object()) return bad_request("the request must be a JSON object");
+  if (auto refused = refuse_unsupported_fields(body, kind)) return refused;
   field_reader r{body, std::nullopt};
   out = openai_request{};
   out.kind = kind;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace actorllm::net {
 namespace {
 
@@ -135,6 +137,38 @@ TEST(openai_protocol, wrong_types_and_ranges_name_the_parameter) {
     EXPECT_EQ(e.param, param) << body << ": " << e.message;
     EXPECT_FALSE(e.message.empty());
   }
+}
+
+TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
+  // Each asks for output this server cannot give; silently ignoring it would answer wrongly.
+  const std::tuple<const char*, api_kind, const char*> refused[] = {
+      {R"({"prompt":"x","response_format":{"type":"json_object"}})", api_kind::completion,
+       "response_format"},
+      {R"({"messages":[],"response_format":{"type":"json_schema","json_schema":{}}})",
+       api_kind::chat, "response_format"},
+      {R"({"prompt":"x","response_format":"json"})", api_kind::completion, "response_format"},
+      {R"({"prompt":"x","guided_json":{"type":"object"}})", api_kind::completion, "guided_json"},
+      {R"({"prompt":"x","guided_choice":["a","b"]})", api_kind::completion, "guided_choice"},
+      {R"({"prompt":"x","guided_regex":"a+"})", api_kind::completion, "guided_regex"},
+      {R"({"prompt":"x","structured_outputs":{"json":{}}})", api_kind::completion,
+       "structured_outputs"},
+      {R"({"messages":[],"tool_choice":"required"})", api_kind::chat, "tool_choice"},
+      {R"({"messages":[],"tool_choice":{"type":"function","function":{"name":"f"}}})",
+       api_kind::chat, "tool_choice"},
+      {R"({"prompt":"x","best_of":3})", api_kind::completion, "best_of"},
+      {R"({"prompt":"x","suffix":"end"})", api_kind::completion, "suffix"},
+      {R"({"prompt":"x","prompt_logprobs":1})", api_kind::completion, "prompt_logprobs"},
+  };
+  for (const auto& [body, kind, param] : refused) {
+    const api_error e = parse_error(body, kind);
+    EXPECT_EQ(e.status, 400) << body;
+    EXPECT_EQ(e.param, param) << body << ": " << e.message;
+  }
+  // What asks for nothing beyond free text passes, and so do fields nobody defined.
+  parse_ok(R"({"prompt":"x","response_format":{"type":"text"},"best_of":1,"suffix":"",)"
+           R"("guided_json":null,"prompt_logprobs":null,"made_up_field":1})");
+  parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"auto"})", api_kind::chat);
+  parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"none"})", api_kind::chat);
 }
 
 TEST(openai_protocol, null_means_not_given) {

@@ -1,0 +1,53 @@
+#include "net/unsupported_fields.hpp"
+
+#include <string>
+
+namespace actorllm::net {
+
+namespace {
+
+using nlohmann::json;
+
+const json* given(const json& body, const char* key) {
+  auto it = body.find(key);
+  return it == body.end() || it->is_null() ? nullptr : &*it;
+}
+
+api_error needs_structured_output(const std::string& what, const char* param) {
+  return bad_request(what + " asks for structured output (constrained decoding), which this " +
+                         "server does not implement; leave it out to get free text",
+                     param);
+}
+
+}  // namespace
+
+std::optional<api_error> refuse_unsupported_fields(const json& body, api_kind kind) {
+  if (const json* format = given(body, "response_format")) {
+    const json* type = format->is_object() ? given(*format, "type") : nullptr;
+    if (!type || !type->is_string())
+      return bad_request("response_format must be an object with a string type", "response_format");
+    if (type->get_ref<const std::string&>() != "text")
+      return needs_structured_output("response_format of type " + type->get<std::string>(),
+                                     "response_format");
+  }
+  for (const char* key : {"guided_json", "guided_regex", "guided_choice", "guided_grammar",
+                          "structural_tag", "structured_outputs"}) {
+    if (given(body, key)) return needs_structured_output(key, key);
+  }
+  if (kind == api_kind::chat) {
+    if (const json* choice = given(body, "tool_choice");
+        choice && !(choice->is_string() && (*choice == "none" || *choice == "auto")))
+      return needs_structured_output("tool_choice other than \"none\" or \"auto\"", "tool_choice");
+  }
+  if (const json* best_of = given(body, "best_of");
+      best_of && !(best_of->is_number_integer() && best_of->get<int64_t>() <= 1))
+    return bad_request("best_of is not supported; use n for several samples", "best_of");
+  if (const json* suffix = given(body, "suffix");
+      suffix && !(suffix->is_string() && suffix->get_ref<const std::string&>().empty()))
+    return bad_request("suffix is not supported", "suffix");
+  if (given(body, "prompt_logprobs"))
+    return bad_request("prompt_logprobs is not supported", "prompt_logprobs");
+  return std::nullopt;
+}
+
+}  // namespace actorllm::net

@@ -1,0 +1,16 @@
+#pragma once
+/// Request fields that vLLM honors and this server cannot: structured output (response_format
+/// beyond "text", the guided_* family, a forced tool call), best_of, suffix and
+/// prompt_logprobs. Ignoring one would answer with text that looks right and is not what was
+/// asked, so the request is refused with a 400 naming the field. Fields nobody defined are
+/// still ignored, as vLLM ignores them.
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "net/openai_protocol.hpp"
+
+namespace actorllm::net {
+
+std::optional<api_error> refuse_unsupported_fields(const nlohmann::json& body, api_kind kind);
+
+}  // namespace actorllm::net
