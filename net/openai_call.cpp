@@ -132,7 +132,7 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
   auto it = prompt_of_.find(out.request_id);
   if (it == prompt_of_.end()) return;
   if (out.finish == finish_reason::error) {
-    fail(engine_error(out.error, out.error_status), chunks);
+    fail(engine_error(out.error, out.error_status, out.error_param), chunks);
     return;
   }
   if (out.index < 0 || out.index >= options_.n) return;

@@ -15,13 +15,16 @@ api_error internal_error(std::string message) {
   return api_error{500, std::move(message), "server_error", {}, "internal_error"};
 }
 
-api_error engine_error(const std::string& message, int32_t status) {
+api_error engine_error(const std::string& message, int32_t status, const std::string& param) {
   const std::string text = message.empty() ? "the request failed" : message;
   switch (status) {
     case 400:
-      return bad_request(text);
-    case 404:
-      return not_found(text, "model_not_found");
+      return bad_request(text, param);
+    case 404: {
+      api_error error = not_found(text, "model_not_found");
+      error.param = param;
+      return error;
+    }
     case 429:
       return api_error{429, text, "rate_limit_error", {}, "rate_limit_exceeded"};
     case 503:
@@ -30,7 +33,7 @@ api_error engine_error(const std::string& message, int32_t status) {
       break;
   }
   if (status >= 400 && status < 500)
-    return api_error{status, text, "invalid_request_error", {}, {}};
+    return api_error{status, text, "invalid_request_error", param, {}};
   return internal_error(text);
 }
 

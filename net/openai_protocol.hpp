@@ -28,7 +28,8 @@ api_error bad_request(std::string message, std::string param = {});
 api_error not_found(std::string message, std::string code = "not_found");
 api_error internal_error(std::string message);
 /// Maps an engine-side failure (request_output::error / error_status) to an api_error.
-api_error engine_error(const std::string& message, int32_t status);
+/// `param`: the request field the engine blamed, if any (client errors only).
+api_error engine_error(const std::string& message, int32_t status, const std::string& param = {});
 /// The JSON object {"error": {...}} of an error, as text.
 std::string error_json(const api_error& error);
 nlohmann::json error_object(const api_error& error);

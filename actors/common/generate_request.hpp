@@ -69,6 +69,7 @@ struct request_output {
   int32_t num_cached_tokens = 0;     ///< prompt tokens served from the prefix cache
   std::string error;                 ///< set when the request failed (finish == error)
   int32_t error_status = 0;          ///< HTTP status for the error (400, 503, 500, ...)
+  std::string error_param;           ///< the request field to blame, when there is one
 };
 
 }  // namespace actorllm

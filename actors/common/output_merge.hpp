@@ -41,12 +41,13 @@ inline void merge_output(std::vector<request_output>& choices, const request_out
 
 /// The final output of a refused request: finish_reason::error with its HTTP status.
 inline request_output error_output(const std::string& request_id, std::string message,
-                                   int32_t status) {
+                                   int32_t status, std::string param = {}) {
   request_output out;
   out.request_id = request_id;
   out.finish = finish_reason::error;
   out.error = std::move(message);
   out.error_status = status;
+  out.error_param = std::move(param);
   return out;
 }
 

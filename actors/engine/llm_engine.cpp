@@ -19,7 +19,8 @@ llm_engine::llm_engine(engine_setup setup)
 
 std::optional<request_output> llm_engine::add_request(const generate_request& request) {
   const prepared_prompt prompt = prompts_.prepare(request);
-  if (!prompt.ok()) return error_output(request.request_id, prompt.error, prompt.status);
+  if (!prompt.ok())
+    return error_output(request.request_id, prompt.error, prompt.status, prompt.error_param);
   if (auto error = scheduler_.add_request(request.request_id, prompt.token_ids, request.params)) {
     const int32_t status = error->kind == admission_error::code::queue_full ? 503 : 400;
     return error_output(request.request_id, error->message, status);

@@ -92,6 +92,17 @@ prepared_prompt prompt_builder::prepare(const generate_request& r) const {
             " tokens. However, your prompt has " + std::to_string(num_tokens) +
             " tokens, leaving no room for completion. Please reduce the length of the prompt.",
         "prompt");
+  // As vLLM and OpenAI answer, rather than cutting the completion short without a word.
+  const int32_t max_tokens = r.params.max_tokens;  // -1: until the context is full
+  if (max_tokens > 0 && int64_t{num_tokens} + max_tokens > max_model_len_) {
+    const std::string limit = std::to_string(max_model_len_), asked = std::to_string(max_tokens),
+                      prompt = std::to_string(num_tokens);
+    return refuse("'max_tokens' is too large: " + asked +
+                      ". This model's maximum context length is " + limit +
+                      " tokens and your request has " + prompt + " input tokens (" + asked + " > " +
+                      limit + " - " + prompt + ").",
+                  "max_tokens");
+  }
   return p;
 }
 

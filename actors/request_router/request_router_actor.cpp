@@ -67,7 +67,9 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
           return send_one(self, client, error_output(req.request_id, "duplicate request id", 400));
         prepared_prompt prompt = st.prompts->prepare(req);
         if (!prompt.ok())
-          return send_one(self, client, error_output(req.request_id, prompt.error, prompt.status));
+          return send_one(
+              self, client,
+              error_output(req.request_id, prompt.error, prompt.status, prompt.error_param));
         const auto replica = st.replicas.pick();
         if (!replica)
           return send_one(self, client,

@@ -113,6 +113,13 @@ TEST(llm_engine, refusals_are_values_with_statuses) {
   EXPECT_EQ(bad->error_status, 400);
   EXPECT_NE(bad->error.find("512"), std::string::npos);
   EXPECT_NE(bad->error.find("600"), std::string::npos);
+  // A completion that cannot fit is refused (as vLLM does), not cut short at the context end.
+  auto too_many = engine.add_request(ids_request("many", std::vector<int32_t>(10, 5), 503));
+  ASSERT_TRUE(too_many);
+  EXPECT_EQ(too_many->error_status, 400);
+  EXPECT_NE(too_many->error.find("'max_tokens' is too large: 503"), std::string::npos)
+      << too_many->error;
+  EXPECT_FALSE(engine.add_request(ids_request("fits", std::vector<int32_t>(10, 5), 502)));
   auto wrong_model = ids_request("m", {1}, 10);
   wrong_model.model = "gpt-4";
   EXPECT_EQ(engine.add_request(wrong_model)->error_status, 404);

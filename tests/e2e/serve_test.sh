@@ -106,6 +106,11 @@ long_prompt=$(python3 -c 'print({"prompt": [1] * 600, "max_tokens": 4})' | tr "'
 check "400 prompt longer than max_model_len" test "$(status_of "$work/e.json" "$base/v1/completions" -d "$long_prompt")" = 400
 check "the message gives both numbers" \
   python3 -c "import json,sys; m = json.load(open(sys.argv[1]))['error']['message']; sys.exit(not ('600' in m and '512' in m))" "$work/e.json"
+check "400 max_tokens beyond the context left, not a completion cut short" \
+  test "$(status_of "$work/e.json" "$base/v1/completions" -d '{"prompt":[1,2,3],"max_tokens":510}')" = 400
+check "it names max_tokens" test "$(json_get "$work/e.json" "j['error']['param']")" = max_tokens
+check "exactly the context left is fine" \
+  test "$(status_of "$work/e.json" "$base/v1/completions" -d '{"prompt":[1,2,3],"max_tokens":509}')" = 200
 check "404 unknown path" test "$(status_of "$work/e.json" "$base/v1/nothing")" = 404
 check "405 wrong method" test "$(status_of "$work/e.json" "$base/v1/completions")" = 405
 
