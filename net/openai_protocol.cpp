@@ -111,6 +111,8 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
   r.read_float("frequency_penalty", p.frequency_penalty, -2.0, 2.0);
   r.read_float("repetition_penalty", p.repetition_penalty, 0.0, 1.0e9, /*lo_open=*/true);
   r.read_bool("ignore_eos", p.ignore_eos);
+  // vLLM's extension: lower runs first under --scheduling-policy priority.
+  r.read_int("priority", p.priority, -max_int32, max_int32);
   r.read_bool("skip_special_tokens", p.skip_special_tokens);
   if (const json* v = r.find("seed")) {
     int64_t seed = 0;

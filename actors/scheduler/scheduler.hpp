@@ -46,7 +46,7 @@ struct scheduler_options {
 struct admission_error {
   enum class code {
     duplicate_request_id,
-    invalid_params,  ///< n < 1, max_tokens == 0 or < -1
+    invalid_params,  ///< n < 1, max_tokens == 0 or < -1, a priority under fcfs
     empty_prompt,
     prompt_too_long,   ///< no room for one generated token within max_model_len
     exceeds_kv_cache,  ///< the prompt alone needs more blocks than the device pool has

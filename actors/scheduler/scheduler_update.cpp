@@ -27,6 +27,12 @@ std::optional<admission_error> scheduler::add_request(std::string request_id,
     return error(code::invalid_params,
                  "max_tokens must be at least 1 (or -1), got " + std::to_string(params.max_tokens));
   }
+  if (params.priority != 0 && options_.scheduler.policy != scheduling_policy::priority) {
+    return error(code::invalid_params,
+                 "priority " + std::to_string(params.priority) +
+                     " is set, but requests run first come, first served; start the server "
+                     "with --scheduling-policy priority");
+  }
   if (num_prompt == 0) return error(code::empty_prompt, "the prompt is empty");
   if (num_prompt >= options_.max_model_len) {
     return error(code::prompt_too_long, "the prompt has " + std::to_string(num_prompt) +

@@ -130,6 +130,8 @@ TEST(SchedulerPreemption, PriorityPolicyAdmitsLowerValuesFirst) {
     for (const new_sequence& n : plan.new_seqs) order.push_back(n.request_id);
   }
   EXPECT_EQ(order, (std::vector<std::string>{"p1", "p2", "p3"}));
+  p.priority = -5;  // accepted under this policy, negative included
+  EXPECT_FALSE(h.sched.add_request("neg", make_prompt(3, 50), p));
 }
 
 TEST(SchedulerPreemption, ALoneRequestThatOutgrowsTheCacheFinishesWithLength) {

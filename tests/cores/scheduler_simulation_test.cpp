@@ -82,7 +82,8 @@ TEST_P(SchedulerSimulation, EveryRequestGetsExactlyItsOutput) {
         p.ignore_eos = uniform(0, 9) < 3;
         p.min_tokens = uniform(0, 3);
         if (uniform(0, 4) == 0) p.stop_token_ids = {1};
-        p.priority = uniform(0, 3);
+        const int32_t priority = uniform(0, 3);  // drawn under both: the same random stream
+        if (c.policy == scheduling_policy::priority) p.priority = priority;  // fcfs refuses one
         if (uniform(0, 9) == 0) p.logprobs = 0;
         ids.push_back("r" + std::to_string(ids.size()));
         h.add(ids.back(), prompt, p);

@@ -38,6 +38,9 @@ TEST(SchedulerAdmission, RejectsWhatCanNeverRunWithAClearError) {
   EXPECT_EQ(kind_of("a", make_prompt(33), make_params(4)), code::exceeds_kv_cache);
   EXPECT_EQ(kind_of("a", make_prompt(4), make_params(4, 0)), code::invalid_params);
   EXPECT_EQ(kind_of("a", make_prompt(4), make_params(0)), code::invalid_params);
+  sampling_params urgent = make_params(4);
+  urgent.priority = -1;  // means nothing first come, first served: refused, not ignored
+  EXPECT_EQ(kind_of("a", make_prompt(4), urgent), code::invalid_params);
   EXPECT_EQ(kind_of("a", make_prompt(32), make_params(4)), std::nullopt);
   EXPECT_EQ(kind_of("a", make_prompt(4), make_params(4)), code::duplicate_request_id);
   EXPECT_EQ(kind_of("b", make_prompt(4), make_params(4)), std::nullopt);

@@ -111,6 +111,8 @@ check "400 max_tokens beyond the context left, not a completion cut short" \
 check "it names max_tokens" test "$(json_get "$work/e.json" "j['error']['param']")" = max_tokens
 check "exactly the context left is fine" \
   test "$(status_of "$work/e.json" "$base/v1/completions" -d '{"prompt":[1,2,3],"max_tokens":509}')" = 200
+check "400 a priority when requests run first come, first served" \
+  test "$(status_of "$work/e.json" "$base/v1/completions" -d '{"prompt":"x","priority":1}')" = 400
 check "404 unknown path" test "$(status_of "$work/e.json" "$base/v1/nothing")" = 404
 check "405 wrong method" test "$(status_of "$work/e.json" "$base/v1/completions")" = 405
 

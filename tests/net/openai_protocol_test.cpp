@@ -130,6 +130,7 @@ TEST(openai_protocol, wrong_types_and_ranges_name_the_parameter) {
       {R"({"prompt":"x","stream":true,"stream_options":{"include_usage":1}})", "include_usage"},
       {R"({"prompt":"x","model":5})", "model"},
       {R"({"prompt":"x","user":5})", "user"},
+      {R"({"prompt":"x","priority":"high"})", "priority"},
   };
   for (const auto& [body, param] : cases) {
     const api_error e = parse_error(body);
@@ -169,6 +170,11 @@ TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
            R"("guided_json":null,"prompt_logprobs":null,"made_up_field":1})");
   parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"auto"})", api_kind::chat);
   parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"none"})", api_kind::chat);
+}
+
+TEST(openai_protocol, priority_is_read_for_the_priority_policy) {
+  EXPECT_EQ(parse_ok(R"({"prompt":"x","priority":-3})").prompts[0].params.priority, -3);
+  EXPECT_EQ(parse_ok(R"({"prompt":"x"})").prompts[0].params.priority, 0);
 }
 
 TEST(openai_protocol, null_means_not_given) {
