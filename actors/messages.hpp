@@ -92,8 +92,8 @@ typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
   return f(caf::meta::type_name("sampling_params"), x.n, x.temperature, x.top_p, x.top_k, x.min_p,
            x.presence_penalty, x.frequency_penalty, x.repetition_penalty, x.logit_bias, has_seed,
            seed, x.max_tokens, x.min_tokens, x.ignore_eos, x.stop_token_ids, x.stop, x.logprobs,
-           x.prompt_logprobs, x.skip_special_tokens, x.priority,
-           caf::meta::load_callback([&]() -> caf::error {
+           x.prompt_logprobs, x.skip_special_tokens, x.priority, x.include_stop_str_in_output,
+           x.truncate_prompt_tokens, caf::meta::load_callback([&]() -> caf::error {
              x.seed = has_seed ? std::optional<uint64_t>(seed) : std::nullopt;
              return caf::none;
            }));

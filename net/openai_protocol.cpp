@@ -141,6 +141,11 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
       return r.fail("stop must be a string or a list of strings", "stop");
     }
   }
+  r.read_bool("include_stop_str_in_output", p.include_stop_str_in_output);
+  r.read_int("truncate_prompt_tokens", p.truncate_prompt_tokens, -1, max_int32);
+  if (p.truncate_prompt_tokens == 0 && r.find("truncate_prompt_tokens"))
+    return r.fail("truncate_prompt_tokens must be at least 1, or -1 for max_model_len",
+                  "truncate_prompt_tokens");
   if (const json* v = r.find("stop_token_ids")) {
     if (!v->is_array() || !read_token_ids(*v, p.stop_token_ids)) {
       return r.fail("stop_token_ids must be a list of token ids", "stop_token_ids");
@@ -254,6 +259,17 @@ bool read_messages(field_reader& r, json& chat) {
   if (const json* tools = r.find("tools")) {
     if (!tools->is_array()) return r.fail("tools must be a list", "tools");
     chat["tools"] = *tools;
+  }
+  // vLLM's extra template variables (enable_thinking, ...), beside messages and tools.
+  if (const json* kwargs = r.find("chat_template_kwargs")) {
+    if (!kwargs->is_object())
+      return r.fail("chat_template_kwargs must be an object", "chat_template_kwargs");
+    for (const auto& [key, value] : kwargs->items()) {
+      if (key == "messages" || key == "tools" || key == "add_generation_prompt")
+        return r.fail("chat_template_kwargs cannot set " + key + "; use the request's own field",
+                      "chat_template_kwargs");
+      chat[key] = value;
+    }
   }
   return true;
 }

@@ -39,6 +39,16 @@ std::optional<api_error> refuse_unsupported_fields(const json& body, api_kind ki
         choice && !(choice->is_string() && (*choice == "none" || *choice == "auto")))
       return needs_structured_output("tool_choice other than \"none\" or \"auto\"", "tool_choice");
   }
+  if (const json* beam = given(body, "use_beam_search"); beam && *beam != false)
+    return bad_request("beam search is not supported", "use_beam_search");
+  if (const json* turn = given(body, "continue_final_message"); turn && *turn != false)
+    return bad_request("continue_final_message is not supported", "continue_final_message");
+  for (const char* key : {"allowed_token_ids", "bad_words"}) {
+    if (const json* list = given(body, key); list && !(list->is_array() && list->empty()))
+      return bad_request(std::string(key) + " is not supported", key);
+  }
+  if (given(body, "logits_processors"))
+    return bad_request("logits_processors is not supported", "logits_processors");
   if (const json* best_of = given(body, "best_of");
       best_of && !(best_of->is_number_integer() && best_of->get<int64_t>() <= 1))
     return bad_request("best_of is not supported; use n for several samples", "best_of");

@@ -27,7 +27,10 @@ struct sampling_params {
   int32_t min_tokens = 0;   ///< EOS and stop ids are ignored before this many
   bool ignore_eos = false;
   std::vector<int32_t> stop_token_ids;
-  std::vector<std::string> stop;  ///< stop strings (matched by the router on text)
+  std::vector<std::string> stop;            ///< stop strings (matched by the router on text)
+  bool include_stop_str_in_output = false;  ///< vLLM: a matched stop string stays in the text
+  /// vLLM: keep only the prompt's last k tokens (0: all of them; -1: max_model_len).
+  int32_t truncate_prompt_tokens = 0;
 
   int32_t logprobs = -1;  ///< -1: none; k >= 0: chosen token's logprob plus top k
   int32_t prompt_logprobs = -1;

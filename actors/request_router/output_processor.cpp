@@ -12,6 +12,7 @@ output_processor::output_processor(tokenizer tok, const generate_request& reques
       echo_(request.echo),
       want_token_texts_(request.params.logprobs >= 0),
       stops_(request.params.stop),
+      include_stop_(request.params.include_stop_str_in_output),
       num_choices_(std::max(1, request.params.n)) {
   std::erase_if(stops_, [](const std::string& s) { return s.empty(); });
   if (echo_) {
@@ -38,7 +39,7 @@ std::optional<std::string> output_processor::release_text(choice& c, std::string
     if (at != std::string::npos && at < best) best = at, matched = &stop;
   }
   if (matched) {
-    out += c.held.substr(0, best);
+    out += c.held.substr(0, include_stop_ ? best + matched->size() : best);
     c.held.clear();
     return *matched;
   }

@@ -1,7 +1,8 @@
 #pragma once
 /// The router's post-processing of one request (a core: no CAF): turns the scheduler's new
 /// token ids into client text deltas with incremental detokenization, applies stop strings
-/// (the text is cut before the match, as OpenAI does; text that may begin a stop string is
+/// (the text is cut before the match, as OpenAI does, or after it with vLLM's
+/// include_stop_str_in_output; text that may begin a stop string is
 /// held back until it is decided), fills the logprob token texts, and prepends the prompt
 /// for `echo`.
 #include <cstdint>
@@ -49,6 +50,7 @@ class output_processor {
   bool want_token_texts_;
   std::string echo_text_;
   std::vector<std::string> stops_;
+  bool include_stop_;  ///< a matched stop string is kept at the end of the text
   std::vector<choice> choices_;
   int32_t num_choices_;
 };

@@ -85,6 +85,11 @@ prepared_prompt prompt_builder::prepare(const generate_request& r) const {
       break;
   }
   if (p.token_ids.empty()) return refuse("the prompt is empty", "prompt");
+  if (const int32_t keep = r.params.truncate_prompt_tokens; keep != 0) {
+    const auto limit = static_cast<size_t>(keep < 0 ? max_model_len_ : keep);
+    if (p.token_ids.size() > limit)
+      p.token_ids.erase(p.token_ids.begin(), p.token_ids.end() - static_cast<ptrdiff_t>(limit));
+  }
   const auto num_tokens = static_cast<int32_t>(p.token_ids.size());
   if (num_tokens >= max_model_len_)
     return refuse(

@@ -68,6 +68,30 @@ TEST(llm_engine, stop_string_cuts_the_text_and_frees_blocks) {
   EXPECT_FALSE(engine.has_work());
 }
 
+TEST(llm_engine, include_stop_str_in_output_keeps_the_matched_stop_string) {
+  llm_engine engine(engine_setup::load(base_config()));
+  auto r = ids_request("s", {1}, 120);
+  r.params.stop = {"Lily."};
+  r.params.include_stop_str_in_output = true;
+  const auto out = run_to_completion(engine, {r});
+  EXPECT_EQ(out[0][0].text, "Once upon a time, there was a little girl named Lily.");
+  EXPECT_EQ(out[0][0].stop_reason, "Lily.");
+}
+
+TEST(llm_engine, truncate_prompt_tokens_keeps_the_prompts_last_tokens) {
+  llm_engine engine(engine_setup::load(base_config()));
+  const std::vector<int32_t> prompt = {1, 403, 407, 261, 378, 11};
+  auto truncated = ids_request("t", prompt, 12);
+  truncated.params.truncate_prompt_tokens = 3;
+  const auto tail = ids_request("tail", {261, 378, 11}, 12);
+  const auto out = run_to_completion(engine, {truncated, tail});
+  EXPECT_EQ(out[0][0].num_prompt_tokens, 3);
+  EXPECT_EQ(out[0][0].token_ids, out[1][0].token_ids);
+  auto whole = ids_request("w", prompt, 12);
+  whole.params.truncate_prompt_tokens = 100;  // longer than the prompt: nothing to cut
+  EXPECT_EQ(run_to_completion(engine, {whole})[0][0].num_prompt_tokens, 6);
+}
+
 TEST(llm_engine, seeded_sampling_repeats_and_n_gives_n_choices) {
   llm_engine engine(engine_setup::load(base_config()));
   auto r = ids_request("a", {1}, 30);

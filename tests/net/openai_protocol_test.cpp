@@ -159,6 +159,12 @@ TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
       {R"({"prompt":"x","best_of":3})", api_kind::completion, "best_of"},
       {R"({"prompt":"x","suffix":"end"})", api_kind::completion, "suffix"},
       {R"({"prompt":"x","prompt_logprobs":1})", api_kind::completion, "prompt_logprobs"},
+      {R"({"prompt":"x","use_beam_search":true})", api_kind::completion, "use_beam_search"},
+      {R"({"prompt":"x","allowed_token_ids":[1,2]})", api_kind::completion, "allowed_token_ids"},
+      {R"({"prompt":"x","bad_words":["no"]})", api_kind::completion, "bad_words"},
+      {R"({"prompt":"x","logits_processors":["f"]})", api_kind::completion, "logits_processors"},
+      {R"({"messages":[],"continue_final_message":true})", api_kind::chat,
+       "continue_final_message"},
   };
   for (const auto& [body, kind, param] : refused) {
     const api_error e = parse_error(body, kind);
@@ -167,9 +173,38 @@ TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
   }
   // What asks for nothing beyond free text passes, and so do fields nobody defined.
   parse_ok(R"({"prompt":"x","response_format":{"type":"text"},"best_of":1,"suffix":"",)"
-           R"("guided_json":null,"prompt_logprobs":null,"made_up_field":1})");
+           R"("guided_json":null,"prompt_logprobs":null,"made_up_field":1,)"
+           R"("use_beam_search":false,"allowed_token_ids":[],"bad_words":[]})");
   parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"auto"})", api_kind::chat);
   parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"none"})", api_kind::chat);
+}
+
+TEST(openai_protocol, vllm_extensions_stop_strings_truncation_and_template_kwargs) {
+  const auto r = parse_ok(
+      R"({"prompt":"x","stop":"end","include_stop_str_in_output":true,"truncate_prompt_tokens":5})");
+  EXPECT_TRUE(r.prompts[0].params.include_stop_str_in_output);
+  EXPECT_EQ(r.prompts[0].params.truncate_prompt_tokens, 5);
+  EXPECT_EQ(parse_ok(R"({"prompt":"x","truncate_prompt_tokens":-1})")
+                .prompts[0]
+                .params.truncate_prompt_tokens,
+            -1);
+  EXPECT_EQ(parse_error(R"({"prompt":"x","truncate_prompt_tokens":0})").param,
+            "truncate_prompt_tokens");
+  EXPECT_EQ(parse_error(R"({"prompt":"x","truncate_prompt_tokens":-2})").param,
+            "truncate_prompt_tokens");
+
+  // Extra template variables sit beside messages, where the chat renderer reads them.
+  const auto chat = parse_ok(R"({"messages":[{"role":"user","content":"hi"}],)"
+                             R"("chat_template_kwargs":{"enable_thinking":false}})",
+                             api_kind::chat);
+  const auto vars = nlohmann::json::parse(chat.prompts[0].chat_json);
+  EXPECT_EQ(vars["enable_thinking"], false);
+  EXPECT_EQ(vars["messages"][0]["content"], "hi");
+  EXPECT_EQ(parse_error(R"({"messages":[{"role":"user","content":"hi"}],)"
+                        R"("chat_template_kwargs":{"messages":[]}})",
+                        api_kind::chat)
+                .param,
+            "chat_template_kwargs");
 }
 
 TEST(openai_protocol, priority_is_read_for_the_priority_policy) {
