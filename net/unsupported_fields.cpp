@@ -55,6 +55,14 @@ std::optional<api_error> refuse_unsupported_fields(const json& body, api_kind ki
   if (const json* suffix = given(body, "suffix");
       suffix && !(suffix->is_string() && suffix->get_ref<const std::string&>().empty()))
     return bad_request("suffix is not supported", "suffix");
+  // With echo, OpenAI's and vLLM's logprobs cover the echoed prompt too; ours would cover only
+  // the completion, with offsets that miss the prompt's text.
+  if (const json* echo = given(body, "echo");
+      kind == api_kind::completion && echo && *echo == true && given(body, "logprobs"))
+    return bad_request(
+        "echo with logprobs needs the prompt's logprobs, which this server does "
+        "not compute; ask for one or the other",
+        "echo");
   if (given(body, "prompt_logprobs"))
     return bad_request("prompt_logprobs is not supported", "prompt_logprobs");
   return std::nullopt;

@@ -1,10 +1,10 @@
 #pragma once
 /// Request fields that vLLM honors and this server cannot: structured output (response_format
 /// beyond "text", the guided_* family, a forced tool call), beam search, best_of, suffix,
-/// prompt_logprobs, allowed_token_ids, bad_words, logits_processors and
-/// continue_final_message. Ignoring one would answer with text that looks right and is not what was
-/// asked, so the request is refused with a 400 naming the field. Fields nobody defined are
-/// still ignored, as vLLM ignores them.
+/// prompt_logprobs (and so echo with logprobs), allowed_token_ids, bad_words,
+/// logits_processors and continue_final_message. Ignoring one would answer with text that looks
+/// right and is not what was asked, so the request is refused with a 400 naming the field. Fields
+/// nobody defined are still ignored, as vLLM ignores them.
 #include <nlohmann/json.hpp>
 #include <optional>
 

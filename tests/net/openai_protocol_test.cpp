@@ -26,7 +26,7 @@ TEST(openai_protocol, completion_with_every_parameter) {
   const auto r = parse_ok(R"({"model":"m","prompt":"hi","max_tokens":7,"temperature":0.5,
     "top_p":0.9,"top_k":40,"min_p":0.05,"n":3,"seed":42,"stop":["a","b"],
     "stop_token_ids":[2,3],"presence_penalty":0.1,"frequency_penalty":-0.2,
-    "repetition_penalty":1.1,"logit_bias":{"5":-100,"7":2.5},"logprobs":2,"echo":true,
+    "repetition_penalty":1.1,"logit_bias":{"5":-100,"7":2.5},"logprobs":2,
     "ignore_eos":true,"min_tokens":2,"user":"u","stream":true,
     "stream_options":{"include_usage":true,"continuous_usage_stats":true},
     "some_future_field":{"x":1}})");
@@ -39,7 +39,8 @@ TEST(openai_protocol, completion_with_every_parameter) {
   const generate_request& g = r.prompts[0];
   EXPECT_EQ(g.kind, prompt_kind::text);
   EXPECT_EQ(g.text, "hi");
-  EXPECT_TRUE(g.echo);
+  EXPECT_FALSE(g.echo);  // echo is read alone below: with logprobs it is refused
+  EXPECT_TRUE(parse_ok(R"({"prompt":"hi","echo":true})").prompts[0].echo);
   const sampling_params& p = g.params;
   EXPECT_EQ(p.max_tokens, 7);
   EXPECT_FLOAT_EQ(p.temperature, 0.5f);
@@ -160,6 +161,7 @@ TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
       {R"({"prompt":"x","suffix":"end"})", api_kind::completion, "suffix"},
       {R"({"prompt":"x","prompt_logprobs":1})", api_kind::completion, "prompt_logprobs"},
       {R"({"prompt":"x","use_beam_search":true})", api_kind::completion, "use_beam_search"},
+      {R"({"prompt":"x","echo":true,"logprobs":1})", api_kind::completion, "echo"},
       {R"({"prompt":"x","allowed_token_ids":[1,2]})", api_kind::completion, "allowed_token_ids"},
       {R"({"prompt":"x","bad_words":["no"]})", api_kind::completion, "bad_words"},
       {R"({"prompt":"x","logits_processors":["f"]})", api_kind::completion, "logits_processors"},
@@ -175,6 +177,8 @@ TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
   parse_ok(R"({"prompt":"x","response_format":{"type":"text"},"best_of":1,"suffix":"",)"
            R"("guided_json":null,"prompt_logprobs":null,"made_up_field":1,)"
            R"("use_beam_search":false,"allowed_token_ids":[],"bad_words":[]})");
+  parse_ok(R"({"prompt":"x","echo":true,"logprobs":null})");
+  parse_ok(R"({"prompt":"x","echo":false,"logprobs":1})");
   parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"auto"})", api_kind::chat);
   parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"none"})", api_kind::chat);
 }
