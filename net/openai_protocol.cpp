@@ -18,10 +18,7 @@ struct field_reader {
   const json& obj;
   std::optional<api_error> error;
 
-  const json* find(const char* key) const {
-    auto it = obj.find(key);
-    return it == obj.end() || it->is_null() ? nullptr : &*it;
-  }
+  const json* find(const char* key) const { return given_field(obj, key); }
   bool fail(std::string message, const char* param) {
     if (!error) error = bad_request(std::move(message), param);
     return false;
@@ -298,6 +295,11 @@ int json_depth(std::string_view text) {
 }
 
 }  // namespace
+
+const json* given_field(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
 
 std::optional<api_error> parse_json_object(std::string_view body, json& out) {
   if (json_depth(body) > max_json_depth) return bad_request("JSON nested too deeply");

@@ -50,6 +50,10 @@ struct openai_request {
 /// Nesting depth past which a body is refused (keeps recursion in the JSON library bounded).
 inline constexpr int max_json_depth = 64;
 
+/// The field `key` of a JSON object, or null when it is missing or null: several clients send
+/// null for "not given", so the parsers treat the two alike.
+const nlohmann::json* given_field(const nlohmann::json& object, const char* key);
+
 /// Parses an HTTP body. On failure returns the error and leaves `out` unspecified.
 std::optional<api_error> parse_openai_request(std::string_view body, api_kind kind,
                                               openai_request& out);

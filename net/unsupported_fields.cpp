@@ -8,11 +8,6 @@ namespace {
 
 using nlohmann::json;
 
-const json* given(const json& body, const char* key) {
-  auto it = body.find(key);
-  return it == body.end() || it->is_null() ? nullptr : &*it;
-}
-
 api_error needs_structured_output(const std::string& what, const char* param) {
   return bad_request(what + " asks for structured output (constrained decoding), which this " +
                          "server does not implement; leave it out to get free text",
@@ -22,8 +17,8 @@ api_error needs_structured_output(const std::string& what, const char* param) {
 }  // namespace
 
 std::optional<api_error> refuse_unsupported_fields(const json& body, api_kind kind) {
-  if (const json* format = given(body, "response_format")) {
-    const json* type = format->is_object() ? given(*format, "type") : nullptr;
+  if (const json* format = given_field(body, "response_format")) {
+    const json* type = format->is_object() ? given_field(*format, "type") : nullptr;
     if (!type || !type->is_string())
       return bad_request("response_format must be an object with a string type", "response_format");
     if (type->get_ref<const std::string&>() != "text")
@@ -32,38 +27,38 @@ std::optional<api_error> refuse_unsupported_fields(const json& body, api_kind ki
   }
   for (const char* key : {"guided_json", "guided_regex", "guided_choice", "guided_grammar",
                           "structural_tag", "structured_outputs"}) {
-    if (given(body, key)) return needs_structured_output(key, key);
+    if (given_field(body, key)) return needs_structured_output(key, key);
   }
   if (kind == api_kind::chat) {
-    if (const json* choice = given(body, "tool_choice");
+    if (const json* choice = given_field(body, "tool_choice");
         choice && !(choice->is_string() && (*choice == "none" || *choice == "auto")))
       return needs_structured_output("tool_choice other than \"none\" or \"auto\"", "tool_choice");
   }
-  if (const json* beam = given(body, "use_beam_search"); beam && *beam != false)
+  if (const json* beam = given_field(body, "use_beam_search"); beam && *beam != false)
     return bad_request("beam search is not supported", "use_beam_search");
-  if (const json* turn = given(body, "continue_final_message"); turn && *turn != false)
+  if (const json* turn = given_field(body, "continue_final_message"); turn && *turn != false)
     return bad_request("continue_final_message is not supported", "continue_final_message");
   for (const char* key : {"allowed_token_ids", "bad_words"}) {
-    if (const json* list = given(body, key); list && !(list->is_array() && list->empty()))
+    if (const json* list = given_field(body, key); list && !(list->is_array() && list->empty()))
       return bad_request(std::string(key) + " is not supported", key);
   }
-  if (given(body, "logits_processors"))
+  if (given_field(body, "logits_processors"))
     return bad_request("logits_processors is not supported", "logits_processors");
-  if (const json* best_of = given(body, "best_of");
+  if (const json* best_of = given_field(body, "best_of");
       best_of && !(best_of->is_number_integer() && best_of->get<int64_t>() <= 1))
     return bad_request("best_of is not supported; use n for several samples", "best_of");
-  if (const json* suffix = given(body, "suffix");
+  if (const json* suffix = given_field(body, "suffix");
       suffix && !(suffix->is_string() && suffix->get_ref<const std::string&>().empty()))
     return bad_request("suffix is not supported", "suffix");
   // With echo, OpenAI's and vLLM's logprobs cover the echoed prompt too; ours would cover only
   // the completion, with offsets that miss the prompt's text.
-  if (const json* echo = given(body, "echo");
-      kind == api_kind::completion && echo && *echo == true && given(body, "logprobs"))
+  if (const json* echo = given_field(body, "echo");
+      kind == api_kind::completion && echo && *echo == true && given_field(body, "logprobs"))
     return bad_request(
         "echo with logprobs needs the prompt's logprobs, which this server does "
         "not compute; ask for one or the other",
         "echo");
-  if (given(body, "prompt_logprobs"))
+  if (given_field(body, "prompt_logprobs"))
     return bad_request("prompt_logprobs is not supported", "prompt_logprobs");
   return std::nullopt;
 }

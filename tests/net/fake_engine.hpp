@@ -138,7 +138,8 @@ class fake_engine : public engine_port {
         request_output out;
         out.request_id = request.request_id;
         out.index = c;
-        // Appended, not "w" + to_string(j): GCC 12 warns falsely (-Wrestrict) on that form.
+        // A char before to_string(j), not the literal "w": GCC 12 warns falsely (-Wrestrict)
+        // on "w" + std::to_string(j).
         out.text = 'w' + std::to_string(j) + ' ';
         out.token_ids = {100 + j};
         out.num_prompt_tokens = num_prompt;
