@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "actors/common/generate_request.hpp"
-#include "actors/common/sampling_params.hpp"
-#include "actors/scheduler/scheduler.hpp"
-#include "actors/scheduler/step_plan.hpp"
+#include "common/generate_request.hpp"
+#include "common/sampling_params.hpp"
+#include "common/engine_stats.hpp"
+#include "common/step_plan.hpp"
 
 namespace actorllm {
 

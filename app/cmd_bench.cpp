@@ -2,20 +2,26 @@
 // actors and through the actor-free spine in the same run, so the actor layer's cost is a
 // ratio measured on the same machine at the same moment.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "actors/engine/llm_engine.hpp"
-#include "actors/engine_system.hpp"
-#include "actors/worker_backend.hpp"
+#include "actors/system/engine_system.hpp"
+#include "actors/system/worker_backend.hpp"
 #include "app/command.hpp"
-#include "bench/bench_util.hpp"
 #include "config/engine_flags.hpp"
+#include "monitoring/report_table.hpp"
 
 namespace actorllm::app {
 namespace {
+
+double now_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
 
 std::vector<generate_request> random_requests(int num_prompts, int input_len, int output_len,
                                               int32_t vocab, uint64_t seed) {
@@ -124,15 +130,15 @@ int run_throughput(int argc, char** argv) {
   nlohmann::json runs = nlohmann::json::array();
   for (int64_t run = 0; run < repeat; ++run) {
     if (spine) {
-      const double busy0 = spine->worker_busy_seconds(), t0 = bench::now_seconds();
+      const double busy0 = spine->worker_busy_seconds(), t0 = now_seconds();
       const auto outs = run_to_completion(*spine, requests);
-      runs.push_back(summarize("spine", bench::now_seconds() - t0,
+      runs.push_back(summarize("spine", now_seconds() - t0,
                                spine->worker_busy_seconds() - busy0, outs, input_len));
     }
     if (actors) {
-      const double busy0 = worker_busy_seconds(*actors), t0 = bench::now_seconds();
+      const double busy0 = worker_busy_seconds(*actors), t0 = now_seconds();
       const auto outs = actors->client().generate(requests);
-      const double seconds = bench::now_seconds() - t0;
+      const double seconds = now_seconds() - t0;
       runs.push_back(
           summarize("actors", seconds, worker_busy_seconds(*actors) - busy0, outs, input_len));
     }
@@ -164,7 +170,7 @@ int run_throughput(int argc, char** argv) {
     row["output_len"] = output_len;
     row["repeat"] = repeat;
   }
-  bench::print_report("offline throughput",
+  print_report("offline throughput",
                       {"path", "requests_per_s", "output_tok_s", "total_tok_s", "outside_worker",
                        "vs_spine", "vs_spine_paired", "actor_cost", "failed"},
                       rows);

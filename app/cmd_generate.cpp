@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "actors/engine/llm_engine.hpp"
-#include "actors/worker_backend.hpp"
+#include "actors/system/worker_backend.hpp"
 #include "app/command.hpp"
 #include "config/engine_flags.hpp"
 

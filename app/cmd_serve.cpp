@@ -3,7 +3,7 @@
 #include <ctime>
 #include <thread>
 
-#include "actors/engine_system.hpp"
+#include "actors/system/engine_system.hpp"
 #include "app/command.hpp"
 #include "app/stop_signals.hpp"
 #include "config/engine_flags.hpp"

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "app/command.hpp"
-#include "model/chat_template.hpp"
-#include "model/tokenizer.hpp"
+#include "chat_template/chat_template.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace actorllm::app {
 namespace {

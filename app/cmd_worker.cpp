@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <thread>
 
-#include "actors/engine_system.hpp"
+#include "actors/system/engine_system.hpp"
 #include "actors/gpu_worker/gpu_worker_actor.hpp"
-#include "actors/worker_backend.hpp"
+#include "actors/system/worker_backend.hpp"
 #include "app/command.hpp"
 #include "app/stop_signals.hpp"
 #include "config/engine_flags.hpp"

@@ -1,14 +1,16 @@
 #pragma once
 /// Small helpers shared by the benchmark programs: timing, a measured copy bandwidth
-/// (the memory-bandwidth bound's denominator), and a JSON + table printer.
+/// (the memory-bandwidth bound's denominator), and the product's JSON + table printer
+/// (monitoring/report_table.hpp).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "monitoring/report_table.hpp"
 
 namespace actorllm::bench {
 
@@ -34,32 +36,6 @@ inline double measure_copy_bandwidth(size_t bytes = size_t(256) << 20, int repea
   return 2.0 * static_cast<double>(bytes) / best;
 }
 
-/// Prints rows as a JSON array on one line, then as an aligned table.
-inline void print_report(const std::string& title, const std::vector<std::string>& columns,
-                         const nlohmann::json& rows) {
-  std::printf("%s\n", rows.dump().c_str());
-  std::printf("\n%s\n", title.c_str());
-  std::vector<size_t> widths;
-  for (const auto& c : columns) widths.push_back(std::max<size_t>(c.size(), 10));
-  auto cell = [](const nlohmann::json& v) {
-    if (v.is_number_float()) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.2f", v.get<double>());
-      return std::string(buf);
-    }
-    return v.is_string() ? v.get<std::string>() : v.dump();
-  };
-  for (const auto& row : rows)
-    for (size_t i = 0; i < columns.size(); ++i)
-      widths[i] = std::max(widths[i], cell(row.value(columns[i], nlohmann::json())).size());
-  for (size_t i = 0; i < columns.size(); ++i)
-    std::printf("%-*s  ", int(widths[i]), columns[i].c_str());
-  std::printf("\n");
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < columns.size(); ++i)
-      std::printf("%-*s  ", int(widths[i]), cell(row.value(columns[i], nlohmann::json())).c_str());
-    std::printf("\n");
-  }
-}
+using actorllm::print_report;
 
 }  // namespace actorllm::bench

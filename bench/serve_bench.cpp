@@ -11,7 +11,7 @@
 #include "bench/serve_bench_client.hpp"
 #include "bench/serve_bench_options.hpp"
 #include "bench/serve_bench_workload.hpp"
-#include "model/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace fs = std::filesystem;
 using namespace actorllm::bench::serve;

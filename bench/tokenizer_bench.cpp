@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "model/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "actors/engine_system.hpp"
+#include "actors/system/engine_system.hpp"
 #include "net/http_server.hpp"
 
 using namespace actorllm;

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <mutex>
 
-#include "actors/engine_system.hpp"
+#include "actors/system/engine_system.hpp"
 
 using namespace actorllm;
 

@@ -1,158 +1,19 @@
 #include "model/llama_model.hpp"
 
 #include <cmath>
-#include <stdexcept>
 
 #include "kernels/cpu/ops.hpp"
+#include "model/rotary_table.hpp"
 #include "model/safetensors.hpp"
 
 namespace actorllm {
 
-namespace {
-
-std::vector<float> concat(std::vector<std::vector<float>> parts) {
-  std::vector<float> out;
-  for (auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
-llama_weights load_weights(const tensor_store& store, const model_config_hf& c) {
-  const int64_t dim = c.hidden_size, hidden = c.intermediate_size;
-  const int64_t q = c.q_size(), kv = c.kv_size();
-  llama_weights w;
-  w.embed = store.load_f32("model.embed_tokens.weight", {c.vocab_size, dim});
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    llama_layer_weights lw;
-    lw.input_norm = store.load_f32(p + "input_layernorm.weight", {dim});
-    lw.qkv = concat({store.load_f32(p + "self_attn.q_proj.weight", {q, dim}),
-                     store.load_f32(p + "self_attn.k_proj.weight", {kv, dim}),
-                     store.load_f32(p + "self_attn.v_proj.weight", {kv, dim})});
-    if (c.attention_bias)
-      lw.qkv_bias = concat({store.load_f32(p + "self_attn.q_proj.bias", {q}),
-                            store.load_f32(p + "self_attn.k_proj.bias", {kv}),
-                            store.load_f32(p + "self_attn.v_proj.bias", {kv})});
-    lw.o = store.load_f32(p + "self_attn.o_proj.weight", {dim, q});
-    lw.post_norm = store.load_f32(p + "post_attention_layernorm.weight", {dim});
-    lw.gate_up = concat({store.load_f32(p + "mlp.gate_proj.weight", {hidden, dim}),
-                         store.load_f32(p + "mlp.up_proj.weight", {hidden, dim})});
-    lw.down = store.load_f32(p + "mlp.down_proj.weight", {dim, hidden});
-    w.layers.push_back(std::move(lw));
-  }
-  w.final_norm = store.load_f32("model.norm.weight", {dim});
-  if (!c.tie_word_embeddings || store.contains("lm_head.weight")) {
-    if (store.contains("lm_head.weight") || !c.tie_word_embeddings)
-      w.lm_head = store.load_f32("lm_head.weight", {c.vocab_size, dim});
-  }
-  return w;
-}
-
-}  // namespace
-
-std::vector<float> build_rotary_table(const model_config_hf& c, int64_t max_position) {
-  const int64_t half = c.head_dim / 2;
-  std::vector<double> inv_freq(half);
-  for (int64_t i = 0; i < half; ++i)
-    inv_freq[i] = 1.0 / std::pow(c.rope_theta, static_cast<double>(2 * i) / c.head_dim);
-  const auto& rs = c.rope_scaling;
-  if (rs.kind == "linear") {
-    for (auto& f : inv_freq) f /= rs.factor;
-  } else if (rs.kind == "llama3") {
-    const double old_len = static_cast<double>(rs.original_max_position_embeddings);
-    const double low_wavelen = old_len / rs.low_freq_factor;
-    const double high_wavelen = old_len / rs.high_freq_factor;
-    for (auto& f : inv_freq) {
-      const double wavelen = 2 * M_PI / f;
-      if (wavelen > low_wavelen) {
-        f /= rs.factor;
-      } else if (wavelen >= high_wavelen) {
-        const double smooth =
-            (old_len / wavelen - rs.low_freq_factor) / (rs.high_freq_factor - rs.low_freq_factor);
-        f = (1 - smooth) * f / rs.factor + smooth * f;
-      }
-    }
-  }
-  std::vector<float> table(max_position * c.head_dim);
-  for (int64_t pos = 0; pos < max_position; ++pos) {
-    for (int64_t i = 0; i < half; ++i) {
-      // float32 angle, as the reference implementations compute it.
-      const float angle = static_cast<float>(pos) * static_cast<float>(inv_freq[i]);
-      table[pos * c.head_dim + i] = std::cos(angle);
-      table[pos * c.head_dim + half + i] = std::sin(angle);
-    }
-  }
-  return table;
-}
-
-int64_t llama_weights::bytes_read_per_token(const model_config_hf& c) const {
-  int64_t floats = static_cast<int64_t>(final_norm.size());
-  for (const auto& l : layers)
-    floats += l.input_norm.size() + l.qkv.size() + l.qkv_bias.size() + l.o.size() +
-              l.post_norm.size() + l.gate_up.size() + l.down.size();
-  floats += lm_head.empty() ? c.vocab_size * c.hidden_size : static_cast<int64_t>(lm_head.size());
-  return floats * 4;
-}
-
-namespace {
-
-/// Rows [first, first + count) of a row-major (rows, cols) matrix.
-std::vector<float> rows_of(const std::vector<float>& m, int64_t cols, int64_t first,
-                           int64_t count) {
-  return {m.begin() + first * cols, m.begin() + (first + count) * cols};
-}
-
-/// Columns [first, first + count) of a row-major (rows, cols) matrix.
-std::vector<float> cols_of(const std::vector<float>& m, int64_t cols, int64_t first,
-                           int64_t count) {
-  std::vector<float> out;
-  for (int64_t r = 0; r < static_cast<int64_t>(m.size()) / cols; ++r)
-    out.insert(out.end(), m.begin() + r * cols + first, m.begin() + r * cols + first + count);
-  return out;
-}
-
-std::vector<float> concat_parts(std::initializer_list<std::vector<float>> parts) {
-  std::vector<float> out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
-/// Keeps this rank's heads, KV heads and MLP columns; `c` becomes the shard's view.
-void shard_weights(llama_weights& w, model_config_hf& c, tp_shard shard) {
-  const int64_t n = shard.size, r = shard.rank, dim = c.hidden_size;
-  if (c.num_heads % n || c.num_kv_heads % n || c.intermediate_size % n)
-    throw std::runtime_error(
-        "--tensor-parallel-size " + std::to_string(n) + " must divide the heads (" +
-        std::to_string(c.num_heads) + "), KV heads (" + std::to_string(c.num_kv_heads) +
-        ") and intermediate size (" + std::to_string(c.intermediate_size) + ")");
-  const int64_t q = c.q_size(), kv = c.kv_size();
-  const int64_t q_local = q / n, kv_local = kv / n, hidden = c.intermediate_size,
-                hidden_local = hidden / n;
-  for (auto& l : w.layers) {
-    l.qkv = concat_parts({rows_of(l.qkv, dim, r * q_local, q_local),
-                          rows_of(l.qkv, dim, q + r * kv_local, kv_local),
-                          rows_of(l.qkv, dim, q + kv + r * kv_local, kv_local)});
-    if (!l.qkv_bias.empty())
-      l.qkv_bias = concat_parts({rows_of(l.qkv_bias, 1, r * q_local, q_local),
-                                 rows_of(l.qkv_bias, 1, q + r * kv_local, kv_local),
-                                 rows_of(l.qkv_bias, 1, q + kv + r * kv_local, kv_local)});
-    l.o = cols_of(l.o, q, r * q_local, q_local);
-    l.gate_up = concat_parts({rows_of(l.gate_up, dim, r * hidden_local, hidden_local),
-                              rows_of(l.gate_up, dim, hidden + r * hidden_local, hidden_local)});
-    l.down = cols_of(l.down, hidden, r * hidden_local, hidden_local);
-  }
-  c.num_heads /= n;
-  c.num_kv_heads /= n;
-  c.intermediate_size /= n;
-}
-
-}  // namespace
-
 llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard)
     : config_(load_model_config(model_dir)), shard_(shard) {
   const tensor_store store(model_dir);
-  weights_ = load_weights(store, config_);
+  weights_ = load_llama_weights(store, config_);
   weights_.cos_sin = build_rotary_table(config_, config_.max_position_embeddings);
-  if (shard.size > 1) shard_weights(weights_, config_, shard);
+  if (shard.size > 1) shard_llama_weights(weights_, config_, shard);
 }
 
 kv_cache_shape llama_model::cache_shape(int64_t num_blocks, int64_t block_size,
@@ -188,19 +49,8 @@ constexpr int64_t max_packed_rows = 96;
 
 const packed_llama_weights* llama_model::packed() const {
   if (!cpu::packed_linear_supported()) return nullptr;
-  std::call_once(packed_->once, [this] {
-    const auto& c = config_;
-    const int64_t dim = c.hidden_size, q_size = c.q_size();
-    auto p = std::make_unique<packed_llama_weights>();
-    for (const auto& w : weights_.layers) {
-      p->layers.push_back({cpu::pack_matrix(w.qkv.data(), q_size + 2 * c.kv_size(), dim),
-                           cpu::pack_matrix(w.o.data(), dim, q_size),
-                           cpu::pack_matrix(w.gate_up.data(), 2 * c.intermediate_size, dim),
-                           cpu::pack_matrix(w.down.data(), dim, c.intermediate_size)});
-    }
-    p->lm_head = cpu::pack_matrix(weights_.head().data(), c.vocab_size, dim);
-    packed_->weights = std::move(p);
-  });
+  std::call_once(packed_->once,
+                 [this] { packed_->weights = pack_llama_weights(weights_, config_); });
   return packed_->weights.get();
 }
 

@@ -1,6 +1,8 @@
 #pragma once
 /// The Llama family (Llama, Mistral, Qwen2) on the CPU: float32 weights, one forward pass
 /// over a whole step's batch (prefill chunks and decodes together) against the paged KV cache.
+/// Loading is llama_weights.cpp, sharding tensor_parallel.cpp, the rotary table
+/// rotary_table.cpp, packing packed_weights.cpp; this file is the model and its forward.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -8,49 +10,14 @@
 #include <vector>
 
 #include "kernels/cpu/all_reduce.hpp"
-#include "kernels/cpu/packed_linear.hpp"
 #include "model/forward_batch.hpp"
 #include "model/kv_cache.hpp"
+#include "model/llama_weights.hpp"
 #include "model/model_config.hpp"
+#include "model/packed_weights.hpp"
+#include "model/tensor_parallel.hpp"
 
 namespace actorllm {
-
-struct llama_layer_weights {
-  std::vector<float> input_norm;  // (dim)
-  std::vector<float> qkv;         // (q_size + 2 * kv_size, dim)  q, k, v projections fused
-  std::vector<float> qkv_bias;    // (q_size + 2 * kv_size) or empty
-  std::vector<float> o;           // (dim, q_size)
-  std::vector<float> post_norm;   // (dim)
-  std::vector<float> gate_up;     // (2 * hidden, dim)  gate then up, fused
-  std::vector<float> down;        // (dim, hidden)
-};
-
-struct llama_weights {
-  std::vector<float> embed;  // (vocab, dim)
-  std::vector<llama_layer_weights> layers;
-  std::vector<float> final_norm;  // (dim)
-  std::vector<float> lm_head;     // (vocab, dim); empty when tied to embed
-  std::vector<float> cos_sin;     // (max_position, head_dim) rotary table
-
-  /// The LM head: lm_head, or the embedding table where the two are tied.
-  const std::vector<float>& head() const { return lm_head.empty() ? embed : lm_head; }
-
-  /// Bytes of weights read per decoded token (everything but the embedding table, which is
-  /// only gathered, unless it doubles as the LM head).
-  int64_t bytes_read_per_token(const model_config_hf& config) const;
-};
-
-/// The projection weights again, packed for cpu::linear_packed (decode-sized batches). Made
-/// when a CPU engine loads the model (prepare_cpu_weights), or else on the first CPU forward,
-/// so a model that only feeds a GPU never pays for them: they double the host memory of the
-/// projections.
-struct packed_llama_weights {
-  struct layer {
-    cpu::packed_matrix qkv, o, gate_up, down;
-  };
-  std::vector<layer> layers;
-  cpu::packed_matrix lm_head;  // packed from embed when tied
-};
 
 /// Scratch buffers of one forward pass, grown to the largest batch seen and reused: no
 /// allocation once warm. One per caller, so one model can serve several workers at once.
@@ -60,14 +27,6 @@ struct forward_workspace {
   /// Tensor parallelism: this worker's rank and its group's all-reduce (null: no parallelism).
   cpu::host_all_reduce* all_reduce = nullptr;
   int32_t tp_rank = 0;
-};
-
-/// Which slice of the model a worker holds: rank `rank` of `size` takes every size-th part of
-/// the attention heads, KV heads and MLP columns (Megatron-style: column-parallel q/k/v and
-/// gate/up, row-parallel o and down, one all-reduce after each).
-struct tp_shard {
-  int32_t rank = 0;
-  int32_t size = 1;
 };
 
 class llama_model {
@@ -118,9 +77,5 @@ class llama_model {
   };
   std::unique_ptr<lazy_packed> packed_ = std::make_unique<lazy_packed>();
 };
-
-/// The rotary table (max_position, head_dim): head_dim/2 cosines then sines per position,
-/// with llama3 or linear rope scaling applied to the inverse frequencies.
-std::vector<float> build_rotary_table(const model_config_hf& config, int64_t max_position);
 
 }  // namespace actorllm

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/scheduler/scheduler.hpp"
+#include "common/engine_stats.hpp"
 #include "monitoring/metrics_registry.hpp"
 #include "monitoring/request_timeline.hpp"
 #include "monitoring/stats_logger.hpp"

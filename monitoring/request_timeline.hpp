@@ -11,8 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/common/generate_request.hpp"
-#include "actors/scheduler/step_plan.hpp"
+#include "common/generate_request.hpp"
+#include "common/step_plan.hpp"
 
 namespace actorllm {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "config/engine_config.hpp"
-#include "net/engine_port.hpp"
+#include "common/engine_port.hpp"
 #include "net/mailbox.hpp"
 #include "net/openai_call.hpp"
 #include "net/openai_protocol.hpp"

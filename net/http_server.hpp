@@ -11,7 +11,7 @@
 #include <string>
 
 #include "config/engine_config.hpp"
-#include "net/engine_port.hpp"
+#include "common/engine_port.hpp"
 #include "net/http_api.hpp"
 
 namespace actorllm::net {

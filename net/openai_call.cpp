@@ -4,8 +4,8 @@
 #include <map>
 #include <utility>
 
-#include "actors/common/check.hpp"
-#include "actors/common/output_merge.hpp"
+#include "common/check.hpp"
+#include "common/output_merge.hpp"
 
 namespace actorllm::net {
 namespace {

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/common/generate_request.hpp"
+#include "common/generate_request.hpp"
 #include "net/openai_protocol.hpp"
 
 namespace actorllm::net {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "actors/common/check.hpp"
+#include "common/check.hpp"
 
 namespace actorllm {
 

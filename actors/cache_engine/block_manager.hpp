@@ -15,31 +15,15 @@
 #include <vector>
 
 #include "actors/cache_engine/block_pool.hpp"
+#include "common/kv_ids.hpp"
 
 namespace actorllm {
-
-using seq_id = int64_t;
-
-/// Copy block `src` into block `dst` (copy-on-write within the device, or a swap).
-struct block_copy {
-  block_id src = 0;
-  block_id dst = 0;
-  friend bool operator==(const block_copy&, const block_copy&) = default;
-};
 
 struct block_manager_config {
   int32_t block_size = 16;  ///< tokens per block
   int32_t num_device_blocks = 0;
   int32_t num_cpu_blocks = 0;  ///< swap space; 0: swapping is never possible
   bool enable_prefix_caching = true;
-};
-
-struct pool_stats {
-  int32_t num_blocks = 0;
-  int32_t num_used = 0;    ///< in some block table
-  int32_t num_free = 0;    ///< empty
-  int32_t num_cached = 0;  ///< unreferenced but still holding a reusable prefix
-  double utilization() const { return num_blocks > 0 ? double(num_used) / num_blocks : 0.0; }
 };
 
 struct block_manager_stats {

@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "actors/cache_engine/block_list.hpp"
+#include "common/kv_ids.hpp"
 
 namespace actorllm {
 
-using block_id = int32_t;
 using block_hash = uint64_t;
 
 /// Parent hash of a sequence's first block.

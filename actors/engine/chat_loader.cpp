@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "model/chat_template.hpp"
+#include "chat_template/chat_template.hpp"
 
 namespace actorllm {
 

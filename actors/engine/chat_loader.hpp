@@ -5,7 +5,7 @@
 #include <string>
 
 #include "actors/request_router/prompt_builder.hpp"
-#include "model/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace actorllm {
 

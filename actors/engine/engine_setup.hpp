@@ -13,7 +13,7 @@
 #include "actors/scheduler/scheduler.hpp"
 #include "config/engine_config.hpp"
 #include "model/llama_model.hpp"
-#include "model/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace actorllm {
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "actors/common/output_merge.hpp"
+#include "common/output_merge.hpp"
 
 namespace actorllm {
 

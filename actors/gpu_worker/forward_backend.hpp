@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "actors/gpu_worker/kv_budget.hpp"
-#include "actors/scheduler/step_plan.hpp"
+#include "common/step_plan.hpp"
 #include "config/engine_config.hpp"
 #include "kernels/cpu/all_reduce.hpp"
 #include "model/forward_batch.hpp"

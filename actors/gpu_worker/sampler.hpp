@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/common/generate_request.hpp"
-#include "actors/common/sampling_params.hpp"
+#include "common/generate_request.hpp"
+#include "common/sampling_params.hpp"
 
 namespace actorllm {
 

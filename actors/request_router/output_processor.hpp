@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "actors/common/generate_request.hpp"
-#include "model/incremental_detokenizer.hpp"
-#include "model/tokenizer.hpp"
+#include "common/generate_request.hpp"
+#include "tokenizer/incremental_detokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace actorllm {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "actors/common/generate_request.hpp"
-#include "model/tokenizer.hpp"
+#include "common/generate_request.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace actorllm {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <unordered_map>
 
-#include "actors/common/output_merge.hpp"
+#include "common/output_merge.hpp"
 
 namespace actorllm {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "actors/common/generate_request.hpp"
+#include "common/generate_request.hpp"
 
 namespace actorllm {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "actors/cache_engine/block_manager.hpp"
-#include "actors/common/generate_request.hpp"
-#include "actors/common/sampling_params.hpp"
+#include "common/generate_request.hpp"
+#include "common/sampling_params.hpp"
 
 namespace actorllm {
 

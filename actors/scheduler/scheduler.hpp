@@ -21,10 +21,11 @@
 #include <vector>
 
 #include "actors/cache_engine/block_manager.hpp"
-#include "actors/common/generate_request.hpp"
+#include "common/generate_request.hpp"
 #include "actors/scheduler/request.hpp"
 #include "actors/scheduler/scheduling_policy.hpp"
-#include "actors/scheduler/step_plan.hpp"
+#include "common/step_plan.hpp"
+#include "common/engine_stats.hpp"
 #include "config/engine_config.hpp"
 
 namespace actorllm {
@@ -69,19 +70,6 @@ struct scheduler_event {
   bool swap_space_full = false;  ///< a recompute chosen because the CPU pool was full
 };
 std::string to_string(const scheduler_event& event);
-
-struct scheduler_stats {
-  int32_t num_waiting = 0;  ///< requests
-  int32_t num_running = 0;
-  int32_t num_swapped = 0;
-  int64_t num_preemptions = 0;       ///< since start
-  int32_t num_scheduled_tokens = 0;  ///< by the last schedule()
-  int32_t num_scheduled_seqs = 0;    ///< by the last schedule()
-  int64_t prefix_cache_queries = 0;  ///< tokens, since start
-  int64_t prefix_cache_hits = 0;     ///< tokens, since start
-  pool_stats device;
-  pool_stats cpu;
-};
 
 class scheduler {
  public:

@@ -1,6 +1,6 @@
 #include "actors/scheduler/sequence_mirror.hpp"
 
-#include "actors/common/check.hpp"
+#include "common/check.hpp"
 
 namespace actorllm {
 

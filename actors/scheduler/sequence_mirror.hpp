@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/scheduler/step_plan.hpp"
+#include "common/step_plan.hpp"
 
 namespace actorllm {
 

@@ -11,11 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/engine/llm_engine.hpp"
-#include "actors/engine_system.hpp"
+#include "actors/system/engine_system.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
-#include "actors/worker_backend.hpp"
-#include "tests/common/engine_checks.hpp"
-#include "tests/common/requests.hpp"
+#include "actors/system/worker_backend.hpp"
+#include "tests/support/engine_checks.hpp"
+#include "tests/support/requests.hpp"
 #if ACTORLLM_HAS_CUDA
 #include "actors/gpu_worker/cuda_backend.hpp"
 #endif

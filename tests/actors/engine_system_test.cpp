@@ -1,6 +1,6 @@
 // The engine through its actors: golden output, 64 concurrent requests equal to their solo
 // runs with real batching, abort frees blocks, a killed worker recovers, replicas.
-#include "actors/engine_system.hpp"
+#include "actors/system/engine_system.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "tests/common/requests.hpp"
+#include "tests/support/requests.hpp"
 
 namespace actorllm {
 namespace {

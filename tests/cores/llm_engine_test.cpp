@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/cpu/packed_linear.hpp"
-#include "tests/common/engine_checks.hpp"
-#include "tests/common/requests.hpp"
+#include "tests/support/engine_checks.hpp"
+#include "tests/support/requests.hpp"
 
 namespace actorllm {
 namespace {

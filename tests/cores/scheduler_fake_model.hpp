@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "actors/scheduler/sequence_mirror.hpp"
-#include "actors/scheduler/step_plan.hpp"
+#include "common/step_plan.hpp"
 
 namespace actorllm::testing {
 

@@ -10,7 +10,7 @@
 #include <numeric>
 #include <thread>
 
-#include "tests/common/test_data.hpp"
+#include "tests/support/test_data.hpp"
 
 namespace actorllm {
 namespace {

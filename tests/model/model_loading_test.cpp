@@ -9,7 +9,7 @@
 
 #include "model/llama_model.hpp"
 #include "model/safetensors.hpp"
-#include "tests/common/test_data.hpp"
+#include "tests/support/test_data.hpp"
 
 namespace actorllm {
 namespace {

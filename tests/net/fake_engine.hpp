@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "net/engine_port.hpp"
+#include "common/engine_port.hpp"
 
 namespace actorllm::testing {
 

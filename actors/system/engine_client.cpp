@@ -1,0 +1,128 @@
+#include "actors/system/engine_client.hpp"
+
+#include <condition_variable>
+
+#include "common/output_merge.hpp"
+#include "actors/http_gateway/http_gateway_actor.hpp"
+
+namespace actorllm {
+
+engine_client::engine_client(caf::actor_system& system, router_actor router, model_info info,
+                             engine_monitoring* monitoring)
+    : system_(system), router_(router), info_(std::move(info)), monitoring_(monitoring) {
+  gateway_ = system_.spawn<caf::detached>(
+      http_gateway, router_, [this](std::vector<request_output>& outs) { deliver(outs); });
+}
+
+engine_client::~engine_client() {
+  caf::anon_send_exit(gateway_, caf::exit_reason::user_shutdown);
+}
+
+void engine_client::submit(generate_request request, output_callback on_output) {
+  {
+    std::lock_guard lock(mutex_);
+    pending_[request.request_id] = {std::move(on_output), std::max(1, request.params.n), false};
+  }
+  ++num_waiting_;
+  caf::anon_send(gateway_, generate_atom::value, std::move(request));
+}
+
+void engine_client::abort(const std::string& request_id) {
+  caf::anon_send(gateway_, abort_atom::value, request_id);
+}
+
+void engine_client::deliver(std::vector<request_output>& outputs) {
+  for (auto& out : outputs) {
+    output_callback callback;
+    {
+      std::lock_guard lock(mutex_);
+      auto it = pending_.find(out.request_id);
+      if (it == pending_.end()) continue;
+      if (!it->second.started) {
+        it->second.started = true;
+        --num_waiting_;
+      }
+      callback = it->second.callback;
+      // An error ends the whole request; otherwise each choice ends on its own.
+      if (out.finish == finish_reason::error ||
+          (out.finish != finish_reason::none && --it->second.num_open_choices <= 0))
+        pending_.erase(it);
+    }
+    if (callback) callback(std::move(out));
+  }
+}
+
+std::size_t engine_client::num_in_flight() const {
+  std::lock_guard lock(mutex_);
+  return pending_.size();
+}
+
+void engine_client::tokenize(generate_request request, std::function<void(tokenize_result)> done) {
+  const int32_t max_len = info_.max_model_len;
+  system_.spawn([=, router = router_](caf::event_based_actor* self) {
+    self->request(router, std::chrono::seconds(30), tokenize_atom::value, request)
+        .then(
+            [=](tokenize_reply& r) {
+              tokenize_result out;
+              out.tokens = std::move(r.tokens);
+              out.max_model_len = max_len;
+              out.error = std::move(r.error);
+              out.error_status = r.error.empty() ? 0 : r.status;
+              done(std::move(out));
+            },
+            [=](caf::error& e) {
+              tokenize_result out;
+              out.error = "engine unavailable: " + to_string(e);
+              out.error_status = 503;
+              done(std::move(out));
+            });
+  });
+}
+
+void engine_client::detokenize(std::vector<int32_t> tokens,
+                               std::function<void(detokenize_result)> done) {
+  system_.spawn([=, router = router_](caf::event_based_actor* self) {
+    self->request(router, std::chrono::seconds(30), detok_atom::value, tokens)
+        .then(
+            [=](std::string& text) {
+              done({std::move(text), {}, 0});
+            },
+            [=](caf::error& e) {
+              done({{}, "engine unavailable: " + to_string(e), 503});
+            });
+  });
+}
+
+std::vector<std::vector<request_output>> engine_client::generate(
+    const std::vector<generate_request>& requests) {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<std::vector<request_output>> merged(requests.size());
+  size_t num_open = 0;
+  std::vector<int32_t> remaining;  // open choices per request
+  for (const auto& r : requests) {
+    remaining.push_back(std::max(1, r.params.n));
+    num_open += remaining.back();
+  }
+  for (size_t i = 0; i < requests.size(); ++i) {
+    submit(requests[i], [&, i](request_output out) {
+      std::lock_guard lock(m);
+      auto& choices = merged[i];
+      merge_output(choices, out);
+      if (out.finish == finish_reason::error) {
+        num_open -= remaining[i];  // an error ends every choice
+        remaining[i] = 0;
+        for (auto& other : choices) other.finish = finish_reason::error;
+      } else if (out.finish != finish_reason::none && remaining[i] > 0) {
+        --remaining[i];
+        --num_open;
+      }
+      if (num_open == 0) cv.notify_all();  // one wake-up at the end, not one per delta
+    });
+  }
+  std::unique_lock lock(m);
+  cv.wait(lock, [&] { return num_open == 0; });
+  return merged;
+}
+
+}  // namespace actorllm

@@ -1,0 +1,68 @@
+#pragma once
+/// The C++ client API of the engine (as vLLM's AsyncLLM): submit requests and receive their
+/// streamed outputs through the actors. It is also the network layer's engine_port, so the
+/// HTTP server and in-process users share one path. Thread-safe.
+#include <atomic>
+#include <caf/all.hpp>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/actor_types.hpp"
+#include "actors/system/engine_monitoring.hpp"
+#include "common/engine_port.hpp"
+
+namespace actorllm {
+
+class engine_client final : public engine_port {
+ public:
+  /// `monitoring` (may be null) renders /metrics and counts HTTP requests.
+  engine_client(caf::actor_system& system, router_actor router, model_info info,
+                engine_monitoring* monitoring);
+  ~engine_client() override;
+
+  // engine_port
+  void submit(generate_request request, output_callback on_output) override;
+  void abort(const std::string& request_id) override;
+  void tokenize(generate_request request, std::function<void(tokenize_result)> done) override;
+  void detokenize(std::vector<int32_t> tokens,
+                  std::function<void(detokenize_result)> done) override;
+  bool healthy() const override { return healthy_.load(); }
+  model_info model() const override { return info_; }
+  std::string metrics_text() override {
+    return monitoring_ ? monitoring_->render() : std::string();
+  }
+  void on_http_request(std::string_view path, int status) override {
+    if (monitoring_) monitoring_->on_http_request(path, status);
+  }
+  std::size_t num_waiting() const override { return num_waiting_.load(); }
+
+  /// Blocking helper for tests and offline use: runs requests to completion and returns each
+  /// one's outputs merged per choice (text and ids concatenated, the last finish reason).
+  std::vector<std::vector<request_output>> generate(const std::vector<generate_request>& requests);
+
+  void set_healthy(bool healthy) { healthy_.store(healthy); }
+  std::size_t num_in_flight() const;
+
+ private:
+  void deliver(std::vector<request_output>& outputs);
+
+  struct pending {
+    output_callback callback;
+    int32_t num_open_choices = 1;
+    bool started = false;
+  };
+  caf::actor_system& system_;
+  router_actor router_;
+  gateway_actor gateway_;
+  model_info info_;
+  engine_monitoring* monitoring_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, pending> pending_;
+  std::atomic<bool> healthy_{true};
+  std::atomic<std::size_t> num_waiting_{0};
+};
+
+}  // namespace actorllm

@@ -1,0 +1,64 @@
+#include "actors/system/engine_monitoring.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+namespace actorllm {
+
+namespace {
+
+void log_info(const std::string& text) {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%m-%d %H:%M:%S", std::localtime(&now));
+  std::fprintf(stderr, "INFO %s %s\n", stamp, text.c_str());
+}
+
+}  // namespace
+
+engine_monitoring::engine_monitoring(std::string model_name, int32_t max_model_len,
+                                     double log_stats_interval)
+    : model_name_(std::move(model_name)),
+      max_model_len_(max_model_len),
+      log_stats_interval_(log_stats_interval),
+      http_(registry_, model_name_),
+      actors_(registry_, model_name_) {}
+
+scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config_values& cache) {
+  replica_metrics* m;
+  {
+    std::lock_guard lock(mutex_);
+    replicas_.push_back(std::unique_ptr<replica_metrics>(new replica_metrics{
+        engine_metrics(registry_, engine_labels{model_name_, replica, max_model_len_}),
+        stats_logger(log_stats_interval_), cache_config_info(registry_, model_name_, replica)}));
+    m = replicas_.back().get();
+  }
+  m->cache_info.set(cache);
+  const std::string scheduler_name = "scheduler-" + std::to_string(replica);
+  const double interval = log_stats_interval_;
+  scheduler_hooks hooks;
+  hooks.on_added = [m](const std::string& id, int32_t n) {
+    m->metrics.on_request_added(id, n, now_seconds());
+  };
+  hooks.on_scheduled = [m](const step_plan& plan) { m->metrics.on_scheduled(plan, now_seconds()); };
+  hooks.on_outputs = [m](const std::vector<request_output>& outs) {
+    m->metrics.on_outputs(outs, now_seconds());
+  };
+  hooks.on_stats = [m](const scheduler_stats& stats) { m->metrics.on_stats(stats); };
+  hooks.on_step = [this, m, scheduler_name, interval, replica](
+                      const scheduler_stats& stats, double seconds, size_t mailbox_depth) {
+    m->metrics.on_step(stats, seconds);
+    actors_.set_mailbox_depth(scheduler_name, mailbox_depth);
+    if (interval <= 0) return;
+    if (auto line = m->logger.on_snapshot(m->metrics.snapshot(now_seconds())))
+      log_info("replica " + std::to_string(replica) + ": " + *line);
+  };
+  hooks.on_worker = [this, replica](int32_t rank, bool up) {
+    actors_.set_worker_up("replica" + std::to_string(replica) + "-worker" + std::to_string(rank),
+                          up);
+  };
+  return hooks;
+}
+
+}  // namespace actorllm

@@ -1,0 +1,180 @@
+#include "actors/system/engine_system.hpp"
+
+#include <caf/io/all.hpp>
+#include <cstdio>
+
+#include "actors/cache_engine/cache_engine_actor.hpp"
+#include "actors/gpu_worker/gpu_worker_actor.hpp"
+#include "actors/request_router/request_router_actor.hpp"
+#include "actors/system/worker_backend.hpp"
+#include "kernels/cpu/thread_team.hpp"
+
+namespace actorllm {
+
+engine_actor_config::engine_actor_config() {
+  register_message_types(*this);
+  load<caf::io::middleman>();
+  // NOTE: the step's math runs on its own thread team inside the (detached) worker; the
+  // actors' own work is light, so two scheduler threads suffice. They share one queue and
+  // sleep on a condition variable when idle: the default work-stealing threads poll with
+  // 50 us sleeps for tens of milliseconds after every job, which wakes them hundreds of
+  // times during each forward pass and preempts the math threads.
+  set("scheduler.max-threads", 2);
+  set("scheduler.policy", caf::atom("sharing"));
+  set("logger.console", caf::atom("none"));
+}
+
+engine_system::engine_system(const engine_config& config)
+    : system_(actor_config_),
+      setup_(std::make_unique<engine_setup>(engine_setup::load(config, select_backend(config)))),
+      monitoring_(std::make_unique<engine_monitoring>(
+          setup_->served_model_name, setup_->max_model_len, config.server.log_stats_interval)),
+      prompts_(std::make_shared<prompt_builder>(setup_->make_prompt_builder())) {
+  auto remote_factory = [this](caf::actor_system&, worker_actor worker, const worker_info& info,
+                               int32_t index) {
+    scheduler_options options = setup_->scheduler;
+    options.num_device_blocks = info.num_device_blocks;
+    options.num_cpu_blocks = info.num_cpu_blocks;
+    // A remote worker cannot be respawned from here: if it dies, its replica ends its requests.
+    return spawn_replica(index, {std::move(worker)}, nullptr, options);
+  };
+  // NOTE: the actors on a step's critical path (router, scheduler, gateway) run detached, on
+  // threads of their own that wake at once when a message arrives. CAF 0.17's shared
+  // scheduler threads poll with sleeps of up to 10 ms once idle, and they are idle for the
+  // whole of a long forward pass: each step would wait that long for its result message.
+  router_ = system_.spawn<caf::detached>(
+      request_router, prompts_, std::vector<scheduler_actor>{}, remote_factory,
+      std::function<void(size_t)>(
+          [m = monitoring_.get()](size_t depth) { m->set_mailbox_depth("router", depth); }),
+      config.scheduler.stream_interval);
+  own(caf::actor_cast<caf::actor>(router_));
+  for (int32_t i = 0; i < config.parallel.replicas; ++i) add_replica();
+
+  model_info info{setup_->served_model_name, config.model.model, setup_->max_model_len,
+                  static_cast<int64_t>(std::time(nullptr)), setup_->model_aliases};
+  client_ = std::make_unique<engine_client>(system_, router_, std::move(info), monitoring_.get());
+}
+
+engine_system::~engine_system() {
+  shutdown();
+}
+
+worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank,
+                                               std::shared_ptr<cpu::host_all_reduce> group) {
+  const std::string name = "replica" + std::to_string(replica) + "-worker" + std::to_string(rank);
+  model_runner_config runner = setup_->runner;
+  runner.all_reduce = std::move(group);
+  runner.tp_rank = rank;
+  // Detached: the forward pass occupies its own thread, never one of the actors' scheduler threads.
+  auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->shards.at(rank), setup_->backend,
+                                             runner, name);
+  own(caf::actor_cast<caf::actor>(worker));
+  return worker;
+}
+
+scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_actor> workers,
+                                             worker_factory respawn, scheduler_options options) {
+  auto cache = system_.spawn(
+      cache_engine,
+      std::function<void(const cache_report&, size_t)>(
+          [m = monitoring_.get(), name = "cache_engine-" + std::to_string(index)](
+              const cache_report&, size_t depth) { m->set_mailbox_depth(name, depth); }));
+  const cache_config_values cache_values{options.block_size, options.num_device_blocks,
+                                         options.num_cpu_blocks,
+                                         setup_->config.cache.swap_space_gib};
+  scheduler_hooks hooks = monitoring_->hooks_for(index, cache_values);
+  for (size_t rank = 0; rank < workers.size(); ++rank)
+    hooks.on_worker(static_cast<int32_t>(rank), true);
+  auto scheduler = system_.spawn<caf::detached>(
+      scheduler_shell, options, std::move(workers), cache,
+      caf::actor_cast<replica_sink_actor>(router_), std::move(respawn), std::move(hooks),
+      scheduler_shell_options{index, options.scheduler.async_scheduling});
+  own(caf::actor_cast<caf::actor>(cache));
+  own(caf::actor_cast<caf::actor>(scheduler));
+  return scheduler;
+}
+
+int32_t engine_system::add_replica() {
+  const int32_t index = num_replicas_++;
+  // One worker per tensor-parallel rank, each with its shard; the ranks of a replica sum their
+  // partial activations through one host all-reduce group (the role NCCL plays on GPUs).
+  const auto tp = static_cast<int32_t>(setup_->shards.size());
+  auto new_group = [tp] { return tp > 1 ? std::make_shared<cpu::host_all_reduce>(tp) : nullptr; };
+  auto group = new_group();
+  std::vector<worker_actor> workers;
+  for (int32_t rank = 0; rank < tp; ++rank)
+    workers.push_back(spawn_local_worker(index, rank, group));
+  initial_workers_.push_back(workers);
+  // Replacements come as a whole group (ranks 0..tp-1 in order): rank 0 starts a fresh one,
+  // because a lost rank leaves its peers' group unusable. The old group is aborted first, so
+  // that survivors waiting in it for the lost rank return (with an error) instead of hanging.
+  auto respawn_group = std::make_shared<std::shared_ptr<cpu::host_all_reduce>>(group);
+  worker_factory respawn = [this, index, new_group, respawn_group](caf::actor_system&,
+                                                                   int32_t rank) {
+    if (rank == 0) {
+      if (*respawn_group) (*respawn_group)->abort();
+      *respawn_group = new_group();
+    }
+    return spawn_local_worker(index, rank, *respawn_group);
+  };
+  auto scheduler = spawn_replica(index, std::move(workers), std::move(respawn), setup_->scheduler);
+  caf::scoped_actor self{system_};
+  int32_t assigned = -1;
+  self->request(router_, std::chrono::seconds(30), replica_atom::value, scheduler)
+      .receive(
+          [&](int32_t i) { assigned = i; },
+          [&](caf::error& e) { std::fprintf(stderr, "add_replica: %s\n", to_string(e).c_str()); });
+  return assigned;
+}
+
+bool engine_system::drain_replica(int32_t index) {
+  caf::scoped_actor self{system_};
+  bool ok = false;
+  self->request(router_, std::chrono::seconds(30), drain_atom::value, index)
+      .receive([&](bool b) { ok = b; }, [&](caf::error&) {});
+  return ok;
+}
+
+std::vector<replica_stats> engine_system::stats() {
+  caf::scoped_actor self{system_};
+  std::vector<replica_stats> out;
+  self->request(router_, std::chrono::seconds(30), stats_atom::value)
+      .receive([&](std::vector<replica_stats>& s) { out = std::move(s); }, [&](caf::error&) {});
+  return out;
+}
+
+std::vector<worker_actor> engine_system::initial_workers(int32_t replica) const {
+  return initial_workers_.at(replica);
+}
+
+std::variant<uint16_t, std::string> engine_system::publish(uint16_t port, const std::string& host) {
+  auto bound = caf::io::publish(router_, port, host.empty() ? nullptr : host.c_str(), true);
+  if (!bound) return to_string(bound.error());
+  return *bound;
+}
+
+void engine_system::own(caf::actor actor) {
+  std::lock_guard lock(owned_mutex_);
+  if (stopped_)
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+  else
+    owned_.push_back(std::move(actor));
+}
+
+void engine_system::shutdown() {
+  std::vector<caf::actor> owned;
+  {
+    std::lock_guard lock(owned_mutex_);
+    if (stopped_) return;
+    stopped_ = true;
+    owned.swap(owned_);
+  }
+  if (client_) client_->set_healthy(false);
+  client_.reset();
+  // Self-ticking schedulers keep the system alive: tell everyone to exit, then wait.
+  for (auto& a : owned) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  initial_workers_.clear();
+  system_.await_all_actors_done();
+}
+
+}  // namespace actorllm

@@ -1,0 +1,40 @@
+#include "actors/system/worker_backend.hpp"
+
+#include <stdexcept>
+
+#include "actors/gpu_worker/cpu_backend.hpp"
+#if ACTORLLM_HAS_CUDA
+#include "actors/gpu_worker/cuda_backend.hpp"
+#include "kernels/cuda/device.cuh"
+#endif
+
+namespace actorllm {
+
+int num_cuda_devices() {
+#if ACTORLLM_HAS_CUDA
+  return cuda::cuda_device_count();
+#else
+  return 0;
+#endif
+}
+
+std::shared_ptr<const backend_provider> select_backend(const engine_config& config) {
+  const std::string& device = config.parallel.device;
+  if (device == "cpu" || (device == "auto" && num_cuda_devices() == 0))
+    return std::make_shared<cpu_backend_provider>();
+  if (device != "cuda" && device != "auto")
+    throw std::runtime_error("--device: must be auto, cpu or cuda (got '" + device + "')");
+#if ACTORLLM_HAS_CUDA
+  if (num_cuda_devices() == 0) throw std::runtime_error("--device cuda: no CUDA device is visible");
+  try {
+    return std::make_shared<cuda_backend_provider>(0, cuda_storage_for(config.model.dtype));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(e.what());
+  }
+#else
+  throw std::runtime_error(
+      "--device cuda: this build has no CUDA backend (configured with ACTORLLM_CUDA=OFF)");
+#endif
+}
+
+}  // namespace actorllm

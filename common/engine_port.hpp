@@ -1,0 +1,95 @@
+#pragma once
+/// The only door between the network layer and the engine. net/ calls it from its I/O
+/// threads; the gateway (an actor shell) implements it, tests implement it with a fake.
+/// Every method may be called concurrently from several threads: implementations are
+/// thread-safe. The engine outlives the http_server that uses it.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/generate_request.hpp"
+
+namespace actorllm {
+
+/// What /v1/models and the validation of `model` need to know.
+struct model_info {
+  std::string name;           ///< served model name, the id /v1/models reports
+  std::string root;           ///< where the weights came from (folder), for /v1/models
+  int32_t max_model_len = 0;  ///< context length in tokens
+  int64_t created = 0;        ///< unix seconds when the model was loaded
+  /// Other values `model` may carry: the --model argument as given when no
+  /// --served-model-name was set, since that argument is the name vLLM would serve.
+  std::vector<std::string> aliases;
+
+  bool answers_to(std::string_view requested) const {
+    if (requested == name) return true;
+    for (const auto& alias : aliases)
+      if (requested == alias) return true;
+    return false;
+  }
+};
+
+/// Answer to tokenize(): the ids, or an error with its HTTP status.
+struct tokenize_result {
+  std::vector<int32_t> tokens;
+  std::vector<std::string> token_strs;  ///< text of each token, when the engine has it
+  int32_t max_model_len = 0;
+  std::string error;         ///< non-empty: the request failed
+  int32_t error_status = 0;  ///< 400, 404, 500, ...
+};
+
+/// Answer to detokenize(): the text, or an error with its HTTP status.
+struct detokenize_result {
+  std::string text;
+  std::string error;
+  int32_t error_status = 0;
+};
+
+class engine_port {
+ public:
+  using output_callback = std::function<void(request_output)>;
+
+  virtual ~engine_port() = default;
+
+  /// Starts `request` (request_id already unique). on_output may be called from any thread,
+  /// in order for each choice, once per delta; the last delta of each choice (index in
+  /// [0, n)) has finish != none. A request the engine rejects (prompt too long: the message
+  /// names both numbers; unknown model; no capacity) gets one output with
+  /// finish == error, `error` and `error_status` (400, 404, 503, ...) set. After abort()
+  /// more calls are allowed but not required. Calls that arrive after the server stopped
+  /// are dropped safely, so the callback may outlive the server.
+  virtual void submit(generate_request request, output_callback on_output) = 0;
+
+  /// Stops a request and frees its KV blocks within one step. Unknown or finished ids are
+  /// ignored. Called when a client disconnects or cancels, or when a sibling prompt failed.
+  virtual void abort(const std::string& request_id) = 0;
+
+  /// Token ids of a prompt as the engine would see it: `kind` is text (with
+  /// add_special_tokens) or chat (chat_json, add_generation_prompt). `done` once, any thread.
+  virtual void tokenize(generate_request request, std::function<void(tokenize_result)> done) = 0;
+
+  /// Text of token ids. `done` is called once, from any thread.
+  virtual void detokenize(std::vector<int32_t> tokens,
+                          std::function<void(detokenize_result)> done) = 0;
+
+  /// True only while the engine loop is alive (false while loading or after it died).
+  virtual bool healthy() const = 0;
+
+  virtual model_info model() const = 0;
+
+  /// The /metrics body in Prometheus text format 0.0.4.
+  virtual std::string metrics_text() = 0;
+
+  /// One HTTP request or WebSocket call ended with `status` (for http_requests_total).
+  /// `path` is the route without its query string. Any thread; the default ignores it.
+  virtual void on_http_request(std::string_view path, int status) { (void)path, (void)status; }
+
+  /// Requests admitted but not yet running; the server answers 503 while this is at or above
+  /// its max_waiting_requests, instead of queueing without bound.
+  virtual std::size_t num_waiting() const = 0;
+};
+
+}  // namespace actorllm

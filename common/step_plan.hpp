@@ -1,0 +1,77 @@
+#pragma once
+/// What one engine step computes (scheduler -> workers) and what it produced (workers ->
+/// scheduler). As vLLM v1's SchedulerOutput: a sequence is described in full once, later
+/// plans carry only what changed (new tokens, new blocks, tokens to compute).
+///
+/// A worker executes a plan in this order: blocks_to_swap_out, blocks_to_swap_in,
+/// blocks_to_copy, then one forward pass over `seqs`, then sampling. A block released by a
+/// swap-out may be reused by the same plan, so the swap-out copies must come first.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/kv_ids.hpp"
+#include "common/generate_request.hpp"
+#include "common/sampling_params.hpp"
+
+namespace actorllm {
+
+/// Introduces a sequence to the workers (once, the first time it is scheduled).
+struct new_sequence {
+  std::string request_id;
+  seq_id seq = 0;
+  int32_t index = 0;              ///< sample index in [0, n) (seeds, choice index)
+  int32_t num_prompt_tokens = 0;  ///< the first tokens of the sequence are the prompt
+  sampling_params params;
+};
+
+/// One sequence's work in this step: compute the KV of positions
+/// [num_computed_tokens, num_computed_tokens + num_scheduled_tokens) and, when num_samples > 0,
+/// sample from the logits of the last of them.
+struct scheduled_sequence {
+  seq_id seq = 0;
+  int32_t num_computed_tokens = 0;
+  int32_t num_scheduled_tokens = 0;
+  /// 0: a prefill chunk that does not reach the end (no token yet); 1: the usual; n: the first
+  /// sampling of a request with n > 1 (one draw per sample index, from the same logits).
+  int32_t num_samples = 0;
+  std::vector<int32_t> new_token_ids;   ///< tokens the workers have not seen (all of a new one)
+  std::vector<block_id> new_block_ids;  ///< appended to the block table, or the whole table
+  bool replace_table = false;           ///< new_block_ids is the whole table (after a swap-in,
+                                        ///< a recompute or a copy-on-write)
+};
+
+struct step_plan {
+  uint64_t step = 0;
+  std::vector<new_sequence> new_seqs;
+  std::vector<scheduled_sequence> seqs;        ///< in scheduling order
+  std::vector<block_copy> blocks_to_swap_out;  ///< (device src, cpu dst)
+  std::vector<block_copy> blocks_to_swap_in;   ///< (cpu src, device dst)
+  std::vector<block_copy> blocks_to_copy;      ///< (device src, device dst), copy-on-write
+  std::vector<seq_id> finished_seq_ids;        ///< finished or aborted since the last plan
+  int32_t num_scheduled_tokens = 0;
+
+  /// Nothing for the workers to compute (a plan may still carry finished ids to forget).
+  bool empty() const { return seqs.empty(); }
+  /// Anything at all for the workers: work, blocks to move, or sequences to forget.
+  bool needs_workers() const {
+    return !seqs.empty() || !finished_seq_ids.empty() || !blocks_to_swap_out.empty() ||
+           !blocks_to_swap_in.empty() || !blocks_to_copy.empty();
+  }
+};
+
+/// What one scheduled sequence produced. token_ids has num_samples entries (none for a
+/// partial prefill); logprobs is empty or parallel to token_ids (params.logprobs >= 0).
+struct sequence_sample {
+  seq_id seq = 0;
+  std::vector<int32_t> token_ids;
+  std::vector<token_logprob> logprobs;
+};
+
+struct step_result {
+  uint64_t step = 0;
+  std::vector<sequence_sample> seqs;  ///< sequences that sampled; others may be left out
+  double worker_seconds = 0;  ///< the worker's own time on this step: moves, forward, sampling
+};
+
+}  // namespace actorllm
