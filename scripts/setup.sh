@@ -32,7 +32,11 @@ fi
 # Node.js and npm come with the machine image; when absent, Debian's nodejs is added.
 command -v npm >/dev/null || { sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"; $sudo_cmd apt-get install -y -qq nodejs npm >/dev/null; }
 if [[ -f tests/e2e/package.json && ! -d tests/e2e/node_modules ]]; then
-  (cd tests/e2e && npm install --no-audit --no-fund --loglevel=error) || echo "setup: npm install failed; e2e client tests will skip"
+  # The end-to-end tests need these clients and fail without them, so CI stops here.
+  if ! (cd tests/e2e && npm install --no-audit --no-fund --loglevel=error); then
+    echo "setup: npm install in tests/e2e failed; the end-to-end client tests will fail"
+    [[ "${CI:-}" == true ]] && exit 1
+  fi
 fi
 
 [[ "${1:-}" == "--deps-only" ]] && exit 0

@@ -14,5 +14,7 @@ if [[ ! -f "$build_dir/build.ninja" ]]; then
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
 fi
 cmake --build "$build_dir" -j "$(nproc)"
+# The structure: no folder cycles, every library links exactly what it includes.
+python3 scripts/check_layering.py "$build_dir"
 cd "$build_dir"
 ctest --output-on-failure -j "$(nproc)" --timeout 600 "$@"

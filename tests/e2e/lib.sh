@@ -1,4 +1,41 @@
 # Shared by the end-to-end scripts (sourced, not a test): free ports, checks, process cleanup.
+# A missing tool or a broken binary is a failure, never a skip: CI must not pass because
+# something it needed was absent (scripts/setup.sh installs all of it).
+
+# require_tools <tool...>: exits 1 naming the first tool not on PATH.
+require_tools() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || {
+      echo "FAIL: $tool is not installed (./scripts/setup.sh installs it)"
+      exit 1
+    }
+  done
+}
+
+# require_command <subcommand>: exits 1, with the binary's own words, when
+# `$ACTORLLM_BIN <subcommand> --help` does not succeed (a missing or broken build).
+require_command() {
+  local out
+  if ! out=$("$ACTORLLM_BIN" "$1" --help 2>&1); then
+    echo "FAIL: '$ACTORLLM_BIN $1 --help' did not run:"
+    echo "$out" | tail -n 20
+    exit 1
+  fi
+}
+
+# require_node_clients <dir>: exits 1 unless node and the npm clients (openai, ws) of <dir>
+# are installed.
+require_node_clients() {
+  require_tools node
+  local pkg
+  for pkg in openai ws; do
+    [[ -d "$1/node_modules/$pkg" ]] || {
+      echo "FAIL: the npm package $pkg is missing in $1 (./scripts/setup.sh runs npm install)"
+      exit 1
+    }
+  done
+}
 
 # A TCP port nobody listens on now.
 free_port() {

@@ -3,18 +3,12 @@
 # completions, so the scheduler must preempt by swapping to the CPU pool. /metrics, polled
 # during the run, must show num_preemptions_total rise and num_requests_swapped rise and fall
 # back to 0, with both KV pools empty once idle; every client still gets its 100 tokens.
-# Exit 77 (skipped) while `serve` does not exist.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
 
-if ! "$ACTORLLM_BIN" serve --help >/dev/null 2>&1; then
-  echo "skip: '$ACTORLLM_BIN serve' is not available yet"
-  exit 77
-fi
-for tool in curl python3; do
-  command -v "$tool" >/dev/null || { echo "skip: $tool is not installed"; exit 77; }
-done
+require_command serve
+require_tools curl python3
 
 model="$ACTORLLM_SHARED_DIR/models/stories260K"
 port=$(free_port)

@@ -3,18 +3,12 @@
 # derived from monitoring/prometheus.yml. After a burst of completions the series read back
 # through Prometheus' query API must agree with what the clients were served: token counters
 # equal the usage the clients got, the running gauge moved, KV usage is 0 once idle.
-# Exit 77 (skipped) while `serve` does not exist or prometheus is not installed.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
 
-if ! "$ACTORLLM_BIN" serve --help >/dev/null 2>&1; then
-  echo "skip: '$ACTORLLM_BIN serve' is not available yet"
-  exit 77
-fi
-for tool in prometheus curl python3; do
-  command -v "$tool" >/dev/null || { echo "skip: $tool is not installed"; exit 77; }
-done
+require_command serve
+require_tools prometheus curl python3
 
 model="$ACTORLLM_SHARED_DIR/models/stories260K"
 port=$(free_port)

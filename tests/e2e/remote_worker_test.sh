@@ -5,7 +5,9 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}"
-"$ACTORLLM_BIN" worker --help >/dev/null 2>&1 || { echo "skip: no worker command"; exit 77; }
+require_command serve
+require_command worker
+require_tools curl python3
 
 model="$ACTORLLM_SHARED_DIR/models/stories260K"
 port=$(free_port)

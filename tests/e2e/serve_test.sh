@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # End to end: `actorllm serve` on stories260K, checked by real clients: curl, the official
 # openai SDK (Node) and a WebSocket client. Content is checked against the golden greedy
-# text, not just statuses. Exit 77 (skipped) while the serve command does not exist.
+# text, not just statuses.
 set -euo pipefail
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
 
-if ! "$ACTORLLM_BIN" serve --help >/dev/null 2>&1; then
-  echo "skip: '$ACTORLLM_BIN serve' is not available yet"
-  exit 77
-fi
-command -v curl >/dev/null || { echo "skip: curl missing"; exit 77; }
+source "$(dirname "$0")/lib.sh"
+require_command serve
+require_tools curl python3
+require_node_clients "$ACTORLLM_SOURCE_DIR/tests/e2e"
 
 model="$ACTORLLM_SHARED_DIR/models/stories260K"
 golden="$model/golden_greedy.json"
@@ -17,7 +16,6 @@ e2e_dir="$ACTORLLM_SOURCE_DIR/tests/e2e"
 template="$ACTORLLM_SHARED_DIR/chat-templates/mistralai-Mistral-Nemo-Instruct-2407.jinja"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 base="http://127.0.0.1:$port"
-work=$(mktemp -d)
 log="$work/serve.log"
 
 metrics_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -174,12 +172,8 @@ check "--stream-interval 3 streams the golden text, 3+ tokens a chunk ($interval
   test "$interval_verdict" = ok
 
 # Real clients.
-if [[ -d "$e2e_dir/node_modules/openai" && -d "$e2e_dir/node_modules/ws" ]] && command -v node >/dev/null; then
-  node "$e2e_dir/openai_client.mjs" "$base" "$golden" || failures=$((failures + 1))
-  node "$e2e_dir/ws_client.mjs" "ws://127.0.0.1:$port/v1/ws" "$golden" || failures=$((failures + 1))
-else
-  echo "note: node clients not installed (scripts/setup.sh runs npm install in tests/e2e)"
-fi
+node "$e2e_dir/openai_client.mjs" "$base" "$golden" || failures=$((failures + 1))
+node "$e2e_dir/ws_client.mjs" "ws://127.0.0.1:$port/v1/ws" "$golden" || failures=$((failures + 1))
 
 if ((failures)); then
   echo "$failures check(s) failed; server log:"
