@@ -269,30 +269,55 @@ class http_session : public std::enable_shared_from_this<http_session> {
     finished_ = false;
   }
 
-  /// A read that completes only when the client closes (or pipelines the next request):
-  /// generation for a client that went away is aborted at once, not at the next write.
-  /// While it is pending it also holds the session, which engine callbacks (holding only
-  /// weak references) do not.
+  /// Reads while an answer is being made, so that a client that goes away is noticed at once
+  /// rather than at the next write. What the client sends meanwhile is kept: bytes (a
+  /// pipelined request, a stray CRLF) are committed to buffer_ and parsed once this answer is
+  /// written, and the watch reads on. A half-close (EOF) means no more requests: a stream
+  /// goes on, since a client that closed entirely makes the next write fail within one step;
+  /// a non-streamed answer has no bytes to write until the end, so its EOF aborts it, as vLLM
+  /// aborts on EOF (a half-close and a full close look the same from here).
+  /// A pending watch holds the session (engine callbacks keep only weak references); when it
+  /// stops reading (EOF, or more than max_pipelined_bytes queued), hold_ does instead.
   void watch_for_disconnect() {
-    if (watching_ || closed_) return;
+    if (watching_ || closed_ || read_side_done_) return;
+    if (buffer_.size() > max_pipelined_bytes()) {
+      hold_ = shared_from_this();  // enough queued: stop reading, answer, then parse it
+      return;
+    }
     watching_ = true;
     stream_.expires_never();
     stream_.async_read_some(buffer_.prepare(4096),
                             [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                              self->watching_ = false;
-                              if (self->closed_) return;
-                              if (!ec)
-                                self->buffer_.commit(n);  // a pipelined request: parse it later
-                              if (ec && ec != asio::error::operation_aborted) {
-                                if (self->call_) return self->on_client_gone();
-                                return self->close();
-                              }
-                              if (self->draining_) return self->drain_and_close();
-                              if (self->resume_reading_) {
-                                self->resume_reading_ = false;
-                                self->do_read();
-                              }
+                              self->on_watch(ec, n);
                             });
+  }
+
+  void on_watch(beast::error_code ec, std::size_t n) {
+    watching_ = false;
+    if (closed_) return;
+    if (!ec) buffer_.commit(n);
+    if (draining_) return drain_and_close();
+    if (resume_reading_) {
+      resume_reading_ = false;
+      return do_read();
+    }
+    if (ec == asio::error::eof) {
+      read_side_done_ = true;
+      keep_alive_ = false;  // nothing can follow a half-close
+      if (call_ && !call_->options().stream) return on_client_gone();
+      hold_ = shared_from_this();
+      return;
+    }
+    if (ec && ec != asio::error::operation_aborted) {
+      if (call_) return on_client_gone();
+      return close();
+    }
+    watch_for_disconnect();  // bytes arrived: keep them and keep watching
+  }
+
+  /// Bytes a client may queue behind the request being answered before we stop reading them.
+  size_t max_pipelined_bytes() const {
+    return static_cast<size_t>(std::max<int64_t>(0, context_.config.max_body_bytes)) + 65536;
   }
 
   void on_client_gone() {
@@ -406,6 +431,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   }
 
   void end_request() {
+    const auto keep = std::move(hold_);  // the next read or the drain holds the session now
     log();
     headers_sent_ = false;
     allow_ = "";
@@ -454,6 +480,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     closed_ = true;
     beast::error_code ignored;
     stream_.socket().close(ignored);
+    hold_.reset();  // the caller's own reference keeps this alive until it returns
   }
 
   server_context& context_;
@@ -481,6 +508,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   bool finished_ = false;  // [DONE] is in pending_ (or on the wire)
 
   bool watching_ = false;
+  bool read_side_done_ = false;  // the client half-closed: nothing more to read
+  std::shared_ptr<http_session> hold_;  // keeps the session while no read is pending
   bool resume_reading_ = false;
   bool draining_ = false;
   bool closed_ = false;

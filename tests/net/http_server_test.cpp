@@ -7,7 +7,7 @@
 #include <atomic>
 #include <thread>
 
-#include "tests/net/fake_engine.hpp"
+#include "tests/net/server_fixture.hpp"
 #include "tests/net/test_client.hpp"
 
 namespace actorllm::testing {
@@ -15,25 +15,7 @@ namespace {
 
 using json = nlohmann::json;
 
-class http_server_test : public ::testing::Test {
- protected:
-  void start(server_config config = {}, net::http_options options = {}) {
-    config.host = "127.0.0.1";
-    config.port = 0;
-    config.io_threads = 2;
-    config.max_body_bytes = 64 * 1024;
-    options.access_log = false;
-    server_ = std::make_unique<net::http_server>(config, engine_, options);
-    server_->start();
-    port_ = server_->port();
-  }
-  void SetUp() override { start(); }
-  void TearDown() override { server_.reset(); }
-
-  fake_engine engine_;
-  std::unique_ptr<net::http_server> server_;
-  uint16_t port_ = 0;
-};
+using http_server_test = server_fixture;
 
 std::string text_of_stream(const std::vector<std::string>& payloads, bool chat) {
   std::string text;
