@@ -22,6 +22,22 @@ std::string folder_name(const std::string& model_argument) {
   return name.empty() || name == "." || name == ".." ? model_argument : name;
 }
 
+/// Every id the tokenizer can produce, and every end-of-sequence id, must name a row of the
+/// model's embedding table: a request's tokens index it directly.
+void check_token_ids_fit(const tokenizer& tok, const model_config_hf& mc,
+                         const std::filesystem::path& tokenizer_path) {
+  const auto vocab = static_cast<size_t>(mc.vocab_size);
+  if (tok.vocab_size() > vocab)
+    throw std::runtime_error("the tokenizer (" + tokenizer_path.string() + ") has token ids up to " +
+                             std::to_string(tok.vocab_size() - 1) +
+                             ", beyond the model's vocab_size " + std::to_string(vocab) +
+                             " (config.json): they would index past its embedding table");
+  for (int32_t id : mc.eos_token_ids)
+    if (id < 0 || static_cast<size_t>(id) >= vocab)
+      throw std::runtime_error("config.json: eos_token_id " + std::to_string(id) +
+                               " is outside the model's vocab_size " + std::to_string(vocab));
+}
+
 }  // namespace
 
 engine_setup engine_setup::load(const engine_config& config,
@@ -33,8 +49,9 @@ engine_setup engine_setup::load(const engine_config& config,
     backend = std::make_shared<cpu_backend_provider>();
   }
   const std::filesystem::path model_dir = config.model.model;
-  engine_setup s(tokenizer::load(
-      config.model.tokenizer.empty() ? model_dir : std::filesystem::path(config.model.tokenizer)));
+  const std::filesystem::path tokenizer_dir =
+      config.model.tokenizer.empty() ? model_dir : std::filesystem::path(config.model.tokenizer);
+  engine_setup s(tokenizer::load(tokenizer_dir));
   s.config = config;
   cpu::set_num_threads(config.parallel.cpu_threads);
   const int32_t tp = config.parallel.tensor_parallel_size;
@@ -44,6 +61,7 @@ engine_setup engine_setup::load(const engine_config& config,
   for (int32_t rank = 0; rank < tp; ++rank)
     s.shards.push_back(std::make_shared<llama_model>(model_dir, tp_shard{rank, tp}));
   s.model = s.shards.front();
+  check_token_ids_fit(s.tok, s.model->config(), tokenizer_dir);
   s.render_chat = load_chat_renderer(config.model.chat_template, model_dir, s.tok);
   s.served_model_name = !config.model.served_model_name.empty() ? config.model.served_model_name
                                                                 : folder_name(config.model.model);

@@ -59,6 +59,12 @@ step_result model_runner::run_plan(const step_plan& plan) {
         static_cast<int64_t>(s.block_table.size()))
       throw std::runtime_error("step plan for sequence " + std::to_string(s.seq) +
                                " runs past its block table");
+    for (int32_t id : s.token_ids)  // each id indexes the embedding table
+      if (id < 0 || id >= model_->config().vocab_size)
+        throw std::runtime_error("step plan for sequence " + std::to_string(s.seq) +
+                                 " carries token id " + std::to_string(id) +
+                                 ", outside the vocabulary (" +
+                                 std::to_string(model_->config().vocab_size) + ")");
     batch_.add_sequence(s.token_ids, s.start_position, s.block_table, config_.block_size,
                         s.num_samples > 0);
   }

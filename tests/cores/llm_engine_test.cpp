@@ -156,6 +156,18 @@ TEST(engine_setup, a_cpu_engine_packs_its_weights_while_it_loads) {
   EXPECT_TRUE(setup.model->has_cpu_weights());  // not left for the first request
 }
 
+TEST(engine_setup, a_tokenizer_with_ids_beyond_the_embedding_table_is_refused_at_load) {
+  engine_config c = base_config();
+  c.model.tokenizer = (testing::shared_dir() / "tokenizers" / "llama2").string();  // 32,000 ids
+  try {
+    engine_setup::load(c);
+    FAIL() << "a 32,000-token tokenizer was accepted for a 512-row embedding table";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("beyond the model's vocab_size 512"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(engine_setup, served_under_the_folder_name_and_the_model_argument_as_given) {
   engine_config c = base_config();
   c.model.model = (testing::stories260k_dir() / ".").string();  // as a user might type it
