@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -116,18 +117,41 @@ safetensors_file::safetensors_file(const std::filesystem::path& path) : path_(pa
   if (header.is_discarded() || !header.is_object()) fail(path, "header is not a JSON object");
   const uint8_t* data_start = bytes + 8 + header_len;
   const size_t data_size = size_ - 8 - header_len;
+  std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string>> extents;  // to find overlaps
   for (const auto& [name, info] : header.items()) {
     if (name == "__metadata__") continue;
+    const auto bad = [&](const std::string& what) { fail(path, "tensor '" + name + "' " + what); };
+    if (!info.is_object()) bad("is not described by an object");
+    const auto dtype = info.find("dtype");
+    const auto shape = info.find("shape");
+    const auto offsets = info.find("data_offsets");
+    if (dtype == info.end() || !dtype->is_string()) bad("has no dtype string");
+    if (shape == info.end() || !shape->is_array()) bad("has no shape list");
+    if (offsets == info.end() || !offsets->is_array() || offsets->size() != 2 ||
+        !(*offsets)[0].is_number_unsigned() || !(*offsets)[1].is_number_unsigned())
+      bad("has no data_offsets pair of byte offsets");
     tensor_view view;
-    view.dtype = parse_dtype(info.at("dtype").get<std::string>(), path, name);
-    view.shape = info.at("shape").get<std::vector<int64_t>>();
-    const auto offsets = info.at("data_offsets").get<std::vector<uint64_t>>();
-    if (offsets.size() != 2 || offsets[1] > data_size || offsets[0] > offsets[1] ||
-        offsets[1] - offsets[0] != view.numel() * dtype_size(view.dtype))
-      fail(path, "tensor '" + name + "' has inconsistent data offsets");
-    view.data = data_start + offsets[0];
+    view.dtype = parse_dtype(dtype->get<std::string>(), path, name);
+    uint64_t numel = 1;  // bounded by the file's size as it grows, checked for overflow
+    for (const auto& dim : *shape) {
+      if (!dim.is_number_unsigned() || dim.get<uint64_t>() > data_size)
+        bad("has a dimension that is not a size within the file: " + dim.dump());
+      view.shape.push_back(dim.get<int64_t>());
+      if (__builtin_mul_overflow(numel, dim.get<uint64_t>(), &numel) || numel > data_size)
+        bad("is larger than the file");
+    }
+    const uint64_t begin = (*offsets)[0].get<uint64_t>(), end = (*offsets)[1].get<uint64_t>();
+    if (end > data_size || begin > end || end - begin != numel * dtype_size(view.dtype))
+      bad("has inconsistent data offsets");
+    view.data = data_start + begin;
+    if (begin < end) extents.push_back({{begin, end}, name});
     tensors_.emplace(name, std::move(view));
   }
+  std::sort(extents.begin(), extents.end());
+  for (size_t i = 1; i < extents.size(); ++i)
+    if (extents[i].first.first < extents[i - 1].first.second)
+      fail(path, "tensors '" + extents[i - 1].second + "' and '" + extents[i].second +
+                     "' overlap in the file");
 }
 
 safetensors_file::~safetensors_file() {

@@ -81,6 +81,81 @@ TEST(model_loading, unknown_architecture_is_named) {
   fs::remove_all(dir);
 }
 
+// Each absurd or mistyped config.json value is refused with the file and the field named,
+// never a crash (a zero head count divided by zero; a 2^31 context allocated without bound).
+TEST(model_loading, absurd_config_values_are_refused_naming_the_field) {
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](auto& c) { c["num_attention_heads"] = 0; }, "field 'num_attention_heads' must be in"},
+      {[](auto& c) { c["num_hidden_layers"] = 0; }, "field 'num_hidden_layers' must be in"},
+      {[](auto& c) { c["max_position_embeddings"] = 0; }, "field 'max_position_embeddings'"},
+      {[](auto& c) { c["max_position_embeddings"] = 2147483647; },
+       "field 'max_position_embeddings' must be in"},
+      {[](auto& c) { c["hidden_size"] = 64.5; }, "field 'hidden_size' must be a whole number"},
+      {[](auto& c) { c["hidden_size"] = "64"; }, "field 'hidden_size' must be an integer"},
+      {[](auto& c) { c["vocab_size"] = -3; }, "field 'vocab_size' must be in"},
+      {[](auto& c) { c["vocab_size"] = 18446744073709551615ull; }, "field 'vocab_size' must be in"},
+      {[](auto& c) { c["rope_theta"] = 0; }, "field 'rope_theta' must be above 0"},
+      {[](auto& c) { c["rope_theta"] = -10000.0; }, "field 'rope_theta' must be above 0"},
+      {[](auto& c) { c["rms_norm_eps"] = -1e-5; }, "field 'rms_norm_eps' must be above 0"},
+      {[](auto& c) { c["hidden_act"] = "gelu_pytorch_tanh"; }, "field 'hidden_act'"},
+      {[](auto& c) { c["num_key_value_heads"] = 3; }, "must be a multiple of num_key_value_heads"},
+      {[](auto& c) { c["num_key_value_heads"] = 16; }, "field 'num_key_value_heads' must be in"},
+      {[](auto& c) { c["hidden_size"] = 60; }, "must be a multiple of num_attention_heads"},
+      {[](auto& c) { c["head_dim"] = 7; }, "field 'head_dim' must be even"},
+      {[](auto& c) { c["tie_word_embeddings"] = "yes"; }, "field 'tie_word_embeddings' must be"},
+      {[](auto& c) { c["eos_token_id"] = 512; }, "field 'eos_token_id' must be in [0, 511]"},
+      {[](auto& c) { c["eos_token_id"] = {2, "x"}; }, "field 'eos_token_id' must hold integers"},
+      {[](auto& c) { c["architectures"] = "LlamaForCausalLM"; }, "field 'architectures'"},
+      {[](auto& c) { c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", -8.0}}; },
+       "field 'factor' must be above 0"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto dir = folder_with_config("absurd" + std::to_string(i), cases[i].first);
+    const std::string error = load_error(dir);
+    EXPECT_NE(error.find("config.json"), std::string::npos) << "case " << i << ": " << error;
+    EXPECT_NE(error.find(cases[i].second), std::string::npos) << "case " << i << ": " << error;
+    fs::remove_all(dir);
+  }
+}
+
+/// Writes a safetensors file at `path` with `header` and `data_bytes` zero bytes of data.
+void write_safetensors(const fs::path& path, const std::string& header, size_t data_bytes) {
+  std::ofstream out(path, std::ios::binary);
+  const uint64_t len = header.size();
+  out.write(reinterpret_cast<const char*>(&len), 8);
+  out << header;
+  const std::vector<char> zeros(data_bytes, 0);
+  out.write(zeros.data(), zeros.size());
+}
+
+TEST(model_loading, hostile_safetensors_headers_are_refused_naming_the_tensor) {
+  const auto dir = folder_with_config("hostile", [](nlohmann::json&) {});
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
+       R"("b":{"dtype":"F32","shape":[4],"data_offsets":[8,24]}})",
+       "tensors 'a' and 'b' overlap"},
+      {R"({"a":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})", "tensor 'a' has a dimension"},
+      {R"({"a":{"dtype":"F32","shape":[32,32,32],"data_offsets":[0,16]}})",
+       "tensor 'a' is larger than the file"},
+      {R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0]}})", "tensor 'a' has no data_offsets"},
+      {R"({"a":{"dtype":7,"shape":[4],"data_offsets":[0,16]}})", "tensor 'a' has no dtype"},
+      {R"({"a":[1,2]})", "tensor 'a' is not described by an object"},
+      {R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[16,48]}})",
+       "tensor 'a' has inconsistent data offsets"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    write_safetensors(dir / "model.safetensors", cases[i].first, 32);
+    std::string error;
+    try {
+      safetensors_file file(dir / "model.safetensors");
+    } catch (const std::runtime_error& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find(cases[i].second), std::string::npos) << "case " << i << ": " << error;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(model_loading, missing_tensor_and_wrong_shape_are_named) {
   auto dir = folder_with_config("missing", [](nlohmann::json&) {});
   {
