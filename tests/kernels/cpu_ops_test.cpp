@@ -67,7 +67,7 @@ TEST(cpu_ops, rms_norm_and_fused_add) {
   expect_near_all(fused_x, x, 1e-5f);
 }
 
-TEST(cpu_ops, silu_and_mul_and_log_softmax) {
+TEST(cpu_ops, silu_and_mul) {
   // Gates of a few units and of ±100 (where e^-g overflows a float); 50 is no multiple of 8.
   const int n = 3, hidden = 50;
   for (float range : {4.0f, 100.0f}) {
@@ -81,43 +81,68 @@ TEST(cpu_ops, silu_and_mul_and_log_softmax) {
       }
     expect_near_all(out, want, 1e-5f);
   }
+}
 
-  auto logits = random_vector(2 * 100, 8, 10.0f);
-  std::vector<float> lp(200);
-  cpu::log_softmax(logits.data(), 2, 100, lp.data());
-  for (int i = 0; i < 2; ++i) {
-    double total = 0;
-    for (int j = 0; j < 100; ++j) total += std::exp(double(lp[i * 100 + j]));
-    EXPECT_NEAR(total, 1.0, 1e-5);
+TEST(cpu_ops, log_softmax_matches_a_double_reference) {
+  // Logits of a few units, and of ±100 where exp(x) alone over- or underflows a float; a vocab
+  // of 100 and one of 1 (whose only log-probability is 0).
+  for (auto [n, vocab, range] : {std::tuple{2, 100, 10.0f}, {3, 100, 100.0f}, {2, 1, 5.0f}}) {
+    auto logits = random_vector(n * vocab, 8, range);
+    logits[vocab / 2] += 50.0f;  // one clear favourite in the first row
+    std::vector<float> lp(n * vocab), want(n * vocab);
+    cpu::log_softmax(logits.data(), n, vocab, lp.data());
+    for (int i = 0; i < n; ++i) {
+      const float* row = logits.data() + i * vocab;
+      double mx = row[0];
+      for (int j = 1; j < vocab; ++j) mx = std::max(mx, double(row[j]));
+      double sum = 0;
+      for (int j = 0; j < vocab; ++j) sum += std::exp(double(row[j]) - mx);
+      for (int j = 0; j < vocab; ++j) want[i * vocab + j] = float(row[j] - mx - std::log(sum));
+    }
+    expect_near_all(lp, want, 1e-5f);
   }
 }
 
+/// Rotates pairs (a, b) of the first `rot` dims of each of `heads` vectors of head_dim per
+/// token, by position * 10000^(-2i/rot), the obvious way in double; the other dims stay.
+std::vector<float> naive_rotary(std::vector<float> x, const std::vector<int32_t>& positions,
+                                int heads, int head_dim, int rot, bool neox) {
+  for (size_t t = 0; t < positions.size(); ++t)
+    for (int h = 0; h < heads; ++h)
+      for (int i = 0; i < rot / 2; ++i) {
+        float* v = x.data() + (t * heads + h) * head_dim;
+        const int a = neox ? i : 2 * i, b = neox ? i + rot / 2 : 2 * i + 1;
+        const double angle = positions[t] * std::pow(10000.0, -2.0 * i / rot);
+        const double re = v[a] * std::cos(angle) - v[b] * std::sin(angle);
+        const double im = v[b] * std::cos(angle) + v[a] * std::sin(angle);
+        v[a] = float(re), v[b] = float(im);
+      }
+  return x;
+}
+
 TEST(cpu_ops, rotary_neox_and_gptj_match_complex_rotation) {
-  const int n = 4, heads = 3, kv_heads = 1, head_dim = 8, rot = 8, max_pos = 64;
-  std::vector<float> cos_sin(max_pos * rot);
-  for (int p = 0; p < max_pos; ++p)
-    for (int i = 0; i < rot / 2; ++i) {
-      const double angle = p * std::pow(10000.0, -2.0 * i / rot);
-      cos_sin[p * rot + i] = float(std::cos(angle));
-      cos_sin[p * rot + rot / 2 + i] = float(std::sin(angle));
-    }
+  // q and k of different head counts (grouped-query attention), whole and partial rotation.
+  const int n = 4, heads = 3, kv_heads = 2, head_dim = 8, max_pos = 64;
   const std::vector<int32_t> positions{0, 5, 17, 63};
-  for (bool neox : {true, false}) {
-    auto q = random_vector(n * heads * head_dim, 9), k = random_vector(n * kv_heads * head_dim, 10);
-    auto want_q = q;
-    for (int t = 0; t < n; ++t)
-      for (int h = 0; h < heads; ++h)
-        for (int i = 0; i < rot / 2; ++i) {
-          float* v = want_q.data() + (t * heads + h) * head_dim;
-          const int a = neox ? i : 2 * i, b = neox ? i + rot / 2 : 2 * i + 1;
-          const double angle = positions[t] * std::pow(10000.0, -2.0 * i / rot);
-          const double re = v[a] * std::cos(angle) - v[b] * std::sin(angle);
-          const double im = v[b] * std::cos(angle) + v[a] * std::sin(angle);
-          v[a] = float(re), v[b] = float(im);
-        }
-    cpu::rotary_embedding(positions.data(), q.data(), k.data(), n, heads, kv_heads, head_dim,
-                          cos_sin.data(), rot, neox);
-    expect_near_all(q, want_q, 1e-5f);
+  for (int rot : {8, 4}) {
+    std::vector<float> cos_sin(max_pos * rot);
+    for (int p = 0; p < max_pos; ++p)
+      for (int i = 0; i < rot / 2; ++i) {
+        const double angle = p * std::pow(10000.0, -2.0 * i / rot);
+        cos_sin[p * rot + i] = float(std::cos(angle));
+        cos_sin[p * rot + rot / 2 + i] = float(std::sin(angle));
+      }
+    for (bool neox : {true, false}) {
+      auto q = random_vector(n * heads * head_dim, 9),
+           k = random_vector(n * kv_heads * head_dim, 10);
+      const auto want_q = naive_rotary(q, positions, heads, head_dim, rot, neox);
+      const auto want_k = naive_rotary(k, positions, kv_heads, head_dim, rot, neox);
+      cpu::rotary_embedding(positions.data(), q.data(), k.data(), n, heads, kv_heads, head_dim,
+                            cos_sin.data(), rot, neox);
+      SCOPED_TRACE(::testing::Message() << "rot " << rot << (neox ? " neox" : " gptj"));
+      expect_near_all(q, want_q, 1e-5f);
+      expect_near_all(k, want_k, 1e-5f);
+    }
   }
 }
 

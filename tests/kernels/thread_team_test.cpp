@@ -1,17 +1,21 @@
 // The thread team: every slot runs once per loop, a descheduled helper holds up nothing, ranges
 // cover each index exactly once, nested loops run on the caller, helpers wake after sleeping,
 // sleep as soon as their leader is off the cores and spin while it runs, and the sliced GEMM
-// equals an unsliced one for every team size.
+// equals an unsliced one for every team size. The sleep and spin checks read thread CPU
+// clocks rather than racing the scheduler, so they hold (and never skip) on a loaded machine.
 #include <gtest/gtest.h>
-#include <sched.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -101,79 +105,150 @@ TEST(thread_team, a_descheduled_helper_holds_up_nothing) {
   }
 }
 
-TEST(thread_team, helpers_wake_after_sleeping) {
-  cpu::thread_team team(2);
-  std::atomic<int> total{0};
-  for (int round = 0; round < 5; ++round) {
-    // Longer than the idle spin: the helper is asleep when the next loop starts.
-    std::this_thread::sleep_for(std::chrono::milliseconds(3));
-    team.run([&](int) { ++total; });
+/// Waits (bounded) until `pred` holds; false if it never did within `limit`.
+template <class Pred>
+bool wait_for(Pred pred, std::chrono::milliseconds limit) {
+  for (const auto until = std::chrono::steady_clock::now() + limit; !pred();) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  EXPECT_EQ(total.load(), 10);
+  return true;
 }
 
-/// One look at a 2-team's helper shortly after it ran a slot, while the leader either sleeps
-/// (off the cores) or spins (on one).
-struct helper_look {
-  bool in_time;  // within 150 us of the helper's slot: inside its 200 us idle spin
-  bool apart;    // the helper ran on another core than the one the leader looked from
-  bool asleep;   // the helper was blocked
-};
-
-helper_look look_at_helper(cpu::thread_team& team, bool leader_sleeps) {
-  using clock = std::chrono::steady_clock;
-  std::atomic<bool> helper_ran{false};
-  std::atomic<clock::rep> helper_done{0};
-  std::atomic<int> helper_core{-1};
-  team.run([&](int slot) {
-    if (slot == 1) {
-      helper_core = sched_getcpu();
-      helper_done = clock::now().time_since_epoch().count();
-      helper_ran = true;
-      return;
-    }
-    // Slot 0 waits (bounded) for the helper to run slot 1: then it is awake and spinning.
-    for (const auto until = clock::now() + std::chrono::milliseconds(100);
-         !helper_ran && clock::now() < until;)
-      std::this_thread::yield();
-  });
-  if (!helper_ran) return {false, false, false};
-  if (leader_sleeps) {
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  } else {
-    for (const auto until = clock::now() + std::chrono::microseconds(50); clock::now() < until;) {
-    }
+TEST(thread_team, helpers_wake_after_sleeping) {
+  cpu::thread_team team(2);
+  for (int round = 0; round < 5; ++round) {
+    // Past the idle spin the helper always sleeps; a broken wake-up would leave slot 1 to the
+    // caller, which takes every slot no helper started.
+    ASSERT_TRUE(wait_for([&] { return team.num_sleeping() == 1; }, std::chrono::seconds(5)))
+        << "the helper never went to sleep";
+    std::atomic<bool> helper_ran{false};
+    std::thread::id slot1_thread;
+    team.run([&](int slot) {
+      if (slot == 1) {
+        slot1_thread = std::this_thread::get_id();
+        helper_ran = true;
+        return;
+      }
+      // Slot 0 holds its claim back (bounded) so that only a woken helper can take slot 1.
+      wait_for([&] { return helper_ran.load(); }, std::chrono::seconds(5));
+    });
+    ASSERT_NE(slot1_thread, std::this_thread::get_id()) << "round " << round;
   }
-  const bool apart = sched_getcpu() != helper_core;
-  const bool asleep = team.num_sleeping() == 1;
-  const auto since = clock::now() - clock::time_point(clock::duration(helper_done.load()));
-  return {since < std::chrono::microseconds(150), apart, asleep};
+}
+
+/// CPU time a thread has used, in microseconds, by its clock.
+double cpu_us(clockid_t clock) {
+  timespec ts{};
+  EXPECT_EQ(clock_gettime(clock, &ts), 0);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/// CPU time of a 2-team's helper from the end of its slot until it sleeps, where the team's
+/// leader (the thread that made it) blocks for good right after the loop. CPU time, not wall
+/// time: a helper that the OS deschedules spends none, so a loaded machine does not make it
+/// larger (a hypervisor's stolen time aside, see the test).
+double helper_spin_after_leader_blocked() {
+  std::atomic<bool> helper_ran{false};
+  std::atomic<cpu::thread_team*> team{nullptr};
+  clockid_t helper_clock{};
+  double helper_cpu_at_slot_end = 0;
+  std::promise<void> release;
+  std::thread leader([&] {
+    cpu::thread_team own(2);
+    own.run([&](int slot) {
+      if (slot == 1) {
+        pthread_getcpuclockid(pthread_self(), &helper_clock);
+        helper_cpu_at_slot_end = cpu_us(helper_clock);
+        helper_ran = true;
+        return;
+      }
+      wait_for([&] { return helper_ran.load(); }, std::chrono::seconds(5));
+    });
+    team = &own;
+    release.get_future().wait();  // blocked: the leader's CPU clock stands still
+  });
+  const bool slept = wait_for([&] { return team.load() && team.load()->num_sleeping() == 1; },
+                              std::chrono::seconds(5));
+  const double spin = helper_ran && slept ? cpu_us(helper_clock) - helper_cpu_at_slot_end : -1;
+  release.set_value();
+  leader.join();
+  EXPECT_TRUE(helper_ran.load()) << "the helper never ran slot 1";
+  EXPECT_TRUE(slept) << "the helper never went to sleep";
+  return spin;
 }
 
 TEST(thread_team, a_helper_sleeps_once_its_leader_is_off_the_cores) {
-  cpu::thread_team team(2);
-  int looks = 0, asleep = 0;
-  for (int attempt = 0; attempt < 200 && asleep < 3; ++attempt) {
-    const helper_look look = look_at_helper(team, /*leader_sleeps=*/true);
-    looks += look.in_time;
-    asleep += look.in_time && look.asleep;
-  }
-  if (looks == 0) GTEST_SKIP() << "the machine never let the test look in time";
-  // With only the 200 us idle spin, no look this early would find the helper asleep.
-  EXPECT_GT(asleep, 0) << looks << " looks in time";
+  // A helper whose leader is blocked sleeps after one or two 10 us checks of the leader's
+  // clock; the plain 200 us idle spin alone would cost it about 200 us of CPU time on an idle
+  // core. The median of nine trials, because a hypervisor that takes the helper's core away
+  // mid-spin can charge it a trial's worth of CPU time now and then.
+  std::vector<double> spins;
+  for (int trial = 0; trial < 9; ++trial) spins.push_back(helper_spin_after_leader_blocked());
+  std::nth_element(spins.begin(), spins.begin() + 4, spins.end());
+  EXPECT_LT(spins[4], 100.0) << "us of CPU spun after the leader blocked (median)";
 }
 
-TEST(thread_team, a_helper_keeps_spinning_while_its_leader_runs_on_another_core) {
-  // (On the leader's own core a spinning helper would only delay the leader: it sleeps.)
-  cpu::thread_team team(2);
-  int looks = 0, awake = 0;
-  for (int attempt = 0; attempt < 200 && awake < 3; ++attempt) {
-    const helper_look look = look_at_helper(team, /*leader_sleeps=*/false);
-    looks += look.in_time && look.apart;
-    awake += look.in_time && look.apart && !look.asleep;
+/// One look at a 2-team's helper while the team's leader spins on its core.
+struct helper_look {
+  bool valid;   // a helper ran slot 1, and the look shows what a running leader keeps awake
+  bool asleep;  // the helper was blocked
+};
+
+/// The leader (this thread) runs a loop whose slot 1 a helper takes, spins on, and looks
+/// whether the helper sleeps. A helper sleeps before its 200 us idle spin ends only after a
+/// check interval of 10 us in which the leader's CPU clock stood still. So the look is `valid`
+/// when a helper (not the leader) ran slot 1, the look came within 150 us of a moment before
+/// that slot ended (the helper's spin started later), and the leader, by its own clock, was off
+/// the cores for less than 10 us in all. A valid look should find the helper awake.
+helper_look look_at_spinning_leader(cpu::thread_team& team) {
+  using clock = std::chrono::steady_clock;
+  const auto us_since = [](clock::time_point t) {
+    return std::chrono::duration<double, std::micro>(clock::now() - t).count();
+  };
+  clockid_t leader_clock{};
+  pthread_getcpuclockid(pthread_self(), &leader_clock);
+  std::atomic<bool> slot1_done{false};
+  std::thread::id slot1_thread;
+  const auto start = clock::now();
+  const double start_cpu = cpu_us(leader_clock);
+  clock::time_point before_slot1_end = start;
+  team.run([&](int slot) {
+    if (slot == 1) {
+      slot1_thread = std::this_thread::get_id();
+      slot1_done = true;
+      return;
+    }
+    // Spin (not yield: the leader must stay on its core) until the helper takes slot 1. The
+    // time read before the last check that saw slot 1 unfinished precedes the slot's end.
+    for (auto checked = clock::now(); !slot1_done && us_since(start) < 2000;) {
+      before_slot1_end = checked;
+      checked = clock::now();
+    }
+  });
+  while (us_since(before_slot1_end) < 60) {
   }
-  if (looks == 0) GTEST_SKIP() << "the helper never ran beside the leader in time";
-  EXPECT_GT(awake, 0) << looks << " looks in time";  // spinning, ready for the next loop
+  const bool asleep = team.num_sleeping() == 1;
+  const double off_cores = us_since(start) - (cpu_us(leader_clock) - start_cpu);
+  const bool helper_ran = slot1_thread != std::this_thread::get_id();
+  return {helper_ran && us_since(before_slot1_end) < 150 && off_cores < 10, asleep};
+}
+
+TEST(thread_team, a_helper_keeps_spinning_while_its_leader_runs) {
+  cpu::thread_team team(2);
+  int valid = 0, asleep = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (valid < 50 && std::chrono::steady_clock::now() < until) {
+    const helper_look look = look_at_spinning_leader(team);
+    valid += look.valid;
+    asleep += look.valid && look.asleep;
+  }
+  // Fails, rather than skips, on a machine that never kept the leader on its core that long.
+  ASSERT_GE(valid, 10) << "looks with the leader on its core in 20 s";
+  // A running thread's CPU clock, read from another core, now and then stands still for a
+  // check interval (about 1 read in 5,000 on a 2-core VM): a look in ten may find the helper
+  // asleep. A helper that ignores its running leader sleeps in nearly every look.
+  EXPECT_LE(asleep, valid / 10) << "of " << valid << " looks with the leader on its core";
 }
 
 TEST(thread_team, parallel_for_covers_each_index_once_for_any_team_size) {
