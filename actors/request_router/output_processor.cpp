@@ -13,6 +13,7 @@ output_processor::output_processor(tokenizer tok, const generate_request& reques
       want_token_texts_(request.params.logprobs >= 0),
       stops_(request.params.stop),
       include_stop_(request.params.include_stop_str_in_output),
+      min_tokens_(request.params.min_tokens),
       num_choices_(std::max(1, request.params.n)) {
   std::erase_if(stops_, [](const std::string& s) { return s.empty(); });
   if (echo_) {
@@ -22,7 +23,7 @@ output_processor::output_processor(tokenizer tok, const generate_request& reques
   choices_.reserve(num_choices_);
   for (int32_t i = 0; i < num_choices_; ++i)
     choices_.push_back(
-        {incremental_detokenizer(tok_, skip_special_tokens_, prompt_ids_), {}, false, false});
+        {incremental_detokenizer(tok_, skip_special_tokens_, prompt_ids_), {}, 0, 0, false, false});
 }
 
 output_processor::choice& output_processor::choice_at(int32_t index) {
@@ -31,11 +32,14 @@ output_processor::choice& output_processor::choice_at(int32_t index) {
 
 std::optional<std::string> output_processor::release_text(choice& c, std::string& out,
                                                           bool final_delta) const {
-  // The earliest complete match of any stop string ends the choice.
+  // The earliest complete match of any stop string that ends past the unsearchable text
+  // ends the choice.
   size_t best = std::string::npos;
   const std::string* matched = nullptr;
   for (const auto& stop : stops_) {
-    const size_t at = c.held.find(stop);
+    const size_t from =
+        c.num_unsearchable >= stop.size() ? c.num_unsearchable - stop.size() + 1 : 0;
+    const size_t at = c.held.find(stop, from);
     if (at != std::string::npos && at < best) best = at, matched = &stop;
   }
   if (matched) {
@@ -52,16 +56,24 @@ std::optional<std::string> output_processor::release_text(choice& c, std::string
           break;
         }
   }
-  out += c.held.substr(0, c.held.size() - keep);
-  c.held.erase(0, c.held.size() - keep);
+  const size_t released = c.held.size() - keep;
+  out += c.held.substr(0, released);
+  c.held.erase(0, released);
+  c.num_unsearchable -= std::min(c.num_unsearchable, released);
   return std::nullopt;
 }
 
 std::optional<request_output> output_processor::process(request_output out) {
   choice& c = choice_at(out.index);
   if (c.finished) return std::nullopt;
-  for (int32_t id : out.token_ids) {
-    c.held += c.detok.push(id);
+  // The scheduler stops a choice with finish stop only on EOS or a stop token, its last id.
+  const bool skip_stop_token =
+      out.finish == finish_reason::stop && !include_stop_ && !out.token_ids.empty();
+  for (size_t i = 0; i < out.token_ids.size(); ++i) {
+    const int32_t id = out.token_ids[i];
+    ++c.num_tokens;
+    if (!(skip_stop_token && i + 1 == out.token_ids.size())) c.held += c.detok.push(id);
+    if (c.num_tokens <= min_tokens_) c.num_unsearchable = c.held.size();
     if (want_token_texts_) out.token_texts.push_back(token_text(id));
   }
   if (want_token_texts_) {

@@ -4,7 +4,10 @@
 /// (the text is cut before the match, as OpenAI does, or after it with vLLM's
 /// include_stop_str_in_output; text that may begin a stop string is
 /// held back until it is decided), fills the logprob token texts, and prepends the prompt
-/// for `echo`.
+/// for `echo`. As in vLLM (vllm/v1/engine/detokenizer.py), the token that stop-terminated a
+/// choice in the scheduler (EOS or one of stop_token_ids) adds no text unless
+/// include_stop_str_in_output, and a stop string counts only where it ends in the text of a
+/// token past the first min_tokens.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -34,6 +37,10 @@ class output_processor {
   struct choice {
     incremental_detokenizer detok;
     std::string held;  ///< decoded text not sent yet (a possible stop-string prefix)
+    /// Leading bytes of `held` decoded from the first min_tokens tokens: a stop string that
+    /// ends within them does not count.
+    size_t num_unsearchable = 0;
+    int32_t num_tokens = 0;  ///< generated tokens seen
     bool finished = false;
     bool echoed = false;
   };
@@ -50,7 +57,8 @@ class output_processor {
   bool want_token_texts_;
   std::string echo_text_;
   std::vector<std::string> stops_;
-  bool include_stop_;  ///< a matched stop string is kept at the end of the text
+  bool include_stop_;  ///< a matched stop string (or stop token) is kept in the text
+  int32_t min_tokens_;
   std::vector<choice> choices_;
   int32_t num_choices_;
 };

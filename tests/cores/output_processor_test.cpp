@@ -210,7 +210,7 @@ TEST(output_processor, a_stop_token_finish_keeps_the_schedulers_stop_reason) {
 // vLLM leaves the text of the token that stop-terminated a choice (EOS or one of
 // stop_token_ids) out of the output unless include_stop_str_in_output is set
 // (vllm/v1/engine/detokenizer.py, BaseIncrementalDetokenizer.update). Here "." is added.
-TEST(output_processor, DISABLED_the_text_of_a_stop_token_is_left_out_as_in_vllm) {
+TEST(output_processor, the_text_of_a_stop_token_is_left_out_as_in_vllm) {
   generate_request r = request_with({});
   r.params.stop_token_ids = {piece(".")};
   {
@@ -228,10 +228,30 @@ TEST(output_processor, DISABLED_the_text_of_a_stop_token_is_left_out_as_in_vllm)
   }
 }
 
+// The same for EOS where special tokens are kept in the text: "</s>" is not added.
+TEST(output_processor, the_text_of_eos_is_left_out_when_special_tokens_are_kept) {
+  generate_request r = request_with({});
+  r.params.skip_special_tokens = false;
+  {
+    output_processor p(stories(), r, prompt);
+    auto deltas = feed(p, letters("ab"));
+    deltas.push_back(p.process(step({eos}, finish_reason::stop)));
+    EXPECT_EQ(texts(deltas), (strings{"a", "b", ""}));
+    EXPECT_EQ(deltas.back()->token_ids, std::vector<int32_t>{eos});  // the id still goes out
+  }
+  r.params.include_stop_str_in_output = true;
+  {
+    output_processor p(stories(), r, prompt);
+    auto deltas = feed(p, letters("ab"));
+    deltas.push_back(p.process(step({eos}, finish_reason::stop)));
+    EXPECT_EQ(texts(deltas), (strings{"a", "b", "</s>"}));
+  }
+}
+
 // vLLM matches stop strings only once more than min_tokens tokens were generated
 // (vllm PR 22014; tests/detokenizer/test_min_tokens.py), as min_tokens already holds off
 // EOS and stop ids in the scheduler. Here a stop string ends the choice before min_tokens.
-TEST(output_processor, DISABLED_stop_strings_do_not_count_before_min_tokens) {
+TEST(output_processor, stop_strings_do_not_count_before_min_tokens) {
   generate_request r = request_with({"a"});
   r.params.min_tokens = 3;
   output_processor p(stories(), r, prompt);
@@ -244,6 +264,23 @@ TEST(output_processor, DISABLED_stop_strings_do_not_count_before_min_tokens) {
   ASSERT_TRUE(deltas.back());
   EXPECT_EQ(deltas.back()->finish, finish_reason::stop);
   EXPECT_EQ(deltas.back()->stop_reason, "a");
+}
+
+TEST(output_processor, text_held_back_within_min_tokens_does_not_match_later) {
+  // "ab" (tokens 1-2, within min_tokens) is held as a possible start of "abc"; the "x" that
+  // follows must not complete the "ab" already there. A match must end past min_tokens.
+  generate_request r = request_with({"ab", "abc"});
+  r.params.min_tokens = 2;
+  output_processor p(stories(), r, prompt);
+  const auto deltas = feed(p, letters("abx"));
+  EXPECT_EQ(texts(deltas), (strings{"", "", "abx"}));
+  EXPECT_EQ(deltas.back()->finish, finish_reason::none);
+  // A stop string that begins within min_tokens and ends past it counts, as in vLLM.
+  output_processor q(stories(), r, prompt);
+  const auto stopped = feed(q, letters("xab"));
+  EXPECT_EQ(texts(stopped), (strings{"x", "", ""}));
+  EXPECT_EQ(stopped.back()->finish, finish_reason::stop);
+  EXPECT_EQ(stopped.back()->stop_reason, "ab");
 }
 
 TEST(output_processor, logprob_token_texts_are_each_token_decoded_alone) {
