@@ -9,14 +9,37 @@
 #   GPU_CHECK_MODE=gpu-only ./scripts/gpu-check.sh     (skip dependencies and the full project)
 #   DEPS_TIMEOUT=60                                     (seconds allowed to setup.sh --deps-only)
 #   GOLDEN_MODEL_DIR=.gpu-data/stories260K              (default ../shared/models/stories260K)
+#   ./scripts/gpu-check.sh --prepare                   (on this machine, before: see below)
 #
 # Where the server's dependencies are missing (no package registry on the machine), the full
 # project does not configure; the script then builds the GPU-only project in
-# kernels/cuda/standalone (kernels, tests, bench; stand-ins for what is absent).
+# kernels/cuda/standalone (kernels, tests, bench, model/ and cuda_golden; stand-ins for what
+# is absent). model/ needs nlohmann_json's headers, which have no stand-in: `--prepare`, run
+# on a machine that has them (Debian: nlohmann-json3-dev), copies /usr/include/nlohmann (or
+# JSON_HEADERS=DIR) into .gpu-data/include/nlohmann, ignored by git and carried with the
+# checkout; the GPU-only build then takes them from there (-DACTORLLM_JSON_INCLUDE).
 # Logs go to $BUILD_DIR/gpu-check/, and to $OUT as well when that is set.
 # Exit status: 0 when the build and every GPU test passed, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
+json_include=.gpu-data/include
+
+if [[ ${1:-} == --prepare ]]; then
+  src=${JSON_HEADERS:-/usr/include/nlohmann}
+  if [[ ! -f $src/json.hpp ]]; then
+    echo "gpu-check --prepare: no $src/json.hpp (apt-get install nlohmann-json3-dev, or set" \
+         "JSON_HEADERS to a folder holding json.hpp)" >&2
+    exit 1
+  fi
+  rm -rf "$json_include/nlohmann" && mkdir -p "$json_include" &&
+    cp -rL "$src" "$json_include/nlohmann" || exit 1
+  echo "gpu-check --prepare: $src copied to $json_include/nlohmann"
+  exit 0
+elif [[ $# -gt 0 ]]; then
+  echo "usage: $0 [--prepare]" >&2
+  exit 2
+fi
+
 build_dir=${BUILD_DIR:-build-gpu}
 jobs=${JOBS:-$(nproc)}
 arch=${CUDA_ARCH:-90}
@@ -33,6 +56,11 @@ say() { echo "== gpu-check: $*"; }
 
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+# The GPU-only project's JSON headers, where --prepare copied them.
+json_args=()
+if [[ -f $json_include/nlohmann/json.hpp ]]; then
+  json_args=(-DACTORLLM_JSON_INCLUDE="$PWD/$json_include")
+fi
 
 # --- device ---------------------------------------------------------------------------------
 device="unknown"
@@ -83,7 +111,8 @@ if [[ $mode == gpu-only ]]; then
   bin_dir="$build_dir-only"
   say "building the GPU-only project in $bin_dir"
   if cmake -S kernels/cuda/standalone -B "$bin_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_CUDA_ARCHITECTURES="$arch" >"$logs/configure-gpu-only.log" 2>&1 &&
+        -DCMAKE_CUDA_ARCHITECTURES="$arch" "${json_args[@]}" \
+        >"$logs/configure-gpu-only.log" 2>&1 &&
      cmake --build "$bin_dir" -j "$jobs" >"$logs/build-gpu-only.log" 2>&1; then
     :
   else
@@ -128,11 +157,11 @@ run_gpu_tests() {
 }
 
 # --- stories260K golden greedy on the GPU ---------------------------------------------------
-# cuda_golden (kernels/cuda/standalone) runs the golden prompt greedily through
-# cuda::llama_runner in fp32 and compares the ids exactly, then checks that 16 prompts give the
-# same tokens alone, batched and chunked. The GPU-only project builds it; after a full build it
-# is built from that project on its own. GOLDEN_MODEL_DIR: the stories260K folder (config.json,
-# model.safetensors, golden_greedy.json).
+# cuda_golden (kernels/cuda/standalone) loads the model as the server does (llama_model), runs
+# the golden prompt greedily through cuda::llama_runner in fp32 and compares the ids exactly,
+# then checks that 16 prompts give the same tokens alone, batched and chunked. The GPU-only
+# project builds it; after a full build it is built from that project on its own.
+# GOLDEN_MODEL_DIR: the stories260K folder (config.json, model.safetensors, golden_greedy.json).
 golden_greedy_gpu() {
   local t bin model_dir rc detail
   t=$(date +%s)
@@ -142,7 +171,7 @@ golden_greedy_gpu() {
     bin="$build_dir-only/bin/cuda_golden"
     say "building cuda_golden from the GPU-only project in $build_dir-only"
     if ! { cmake -S kernels/cuda/standalone -B "$build_dir-only" "${generator[@]}" \
-             -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" &&
+             -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" "${json_args[@]}" &&
            cmake --build "$build_dir-only" -j "$jobs" --target cuda_golden; } \
          >"$logs/build-golden.log" 2>&1; then
       tail -20 "$logs/build-golden.log"
