@@ -70,14 +70,15 @@ int run_serve(int argc, char** argv) {
     return 1;
   }
   server->start();
-  // --metrics-port: a second listener for scrapers, so that /metrics stays reachable on a port
-  // that can be exposed without the API (it answers the same routes).
+  // --metrics-port: a second listener for scrapers that answers /metrics alone, so that it can
+  // be exposed without exposing the API.
   std::unique_ptr<net::http_server> metrics_server;
   if (config.server.metrics_port != 0 && config.server.metrics_port != config.server.port) {
     server_config metrics_config = config.server;
     metrics_config.port = config.server.metrics_port;
     net::http_options quiet = options;
     quiet.access_log = false;
+    quiet.metrics_only = true;
     try {
       metrics_server = std::make_unique<net::http_server>(metrics_config, engine->client(), quiet);
       metrics_server->start();

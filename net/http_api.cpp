@@ -1,6 +1,7 @@
 // Routing, authentication, CORS and the bodies of the small endpoints.
 #include "net/http_api.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -48,9 +49,9 @@ route find_route(std::string_view method, std::string_view target) {
   if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   if (path == "/v1/completions") return make(endpoint::completions, method, "POST");
   if (path == "/v1/chat/completions") return make(endpoint::chat_completions, method, "POST");
-  if (path == "/v1/models") return make(endpoint::models, method, "GET");
+  if (path == "/v1/models") return make(endpoint::models, method, "GET, HEAD");
   if (path.starts_with("/v1/models/")) {
-    route r = make(endpoint::model, method, "GET");
+    route r = make(endpoint::model, method, "GET, HEAD");
     r.model_id = std::string(path.substr(std::string_view("/v1/models/").size()));
     return r;
   }
@@ -59,8 +60,8 @@ route find_route(std::string_view method, std::string_view target) {
   if (path == "/health") return make(endpoint::health, method, "GET, HEAD");
   // vLLM's alias of /health for SageMaker-style load balancers, which probe with POST too.
   if (path == "/ping") return make(endpoint::health, method, "GET, HEAD, POST");
-  if (path == "/version") return make(endpoint::version, method, "GET");
-  if (path == "/metrics") return make(endpoint::metrics, method, "GET");
+  if (path == "/version") return make(endpoint::version, method, "GET, HEAD");
+  if (path == "/metrics") return make(endpoint::metrics, method, "GET, HEAD");
   if (path == "/v1/ws") return make(endpoint::websocket, method, "GET");
   return route{};
 }
@@ -70,7 +71,6 @@ bool needs_api_key(endpoint target) {
     case endpoint::health:
     case endpoint::version:
     case endpoint::metrics:
-    case endpoint::unknown:
       return false;
     default:
       return true;
@@ -79,8 +79,11 @@ bool needs_api_key(endpoint target) {
 
 bool authorized(const server_config& config, std::string_view authorization) {
   if (config.api_key.empty()) return true;
-  constexpr std::string_view scheme = "Bearer ";
-  if (!authorization.starts_with(scheme)) return false;
+  // The scheme is case-insensitive (RFC 9110 11.1); the token is not.
+  constexpr std::string_view scheme = "bearer ";
+  if (authorization.size() < scheme.size()) return false;
+  for (std::size_t i = 0; i < scheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != scheme[i]) return false;
   const std::string_view given = authorization.substr(scheme.size());
   const std::string& key = config.api_key;
   // Compare every byte whatever the first difference, so timing does not leak the key.
@@ -97,6 +100,23 @@ std::string cors_allow_origin(const server_config& config, std::string_view orig
     if (!origin.empty() && allowed == origin) return std::string(origin);
   }
   return {};
+}
+
+bool origin_allowed(const server_config& config, std::string_view origin, std::string_view host) {
+  if (!cors_allow_origin(config, origin).empty()) return true;
+  for (std::string_view scheme : {"http://", "https://"})
+    if (!host.empty() && origin.size() == scheme.size() + host.size() && origin.starts_with(scheme) &&
+        origin.substr(scheme.size()) == host)
+      return true;
+  return false;
+}
+
+bool is_json_content_type(std::string_view content_type) {
+  std::string type;
+  for (char c : content_type.substr(0, content_type.find(';')))
+    if (c != ' ' && c != '\t') type.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return type.empty() || type == "application/json" ||
+         (type.starts_with("application/") && type.ends_with("+json"));
 }
 
 std::string random_id(std::string_view prefix) {

@@ -21,6 +21,9 @@ struct http_options {
   int32_t max_waiting_requests = 0;  ///< 0: no limit; else 503 while the engine has this many
   double idle_timeout_s = 60.0;      ///< a keep-alive connection with no request is closed
   bool access_log = true;            ///< one line per request on stderr
+  /// Serve /metrics alone (the --metrics-port listener): every other path is a 404, so that a
+  /// port opened to scrapers exposes no API.
+  bool metrics_only = false;
 };
 
 /// What every session shares. Lives as long as the server.
@@ -63,6 +66,14 @@ bool authorized(const server_config& config, std::string_view authorization);
 
 /// Access-Control-Allow-Origin for `origin`, or empty when CORS does not allow it.
 std::string cors_allow_origin(const server_config& config, std::string_view origin);
+
+/// Whether a page of `origin` may open a WebSocket: an origin --allowed-origins names (or
+/// "*"), or the server's own (the origin whose host is the request's Host header).
+bool origin_allowed(const server_config& config, std::string_view origin, std::string_view host);
+
+/// Whether a POST body may be read as JSON: application/json or a +json type, with any
+/// parameters; a missing Content-Type counts as JSON, as FastAPI counts it.
+bool is_json_content_type(std::string_view content_type);
 
 /// `header` when it is a sane id (printable, at most 128 bytes), else a fresh random one.
 std::string request_id_for(std::string_view header);

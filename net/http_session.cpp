@@ -48,6 +48,54 @@ class http_session : public std::enable_shared_from_this<http_session> {
         static_cast<uint64_t>(std::max<int64_t>(0, context_.config.max_body_bytes)));
     stream_.expires_after(
         std::chrono::milliseconds(static_cast<int64_t>(context_.options.idle_timeout_s * 1000.0)));
+    skip_blank_lines();
+  }
+
+  /// Empty lines before a request line are ignored (RFC 9112 2.2: a client may send a CRLF
+  /// after a request body); the parser would call them a malformed request.
+  void skip_blank_lines() {
+    const auto data = buffer_.cdata();
+    const char* bytes = static_cast<const char*>(data.data());
+    std::size_t blank = 0;
+    while (blank < data.size() && (bytes[blank] == '\r' || bytes[blank] == '\n')) ++blank;
+    buffer_.consume(blank);
+    if (buffer_.size() > 0) return read_header();
+    stream_.async_read_some(buffer_.prepare(16384),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              if (ec) return self->on_read(ec);
+                              self->buffer_.commit(n);
+                              self->skip_blank_lines();
+                            });
+  }
+
+  /// The header first, so that a client waiting on `Expect: 100-continue` is told to go on
+  /// (curl waits a second otherwise, and sends the header itself for bodies over 1 MiB).
+  void read_header() {
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return self->on_read(ec);
+                              self->read_body();
+                            });
+  }
+
+  void read_body() {
+    const auto& header = parser_->get();
+    const bool expects_continue = beast::iequals(header[http::field::expect], "100-continue");
+    const bool too_large = header.has_content_length() &&
+                           parser_->content_length() >
+                               static_cast<uint64_t>(std::max<int64_t>(0, context_.config.max_body_bytes));
+    if (expects_continue && !too_large && !parser_->is_done()) {
+      static const std::string continue_line = "HTTP/1.1 100 Continue\r\n\r\n";
+      return asio::async_write(stream_, asio::buffer(continue_line),
+                               [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                                 if (ec) return self->close();
+                                 self->read_rest();
+                               });
+    }
+    read_rest();
+  }
+
+  void read_rest() {
     http::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
@@ -99,8 +147,23 @@ class http_session : public std::enable_shared_from_this<http_session> {
     request_id_ = request_id_for(request_["X-Request-Id"]);
     cors_origin_ = cors_allow_origin(context_.config, request_[http::field::origin]);
 
+    if (request_.version() >= 11 && request_.find(http::field::host) == request_.end()) {
+      keep_alive_ = false;
+      return send_error(bad_request("an HTTP/1.1 request must carry a Host header"));
+    }
     if (request_.method() == http::verb::options) return send_preflight();
-    const route r = find_route(method_, target_);
+    route r = find_route(method_, target_);
+    if (context_.options.metrics_only && r.target != endpoint::metrics) r = route{};
+    // The key is asked for before the path is judged, so that a client without it learns
+    // nothing about which paths exist.
+    if ((r.target == endpoint::unknown || needs_api_key(r.target)) &&
+        !authorized(context_.config, request_[http::field::authorization])) {
+      return send_error(api_error{401,
+                                  "invalid or missing API key (Authorization: Bearer)",
+                                  "invalid_request_error",
+                                  {},
+                                  "invalid_api_key"});
+    }
     if (r.target == endpoint::unknown) {
       return send_error(not_found("no such endpoint: " + method_ + " " + target_));
     }
@@ -113,13 +176,15 @@ class http_session : public std::enable_shared_from_this<http_session> {
       allow_ = r.allow;
       return send_error(error);
     }
-    if (needs_api_key(r.target) &&
-        !authorized(context_.config, request_[http::field::authorization])) {
-      return send_error(api_error{401,
-                                  "invalid or missing API key (Authorization: Bearer)",
+    if (request_.method() == http::verb::post && !is_json_content_type(request_[http::field::content_type])) {
+      // A browser sends text/plain or form data cross-origin without a preflight; refusing
+      // them keeps another site's page from starting generations (vLLM's FastAPI does too).
+      return send_error(api_error{415,
+                                  "Content-Type must be application/json, got '" +
+                                      std::string(request_[http::field::content_type]) + "'",
                                   "invalid_request_error",
                                   {},
-                                  "invalid_api_key"});
+                                  "unsupported_media_type"});
     }
     engine_port& engine = context_.engine;
     switch (r.target) {
@@ -233,22 +298,31 @@ class http_session : public std::enable_shared_from_this<http_session> {
   void flush_stream() {
     if (writing_ || closed_ || (pending_.empty() && !finished_)) return;
     writing_buffer_.clear();
+    // HTTP/1.0 has no chunked encoding: its stream is the raw body, ended by closing.
+    const bool chunked = request_.version() >= 11;
+    if (!chunked) keep_alive_ = false;
     if (!headers_sent_) {
       headers_sent_ = true;
-      writing_buffer_ =
-          "HTTP/1.1 200 OK\r\nServer: actorllm\r\nContent-Type: text/event-stream\r\n"
-          "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\nX-Request-Id: " +
-          request_id_ + "\r\n";
+      writing_buffer_ = std::string(chunked ? "HTTP/1.1" : "HTTP/1.0") +
+                        " 200 OK\r\nServer: actorllm\r\nContent-Type: text/event-stream\r\n"
+                        "Cache-Control: no-cache\r\n" +
+                        (chunked ? "Transfer-Encoding: chunked\r\n" : "") +
+                        "X-Request-Id: " + request_id_ + "\r\n";
       if (!cors_origin_.empty()) {
         writing_buffer_ += "Access-Control-Allow-Origin: " + cors_origin_ + "\r\nVary: Origin\r\n";
       }
       if (!keep_alive_) writing_buffer_ += "Connection: close\r\n";
       writing_buffer_ += "\r\n";
     }
-    if (!pending_.empty()) append_chunk(writing_buffer_, pending_);
+    if (!pending_.empty()) {
+      if (chunked)
+        append_chunk(writing_buffer_, pending_);
+      else
+        writing_buffer_ += pending_;
+    }
     pending_.clear();
     const bool last = finished_;
-    if (last) writing_buffer_ += "0\r\n\r\n";
+    if (last && chunked) writing_buffer_ += "0\r\n\r\n";
     writing_ = true;
     asio::async_write(stream_, asio::buffer(writing_buffer_),
                       [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
@@ -377,6 +451,16 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (!websocket::is_upgrade(request_)) {
       return send_error(bad_request("/v1/ws expects a WebSocket upgrade"));
     }
+    // Browsers let any page open a WebSocket anywhere; only the Origin tells them apart.
+    const std::string_view origin = request_[http::field::origin];
+    if (!origin.empty() && !origin_allowed(context_.config, origin, request_[http::field::host])) {
+      return send_error(api_error{403,
+                                  "WebSocket from origin '" + std::string(origin) +
+                                      "' refused (see --allowed-origins)",
+                                  "invalid_request_error",
+                                  {},
+                                  "origin_not_allowed"});
+    }
     status_ = 101;
     log();
     closed_ = true;  // this session is done; the stream now belongs to the WebSocket
@@ -408,6 +492,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (request_.method() != http::verb::head) res->body() = std::move(body);
     if (status == http::status::method_not_allowed) res->set(http::field::allow, allow_);
     if (status == http::status::service_unavailable) res->set(http::field::retry_after, "1");
+    if (status == http::status::unauthorized) res->set(http::field::www_authenticate, "Bearer");
     write(std::move(res));
   }
 

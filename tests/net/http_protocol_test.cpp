@@ -1,0 +1,162 @@
+// HTTP details a careful client or an attacker relies on: 100-continue, HTTP/1.0 streams, blank
+// lines between requests, Host, HEAD, the key asked before the path is judged, JSON-only
+// bodies (no cross-site simple requests), WebSocket origins, and a metrics-only listener.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "tests/net/server_fixture.hpp"
+#include "tests/net/test_client.hpp"
+
+namespace actorllm::testing {
+namespace {
+
+using json = nlohmann::json;
+using http_protocol_test = server_fixture;
+
+const std::string completion_body = R"({"prompt":"x","max_tokens":2})";
+
+/// Writes `raw` and reads until the server closes or `until` appears.
+std::string raw_round_trip(uint16_t port, const std::string& raw,
+                           const std::string& until = {}) {
+  asio::io_context io;
+  tcp::socket socket = connect(io, port);
+  asio::write(socket, asio::buffer(raw));
+  std::string seen;
+  char data[4096];
+  boost::system::error_code ec;
+  while (until.empty() || seen.find(until) == std::string::npos) {
+    const std::size_t n = socket.read_some(asio::buffer(data), ec);
+    if (ec) break;
+    seen.append(data, n);
+  }
+  return seen;
+}
+
+std::string post_line(const std::string& version, const std::string& body,
+                      const std::string& extra_headers = "") {
+  return "POST /v1/completions " + version + "\r\nHost: 127.0.0.1\r\n" + extra_headers +
+         "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
+
+TEST_F(http_protocol_test, expect_100_continue_is_answered_before_the_body_is_sent) {
+  asio::io_context io;
+  tcp::socket socket = connect(io, port_);
+  const std::string head = post_line("HTTP/1.1", completion_body, "Expect: 100-continue\r\n");
+  asio::write(socket, asio::buffer(head.substr(0, head.size() - completion_body.size())));
+  char data[256];
+  const std::size_t n = socket.read_some(asio::buffer(data));  // blocks until the interim answer
+  EXPECT_EQ(std::string(data, n), "HTTP/1.1 100 Continue\r\n\r\n");
+  asio::write(socket, asio::buffer(completion_body));
+  beast::flat_buffer buffer;
+  const auto r = read_result(socket, buffer);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(json::parse(r.body)["choices"][0]["text"], "w0 w1 ");
+}
+
+TEST_F(http_protocol_test, an_http_1_0_stream_is_not_chunked_and_ends_by_closing) {
+  const std::string body = R"({"prompt":"x","max_tokens":3,"stream":true})";
+  const std::string answer = raw_round_trip(port_, post_line("HTTP/1.0", body));
+  EXPECT_TRUE(answer.starts_with("HTTP/1.0 200 OK\r\n")) << answer;
+  EXPECT_EQ(answer.find("Transfer-Encoding"), std::string::npos) << answer;
+  const std::string sse = answer.substr(answer.find("\r\n\r\n") + 4);
+  const auto payloads = sse_payloads(sse);
+  ASSERT_FALSE(payloads.empty()) << sse;
+  EXPECT_EQ(payloads.back(), "[DONE]");  // framed as bare SSE, no chunk sizes in between
+}
+
+TEST_F(http_protocol_test, blank_lines_between_requests_are_ignored) {
+  const std::string answer =
+      raw_round_trip(port_, "\r\n" + post_line("HTTP/1.1", completion_body) + "\r\n\r\n" +
+                          "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 OK")) << answer;
+  EXPECT_NE(answer.find("HTTP/1.1 200 OK", 10), std::string::npos) << answer;
+  EXPECT_EQ(answer.find(" 400 "), std::string::npos) << answer;
+}
+
+TEST_F(http_protocol_test, http_1_1_without_host_is_a_400) {
+  const std::string answer = raw_round_trip(port_, "GET /v1/models HTTP/1.1\r\n\r\n");
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 400")) << answer;
+  EXPECT_NE(answer.find("Host"), std::string::npos);
+}
+
+TEST_F(http_protocol_test, head_answers_where_get_does) {
+  for (const char* path : {"/metrics", "/v1/models", "/version", "/health"}) {
+    EXPECT_EQ(http_call(port_, http::verb::head, path).status, 200) << path;
+  }
+}
+
+/// A POST of completion_body with `content_type` (no Content-Type header when empty).
+std::string post_typed(uint16_t port, const std::string& content_type) {
+  const std::string type = content_type.empty() ? "" : "Content-Type: " + content_type + "\r\n";
+  return raw_round_trip(port, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
+                                  type + "Content-Length: " + std::to_string(completion_body.size()) +
+                                  "\r\n\r\n" + completion_body);
+}
+
+TEST_F(http_protocol_test, non_json_bodies_are_refused_with_415_before_any_work) {
+  for (const char* type : {"text/plain", "application/x-www-form-urlencoded",
+                           "multipart/form-data; boundary=x"}) {
+    const std::string answer = post_typed(port_, type);
+    EXPECT_TRUE(answer.starts_with("HTTP/1.1 415")) << type << ": " << answer;
+    EXPECT_NE(answer.find("unsupported_media_type"), std::string::npos) << answer;
+  }
+  EXPECT_TRUE(engine_.submitted().empty());
+  EXPECT_TRUE(post_typed(port_, "application/json; charset=utf-8").starts_with("HTTP/1.1 200"));
+  EXPECT_TRUE(post_typed(port_, "").starts_with("HTTP/1.1 200"));  // as FastAPI reads it
+}
+
+TEST_F(http_protocol_test, the_key_is_asked_before_the_path_is_judged) {
+  server_config config;
+  config.api_key = "sk-secret";
+  start(config);
+  const auto unknown = get(port_, "/admin/secret-path");
+  EXPECT_EQ(unknown.status, 401);  // not 404: a client without the key learns nothing
+  EXPECT_EQ(unknown.header("www-authenticate"), "Bearer");
+  EXPECT_EQ(http_call(port_, http::verb::delete_, "/v1/models").status, 401);  // not 405
+  EXPECT_EQ(get(port_, "/v1/models", {{"Authorization", "bearer sk-secret"}}).status, 200);
+  EXPECT_EQ(get(port_, "/v1/models", {{"Authorization", "BEARER sk-secret"}}).status, 200);
+  EXPECT_EQ(get(port_, "/v1/models", {{"Authorization", "Bearer sk-SECRET"}}).status, 401);
+  EXPECT_EQ(get(port_, "/nowhere", {{"Authorization", "Bearer sk-secret"}}).status, 404);
+  EXPECT_EQ(get(port_, "/health").status, 200);  // probes need no key
+}
+
+/// The HTTP status of a WebSocket upgrade to /v1/ws with `origin` (none when empty).
+int upgrade_status(uint16_t port, const std::string& origin, const std::string& host) {
+  asio::io_context io;
+  tcp::socket socket = connect(io, port);
+  websocket::stream<tcp::socket> ws(std::move(socket));
+  ws.set_option(websocket::stream_base::decorator([&](websocket::request_type& req) {
+    if (!origin.empty()) req.set(http::field::origin, origin);
+  }));
+  websocket::response_type response;
+  boost::system::error_code ec;
+  ws.handshake(response, host, "/v1/ws", ec);
+  return response.result_int();
+}
+
+TEST_F(http_protocol_test, a_websocket_from_a_foreign_origin_is_refused) {
+  server_config config;
+  config.allowed_origins = {"https://app.example"};
+  start(config);
+  const std::string host = "127.0.0.1:" + std::to_string(port_);
+  EXPECT_EQ(upgrade_status(port_, "https://evil.example", host), 403);
+  EXPECT_EQ(upgrade_status(port_, "https://app.example", host), 101);
+  EXPECT_EQ(upgrade_status(port_, "http://" + host, host), 101);  // the server's own page
+  EXPECT_EQ(upgrade_status(port_, "", host), 101);                // not a browser
+}
+
+TEST_F(http_protocol_test, a_metrics_only_listener_serves_metrics_alone) {
+  net::http_options options;
+  options.metrics_only = true;
+  start({}, options);
+  EXPECT_EQ(get(port_, "/metrics").status, 200);
+  EXPECT_EQ(get(port_, "/v1/models").status, 404);
+  EXPECT_EQ(post(port_, "/v1/completions", completion_body).status, 404);
+  EXPECT_TRUE(engine_.submitted().empty());
+}
+
+}  // namespace
+}  // namespace actorllm::testing
