@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 namespace actorllm {
@@ -53,17 +54,31 @@ TEST(sampler, draws_follow_the_distribution) {
   EXPECT_NEAR(counts[2] / double(n), 0.2, 0.02);
 }
 
-TEST(sampler, top_k_top_p_and_min_p_cut_the_tail) {
-  const auto logits = logits_of({0.4, 0.3, 0.2, 0.1});
-  sampler_state st(5);
+TEST(sampler, top_k_top_p_and_min_p_keep_both_survivors_in_proportion) {
+  // Probabilities 0.2, 0.4, 0.1, 0.3 (no cut may assume sorted ids): each cut keeps tokens 1
+  // (0.4) and 3 (0.3) and draws them as 4 : 3, the kept mass renormalized.
+  const auto logits = logits_of({0.2, 0.4, 0.1, 0.3});
   sampling_params k2;
   k2.top_k = 2;
-  sampling_params p05;
-  p05.top_p = 0.65f;  // 0.4 + 0.3 reaches it: two candidates
-  sampling_params m;
-  m.min_p = 0.6f;  // keeps p >= 0.24: tokens 0 and 1
-  for (const auto& params : {k2, p05, m})
-    for (int i = 0; i < 500; ++i) EXPECT_LT(draw(logits, params, st), 2);
+  sampling_params p065;
+  p065.top_p = 0.65f;  // 0.4 + 0.3 reaches it: two candidates
+  sampling_params m06;
+  m06.min_p = 0.6f;  // keeps p >= 0.6 * 0.4 = 0.24: tokens 1 and 3
+  const int n = 4000;
+  for (const auto& [name, params] :
+       {std::pair{"top_k 2", k2}, std::pair{"top_p 0.65", p065}, std::pair{"min_p 0.6", m06}}) {
+    std::vector<int> counts(4);
+    for (int seed = 0; seed < n; ++seed) {
+      sampler_state st(seed);  // a fresh generator each draw: many seeds, not one stream
+      ++counts[draw(logits, params, st)];
+    }
+    EXPECT_EQ(counts[0], 0) << name;
+    EXPECT_EQ(counts[2], 0) << name;
+    EXPECT_GT(counts[1], 0) << name;
+    EXPECT_GT(counts[3], 0) << name;
+    // 4/7 = 0.571; the standard error of n = 4000 draws is 0.008.
+    EXPECT_NEAR(counts[1] / double(n), 4.0 / 7, 0.04) << name;
+  }
 }
 
 TEST(sampler, temperature_sharpens) {
@@ -109,8 +124,12 @@ TEST(sampler, logprobs_of_chosen_and_top_n) {
   const auto r = s.sample(logits, p, {}, st);
   EXPECT_EQ(r.token_id, 0);
   EXPECT_NEAR(r.logprob.logprob, std::log(0.5), 1e-5);
+  EXPECT_EQ(r.logprob.token_id, 0);
   ASSERT_EQ(r.logprob.top_ids.size(), 2u);
+  ASSERT_EQ(r.logprob.top_logprobs.size(), 2u);
   EXPECT_EQ(r.logprob.top_ids[0], 0);
+  EXPECT_EQ(r.logprob.top_ids[1], 1);  // tokens 1 and 2 tie at 0.25: the lower id first
+  EXPECT_NEAR(r.logprob.top_logprobs[0], std::log(0.5), 1e-5);
   EXPECT_NEAR(r.logprob.top_logprobs[1], std::log(0.25), 1e-5);
 }
 
