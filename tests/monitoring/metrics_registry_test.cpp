@@ -14,7 +14,7 @@ namespace {
 struct expected_metric {
   const char* name;
   const char* type;
-  const char* a_series;  // one line prefix the text must contain
+  const char* a_series;  // the rest of one line the text must contain, after the name
 };
 
 // Every metric the server exports, as a scraper sees it.
@@ -60,7 +60,8 @@ TEST(metrics_registry, renders_every_metric_with_type_and_labels) {
   for (const auto& m : all_metrics) {
     std::string name = std::string(metric_prefix) + m.name;
     EXPECT_NE(text.find("# TYPE " + name + " " + m.type + "\n"), std::string::npos) << name;
-    EXPECT_NE(text.find("\n" + name + m.a_series), std::string::npos) << name << m.a_series;
+    // The whole line: "} 5" must not pass for "} 50".
+    EXPECT_NE(text.find("\n" + name + m.a_series + "\n"), std::string::npos) << name << m.a_series;
   }
 }
 
@@ -105,8 +106,76 @@ TEST(metrics_registry, a_name_registered_as_two_types_is_a_programming_error) {
   EXPECT_THROW(registry.counter("x", "a counter"), std::invalid_argument);
 }
 
-TEST(metrics_registry, content_type_is_0_0_4) {
-  EXPECT_EQ(metrics_content_type, "text/plain; version=0.0.4; charset=utf-8");
+TEST(metrics_registry, render_shows_each_series_with_its_value_after_every_update) {
+  metrics_registry registry;
+  auto& gauge = registry.gauge("test_gauge", "A gauge of the test.").Add({{"pool", "device"}});
+  auto& counter = registry.counter("test_total", "A counter of the test.").Add({{"path", "/x"}});
+  gauge.Set(2.5);
+  counter.Increment(3);
+  std::string text = registry.render();
+  EXPECT_NE(text.find("# HELP actorllm:test_gauge A gauge of the test.\n"
+                      "# TYPE actorllm:test_gauge gauge\n"
+                      "actorllm:test_gauge{pool=\"device\"} 2.5\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# HELP actorllm:test_total A counter of the test.\n"
+                      "# TYPE actorllm:test_total counter\n"
+                      "actorllm:test_total{path=\"/x\"} 3\n"),
+            std::string::npos)
+      << text;
+
+  gauge.Set(4);
+  counter.Increment(3);
+  text = registry.render();
+  EXPECT_NE(text.find("\nactorllm:test_gauge{pool=\"device\"} 4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nactorllm:test_total{path=\"/x\"} 6\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("2.5"), std::string::npos) << "the old gauge value is gone\n" << text;
+}
+
+TEST(metrics_registry, a_histogram_renders_cumulative_buckets_sum_and_count) {
+  metrics_registry registry;
+  auto& h = registry.histogram("test_seconds", "A histogram of the test.")
+                .Add({}, prometheus::Histogram::BucketBoundaries{0.5, 2});
+  for (double v : {0.25, 1.0, 1.5, 8.0}) h.Observe(v);
+  const std::string text = registry.render();
+  // Bucket le counts every observation <= le: 1 at 0.5, 3 at 2, all 4 at +Inf.
+  EXPECT_NE(text.find("# TYPE actorllm:test_seconds histogram\n"
+                      "actorllm:test_seconds_count 4\n"
+                      "actorllm:test_seconds_sum 10.75\n"
+                      "actorllm:test_seconds_bucket{le=\"0.5\"} 1\n"
+                      "actorllm:test_seconds_bucket{le=\"2\"} 3\n"
+                      "actorllm:test_seconds_bucket{le=\"+Inf\"} 4\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(metrics_registry, engine_gauges_and_counters_follow_each_step) {
+  testing::populated_registry p;
+  scheduler_stats s = testing::sample_stats();
+  s.num_running = 9;
+  s.num_preemptions = 5;  // the scheduler's running total: the counter shows 5, not 2 + 5
+  p.engine.on_step(s, 0.03);
+  const std::string text = p.registry.render();
+  const std::string labels = "{model_name=\"stories260K\",replica=\"0\"}";
+  EXPECT_NE(text.find("\nactorllm:num_requests_running" + labels + " 9\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nactorllm:num_preemptions_total" + labels + " 5\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nactorllm:step_duration_seconds_count" + labels + " 2\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(metrics_registry, label_values_are_escaped_as_the_content_type_says) {
+  // Text format 0.0.4 in UTF-8: a label value escapes backslash, double quote and newline, and
+  // keeps every other character as it is.
+  EXPECT_NE(metrics_content_type.find("version=0.0.4"), std::string_view::npos);
+  EXPECT_NE(metrics_content_type.find("charset=utf-8"), std::string_view::npos);
+  metrics_registry registry;
+  registry.gauge("test_info", "Labels of the test.").Add({{"v", "a\\b\"c\nd é"}}).Set(1);
+  const std::string text = registry.render();
+  EXPECT_NE(text.find("\nactorllm:test_info{v=\"a\\\\b\\\"c\\nd é\"} 1\n"), std::string::npos)
+      << text;
 }
 
 }  // namespace
