@@ -29,6 +29,8 @@ using replica_atom = caf::atom_constant<caf::atom("replica")>;  ///< router: add
 using drain_atom = caf::atom_constant<caf::atom("drain")>;      ///< router: stop using a replica
 using join_atom = caf::atom_constant<caf::atom("join")>;        ///< remote worker joins a head
 using info_atom = caf::atom_constant<caf::atom("info")>;        ///< worker: describe yourself
+/// scheduler: let go of a request the router ended by a stop string (counted as a stop)
+using stopped_atom = caf::atom_constant<caf::atom("stopped")>;
 
 // --- structs owned by the actor layer ------------------------------------------------------
 

@@ -130,9 +130,10 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
             slot.second.push_back(std::move(*delta));
           }
           if (r.processor.all_choices_finished()) {
-            // A stop string ended the last choice first: the engine must let go now.
+            // A stop string ended the last choice first: the engine must let go now, and
+            // count the request as stopped (the metrics' finished_reason), not aborted.
             if (r.num_finished_by_engine < r.num_choices)
-              self->send(st.schedulers[r.replica], abort_atom::value, it->first);
+              self->send(st.schedulers[r.replica], stopped_atom::value, it->first);
             forget(self, it);
           }
         }

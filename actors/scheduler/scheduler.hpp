@@ -98,9 +98,11 @@ class scheduler {
   /// that got a token or finished, for the caller to emit.
   std::vector<request_output> update(const step_result& result);
   /// Finishes a request from any queue and frees its blocks at once; returns the final
-  /// outputs (finish_reason::abort, one per unfinished choice of the n), none when the id is
-  /// unknown or already finished.
-  std::vector<request_output> abort(const std::string& request_id);
+  /// outputs (`reason`, one per unfinished choice of the n), none when the id is unknown or
+  /// already finished. The reason is finish_reason::stop when the router ended the request
+  /// by a stop string, so that it counts as stopped, not aborted.
+  std::vector<request_output> abort(const std::string& request_id,
+                                    finish_reason reason = finish_reason::abort);
 
   /// The workers lost their state (a worker died; a fresh one replaces it): the step in flight
   /// is abandoned, every unfinished request goes back to waiting to recompute its tokens, the

@@ -181,6 +181,11 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
         if (self->state.hooks.on_stats) self->state.hooks.on_stats(self->state.core->stats());
         wake(self);
       },
+      [self, extras](stopped_atom, const std::string& id) {
+        emit(self, self->state.core->abort(id, finish_reason::stop), *extras);
+        if (self->state.hooks.on_stats) self->state.hooks.on_stats(self->state.core->stats());
+        wake(self);
+      },
       [self, extras, finish_step, on_worker_failure](tick_atom) {
         auto& st = self->state;
         st.tick_pending = false;

@@ -216,7 +216,7 @@ void scheduler::forget(request& r) {
   requests_.erase(r.request_id);  // destroys r
 }
 
-std::vector<request_output> scheduler::abort(const std::string& request_id) {
+std::vector<request_output> scheduler::abort(const std::string& request_id, finish_reason reason) {
   auto it = requests_.find(request_id);
   if (it == requests_.end()) return {};
   request& r = *it->second;
@@ -224,7 +224,7 @@ std::vector<request_output> scheduler::abort(const std::string& request_id) {
   leave_queue(r);
   for (sequence& s : r.seqs) {
     if (s.finished()) continue;
-    finish_seq(r, s, finish_reason::abort);
+    finish_seq(r, s, reason);
     outputs.push_back(output_of(r, s));
   }
   add_unforked_outputs(r, outputs);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "tests/support/requests.hpp"
@@ -71,6 +72,31 @@ TEST(engine_system, golden_greedy_through_the_actors) {
   EXPECT_EQ(out[0][0].token_ids, g["output_token_ids"].get<std::vector<int32_t>>());
   EXPECT_EQ(out[0][0].text, g["output_text"].get<std::string>());
   EXPECT_TRUE(wait_idle(engine));
+}
+
+/// The value of request_success_total{finished_reason=reason} in a /metrics text (-1: absent).
+double success_count(const std::string& metrics, const std::string& reason) {
+  std::istringstream lines(metrics);
+  const std::string label = "finished_reason=\"" + reason + "\"";
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("actorllm:request_success_total{") && line.find(label) != line.npos)
+      return std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return -1;
+}
+
+TEST(engine_system, a_request_ended_by_a_stop_string_counts_as_stop_in_the_metrics) {
+  // The router matches stop strings and then has the scheduler let the request go; that
+  // release must not count as an abort.
+  engine_system engine(base_config());
+  auto r = ids_request("s", {1}, 120);
+  r.params.stop = {"Lily."};
+  const auto out = engine.client().generate({r});
+  ASSERT_EQ(out[0][0].finish, finish_reason::stop);
+  ASSERT_TRUE(wait_idle(engine));
+  const std::string metrics = engine.monitoring().render();
+  EXPECT_EQ(success_count(metrics, "stop"), 1) << metrics;
+  EXPECT_EQ(success_count(metrics, "abort"), 0);
 }
 
 TEST(engine_system, plain_and_asynchronous_scheduling_give_the_same_outputs) {
