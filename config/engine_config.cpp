@@ -20,6 +20,8 @@ std::vector<std::string> engine_config::validate() const {
               model.dtype == "bfloat16" || model.dtype == "half" || model.dtype == "float",
           "--dtype: must be one of auto, float32, float16, bfloat16 (got '" + model.dtype + "')");
   require(model.max_model_len >= 0, "--max-model-len: must be positive");
+  require(model.max_logprobs >= 0 && model.max_logprobs <= 1024,
+          "--max-logprobs: must be in [0, 1024]");
   const int32_t bs = cache.block_size;
   require(bs == 1 || bs == 8 || bs == 16 || bs == 32 || bs == 64 || bs == 128,
           "--block-size: must be one of 1, 8, 16, 32, 64, 128 (got " + std::to_string(bs) + ")");

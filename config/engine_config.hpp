@@ -18,6 +18,7 @@ struct model_config {
   int32_t max_model_len = 0;      ///< 0: max_position_embeddings of the model
   uint64_t seed = 0;
   std::string chat_template;  ///< a .jinja file or tokenizer_config.json; empty: the model's own
+  int32_t max_logprobs = 20;  ///< the most logprobs / top_logprobs a request may ask
 };
 
 struct cache_config {

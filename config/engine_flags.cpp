@@ -1,5 +1,7 @@
 #include "config/engine_flags.hpp"
 
+#include <cstdio>
+
 namespace actorllm {
 
 void add_engine_flags(flag_parser& p, engine_config& c) {
@@ -22,6 +24,8 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
   p.add_string("--chat-template",
                "a .jinja file or tokenizer_config.json overriding the model's template",
                c.model.chat_template);
+  p.add_number("--max-logprobs", "the most logprobs / top_logprobs a request may ask (default 20)",
+               c.model.max_logprobs);
 
   p.add_string("--kv-cache-dtype", "KV cache element type: auto, float32 or float16",
                c.cache.cache_dtype);
@@ -63,6 +67,28 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
   p.add_number("--replicas", "engine replicas behind one router", c.parallel.replicas);
   p.add_number("--cpu-threads", "threads for the CPU math; 0: all cores", c.parallel.cpu_threads);
   p.add_string("--device", "auto, cpu or cuda", c.parallel.device);
+  add_vllm_compatibility_flags(p);
+}
+
+void add_vllm_compatibility_flags(flag_parser& p) {
+  // vLLM launch flags that existing scripts pass, for behaviour that is fixed here: accepted,
+  // so such scripts run unchanged, with a note where the request cannot be honored.
+  const auto note = [](const char* line) {
+    return [line] { std::fprintf(stderr, "actorllm: %s\n", line); };
+  };
+  p.add_flag("--enable-chunked-prefill", "accepted for vLLM compatibility: always on", [] {});
+  p.add_flag("--no-enable-chunked-prefill", "accepted for vLLM compatibility: chunking stays on",
+             note("--no-enable-chunked-prefill: prefill is always chunked by the token budget"));
+  p.add_flag("--disable-log-requests", "accepted for vLLM compatibility: prompts are never logged",
+             [] {});
+  p.add_flag("--enforce-eager", "accepted for vLLM compatibility: no CUDA graphs are captured",
+             [] {});
+  p.add_flag("--trust-remote-code",
+             "accepted for vLLM compatibility: no code from a model folder ever runs",
+             note("--trust-remote-code: no remote code runs here; only built-in architectures load"));
+  p.add("--generation-config", "auto|vllm|FOLDER",
+        "accepted for vLLM compatibility: sampling defaults come from the request",
+        [](std::string_view) { return std::string(); });
 }
 
 void add_server_flags(flag_parser& p, engine_config& c) {
@@ -82,6 +108,8 @@ void add_server_flags(flag_parser& p, engine_config& c) {
   p.add_number("--io-threads", "network I/O threads", c.server.io_threads);
   p.add_number("--log-stats-interval", "seconds between stats log lines; 0: off",
                c.server.log_stats_interval);
+  p.add_flag("--disable-log-stats", "no stats log lines (as --log-stats-interval 0)",
+             [&c] { c.server.log_stats_interval = 0; });
   p.add("--metrics-port", "N", "also serve /metrics on this port (default: API port only)",
         [&c](std::string_view v) -> std::string {
           int64_t port = 0;

@@ -12,6 +12,10 @@ namespace {
 
 using json = nlohmann::json;
 
+/// The protocol's own bound on logprobs / top_logprobs; the engine applies the server's
+/// tighter --max-logprobs (20 by default, as in vLLM).
+constexpr int max_logprobs_bound = 1024;
+
 /// Reads typed, range-checked fields of one JSON object. A null field counts as absent, as
 /// several clients send null for "not given". The first failure is kept in `error`.
 struct field_reader {
@@ -165,12 +169,12 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
 
   // Completions: logprobs is the number of alternatives. Chat: a boolean plus top_logprobs.
   if (kind == api_kind::completion) {
-    r.read_int("logprobs", p.logprobs, 0, 20);
+    r.read_int("logprobs", p.logprobs, 0, max_logprobs_bound);
   } else {
     bool want = false;
     int32_t top = -1;
     r.read_bool("logprobs", want);
-    r.read_int("top_logprobs", top, 0, 20);
+    r.read_int("top_logprobs", top, 0, max_logprobs_bound);
     if (top >= 0 && !want) {
       return r.fail("top_logprobs requires logprobs to be true", "top_logprobs");
     }

@@ -102,7 +102,8 @@ engine_setup engine_setup::load(const engine_config& config,
 }
 
 prompt_builder engine_setup::make_prompt_builder() const {
-  return prompt_builder(tok, render_chat, served_model_name, max_model_len);
+  return prompt_builder(tok, render_chat, served_model_name, max_model_len,
+                        config.model.max_logprobs);
 }
 
 std::string engine_setup::describe() const {

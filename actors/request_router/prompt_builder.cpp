@@ -1,5 +1,6 @@
 #include "actors/request_router/prompt_builder.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace actorllm {
@@ -17,11 +18,30 @@ prepared_prompt refuse(std::string message, std::string param = {}, int32_t stat
 }  // namespace
 
 prompt_builder::prompt_builder(tokenizer tok, chat_renderer render_chat,
-                               std::string served_model_name, int32_t max_model_len)
+                               std::string served_model_name, int32_t max_model_len,
+                               int32_t max_logprobs)
     : tok_(std::move(tok)),
       render_chat_(std::move(render_chat)),
       served_model_name_(std::move(served_model_name)),
-      max_model_len_(max_model_len) {}
+      max_model_len_(max_model_len),
+      max_logprobs_(max_logprobs) {
+  size_t longest_piece = 1;
+  for (size_t id = 0; id < tok_.vocab_size(); ++id)
+    longest_piece = std::max(longest_piece, tok_.id_to_piece(static_cast<int32_t>(id)).size());
+  max_prompt_bytes_ = int64_t{max_model_len_} * static_cast<int64_t>(4 * longest_piece + 16);
+}
+
+prepared_prompt prompt_builder::check_text_length(std::string_view text,
+                                                  const sampling_params& params) const {
+  // A truncated prompt may be of any length; the body limit bounds it.
+  if (params.truncate_prompt_tokens != 0 || static_cast<int64_t>(text.size()) <= max_prompt_bytes_)
+    return {};
+  return refuse("This model's maximum context length is " + std::to_string(max_model_len_) +
+                    " tokens. However, your prompt has " + std::to_string(text.size()) +
+                    " bytes of text, more than that many tokens can hold. Please reduce the "
+                    "length of the prompt.",
+                "prompt");
+}
 
 prepared_prompt prompt_builder::validate_params(const sampling_params& p) const {
   if (p.n < 1 || p.n > 128) return refuse("n must be between 1 and 128", "n");
@@ -40,7 +60,10 @@ prepared_prompt prompt_builder::validate_params(const sampling_params& p) const 
     return refuse("max_tokens must be at least 1", "max_tokens");
   if (p.min_tokens < 0 || (p.max_tokens != -1 && p.min_tokens > p.max_tokens))
     return refuse("min_tokens must be in [0, max_tokens]", "min_tokens");
-  if (p.logprobs > 20) return refuse("logprobs must be at most 20", "logprobs");
+  if (p.logprobs > max_logprobs_)
+    return refuse("logprobs must be at most " + std::to_string(max_logprobs_) +
+                      " (the server's --max-logprobs)",
+                  "logprobs");
   const auto vocab = static_cast<int32_t>(tok_.vocab_size());
   for (auto [id, bias] : p.logit_bias)
     if (id < 0 || id >= vocab)
@@ -71,14 +94,17 @@ prepared_prompt prompt_builder::prepare(const generate_request& r) const {
       break;
     }
     case prompt_kind::text:
+      if (auto too_long = check_text_length(r.text, r.params); !too_long.ok()) return too_long;
       p.token_ids = tok_.encode(r.text, r.add_special_tokens);
       break;
     case prompt_kind::chat:
       if (!render_chat_)
         return refuse("this model has no chat template; use /v1/completions", "messages");
       try {
+        const std::string text = render_chat_(r.chat_json, r.add_generation_prompt);
+        if (auto too_long = check_text_length(text, r.params); !too_long.ok()) return too_long;
         // The template writes BOS itself; tokenizing must not add another one.
-        p.token_ids = tok_.encode(render_chat_(r.chat_json, r.add_generation_prompt), false);
+        p.token_ids = tok_.encode(text, false);
       } catch (const std::exception& e) {
         return refuse(std::string("chat template failed: ") + e.what(), "messages");
       }

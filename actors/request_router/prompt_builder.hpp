@@ -27,8 +27,10 @@ using chat_renderer =
 
 class prompt_builder {
  public:
+  /// `max_logprobs`: the most logprobs / top_logprobs a request may ask (vLLM's
+  /// --max-logprobs).
   prompt_builder(tokenizer tok, chat_renderer render_chat, std::string served_model_name,
-                 int32_t max_model_len);
+                 int32_t max_model_len, int32_t max_logprobs = 20);
 
   prepared_prompt prepare(const generate_request& request) const;
   /// The parameter check alone (also used by the tokenizer endpoints' callers).
@@ -40,8 +42,16 @@ class prompt_builder {
  private:
   tokenizer tok_;
   chat_renderer render_chat_;
+  /// Refuses, without tokenizing, a text that cannot fit in max_model_len tokens whatever
+  /// its tokens: tokenizing 15 MB of text costs a second of CPU for a certain 400.
+  prepared_prompt check_text_length(std::string_view text, const sampling_params& params) const;
+
   std::string served_model_name_;
   int32_t max_model_len_;
+  int32_t max_logprobs_;
+  /// Bytes of text that max_model_len tokens can cover at most: every token covers at most
+  /// its longest vocabulary piece's bytes (x4 for normalizations that shrink text, like NFC).
+  int64_t max_prompt_bytes_ = 0;
 };
 
 }  // namespace actorllm

@@ -61,6 +61,32 @@ TEST(engine_config, bad_values_are_one_clear_line) {
   EXPECT_EQ(e.validate(), std::vector<std::string>{"--stream-interval: must be >= 1"});
 }
 
+// A launch script written for vLLM runs unchanged: its common flags parse, the no-ops say so
+// in --help, and the two with an effect here take it.
+TEST(engine_config, vllms_common_launch_flags_are_accepted) {
+  engine_config c;
+  EXPECT_FALSE(parse(c, {"m", "--enable-chunked-prefill", "--disable-log-requests",
+                         "--disable-log-stats", "--trust-remote-code", "--enforce-eager",
+                         "--max-logprobs", "5", "--generation-config", "vllm",
+                         "--no-enable-chunked-prefill"}));
+  EXPECT_EQ(c.server.log_stats_interval, 0.0);
+  EXPECT_EQ(c.model.max_logprobs, 5);
+  EXPECT_TRUE(c.validate().empty());
+  engine_config d;
+  EXPECT_FALSE(parse(d, {"m", "--max-logprobs", "5000"}));
+  EXPECT_EQ(d.validate().front(), "--max-logprobs: must be in [0, 1024]");
+
+  flag_parser p("actorllm serve", "test");
+  add_engine_flags(p, c);
+  const auto help = p.help();
+  for (const char* flag : {"--enable-chunked-prefill", "--disable-log-requests",
+                           "--trust-remote-code", "--enforce-eager", "--generation-config"}) {
+    const auto at = help.find(flag);
+    ASSERT_NE(at, std::string::npos) << flag;
+    EXPECT_NE(help.find("accepted for vLLM compatibility", at), std::string::npos) << flag;
+  }
+}
+
 TEST(engine_config, help_lists_every_flag) {
   engine_config c;
   flag_parser p("actorllm serve", "test");

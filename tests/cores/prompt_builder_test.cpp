@@ -242,7 +242,9 @@ TEST(prompt_builder, each_out_of_range_parameter_is_refused_by_name) {
       {[](auto& p) { p.min_tokens = -1; }, "min_tokens must be in [0, max_tokens]", "min_tokens"},
       {[](auto& p) { p.max_tokens = 3, p.min_tokens = 4; }, "min_tokens must be in [0, max_tokens]",
        "min_tokens"},
-      {[](auto& p) { p.logprobs = 21; }, "logprobs must be at most 20", "logprobs"},
+      {[](auto& p) { p.logprobs = 21; },
+       "logprobs must be at most 20 (the server's --max-logprobs)",
+       "logprobs"},
       {[](auto& p) {
          p.logit_bias = {{5, 1.0f}, {512, -100.0f}};
        },
@@ -266,6 +268,44 @@ TEST(prompt_builder, each_out_of_range_parameter_is_refused_by_name) {
     r.params = p;
     expect_refused(b.prepare(r), c.error, c.param);
   }
+}
+
+TEST(prompt_builder, max_logprobs_is_the_servers_setting) {
+  const prompt_builder five(stories(), {}, "stories", max_model_len, 5);
+  sampling_params p;
+  p.logprobs = 5;
+  EXPECT_TRUE(five.validate_params(p).ok());
+  p.logprobs = 6;
+  expect_refused(five.validate_params(p),
+                 "logprobs must be at most 5 (the server's --max-logprobs)", "logprobs");
+  const prompt_builder wide(stories(), {}, "stories", max_model_len, 100);
+  p.logprobs = 100;
+  EXPECT_TRUE(wide.validate_params(p).ok());
+}
+
+// stories260K's longest piece is well under 64 bytes, so 16 tokens never cover 16 KiB: such a
+// text is refused before it is tokenized, with the same status and parameter as after.
+TEST(prompt_builder, a_text_no_context_can_hold_is_refused_before_tokenizing) {
+  const auto b = builder();
+  auto huge = text_request(std::string(16 << 10, 'a'));
+  const auto refused = b.prepare(huge);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.error.find("bytes of text, more than that many tokens can hold"),
+            std::string::npos)
+      << refused.error;
+  EXPECT_EQ(refused.error_param, "prompt");
+  EXPECT_EQ(refused.status, 400);
+  // A text just long enough to fail after tokenizing still gets the token-count message.
+  const auto tokenized = b.prepare(text_request(std::string(200, 'a')));
+  EXPECT_NE(tokenized.error.find("your prompt has"), std::string::npos) << tokenized.error;
+  EXPECT_NE(tokenized.error.find(" tokens, leaving no room"), std::string::npos);
+  // A prompt that asks to be truncated may be of any length.
+  huge.params.truncate_prompt_tokens = 4;
+  EXPECT_TRUE(b.prepare(huge).ok());
+  // Rendered chat text is held to the same bound.
+  const auto chat = builder([](const std::string&, bool) { return std::string(16 << 10, 'b'); });
+  EXPECT_NE(chat.prepare(chat_request(R"({"messages":[]})")).error.find("bytes of text"),
+            std::string::npos);
 }
 
 TEST(prompt_builder, parameters_at_their_limits_are_accepted) {

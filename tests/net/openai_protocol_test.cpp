@@ -121,7 +121,7 @@ TEST(openai_protocol, wrong_types_and_ranges_name_the_parameter) {
       {R"({"prompt":"x","repetition_penalty":0})", "repetition_penalty"},
       {R"({"prompt":"x","logit_bias":{"abc":1}})", "logit_bias"},
       {R"({"prompt":"x","logit_bias":{"1":101}})", "logit_bias"},
-      {R"({"prompt":"x","logprobs":21})", "logprobs"},
+      {R"({"prompt":"x","logprobs":1025})", "logprobs"},
       {R"({"prompt":"x","echo":"yes"})", "echo"},
       {R"({"prompt":"x","ignore_eos":1})", "ignore_eos"},
       {R"({"prompt":"x","min_tokens":-1})", "min_tokens"},
