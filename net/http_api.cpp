@@ -181,6 +181,38 @@ void log_access(std::string_view peer, std::string_view method, std::string_view
 
 namespace actorllm::net {
 
+std::optional<api_error> check_request_size(const openai_request& request, int32_t max_model_len,
+                                            int32_t max_waiting_requests) {
+  const int64_t num_prompts = static_cast<int64_t>(request.prompts.size());
+  if (num_prompts > max_prompts_per_request)
+    return bad_request("a request may carry at most " + std::to_string(max_prompts_per_request) +
+                           " prompts; this one has " + std::to_string(num_prompts),
+                       "prompt");
+  const int64_t num_choices = num_prompts * request.n;
+  if (max_waiting_requests > 0 && num_choices > max_waiting_requests)
+    return bad_request("this request needs " + std::to_string(num_choices) +
+                           " sequences (prompts x n), more than the server ever queues (" +
+                           std::to_string(max_waiting_requests) +
+                           "): it could never be admitted",
+                       request.n > 1 ? "n" : "prompt");
+  // The size of an answer with logprobs: every choice's tokens, each with its alternatives
+  // (a token of plain text costs a few bytes; one with logprobs an object per alternative).
+  int64_t entries = 0;
+  for (const auto& prompt : request.prompts) {
+    if (prompt.params.logprobs < 0) continue;
+    const int64_t tokens = prompt.params.max_tokens > 0 ? prompt.params.max_tokens : max_model_len;
+    entries += int64_t{request.n} * tokens * (1 + std::max(0, prompt.params.logprobs));
+  }
+  if (entries > max_output_entries)
+    return bad_request("this request may produce " + std::to_string(entries) +
+                           " tokens and logprob alternatives (prompts x n x max_tokens x "
+                           "(1 + logprobs)), more than the " +
+                           std::to_string(max_output_entries) +
+                           " one answer may hold; lower max_tokens, n or logprobs",
+                       "max_tokens");
+  return std::nullopt;
+}
+
 std::optional<api_error> admit(server_context& context, const openai_request& request,
                                model_info& model) {
   model = context.engine.model();
@@ -189,6 +221,10 @@ std::optional<api_error> admit(server_context& context, const openai_request& re
         not_found("The model `" + request.model + "` does not exist.", "model_not_found");
     error.param = "model";
     return error;
+  }
+  if (auto too_much = check_request_size(request, model.max_model_len,
+                                         context.options.max_waiting_requests)) {
+    return too_much;
   }
   if (!context.engine.healthy()) {
     return engine_error("the engine is not ready; retry later", 503);

@@ -87,6 +87,18 @@ std::string version_json();
 std::string tokenize_json(const tokenize_result& result);
 std::string detokenize_json(const detokenize_result& result);
 
+/// At most this many prompts in one completions request (a list of prompts).
+inline constexpr int64_t max_prompts_per_request = 1024;
+/// At most this many logprob entries (tokens and their alternatives, about 100 bytes of JSON
+/// each) in one answer: a bound on the memory and the body one request can make us build.
+inline constexpr int64_t max_output_entries = int64_t{1} << 22;
+
+/// Refuses (400) a request that is too large to answer or that can never be admitted: too many
+/// prompts, more sequences than the waiting queue holds, or logprobs over max_output_entries
+/// (tokens counted as max_tokens, or max_model_len where it is unset).
+std::optional<api_error> check_request_size(const openai_request& request, int32_t max_model_len,
+                                            int32_t max_waiting_requests);
+
 /// Checks a parsed call before it reaches the engine: unknown model (404), engine not
 /// alive (503), waiting queue full (503). Fills `model` with what the engine serves.
 std::optional<api_error> admit(server_context& context, const openai_request& request,

@@ -158,5 +158,42 @@ TEST_F(http_protocol_test, a_metrics_only_listener_serves_metrics_alone) {
   EXPECT_TRUE(engine_.submitted().empty());
 }
 
+/// A completions body with `num_prompts` one-word prompts and `extra` fields.
+std::string many_prompts(int num_prompts, const std::string& extra) {
+  json prompts = json::array();
+  for (int i = 0; i < num_prompts; ++i) prompts.push_back("x");
+  return json({{"prompt", prompts}}).dump().insert(1, extra.empty() ? "" : extra + ",");
+}
+
+TEST_F(http_protocol_test, a_request_too_large_to_ever_answer_is_a_400_not_a_503) {
+  net::http_options options;
+  options.max_waiting_requests = 64;
+  start({}, options);
+  // More sequences than the queue ever holds: a 503 "retry later" could never succeed.
+  auto r = post(port_, "/v1/completions", many_prompts(65, R"("max_tokens":1)"));
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(json::parse(r.body)["error"]["param"], "prompt");
+  r = post(port_, "/v1/completions", many_prompts(8, R"("max_tokens":1,"n":9)"));
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(json::parse(r.body)["error"]["param"], "n");
+  EXPECT_EQ(post(port_, "/v1/completions", many_prompts(8, R"("max_tokens":1,"n":8)")).status,
+            200);
+  EXPECT_EQ(engine_.submitted().size(), 8u);
+}
+
+TEST_F(http_protocol_test, prompts_per_request_and_logprob_volume_are_bounded) {
+  auto r = post(port_, "/v1/completions", many_prompts(1025, R"("max_tokens":1)"));
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("at most 1024 prompts"), std::string::npos) << r.body;
+  // 4 prompts x n 16 x 4,096 tokens x (1 + 20) alternatives: about 5.5 million entries.
+  r = post(port_, "/v1/completions",
+           many_prompts(4, R"("max_tokens":4096,"n":16,"logprobs":20)"));
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_EQ(json::parse(r.body)["error"]["param"], "max_tokens");
+  EXPECT_TRUE(engine_.submitted().empty());
+  // The same without logprobs is plain text, which stays allowed.
+  EXPECT_EQ(post(port_, "/v1/completions", many_prompts(1, R"("max_tokens":3,"n":2)")).status, 200);
+}
+
 }  // namespace
 }  // namespace actorllm::testing
