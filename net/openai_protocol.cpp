@@ -2,7 +2,9 @@
 // OpenAI's own 400 answers do, so that clients can show which field was wrong.
 #include "net/openai_protocol.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "net/unsupported_fields.hpp"
@@ -117,8 +119,13 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
   r.read_bool("skip_special_tokens", p.skip_special_tokens);
   if (const json* v = r.find("seed")) {
     int64_t seed = 0;
-    if (!field_reader::as_integer(*v, seed)) return r.fail("seed must be an integer", "seed");
-    p.seed = static_cast<uint64_t>(seed);
+    if (v->is_number_unsigned()) {
+      p.seed = v->get<uint64_t>();  // all 64 bits: seeds above 2^63 must not collide
+    } else if (!field_reader::as_integer(*v, seed)) {
+      return r.fail("seed must be an integer", "seed");
+    } else {
+      p.seed = static_cast<uint64_t>(seed);
+    }
   }
 
   // Chat: no max_tokens means "until the context is full"; max_completion_tokens wins.
@@ -155,9 +162,11 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
   if (const json* v = r.find("logit_bias")) {
     if (!v->is_object()) return r.fail("logit_bias must be an object", "logit_bias");
     for (const auto& [key, bias] : v->items()) {
-      char* end = nullptr;
-      const long long id = std::strtoll(key.c_str(), &end, 10);
-      if (key.empty() || *end != '\0' || id < 0 || id > max_int32) {
+      // Digits only: strtoll alone would take " 5", "+5" and "05 " as token 5.
+      const bool digits = !key.empty() && key.size() <= 10 &&
+                          std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+      const long long id = digits ? std::strtoll(key.c_str(), nullptr, 10) : -1;
+      if (id < 0 || id > max_int32) {
         return r.fail("logit_bias keys must be token ids, got '" + key + "'", "logit_bias");
       }
       if (!bias.is_number() || bias.get<double>() < -100.0 || bias.get<double>() > 100.0) {

@@ -96,6 +96,13 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     }
     const std::string type = body.value("type", std::string());
     if (type == "cancel") return cancel(id);
+    if (!type.empty() && type != "completion" && type != "completions" && type != "chat" &&
+        type != "chat.completions") {
+      return send_terminal("error", id,
+                           error_object(bad_request("unknown message type '" + type +
+                                                        "' (completion, chat or cancel)",
+                                                    "type")));
+    }
     if (calls_.count(id)) {
       return send_terminal("error", id,
                            error_object(bad_request("id " + id + " is already running", "id")));

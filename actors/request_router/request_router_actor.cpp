@@ -147,8 +147,15 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
           return {{}, p.error, p.status};
         return {std::move(p.token_ids), {}, 200};
       },
-      [self](detok_atom, const std::vector<int32_t>& ids) -> std::string {
-        return self->state.prompts->tok().decode(ids, false);
+      [self](detok_atom, const std::vector<int32_t>& ids) -> caf::result<std::string> {
+        const tokenizer& tok = self->state.prompts->tok();
+        for (int32_t id : ids)
+          if (id < 0 || static_cast<size_t>(id) >= tok.vocab_size())
+            return caf::make_error(caf::sec::invalid_argument,
+                                   "token id " + std::to_string(id) +
+                                       " is outside the vocabulary (size " +
+                                       std::to_string(tok.vocab_size()) + ")");
+        return tok.decode(ids, false);
       },
       [self](replica_atom, scheduler_actor scheduler) -> int32_t {
         return add_replica(self, std::move(scheduler));

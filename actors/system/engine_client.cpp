@@ -88,6 +88,9 @@ void engine_client::detokenize(std::vector<int32_t> tokens,
               done({std::move(text), {}, 0});
             },
             [=](caf::error& e) {
+              // The router's refusal of an id outside the vocabulary is the client's mistake.
+              if (e == caf::sec::invalid_argument && e.context().match_elements<std::string>())
+                return done({{}, e.context().get_as<std::string>(0), 400});
               done({{}, "engine unavailable: " + to_string(e), 503});
             });
   });

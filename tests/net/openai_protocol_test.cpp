@@ -101,6 +101,19 @@ TEST(openai_protocol, bad_prompts_are_400_on_prompt) {
   }
 }
 
+TEST(openai_protocol, seeds_keep_all_64_bits) {
+  openai_request r;
+  ASSERT_FALSE(parse_openai_request(R"({"prompt":"x","seed":18446744073709551615})",
+                                    api_kind::completion, r));
+  EXPECT_EQ(r.prompts[0].params.seed, 18446744073709551615ull);
+  ASSERT_FALSE(parse_openai_request(R"({"prompt":"x","seed":9223372036854775809})",
+                                    api_kind::completion, r));
+  EXPECT_EQ(r.prompts[0].params.seed, 9223372036854775809ull);  // not clamped to 2^63 - 1
+  ASSERT_FALSE(
+      parse_openai_request(R"({"prompt":"x","seed":-1})", api_kind::completion, r));
+  EXPECT_EQ(r.prompts[0].params.seed, 18446744073709551615ull);  // two's complement, as C casts
+}
+
 TEST(openai_protocol, wrong_types_and_ranges_name_the_parameter) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"prompt":"x","temperature":"hot"})", "temperature"},
@@ -121,6 +134,10 @@ TEST(openai_protocol, wrong_types_and_ranges_name_the_parameter) {
       {R"({"prompt":"x","repetition_penalty":0})", "repetition_penalty"},
       {R"({"prompt":"x","logit_bias":{"abc":1}})", "logit_bias"},
       {R"({"prompt":"x","logit_bias":{"1":101}})", "logit_bias"},
+      {R"({"prompt":"x","logit_bias":{" 5":1}})", "logit_bias"},
+      {R"({"prompt":"x","logit_bias":{"+5":1}})", "logit_bias"},
+      {R"({"prompt":"x","logit_bias":{"5 ":1}})", "logit_bias"},
+      {R"({"prompt":"x","logit_bias":{"-0":1}})", "logit_bias"},
       {R"({"prompt":"x","logprobs":1025})", "logprobs"},
       {R"({"prompt":"x","echo":"yes"})", "echo"},
       {R"({"prompt":"x","ignore_eos":1})", "ignore_eos"},

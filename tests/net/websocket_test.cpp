@@ -133,6 +133,12 @@ TEST_F(websocket_test, errors_are_tagged_by_id) {
   EXPECT_NE(m["error"]["message"].get<std::string>().find("4096"), std::string::npos);
   send(*ws, R"({"type":"cancel","id":"nothing"})");
   EXPECT_EQ(receive(*ws)["type"], "error");
+  const auto submitted = engine_.submitted().size();
+  send(*ws, R"({"type":"cancle","id":"typo","prompt":"x"})");  // not run as a completion
+  m = receive(*ws);
+  EXPECT_EQ(m["type"], "error");
+  EXPECT_EQ(m["error"]["param"], "type");
+  EXPECT_EQ(engine_.submitted().size(), submitted);
   // Still serving after all that.
   send(*ws, R"({"id":7,"prompt":"x","max_tokens":1})");
   m = receive(*ws);
