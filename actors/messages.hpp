@@ -116,7 +116,7 @@ typename Inspector::result_type inspect(Inspector& f, token_logprob& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, request_output& x) {
   return f(caf::meta::type_name("request_output"), x.request_id, x.index, x.text, x.token_ids,
-           x.token_texts, x.logprobs, x.finish, x.stop_reason, x.num_prompt_tokens,
+           x.token_texts, x.logprobs, x.finish, x.stop_reason, x.stop_token, x.num_prompt_tokens,
            x.num_generated_tokens, x.num_cached_tokens, x.error, x.error_status, x.error_param);
 }
 

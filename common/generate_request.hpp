@@ -63,7 +63,8 @@ struct request_output {
   std::vector<std::string> token_texts;  ///< text of each new token (for logprobs), if asked
   std::vector<token_logprob> logprobs;   ///< one per new token when logprobs were asked
   finish_reason finish = finish_reason::none;
-  std::string stop_reason;  ///< the matched stop string or stop token, if any
+  std::string stop_reason;  ///< the matched stop string, if one ended the choice
+  int32_t stop_token = -1;  ///< the stop_token_ids entry that ended the choice, else -1
   int32_t num_prompt_tokens = 0;
   int32_t num_generated_tokens = 0;  ///< cumulative for this choice
   int32_t num_cached_tokens = 0;     ///< prompt tokens served from the prefix cache

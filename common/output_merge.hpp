@@ -29,6 +29,7 @@ inline void merge_delta(request_output& into, const request_output& next) {
   if (next.finish == finish_reason::none) return;
   into.finish = next.finish;
   into.stop_reason = next.stop_reason;
+  into.stop_token = next.stop_token;
   into.error = next.error;
   into.error_status = next.error_status;
 }

@@ -20,6 +20,13 @@ json finish_json(finish_reason reason) {
   return reason == finish_reason::none ? json() : json(to_string(reason));
 }
 
+/// vLLM's stop_reason: the stop token's id (an integer) when one ended the choice, the
+/// matched stop string when one did, else null.
+json stop_reason_json(int32_t stop_token, const std::string& stop_string) {
+  if (stop_token >= 0) return stop_token;
+  return or_null(stop_string);
+}
+
 /// A token's text; "token_id:N" when the engine gave none (vLLM's convention).
 std::string token_text(const std::vector<std::string>& texts, std::size_t i, int32_t id) {
   return i < texts.size() ? texts[i] : "token_id:" + std::to_string(id);
@@ -145,6 +152,7 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
   c.num_generated = std::max(c.num_generated, out.num_generated_tokens);
   c.finish = out.finish;
   c.stop_reason = out.stop_reason;
+  c.stop_token = out.stop_token;
   if (c.finish != finish_reason::none) ++num_finished_;
   json logprobs = render_logprobs(out, c);
 
@@ -200,7 +208,11 @@ std::string openai_call::render_chunk(std::size_t index, const request_output& o
   chunk += ",\"logprobs\":";
   chunk += logprobs.is_null() ? "null" : to_wire(logprobs);
   chunk += ",\"stop_reason\":";
-  chunk += c.stop_reason.empty() ? "null" : to_wire(json(c.stop_reason));
+  if (c.stop_token >= 0) {
+    chunk += std::to_string(c.stop_token);  // what to_wire(stop_reason_json(...)) writes
+  } else {
+    chunk += c.stop_reason.empty() ? "null" : to_wire(json(c.stop_reason));
+  }
   if (!chat) chunk += ",\"text\":" + text;
   chunk += '}';
   if (options_.include_usage && options_.continuous_usage) {
@@ -236,7 +248,7 @@ std::string openai_call::response() const {
                             ? (chat ? json{{"content", json::array()}} : json())
                             : c.logprobs;
     entry["finish_reason"] = finish_json(c.finish);
-    entry["stop_reason"] = or_null(c.stop_reason);
+    entry["stop_reason"] = stop_reason_json(c.stop_token, c.stop_reason);
     choices.push_back(std::move(entry));
   }
   json object = {{"id", options_.id},

@@ -57,7 +57,8 @@ class openai_call {
     std::string text;
     nlohmann::json logprobs;  ///< non-streaming: accumulated in the API's shape
     finish_reason finish = finish_reason::none;
-    std::string stop_reason;
+    std::string stop_reason;  ///< the matched stop string
+    int32_t stop_token = -1;  ///< the stop token id that ended the choice, else -1
     int32_t num_generated = 0;
     int32_t text_offset = 0;  ///< completions logprobs: characters before the next token
   };

@@ -93,6 +93,7 @@ std::optional<request_output> output_processor::process(request_output out) {
   if (auto stop = release_text(c, out.text, ending)) {
     out.finish = finish_reason::stop;
     out.stop_reason = *stop;
+    out.stop_token = -1;
   }
   if (out.finish != finish_reason::none) c.finished = true;
   return out;

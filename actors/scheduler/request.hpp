@@ -21,7 +21,7 @@ struct sequence {
   std::vector<int32_t> token_ids;   ///< prompt, then generated tokens
   int32_t num_computed_tokens = 0;  ///< tokens whose KV is in the sequence's blocks
   finish_reason finish = finish_reason::none;
-  std::string stop_reason;  ///< the stop token id, when one ended the sequence
+  int32_t stop_token = -1;  ///< the stop_token_ids entry that ended the sequence, else -1
 
   // What the workers have been told, so that a plan carries only what changed.
   bool known_to_workers = false;

@@ -173,7 +173,7 @@ bool scheduler::check_stop(const request& r, sequence& s) const {
     s.finish = finish_reason::stop;
   } else if (may_stop && std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end()) {
     s.finish = finish_reason::stop;
-    s.stop_reason = std::to_string(token);
+    s.stop_token = token;
   } else if (num_output >= r.max_output_tokens || s.num_tokens() >= options_.max_model_len) {
     s.finish = finish_reason::length;
   }
@@ -194,7 +194,7 @@ request_output scheduler::output_of(const request& r, const sequence& s) const {
   out.request_id = r.request_id;
   out.index = s.index;
   out.finish = s.finish;
-  out.stop_reason = s.stop_reason;
+  out.stop_token = s.stop_token;
   out.num_prompt_tokens = r.num_prompt_tokens;
   out.num_generated_tokens = s.num_tokens() - r.num_prompt_tokens;
   out.num_cached_tokens = r.num_cached_tokens;

@@ -68,6 +68,20 @@ TEST(llm_engine, stop_string_cuts_the_text_and_frees_blocks) {
   EXPECT_FALSE(engine.has_work());
 }
 
+TEST(llm_engine, a_stop_token_ends_with_its_id_as_the_reason_and_without_its_text) {
+  llm_engine engine(engine_setup::load(base_config()));
+  const auto g = golden();
+  const auto ids = g["output_token_ids"].get<std::vector<int32_t>>();
+  auto r = ids_request("s", {1}, 120);
+  r.params.stop_token_ids = {ids[4]};  // the fifth token of the greedy story
+  const auto out = run_to_completion(engine, {r});
+  EXPECT_EQ(out[0][0].finish, finish_reason::stop);
+  EXPECT_EQ(out[0][0].stop_token, ids[4]);
+  EXPECT_EQ(out[0][0].stop_reason, "");
+  EXPECT_EQ(out[0][0].token_ids, std::vector<int32_t>(ids.begin(), ids.begin() + 5));
+  EXPECT_EQ(out[0][0].text, engine.setup().tok.decode(std::span(ids).first(4), true));
+}
+
 TEST(llm_engine, include_stop_str_in_output_keeps_the_matched_stop_string) {
   llm_engine engine(engine_setup::load(base_config()));
   auto r = ids_request("s", {1}, 120);

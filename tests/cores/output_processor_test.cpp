@@ -198,11 +198,12 @@ TEST(output_processor, a_stop_token_finish_keeps_the_schedulers_stop_reason) {
   r.params.stop_token_ids = {piece(".")};
   output_processor p(stories(), r, prompt);
   request_output last = step({piece(".")}, finish_reason::stop);
-  last.stop_reason = std::to_string(piece("."));
+  last.stop_token = piece(".");
   const auto out = p.process(last);
   ASSERT_TRUE(out);
   EXPECT_EQ(out->finish, finish_reason::stop);
-  EXPECT_EQ(out->stop_reason, "426");
+  EXPECT_EQ(out->stop_token, 426);
+  EXPECT_EQ(out->stop_reason, "");
   EXPECT_TRUE(p.all_choices_finished());
   EXPECT_FALSE(p.process(step(letters("a"))));
 }

@@ -171,7 +171,7 @@ struct stop_case {
   std::vector<int32_t> tokens;  // sampled one per step
   int32_t num_expected;         // outputs until the finish
   finish_reason finish;
-  std::string stop_reason;
+  int32_t stop_token;  // -1: none
 };
 
 class SchedulerStop : public ::testing::TestWithParam<stop_case> {};
@@ -193,7 +193,8 @@ TEST_P(SchedulerStop, FinishesByTheRules) {
   }
   EXPECT_EQ(int32_t(got.size()), c.num_expected);
   EXPECT_EQ(last.finish, c.finish);
-  EXPECT_EQ(last.stop_reason, c.stop_reason);
+  EXPECT_EQ(last.stop_token, c.stop_token);
+  EXPECT_EQ(last.stop_reason, "");  // stop strings are the router's
 }
 
 sampling_params with(int32_t max_tokens, bool ignore_eos, int32_t min_tokens,
@@ -208,19 +209,19 @@ INSTANTIATE_TEST_SUITE_P(
     Rules, SchedulerStop,
     ::testing::Values(
         // EOS (id 0) stops and is part of the output.
-        stop_case{with(10, false, 0, {}), {5, 0, 5}, 2, finish_reason::stop, ""},
+        stop_case{with(10, false, 0, {}), {5, 0, 5}, 2, finish_reason::stop, -1},
         // ignore_eos: generation goes on to max_tokens.
-        stop_case{with(3, true, 0, {}), {0, 0, 0, 0}, 3, finish_reason::length, ""},
+        stop_case{with(3, true, 0, {}), {0, 0, 0, 0}, 3, finish_reason::length, -1},
         // min_tokens: the first two EOS do not count.
-        stop_case{with(10, false, 2, {}), {0, 0, 0}, 3, finish_reason::stop, ""},
-        // stop_token_ids: reason is the token id.
-        stop_case{with(10, true, 0, {42}), {5, 42}, 2, finish_reason::stop, "42"},
+        stop_case{with(10, false, 2, {}), {0, 0, 0}, 3, finish_reason::stop, -1},
+        // stop_token_ids: the reason is the token id.
+        stop_case{with(10, true, 0, {42}), {5, 42}, 2, finish_reason::stop, 42},
         // stop ids obey min_tokens too.
-        stop_case{with(10, true, 1, {42}), {42, 42}, 2, finish_reason::stop, "42"},
+        stop_case{with(10, true, 1, {42}), {42, 42}, 2, finish_reason::stop, 42},
         // max_tokens -1: until the context (64 tokens) is full: 61 outputs after a 3-token
         // prompt.
         stop_case{with(-1, true, 0, {}), std::vector<int32_t>(70, 5), 61, finish_reason::length,
-                  ""}));
+                  -1}));
 
 TEST(Scheduler, AbortFreesEverythingFromAnyQueue) {
   scheduler_options o = small_options(4, 8);

@@ -1,0 +1,76 @@
+// Fields of the OpenAI objects that follow vLLM's types and values: stop_reason.
+#include <gtest/gtest.h>
+
+#include "net/openai_call.hpp"
+
+namespace actorllm::net {
+namespace {
+
+using json = nlohmann::json;
+
+call_options options_for(api_kind kind, bool stream) {
+  call_options o;
+  o.kind = kind;
+  o.id = "cmpl-1";
+  o.model = "m";
+  o.created = 123;
+  o.stream = stream;
+  return o;
+}
+
+request_output last_delta(finish_reason finish, int32_t stop_token, std::string stop_string) {
+  request_output out;
+  out.request_id = "e0";
+  out.text = "ab";
+  out.token_ids = {7, 8};
+  out.num_prompt_tokens = 3;
+  out.num_generated_tokens = 2;
+  out.finish = finish;
+  out.stop_token = stop_token;
+  out.stop_reason = std::move(stop_string);
+  return out;
+}
+
+/// stop_reason of the one choice, whole and streamed (the last chunk).
+std::pair<json, json> stop_reasons(api_kind kind, const request_output& out) {
+  openai_call whole(options_for(kind, false), {"e0"});
+  std::vector<std::string> none;
+  whole.add(out, none);
+  openai_call streamed(options_for(kind, true), {"e0"});
+  std::vector<std::string> chunks;
+  streamed.add(out, chunks);
+  EXPECT_FALSE(chunks.empty());
+  return {json::parse(whole.response())["choices"][0]["stop_reason"],
+          json::parse(chunks.back())["choices"][0]["stop_reason"]};
+}
+
+TEST(openai_fields, stop_reason_is_the_stop_token_id_as_an_integer) {
+  for (api_kind kind : {api_kind::completion, api_kind::chat}) {
+    const auto [whole, streamed] = stop_reasons(kind, last_delta(finish_reason::stop, 13, ""));
+    EXPECT_TRUE(whole.is_number_integer()) << whole;
+    EXPECT_EQ(whole, 13);
+    EXPECT_TRUE(streamed.is_number_integer()) << streamed;
+    EXPECT_EQ(streamed, 13);
+  }
+}
+
+TEST(openai_fields, stop_reason_is_the_matched_stop_string) {
+  for (api_kind kind : {api_kind::completion, api_kind::chat}) {
+    const auto [whole, streamed] = stop_reasons(kind, last_delta(finish_reason::stop, -1, "\n"));
+    EXPECT_EQ(whole, "\n");
+    EXPECT_EQ(streamed, "\n");
+  }
+}
+
+TEST(openai_fields, stop_reason_is_null_for_eos_and_length) {
+  for (api_kind kind : {api_kind::completion, api_kind::chat}) {
+    for (finish_reason finish : {finish_reason::stop, finish_reason::length}) {
+      const auto [whole, streamed] = stop_reasons(kind, last_delta(finish, -1, ""));
+      EXPECT_TRUE(whole.is_null()) << whole;
+      EXPECT_TRUE(streamed.is_null()) << streamed;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace actorllm::net
