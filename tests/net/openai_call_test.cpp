@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace actorllm::net {
 namespace {
 
@@ -123,47 +127,97 @@ TEST(openai_call, chat_response_object) {
   EXPECT_TRUE(r["choices"][0]["logprobs"].is_null());
 }
 
-request_output with_logprobs(const std::string& text, int32_t gen) {
+/// A delta of one token with its logprob and its two most likely alternatives (most likely
+/// first, as the engine reports them).
+request_output with_logprobs(const std::string& text, int32_t id, float logprob, int32_t gen,
+                             std::vector<int32_t> top_ids, std::vector<float> top_logprobs,
+                             std::vector<std::string> top_texts) {
   auto out = delta("e0", 0, text, gen);
+  out.token_ids = {id};
   out.token_texts = {text};
   token_logprob lp;
-  lp.token_id = 7;
-  lp.logprob = -0.25f;
-  lp.top_ids = {7, 8};
-  lp.top_logprobs = {-0.25f, -2.0f};
-  lp.top_texts = {text};  // the second alternative has no text: token_id:8
+  lp.token_id = id;
+  lp.logprob = logprob;
+  lp.top_ids = std::move(top_ids);
+  lp.top_logprobs = std::move(top_logprobs);
+  lp.top_texts = std::move(top_texts);
   out.logprobs = {lp};
   return out;
 }
 
-TEST(openai_call, completion_logprobs_shape) {
+// "Hi" (id 7) drawn as the most likely token; its runner-up (id 8) has no text, so the API
+// names it "token_id:8" (vLLM's convention).
+request_output first_token() {
+  return with_logprobs("Hi", 7, -0.25f, 1, {7, 8}, {-0.25f, -2.0f}, {"Hi"});
+}
+
+// " é" (id 11) drawn although " a" (id 12) was more likely.
+request_output second_token() {
+  return with_logprobs(" \xC3\xA9", 11, -1.5f, 2, {12, 11}, {-0.5f, -1.5f}, {" a", " \xC3\xA9"});
+}
+
+// Chat logprobs of first_token() and second_token(), written out from OpenAI's format: per
+// token its text, logprob, UTF-8 bytes and top_logprobs (most likely first), each with the same
+// three fields.
+const json first_token_chat = json::parse(R"({
+  "token": "Hi", "logprob": -0.25, "bytes": [72, 105],
+  "top_logprobs": [
+    {"token": "Hi", "logprob": -0.25, "bytes": [72, 105]},
+    {"token": "token_id:8", "logprob": -2.0,
+     "bytes": [116, 111, 107, 101, 110, 95, 105, 100, 58, 56]}
+  ]})");
+const json second_token_chat = json::parse(R"({
+  "token": " \u00e9", "logprob": -1.5, "bytes": [32, 195, 169],
+  "top_logprobs": [
+    {"token": " a", "logprob": -0.5, "bytes": [32, 97]},
+    {"token": " \u00e9", "logprob": -1.5, "bytes": [32, 195, 169]}
+  ]})");
+
+TEST(openai_call, completion_logprobs_are_the_legacy_object) {
   auto o = options(api_kind::completion, false);
   o.logprobs = true;
   openai_call call(o, {"e0"});
   std::vector<std::string> chunks;
-  call.add(with_logprobs("ab", 1), chunks);
-  auto last = with_logprobs("c", 2);
+  call.add(first_token(), chunks);
+  auto last = second_token();
   last.finish = finish_reason::length;
   call.add(last, chunks);
-  const json lp = json::parse(call.response())["choices"][0]["logprobs"];
-  EXPECT_EQ(lp["tokens"], json({"ab", "c"}));
-  EXPECT_EQ(lp["token_logprobs"], json({-0.25, -0.25}));
-  EXPECT_EQ(lp["text_offset"], json({0, 2}));
-  EXPECT_EQ(lp["top_logprobs"][1]["token_id:8"], -2.0);
+  // The legacy completions shape: parallel lists over the tokens; top_logprobs maps each
+  // alternative's text to its logprob; text_offset is where each token starts in the text.
+  const json expected = json::parse(R"({
+    "tokens": ["Hi", " \u00e9"],
+    "token_logprobs": [-0.25, -1.5],
+    "top_logprobs": [{"Hi": -0.25, "token_id:8": -2.0}, {" a": -0.5, " \u00e9": -1.5}],
+    "text_offset": [0, 2]
+  })");
+  const json r = json::parse(call.response());
+  EXPECT_EQ(r["choices"][0]["text"], "Hi \xC3\xA9");
+  EXPECT_EQ(r["choices"][0]["logprobs"], expected);
 }
 
-TEST(openai_call, chat_logprobs_shape) {
-  auto o = options(api_kind::chat, true);
+TEST(openai_call, chat_logprobs_are_the_content_list) {
+  auto o = options(api_kind::chat, false);
   o.logprobs = true;
   openai_call call(o, {"e0"});
   std::vector<std::string> chunks;
-  call.add(with_logprobs("é", 1), chunks);
-  const json lp = json::parse(chunks.back())["choices"][0]["logprobs"];
-  const json& first = lp["content"][0];
-  EXPECT_EQ(first["token"], "é");
-  EXPECT_EQ(first["bytes"], json({195, 169}));
-  EXPECT_EQ(first["top_logprobs"].size(), 2u);
-  EXPECT_EQ(first["top_logprobs"][1]["token"], "token_id:8");
+  call.add(first_token(), chunks);
+  auto last = second_token();
+  last.finish = finish_reason::stop;
+  call.add(last, chunks);
+  const json r = json::parse(call.response());
+  EXPECT_EQ(r["choices"][0]["message"]["content"], "Hi \xC3\xA9");
+  EXPECT_EQ(r["choices"][0]["logprobs"],
+            json({{"content", json::array({first_token_chat, second_token_chat})}}));
+}
+
+TEST(openai_call, chat_logprobs_with_no_token_are_an_empty_content_list) {
+  auto o = options(api_kind::chat, false);
+  o.logprobs = true;
+  openai_call call(o, {"e0"});
+  std::vector<std::string> chunks;
+  call.add(delta("e0", 0, "", 0, finish_reason::length), chunks);
+  EXPECT_EQ(json::parse(call.response())["choices"][0]["logprobs"],
+            json({{"content", json::array()}}));
 }
 
 TEST(openai_call, failure_before_first_chunk_keeps_the_http_status) {
@@ -197,12 +251,39 @@ TEST(openai_call, failure_after_first_chunk_is_an_error_chunk) {
   EXPECT_EQ(json::parse(chunks[1])["error"]["type"], "server_error");
 }
 
-TEST(openai_call, invalid_utf8_never_throws) {
-  openai_call call(options(api_kind::completion, true), {"e0"});
+TEST(openai_call, invalid_utf8_becomes_replacement_characters) {
+  // to_wire's contract: what goes out is valid UTF-8, each invalid byte sequence (a stray byte,
+  // a truncated character) replaced by U+FFFD, the valid text around it kept.
+  const std::string fffd = "\xEF\xBF\xBD";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"ok \xFF\xFE", "ok " + fffd + fffd},
+      {"caf\xC3", "caf" + fffd},
+      {"\xE2\x82!", fffd + "!"},
+      {"\xC3\xA9 fine", "\xC3\xA9 fine"},
+  };
+  for (const auto& [text, expected] : cases) {
+    openai_call stream(options(api_kind::completion, true), {"e0"});
+    std::vector<std::string> chunks;
+    stream.add(delta("e0", 0, text, 1), chunks);
+    ASSERT_EQ(chunks.size(), 1u);
+    EXPECT_EQ(json::parse(chunks[0])["choices"][0]["text"], expected) << expected;
+
+    openai_call whole(options(api_kind::chat, false), {"e0"});
+    whole.add(delta("e0", 0, text, 1, finish_reason::stop), chunks);
+    EXPECT_EQ(json::parse(whole.response())["choices"][0]["message"]["content"], expected);
+  }
+
+  // A token that ends mid-character: its text is replaced, but "bytes" keeps the raw bytes, so
+  // that a client can join the character split across tokens (what the field is for).
+  auto o = options(api_kind::chat, true);
+  o.logprobs = true;
+  openai_call call(o, {"e0"});
   std::vector<std::string> chunks;
-  call.add(delta("e0", 0, std::string("\xff\xfe", 2), 1), chunks);
-  ASSERT_EQ(chunks.size(), 1u);
-  EXPECT_NO_THROW(json::parse(chunks[0]));
+  call.add(with_logprobs("\xC3", 300, -0.5f, 1, {300}, {-0.5f}, {"\xC3"}), chunks);
+  const json entry = json::parse(chunks.back())["choices"][0]["logprobs"]["content"][0];
+  EXPECT_EQ(entry["token"], fffd);
+  EXPECT_EQ(entry["bytes"], json({195}));
+  EXPECT_EQ(entry["top_logprobs"][0]["bytes"], json({195}));
 }
 
 // The object a streamed chunk stands for, built the obvious way (the oracle of render_chunk).
@@ -282,11 +363,16 @@ TEST(openai_call, streamed_chunk_with_logprobs_is_the_bytes_of_its_object) {
     o.logprobs = true;
     openai_call call(o, {"e0"});
     std::vector<std::string> chunks;
-    call.add(with_logprobs("é", 1), chunks);
-    json parsed = json::parse(chunks.back());
-    const json logprobs = parsed["choices"][0]["logprobs"];
-    ASSERT_FALSE(logprobs.is_null());
-    EXPECT_EQ(chunks.back(), to_wire(expected_chunk(o, 0, with_logprobs("é", 1), logprobs, "")));
+    call.add(first_token(), chunks);
+    call.add(second_token(), chunks);
+    // Each chunk carries its own token's logprobs; a completion chunk's text_offset counts
+    // from the start of the choice's text.
+    const json logprobs = kind == api_kind::chat
+                              ? json({{"content", json::array({second_token_chat})}})
+                              : json::parse(R"({"tokens": [" \u00e9"], "token_logprobs": [-1.5],
+                              "top_logprobs": [{" a": -0.5, " \u00e9": -1.5}],
+                              "text_offset": [2]})");
+    EXPECT_EQ(chunks.back(), to_wire(expected_chunk(o, 0, second_token(), logprobs, "")));
   }
 }
 
