@@ -127,7 +127,7 @@ TEST(openai_call, chat_response_object) {
   EXPECT_TRUE(r["choices"][0]["logprobs"].is_null());
 }
 
-/// A delta of one token with its logprob and its two most likely alternatives (most likely
+/// A delta of one token with its logprob and the most likely alternatives (most likely
 /// first, as the engine reports them).
 request_output with_logprobs(const std::string& text, int32_t id, float logprob, int32_t gen,
                              std::vector<int32_t> top_ids, std::vector<float> top_logprobs,
