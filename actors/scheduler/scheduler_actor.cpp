@@ -160,6 +160,9 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
       if (w.address() == msg.source) return on_worker_failure(to_string(msg.reason));
   });
 
+  // The pools' gauges read their real sizes from the start, not 0 until the first step.
+  if (self->state.hooks.on_stats) self->state.hooks.on_stats(self->state.core->stats());
+
   return {
       [self, extras](add_atom, engine_request& req) -> admission_reply {
         const int32_t n = std::max(1, req.params.n);

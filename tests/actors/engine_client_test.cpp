@@ -28,5 +28,17 @@ TEST(engine_client, detokenize_refuses_ids_outside_the_vocabulary_instead_of_dro
   }
 }
 
+TEST(engine_client, the_pool_gauges_read_their_sizes_before_the_first_request) {
+  engine_system engine(testing::stories_config(512, 64));
+  const std::string metrics = engine.client().metrics_text();
+  const auto line = metrics.find("num_free_blocks{");
+  ASSERT_NE(line, std::string::npos) << metrics;
+  const auto device = metrics.find("pool=\"device\"", line);
+  ASSERT_NE(device, std::string::npos);
+  const auto end = metrics.find('\n', device);
+  const std::string sample = metrics.substr(device, end - device);
+  EXPECT_EQ(sample.substr(sample.rfind(' ') + 1), "512") << sample;  // the whole pool
+}
+
 }  // namespace
 }  // namespace actorllm
