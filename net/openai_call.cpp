@@ -32,6 +32,14 @@ std::string token_text(const std::vector<std::string>& texts, std::size_t i, int
   return i < texts.size() ? texts[i] : "token_id:" + std::to_string(id);
 }
 
+/// Characters (code points) of UTF-8 text, as Python's len() counts vLLM's strings: every
+/// byte that does not continue a character (an invalid byte counts as one).
+int32_t num_chars(const std::string& s) {
+  int32_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 json utf8_bytes(const std::string& s) {
   json bytes = json::array();
   for (unsigned char c : s) bytes.push_back(static_cast<int>(c));
@@ -108,7 +116,7 @@ json openai_call::render_logprobs(const request_output& out, choice& c) const {
     token_logprobs.push_back(lp.logprob);
     tops.push_back(std::move(top));
     offsets.push_back(c.text_offset);
-    c.text_offset += static_cast<int32_t>(text.size());
+    c.text_offset += num_chars(text);
   }
   return {{"tokens", std::move(tokens)},
           {"token_logprobs", std::move(token_logprobs)},

@@ -60,7 +60,7 @@ class openai_call {
     std::string stop_reason;  ///< the matched stop string
     int32_t stop_token = -1;  ///< the stop token id that ended the choice, else -1
     int32_t num_generated = 0;
-    int32_t text_offset = 0;  ///< completions logprobs: characters before the next token
+    int32_t text_offset = 0;  ///< completions logprobs: code points before the next token
   };
   struct prompt {
     int32_t num_prompt_tokens = 0;

@@ -3,6 +3,27 @@
 #include <algorithm>
 
 namespace actorllm {
+namespace {
+
+// Ids of context before a token whose logprob text is decoded (vLLM keeps about as many):
+// enough for a leading space and for a character split over byte pieces.
+constexpr size_t token_text_context = 6;
+
+bool is_byte_piece(const std::string& piece) {
+  return piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 && piece[5] == '>';
+}
+
+bool ends_with_replacement(const std::string& s) {
+  return s.size() >= 3 && s.compare(s.size() - 3, 3, "\xEF\xBF\xBD") == 0;
+}
+
+void push_context(std::vector<int32_t>& context, int32_t id) {
+  context.push_back(id);
+  if (context.size() > token_text_context)
+    context.erase(context.begin(), context.end() - token_text_context);
+}
+
+}  // namespace
 
 output_processor::output_processor(tokenizer tok, const generate_request& request,
                                    const std::vector<int32_t>& prompt_ids)
@@ -20,10 +41,35 @@ output_processor::output_processor(tokenizer tok, const generate_request& reques
     echo_text_ = request.kind == prompt_kind::text ? request.text
                                                    : tok_.decode(prompt_ids_, skip_special_tokens_);
   }
-  choices_.reserve(num_choices_);
-  for (int32_t i = 0; i < num_choices_; ++i)
-    choices_.push_back(
-        {incremental_detokenizer(tok_, skip_special_tokens_, prompt_ids_), {}, 0, 0, false, false});
+  choice fresh{incremental_detokenizer(tok_, skip_special_tokens_, prompt_ids_)};
+  for (int32_t id : prompt_ids_) push_context(fresh.context, id);
+  choices_.assign(static_cast<size_t>(num_choices_), fresh);
+}
+
+void output_processor::append_token_texts(const std::vector<int32_t>& context,
+                                          std::span<const int32_t> ids,
+                                          std::vector<std::string>& texts) const {
+  const std::string before = tok_.decode(context, skip_special_tokens_);
+  std::vector<int32_t> with = context;
+  with.push_back(0);
+  for (int32_t id : ids) {
+    if (tok_.is_special(id)) {
+      texts.push_back(tok_.decode(std::span(&id, 1), false));
+      continue;
+    }
+    with.back() = id;
+    const std::string after = tok_.decode(with, skip_special_tokens_);
+    if (ends_with_replacement(after) && is_byte_piece(tok_.id_to_piece(id))) {
+      texts.emplace_back();
+      continue;
+    }
+    // `before` is a prefix of `after` except where a decoder looks ahead (a character that
+    // this byte piece completes): then the text runs from the first difference.
+    const size_t common =
+        std::mismatch(before.begin(), before.end(), after.begin(), after.end()).first -
+        before.begin();
+    texts.push_back(after.substr(common));
+  }
 }
 
 output_processor::choice& output_processor::choice_at(int32_t index) {
@@ -74,13 +120,15 @@ std::optional<request_output> output_processor::process(request_output out) {
     ++c.num_tokens;
     if (!(skip_stop_token && i + 1 == out.token_ids.size())) c.held += c.detok.push(id);
     if (c.num_tokens <= min_tokens_) c.num_unsearchable = c.held.size();
-    if (want_token_texts_) out.token_texts.push_back(token_text(id));
-  }
-  if (want_token_texts_) {
-    for (auto& lp : out.logprobs) {
+    if (!want_token_texts_) continue;
+    // logprobs[i] belongs to the position of token_ids[i].
+    append_token_texts(c.context, std::span(&id, 1), out.token_texts);
+    if (i < out.logprobs.size()) {
+      token_logprob& lp = out.logprobs[i];
       lp.top_texts.clear();
-      for (int32_t id : lp.top_ids) lp.top_texts.push_back(token_text(id));
+      append_token_texts(c.context, lp.top_ids, lp.top_texts);
     }
+    push_context(c.context, id);
   }
   const bool ending = out.finish != finish_reason::none;
   if (ending) c.held += c.detok.finish();

@@ -40,13 +40,19 @@ class output_processor {
     /// Leading bytes of `held` decoded from the first min_tokens tokens: a stop string that
     /// ends within them does not count.
     size_t num_unsearchable = 0;
-    int32_t num_tokens = 0;  ///< generated tokens seen
+    int32_t num_tokens = 0;        ///< generated tokens seen
+    std::vector<int32_t> context;  ///< the last ids before the next token (logprob texts)
     bool finished = false;
     bool echoed = false;
   };
   choice& choice_at(int32_t index);
-  /// One token decoded alone, as vLLM names the tokens of logprobs (special tokens kept).
-  std::string token_text(int32_t id) const { return tok_.decode(std::span(&id, 1), false); }
+  /// Appends the logprob text of each of `ids` as the token after `context`: the text it adds
+  /// to the tokens before it, as vLLM decodes them (so SentencePiece's '▁' keeps its space,
+  /// and the texts of the chosen tokens add up to the output text). Special tokens are named
+  /// even where the text skips them; a byte piece that leaves its character incomplete adds
+  /// "" and the piece that completes it the whole character.
+  void append_token_texts(const std::vector<int32_t>& context, std::span<const int32_t> ids,
+                          std::vector<std::string>& texts) const;
   /// Moves the decidable part of `held` into `out`; returns the matched stop string, if any.
   std::optional<std::string> release_text(choice& c, std::string& out, bool final_delta) const;
 

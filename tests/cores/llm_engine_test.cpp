@@ -132,15 +132,20 @@ TEST(llm_engine, logprobs_name_the_chosen_and_the_top_tokens_by_their_text) {
   const request_output& o = out[0][0];
   ASSERT_EQ(o.logprobs.size(), 6u);
   ASSERT_EQ(o.token_texts.size(), 6u);
-  auto text_of = [&](int32_t id) { return tok.decode(std::span(&id, 1), false); };
+  // Each text is what its token adds after the ones before it, so the texts add up to the
+  // output and words keep their leading space ("Once upon a time,": " upon", not "upon").
+  std::string joined;
   for (std::size_t i = 0; i < o.logprobs.size(); ++i) {
     const token_logprob& lp = o.logprobs[i];
-    EXPECT_EQ(o.token_texts[i], text_of(lp.token_id));
+    joined += o.token_texts[i];
     ASSERT_EQ(lp.top_ids.size(), 3u);
-    ASSERT_EQ(lp.top_texts.size(), 3u);  // not left for the API to print as "token_id:N"
-    for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(lp.top_texts[k], text_of(lp.top_ids[k]));
+    // Not left for the API to print as "token_id:N".
+    ASSERT_EQ(lp.top_texts.size(), 3u);
     EXPECT_EQ(lp.top_texts[0], o.token_texts[i]);  // greedy: the chosen token is the top one
   }
+  EXPECT_EQ(joined, o.text);
+  EXPECT_EQ(o.token_texts[1], " upon");
+  EXPECT_EQ(tok.decode(std::span(&o.logprobs[1].token_id, 1), false), "upon");  // alone
 }
 
 TEST(llm_engine, refusals_are_values_with_statuses) {

@@ -284,7 +284,7 @@ TEST(output_processor, text_held_back_within_min_tokens_does_not_match_later) {
   EXPECT_EQ(stopped.back()->stop_reason, "ab");
 }
 
-TEST(output_processor, logprob_token_texts_are_each_token_decoded_alone) {
+TEST(output_processor, logprob_token_texts_are_what_each_token_adds_after_the_ones_before) {
   generate_request r = request_with({});
   r.params.logprobs = 2;
   r.params.skip_special_tokens = true;
@@ -292,21 +292,42 @@ TEST(output_processor, logprob_token_texts_are_each_token_decoded_alone) {
   request_output s = step({piece("\u2581t"), piece("a")});
   token_logprob first;
   first.token_id = piece("\u2581t");
-  first.top_ids = {piece("\u2581t"), eos, piece("<0x0A>")};
+  first.top_ids = {piece("\u2581t"), eos, piece("<0x0A>"), piece("\u2581said")};
   first.top_texts = {"stale"};
   token_logprob second;
   second.token_id = piece("a");
-  second.top_ids = {piece("a")};
+  second.top_ids = {piece("a"), piece("\u2581t")};
   s.logprobs = {first, second};
   const auto out = p.process(s);
   ASSERT_TRUE(out);
   EXPECT_EQ(out->text, " ta");
-  // Alone, "▁t" loses its leading space (the decoder strips one at the start); special
-  // tokens are named even though the text skips them.
-  EXPECT_EQ(out->token_texts, (strings{"t", "a"}));
+  // After "The", "▁t" keeps its space (alone it would decode to "t"), as in vLLM; the chosen
+  // tokens' texts add up to the text; special tokens are named although the text skips them.
+  EXPECT_EQ(out->token_texts, (strings{" t", "a"}));
   ASSERT_EQ(out->logprobs.size(), 2u);
-  EXPECT_EQ(out->logprobs[0].top_texts, (strings{"t", "</s>", "\n"}));
-  EXPECT_EQ(out->logprobs[1].top_texts, (strings{"a"}));
+  EXPECT_EQ(out->logprobs[0].top_texts, (strings{" t", "</s>", "\n", " said"}));
+  EXPECT_EQ(out->logprobs[1].top_texts, (strings{"a", " t"}));
+  // The context carries over to the next step.
+  request_output next = step({piece("\u2581t")});
+  token_logprob third;
+  third.token_id = piece("\u2581t");
+  third.top_ids = {piece("\u2581t")};
+  next.logprobs = {third};
+  const auto later = p.process(next);
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->token_texts, (strings{" t"}));
+  EXPECT_EQ(later->logprobs[0].top_texts, (strings{" t"}));
+}
+
+TEST(output_processor, a_character_over_byte_pieces_is_the_text_of_its_last_piece) {
+  // "é" is <0xC3><0xA9> in byte-fallback pieces: the first adds nothing yet.
+  generate_request r = request_with({});
+  r.params.logprobs = 0;
+  output_processor p(stories(), r, prompt);
+  const auto out = p.process(step({piece("<0xC3>"), piece("<0xA9>"), piece("a")}));
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->text, "\u00e9a");
+  EXPECT_EQ(out->token_texts, (strings{"", "\u00e9", "a"}));
 }
 
 TEST(output_processor, without_logprobs_no_token_texts_are_filled) {

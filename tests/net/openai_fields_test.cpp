@@ -1,4 +1,4 @@
-// Fields of the OpenAI objects that follow vLLM's types and values: stop_reason.
+// Fields of the OpenAI objects that follow vLLM's types and values: stop_reason, text_offset.
 #include <gtest/gtest.h>
 
 #include "net/openai_call.hpp"
@@ -70,6 +70,44 @@ TEST(openai_fields, stop_reason_is_null_for_eos_and_length) {
       EXPECT_TRUE(streamed.is_null()) << streamed;
     }
   }
+}
+
+request_output logprob_delta(std::vector<std::string> texts, finish_reason finish) {
+  request_output out;
+  out.request_id = "e0";
+  for (const auto& t : texts) {
+    out.text += t;
+    out.token_ids.push_back(7);
+    out.token_texts.push_back(t);
+    token_logprob lp;
+    lp.token_id = 7;
+    lp.logprob = -0.5f;
+    out.logprobs.push_back(lp);
+  }
+  out.finish = finish;
+  return out;
+}
+
+TEST(openai_fields, text_offset_counts_characters_not_bytes) {
+  // " é" is 2 characters in 3 bytes, "字" 1 in 3: offsets as Python's len() gives them.
+  auto o = options_for(api_kind::completion, false);
+  o.logprobs = true;
+  openai_call whole(o, {"e0"});
+  std::vector<std::string> none;
+  whole.add(logprob_delta({" \u00e9", "\u5b57"}, finish_reason::none), none);
+  whole.add(logprob_delta({"a", " b"}, finish_reason::length), none);
+  const json logprobs = json::parse(whole.response())["choices"][0]["logprobs"];
+  EXPECT_EQ(logprobs["tokens"], json({" \u00e9", "\u5b57", "a", " b"}));
+  EXPECT_EQ(logprobs["text_offset"], json({0, 2, 3, 4}));
+
+  o.stream = true;
+  openai_call streamed(o, {"e0"});
+  std::vector<std::string> chunks;
+  streamed.add(logprob_delta({" \u00e9", "\u5b57"}, finish_reason::none), chunks);
+  streamed.add(logprob_delta({"a"}, finish_reason::length), chunks);
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_EQ(json::parse(chunks[0])["choices"][0]["logprobs"]["text_offset"], json({0, 2}));
+  EXPECT_EQ(json::parse(chunks[1])["choices"][0]["logprobs"]["text_offset"], json({3}));
 }
 
 }  // namespace
