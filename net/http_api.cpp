@@ -259,6 +259,7 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
   options.continuous_usage = request.include_usage && request.continuous_usage_stats;
   options.error_chunk = error_chunk;
   options.logprobs = !request.prompts.empty() && request.prompts.front().params.logprobs >= 0;
+  options.system_fingerprint = system_fingerprint();
   auto call = std::make_unique<openai_call>(std::move(options), engine_ids);
   for (std::size_t p = 0; p < request.prompts.size(); ++p) {
     generate_request& prompt = request.prompts[p];

@@ -48,6 +48,10 @@ json utf8_bytes(const std::string& s) {
 
 }  // namespace
 
+std::string system_fingerprint() {
+  return "fp_actorllm_" ACTORLLM_VERSION;
+}
+
 std::string to_wire(const json& object) {
   return object.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -68,6 +72,8 @@ json openai_call::chunk_base() const {
       {"created", options_.created},
       {"model", options_.model}};
   if (options_.include_usage) chunk["usage"] = options_.continuous_usage ? usage() : json();
+  if (!options_.system_fingerprint.empty())
+    chunk["system_fingerprint"] = options_.system_fingerprint;
   return chunk;
 }
 
@@ -265,6 +271,8 @@ std::string openai_call::response() const {
                  {"model", options_.model},
                  {"choices", std::move(choices)},
                  {"usage", usage()}};
+  if (!options_.system_fingerprint.empty())
+    object["system_fingerprint"] = options_.system_fingerprint;
   return to_wire(object);
 }
 

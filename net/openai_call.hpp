@@ -24,7 +24,13 @@ struct call_options {
   bool continuous_usage = false;  ///< with include_usage: each chunk has the usage so far
   bool logprobs = false;          ///< render logprobs (the API's shape for `kind`)
   bool error_chunk = true;        ///< streaming: a failure after the first chunk is an error chunk
+  /// "system_fingerprint" of every completion, chat and chunk object (left out when empty).
+  std::string system_fingerprint;
 };
+
+/// This build's system_fingerprint: "fp_actorllm_<version>". The same for every response of
+/// one server build, as OpenAI's names the backend configuration behind an answer.
+std::string system_fingerprint();
 
 class openai_call {
  public:

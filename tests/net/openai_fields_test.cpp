@@ -1,7 +1,10 @@
-// Fields of the OpenAI objects that follow vLLM's types and values: stop_reason, text_offset.
+// Fields of the OpenAI objects that follow vLLM's types and values: stop_reason, text_offset,
+// system_fingerprint.
 #include <gtest/gtest.h>
 
 #include "net/openai_call.hpp"
+#include "tests/net/server_fixture.hpp"
+#include "tests/net/test_client.hpp"
 
 namespace actorllm::net {
 namespace {
@@ -110,5 +113,64 @@ TEST(openai_fields, text_offset_counts_characters_not_bytes) {
   EXPECT_EQ(json::parse(chunks[1])["choices"][0]["logprobs"]["text_offset"], json({3}));
 }
 
+TEST(openai_fields, system_fingerprint_is_in_every_object_and_chunk) {
+  for (api_kind kind : {api_kind::completion, api_kind::chat}) {
+    auto o = options_for(kind, false);
+    o.system_fingerprint = "fp_test";
+    openai_call whole(o, {"e0"});
+    std::vector<std::string> none;
+    whole.add(last_delta(finish_reason::length, -1, ""), none);
+    EXPECT_EQ(json::parse(whole.response())["system_fingerprint"], "fp_test");
+
+    o.stream = true;
+    o.include_usage = true;
+    openai_call streamed(o, {"e0"});
+    std::vector<std::string> chunks;
+    request_output first = last_delta(finish_reason::none, -1, "");
+    streamed.add(first, chunks);
+    streamed.add(last_delta(finish_reason::length, -1, ""), chunks);
+    chunks.push_back(streamed.usage_chunk());
+    ASSERT_GE(chunks.size(), 3u);
+    for (const auto& chunk : chunks) {
+      const json j = json::parse(chunk);
+      EXPECT_EQ(j["system_fingerprint"], "fp_test") << chunk;
+      EXPECT_EQ(to_wire(j), chunk);  // the streamed bytes are still those of the object
+    }
+  }
+}
+
 }  // namespace
 }  // namespace actorllm::net
+
+namespace actorllm::testing {
+namespace {
+
+using json = nlohmann::json;
+using openai_fields_server = server_fixture;
+
+TEST_F(openai_fields_server, responses_and_chunks_carry_the_builds_system_fingerprint) {
+  const std::string expected = net::system_fingerprint();
+  EXPECT_EQ(expected.rfind("fp_actorllm_", 0), 0u) << expected;
+  EXPECT_GT(expected.size(), std::string("fp_actorllm_").size());
+  const std::string chat = R"("messages":[{"role":"user","content":"hi"}],"max_tokens":2)";
+  const std::string completion = R"("prompt":"hi","max_tokens":2)";
+  for (const auto& [path, fields] :
+       {std::pair{"/v1/completions", completion}, std::pair{"/v1/chat/completions", chat}}) {
+    const auto whole = post(port_, path, "{" + fields + "}");
+    ASSERT_EQ(whole.status, 200) << whole.body;
+    EXPECT_EQ(json::parse(whole.body)["system_fingerprint"], expected) << path;
+
+    const auto streamed = post(
+        port_, path, "{" + fields + R"(,"stream":true,"stream_options":{"include_usage":true}})");
+    ASSERT_EQ(streamed.status, 200) << streamed.body;
+    const auto payloads = sse_payloads(streamed.body);
+    ASSERT_GE(payloads.size(), 3u);
+    for (const auto& p : payloads) {
+      if (p == "[DONE]") continue;
+      EXPECT_EQ(json::parse(p)["system_fingerprint"], expected) << path << ": " << p;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace actorllm::testing
