@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <tuple>
+#include <vector>
 
 namespace actorllm::net {
 namespace {
@@ -196,8 +197,37 @@ TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
            R"("use_beam_search":false,"allowed_token_ids":[],"bad_words":[]})");
   parse_ok(R"({"prompt":"x","echo":true,"logprobs":null})");
   parse_ok(R"({"prompt":"x","echo":false,"logprobs":1})");
-  parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"auto"})", api_kind::chat);
   parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"none"})", api_kind::chat);
+}
+
+TEST(openai_protocol, auto_tool_choice_is_refused_naming_the_flags_vllm_needs) {
+  // vLLM answers 400 unless started with a tool-call parser, which this server does not have;
+  // answering as if the tools were used would be silently wrong.
+  const std::string hi = R"("messages":[{"role":"user","content":"hi"}])";
+  const std::string tools = R"("tools":[{"type":"function","function":{"name":"f"}}])";
+  const std::vector<std::string> refused = {
+      "{" + hi + "," + tools + R"(,"tool_choice":"auto"})",
+      "{" + hi + R"(,"tool_choice":"auto"})",
+      "{" + hi + "," + tools + "}",
+  };
+  for (const std::string& body : refused) {
+    const api_error e = parse_error(body, api_kind::chat);
+    EXPECT_EQ(e.status, 400) << body;
+    EXPECT_EQ(e.param, "tool_choice") << body;
+    EXPECT_NE(e.message.find("--enable-auto-tool-choice"), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("--tool-call-parser"), std::string::npos) << e.message;
+  }
+  // Tools without tool_choice mean "auto", and the answer says so.
+  EXPECT_NE(parse_error("{" + hi + "," + tools + "}", api_kind::chat).message.find("tools"),
+            std::string::npos);
+  // "none" renders the tools into the prompt only; so do an explicit null (vLLM defaults to
+  // "auto" only when the field is missing) and an empty list.
+  const std::vector<std::string> accepted = {
+      "{" + hi + "," + tools + R"(,"tool_choice":"none"})",
+      "{" + hi + "," + tools + R"(,"tool_choice":null})",
+      "{" + hi + R"(,"tools":[]})",
+  };
+  for (const std::string& body : accepted) parse_ok(body, api_kind::chat);
 }
 
 TEST(openai_protocol, vllm_extensions_stop_strings_truncation_and_template_kwargs) {
@@ -244,7 +274,7 @@ TEST(openai_protocol, chat_messages_and_logprobs) {
       {"role":"system","content":"be brief"},
       {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],
       "max_completion_tokens":9,"max_tokens":3,"logprobs":true,"top_logprobs":4,
-      "tools":[{"type":"function","function":{"name":"f"}}]})",
+      "tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":"none"})",
                           api_kind::chat);
   ASSERT_EQ(r.prompts.size(), 1u);
   const generate_request& g = r.prompts[0];
