@@ -11,6 +11,7 @@
 #include "config/engine_config.hpp"
 #include "common/engine_port.hpp"
 #include "net/mailbox.hpp"
+#include "net/session_registry.hpp"
 #include "net/openai_call.hpp"
 #include "net/openai_protocol.hpp"
 
@@ -24,6 +25,14 @@ struct http_options {
   /// Serve /metrics alone (the --metrics-port listener): every other path is a 404, so that a
   /// port opened to scrapers exposes no API.
   bool metrics_only = false;
+  /// A write that does not finish in this time (a client that stopped reading) ends the
+  /// connection and aborts its request.
+  double write_timeout_s = 30.0;
+  /// Stream output waiting behind a slow client beyond this many bytes ends the connection
+  /// and aborts its request: a client that never reads must not make us buffer forever.
+  size_t max_queued_output_bytes = size_t{4} << 20;
+  /// How long a stopping server waits for the last words of the answers in flight.
+  double stop_grace_s = 2.0;
 };
 
 /// What every session shares. Lives as long as the server.
@@ -32,6 +41,7 @@ struct server_context {
   server_config config;
   http_options options;
   std::shared_ptr<post_gate> gate = std::make_shared<post_gate>();
+  std::shared_ptr<session_registry> sessions = std::make_shared<session_registry>();
 };
 
 enum class endpoint : uint8_t {

@@ -83,11 +83,19 @@ void http_server::stop() {
     if (impl_->stopped) return;
     impl_->stopped = true;
   }
-  impl_->context.gate->close();
   asio::post(impl_->io, [this] {
     beast::error_code ignored;
     impl_->acceptor.close(ignored);
   });
+  // Answers in flight end as failures the clients can read (a stream gets its error event
+  // and [DONE]) rather than being cut mid-body; a client that does not read them within the
+  // bound loses them.
+  if (!impl_->threads.empty()) {
+    impl_->context.sessions->stop_all();
+    impl_->context.sessions->wait_empty(std::chrono::milliseconds(
+        static_cast<int64_t>(impl_->context.options.stop_grace_s * 1000.0)));
+  }
+  impl_->context.gate->close();
   impl_->io.stop();
   for (auto& t : impl_->threads) t.join();
   impl_->threads.clear();

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "common/output_merge.hpp"
 #include "net/beast.hpp"
 #include "net/sse.hpp"
 
@@ -34,7 +35,14 @@ class http_session : public std::enable_shared_from_this<http_session> {
     peer_ = ec ? "?" : remote.address().to_string() + ":" + std::to_string(remote.port());
   }
 
+  ~http_session() { context_.sessions->remove(registry_key_); }
+
   void start() {
+    registry_key_ = context_.sessions->add([weak = weak_from_this(), executor = executor_] {
+      asio::post(executor, [weak] {
+        if (auto self = weak.lock()) self->on_server_stopping();
+      });
+    });
     asio::dispatch(executor_, [self = shared_from_this()] { self->do_read(); });
   }
 
@@ -141,6 +149,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   void handle_request() {
     stream_.expires_never();  // generation may take long; disconnects are watched instead
+    answering_ = true;
     keep_alive_ = request_.keep_alive();
     method_ = std::string(request_.method_string());
     target_ = std::string(request_.target());
@@ -250,8 +259,30 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   void on_outputs() {
     if (closed_ || !call_ || !outputs_) return;
+    render(outputs_->take());
+  }
+
+  /// The server is stopping: an answer in flight ends as a failure the client can read (a
+  /// stream with an error event and [DONE], else a 503), an idle connection is closed, and
+  /// nothing further is read.
+  void on_server_stopping() {
+    if (closed_ || stopping_) return;
+    stopping_ = true;
+    keep_alive_ = false;
+    if (!call_) {
+      if (!answering_) close();
+      return;
+    }
+    abort_call(context_, *call_);
+    std::vector<request_output> failures;
+    for (const auto& id : call_->engine_ids())
+      failures.push_back(error_output(id, "the server is shutting down", 503));
+    render(std::move(failures));
+  }
+
+  void render(std::vector<request_output> outs) {
     try {
-      render_outputs();
+      render_outputs(std::move(outs));
     } catch (const std::exception& e) {
       abort_call(context_, *call_);
       end_call();
@@ -262,8 +293,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     }
   }
 
-  void render_outputs() {
-    std::vector<request_output> outs = outputs_->take();
+  void render_outputs(std::vector<request_output> outs) {
     merge_deltas(outs);
     std::vector<std::string> chunks;
     for (const auto& out : outs) {
@@ -283,6 +313,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
       return send(http::status::ok, std::move(body));
     }
     for (const auto& chunk : chunks) append_sse_event(pending_, chunk);
+    if (pending_.size() > context_.options.max_queued_output_bytes) {
+      // The client reads slower than we generate, or not at all: stop rather than buffer.
+      return on_client_gone();
+    }
     if (call_->done()) {
       if (call_->options().include_usage && !call_->failed()) {
         append_sse_event(pending_, call_->usage_chunk());
@@ -324,9 +358,11 @@ class http_session : public std::enable_shared_from_this<http_session> {
     const bool last = finished_;
     if (last && chunked) writing_buffer_ += "0\r\n\r\n";
     writing_ = true;
+    expire_writes();
     asio::async_write(stream_, asio::buffer(writing_buffer_),
                       [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
                         self->writing_ = false;
+                        self->stream_.expires_never();
                         if (self->closed_) return;
                         if (ec) return self->on_client_gone();
                         if (!last) return self->flush_stream();
@@ -507,19 +543,30 @@ class http_session : public std::enable_shared_from_this<http_session> {
     res->keep_alive(keep_alive_);
     res->prepare_payload();
     headers_sent_ = true;
+    expire_writes();
     http::async_write(stream_, *res,
                       [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+                        self->stream_.expires_never();
                         if (self->closed_) return;
                         if (ec) return self->close();
                         self->end_request();
                       });
   }
 
+  /// A write (and the disconnect watch beside it) must finish within write_timeout_s: a
+  /// client that stopped reading is closed, which fails both and aborts its request.
+  void expire_writes() {
+    stream_.expires_after(std::chrono::milliseconds(
+        static_cast<int64_t>(context_.options.write_timeout_s * 1000.0)));
+  }
+
   void end_request() {
     const auto keep = std::move(hold_);  // the next read or the drain holds the session now
+    answering_ = false;
     log();
     headers_sent_ = false;
     allow_ = "";
+    if (stopping_) return close();  // the answer is written; nothing more is read
     if (!keep_alive_) return drain_and_close();
     if (watching_) {
       // The disconnect watch holds the read side; cancel it and read on from its handler.
@@ -596,6 +643,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
   bool read_side_done_ = false;  // the client half-closed: nothing more to read
   std::shared_ptr<http_session> hold_;  // keeps the session while no read is pending
   bool resume_reading_ = false;
+  bool answering_ = false;  // between a request's arrival and its answer's last byte
+  bool stopping_ = false;   // the server is stopping: this answer is the last
+  uint64_t registry_key_ = 0;
   bool draining_ = false;
   bool closed_ = false;
 };
