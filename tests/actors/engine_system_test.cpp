@@ -51,16 +51,48 @@ bool wait_generating(engine_system& e) {
   return false;
 }
 
-/// After a worker failure: every request ended, and those that did not end in error (all are
-/// recomputed on the fresh worker) have exactly their solo tokens.
-void expect_ended_as_alone(const std::vector<std::vector<request_output>>& out,
-                           const std::vector<std::vector<int32_t>>& alone) {
+/// Every choice of every request completed: the test requests ignore EOS, so each ends by
+/// length with exactly max_tokens tokens and some text. A choice that ended in error counts
+/// as a failure, never as a skip.
+void expect_all_complete(const std::vector<generate_request>& requests,
+                         const std::vector<std::vector<request_output>>& out) {
+  ASSERT_EQ(out.size(), requests.size());
+  int num_failed = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].size(), static_cast<size_t>(requests[i].params.n)) << "request " << i;
+    for (const auto& choice : out[i]) {
+      num_failed += choice.finish == finish_reason::error;
+      EXPECT_EQ(choice.finish, finish_reason::length) << "request " << i << ": " << choice.error;
+      EXPECT_EQ(choice.token_ids.size(), static_cast<size_t>(requests[i].params.max_tokens))
+          << "request " << i;
+      EXPECT_FALSE(choice.text.empty()) << "request " << i;
+    }
+  }
+  EXPECT_EQ(num_failed, 0) << "choices that ended in error";
+}
+
+/// Each request run alone (and checked complete): the reference for the requests together.
+std::vector<request_output> solo_runs(engine_system& engine,
+                                      const std::vector<generate_request>& requests) {
+  std::vector<request_output> alone;
+  for (const auto& r : requests) {
+    const auto out = engine.client().generate({r});
+    expect_all_complete({r}, out);
+    alone.push_back(out.at(0).at(0));
+  }
+  return alone;
+}
+
+/// Every request completed with exactly the tokens and text of its solo run.
+void expect_as_alone(const std::vector<generate_request>& requests,
+                     const std::vector<std::vector<request_output>>& out,
+                     const std::vector<request_output>& alone) {
+  expect_all_complete(requests, out);
   ASSERT_EQ(out.size(), alone.size());
   for (size_t i = 0; i < out.size(); ++i) {
-    ASSERT_NE(out[i][0].finish, finish_reason::none) << i;
-    if (out[i][0].finish != finish_reason::error) {
-      EXPECT_EQ(out[i][0].token_ids, alone[i]) << i;
-    }
+    ASSERT_FALSE(out[i].empty()) << "request " << i;
+    EXPECT_EQ(out[i][0].token_ids, alone[i].token_ids) << "request " << i;
+    EXPECT_EQ(out[i][0].text, alone[i].text) << "request " << i;
   }
 }
 
@@ -116,7 +148,9 @@ TEST(engine_system, plain_and_asynchronous_scheduling_give_the_same_outputs) {
       requests[i].params.repetition_penalty = i % 3 == 0 ? 1.3f : 1.0f;
     }
     std::vector<std::vector<int32_t>> tokens;
-    for (const auto& choices : engine.client().generate(requests))
+    const auto out = engine.client().generate(requests);
+    expect_all_complete(requests, out);
+    for (const auto& choices : out)
       for (const auto& choice : choices) tokens.push_back(choice.token_ids);
     EXPECT_GT(engine.stats()[0].scheduler.num_preemptions, 0);
     EXPECT_TRUE(wait_idle(engine));
@@ -139,23 +173,20 @@ TEST(engine_system, float16_cache_swaps_blocks_and_keeps_outputs_exact) {
   EXPECT_EQ(engine.client().generate({ids_request("g", {1}, 120)})[0][0].token_ids,
             g["output_token_ids"].get<std::vector<int32_t>>());
   const auto requests = varied(12, 48);
-  std::vector<std::vector<int32_t>> alone;
-  for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
-  const auto together = engine.client().generate(requests);
-  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(together[i][0].token_ids, alone[i]) << i;
+  const auto alone = solo_runs(engine, requests);
+  expect_as_alone(requests, engine.client().generate(requests), alone);
   EXPECT_GT(engine.stats()[0].scheduler.num_preemptions, 0);
   EXPECT_TRUE(wait_idle(engine));
 }
 
 TEST(engine_system, sixty_four_concurrent_requests_match_their_solo_runs) {
   const auto requests = varied(64, 32);
-  std::vector<std::vector<int32_t>> alone;
   engine_system engine(base_config());
-  for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
+  const auto alone = solo_runs(engine, requests);
   const auto steps_before = engine.stats()[0].num_steps;
   const auto together = engine.client().generate(requests);
   const auto steps = engine.stats()[0].num_steps - steps_before;
-  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(together[i][0].token_ids, alone[i]) << i;
+  expect_as_alone(requests, together, alone);
   // Continuous batching: far fewer steps than one request at a time would take.
   size_t total_tokens = 0;
   for (const auto& r : requests) total_tokens += r.params.max_tokens;
@@ -220,14 +251,14 @@ TEST(engine_system, abort_stops_within_a_step_and_frees_every_block) {
 TEST(engine_system, a_killed_worker_is_replaced_and_requests_complete) {
   engine_system engine(base_config());
   const auto requests = varied(8, 60);
-  std::vector<std::vector<int32_t>> alone;
-  for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
+  const auto alone = solo_runs(engine, requests);
   std::vector<std::vector<request_output>> out;
   std::thread run([&] { out = engine.client().generate(requests); });
   EXPECT_TRUE(wait_generating(engine));
   caf::anon_send_exit(engine.initial_workers(0)[0], caf::exit_reason::kill);
   run.join();
-  expect_ended_as_alone(out, alone);
+  // The scheduler requeues every request to recompute on the fresh worker: none may fail.
+  expect_as_alone(requests, out, alone);
   EXPECT_EQ(engine.stats()[0].num_worker_restarts, 1);
   EXPECT_TRUE(wait_idle(engine));
 }
@@ -236,7 +267,8 @@ TEST(engine_system, two_replicas_serve_and_a_new_replica_takes_requests) {
   auto c = base_config();
   c.parallel.replicas = 2;
   engine_system engine(c);
-  engine.client().generate(varied(16, 16));
+  const auto first = varied(16, 16);
+  expect_all_complete(first, engine.client().generate(first));
   auto stats = engine.stats();
   ASSERT_EQ(stats.size(), 2u);
   EXPECT_GT(stats[0].num_steps, 0u);
@@ -244,7 +276,8 @@ TEST(engine_system, two_replicas_serve_and_a_new_replica_takes_requests) {
   EXPECT_TRUE(engine.drain_replica(0));
   EXPECT_TRUE(engine.drain_replica(1));
   EXPECT_EQ(engine.add_replica(), 2);
-  engine.client().generate(varied(4, 8));
+  const auto later = varied(4, 8);
+  expect_all_complete(later, engine.client().generate(later));
   EXPECT_GT(engine.stats()[2].num_steps, 0u);
 }
 
@@ -259,8 +292,7 @@ TEST(engine_system, a_killed_tensor_parallel_rank_replaces_its_group_without_han
   c.parallel.tensor_parallel_size = 2;
   engine_system engine(c);
   const auto requests = varied(8, 60);
-  std::vector<std::vector<int32_t>> alone;
-  for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
+  const auto alone = solo_runs(engine, requests);
   std::vector<std::vector<request_output>> out;
   auto run = std::async(std::launch::async, [&] { out = engine.client().generate(requests); });
   EXPECT_TRUE(wait_generating(engine));
@@ -272,7 +304,8 @@ TEST(engine_system, a_killed_tensor_parallel_rank_replaces_its_group_without_han
     std::fprintf(stderr, "FAILED: requests still open 60 s after a rank was killed\n");
     std::abort();
   }
-  expect_ended_as_alone(out, alone);
+  // The replacement group recomputes every request: none may fail.
+  expect_as_alone(requests, out, alone);
   EXPECT_GE(engine.stats()[0].num_worker_restarts, 1);
   EXPECT_TRUE(wait_idle(engine));
 }
@@ -286,10 +319,8 @@ TEST(engine_system, tensor_parallel_workers_reproduce_the_golden_and_solo_runs) 
   const auto out = engine.client().generate({testing::ids_request("g", {1}, 120)});
   EXPECT_EQ(out[0][0].token_ids, g["output_token_ids"].get<std::vector<int32_t>>());
   const auto requests = testing::varied_requests(12, 24, 40, "tp");
-  std::vector<std::vector<int32_t>> alone;
-  for (const auto& r : requests) alone.push_back(engine.client().generate({r})[0][0].token_ids);
-  const auto together = engine.client().generate(requests);
-  for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(together[i][0].token_ids, alone[i]) << i;
+  const auto alone = solo_runs(engine, requests);
+  expect_as_alone(requests, engine.client().generate(requests), alone);
 }
 
 }  // namespace
