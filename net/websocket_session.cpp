@@ -27,7 +27,14 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
         upgrade_(std::move(upgrade)),
         peer_(std::move(peer)) {}
 
+  ~websocket_session() { context_.sessions->remove(registry_key_); }
+
   void start() {
+    registry_key_ = context_.sessions->add([weak = weak_from_this(), executor = executor_] {
+      asio::post(executor, [weak] {
+        if (auto self = weak.lock()) self->on_server_stopping();
+      });
+    });
     beast::get_lowest_layer(ws_).expires_never();
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws_.set_option(websocket::stream_base::decorator(
@@ -94,6 +101,12 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     if (id.empty()) {
       return send_terminal("error", {}, error_object(bad_request("id is required", "id")));
     }
+    if (id.size() > max_id_bytes) {
+      return send_terminal("error", {},
+                           error_object(bad_request("id must be at most " +
+                                                        std::to_string(max_id_bytes) + " bytes",
+                                                    "id")));
+    }
     const std::string type = body.value("type", std::string());
     if (type == "cancel") return cancel(id);
     if (!type.empty() && type != "completion" && type != "completions" && type != "chat" &&
@@ -106,6 +119,14 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     if (calls_.count(id)) {
       return send_terminal("error", id,
                            error_object(bad_request("id " + id + " is already running", "id")));
+    }
+    if (calls_.size() >= max_calls_per_connection) {
+      return send_terminal("error", id,
+                           error_object(engine_error("at most " +
+                                                         std::to_string(max_calls_per_connection) +
+                                                         " calls may run at once on one "
+                                                         "connection; open another or wait",
+                                                     429)));
     }
     const bool chat =
         type == "chat" || type == "chat.completions" || (type.empty() && body.contains("messages"));
@@ -185,17 +206,38 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
 
   void enqueue(std::string message) {
     if (closed_) return;
+    queued_bytes_ += message.size();
     queue_.push_back(std::move(message));
+    if (queued_bytes_ > context_.options.max_queued_output_bytes) {
+      return on_closed();  // the client does not read: stop rather than buffer without bound
+    }
+    if (!writing_) write_next();
+  }
+
+  /// The server is stopping: every call ends with an error message, then the socket closes.
+  void on_server_stopping() {
+    if (closed_ || stopping_) return;
+    stopping_ = true;
+    for (const auto& [id, active] : calls_) {
+      abort_call(context_, *active->call);
+      send_terminal("error", id,
+                    error_object(engine_error("the server is shutting down", 503)));
+      log_call(*active, 503);
+    }
+    calls_.clear();
+    by_engine_id_.clear();
     if (!writing_) write_next();
   }
 
   void write_next() {
+    if (stopping_ && queue_.empty()) return on_closed();
     if (queue_.empty() || closed_) return;
     writing_ = true;
     ws_.async_write(asio::buffer(queue_.front()),
                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
                       self->writing_ = false;
                       if (ec) return self->on_closed();
+                      self->queued_bytes_ -= self->queue_.front().size();
                       self->queue_.pop_front();
                       self->write_next();
                     });
@@ -212,6 +254,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     calls_.clear();
     by_engine_id_.clear();
     queue_.clear();
+    queued_bytes_ = 0;
     beast::error_code ignored;
     beast::get_lowest_layer(ws_).socket().close(ignored);
   }
@@ -226,8 +269,14 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   std::unordered_map<std::string, std::shared_ptr<active_call>> calls_;         // by client id
   std::unordered_map<std::string, std::shared_ptr<active_call>> by_engine_id_;  // by engine id
   std::deque<std::string> queue_;
+  size_t queued_bytes_ = 0;
   bool writing_ = false;
   bool closed_ = false;
+  bool stopping_ = false;
+  uint64_t registry_key_ = 0;
+
+  static constexpr size_t max_id_bytes = 256;
+  static constexpr size_t max_calls_per_connection = 64;
 };
 
 }  // namespace

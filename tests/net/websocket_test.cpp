@@ -17,11 +17,10 @@ using json = nlohmann::json;
 
 class websocket_test : public ::testing::Test {
  protected:
-  void start(server_config config = {}) {
+  void start(server_config config = {}, net::http_options options = {}) {
     config.host = "127.0.0.1";
     config.port = 0;
     config.io_threads = 2;
-    net::http_options options;
     options.access_log = false;
     server_ = std::make_unique<net::http_server>(config, engine_, options);
     server_->start();
@@ -183,6 +182,58 @@ TEST_F(websocket_test, api_key_is_checked_on_the_upgrade) {
   auto ws = open({{"Authorization", "Bearer k"}});
   send(*ws, R"({"id":"a","prompt":"x","max_tokens":1})");
   EXPECT_EQ(receive(*ws)["id"], "a");
+}
+
+TEST_F(websocket_test, ids_and_calls_per_connection_are_bounded) {
+  engine_.token_delay = std::chrono::milliseconds(20);
+  auto ws = open();
+  send(*ws, json({{"id", std::string(257, 'i')}, {"prompt", "x"}}).dump());
+  json m = receive(*ws);
+  EXPECT_EQ(m["type"], "error");
+  EXPECT_EQ(m["error"]["param"], "id");
+  for (int i = 0; i < 64; ++i)
+    send(*ws, json({{"id", std::to_string(i)}, {"prompt", "x"}, {"max_tokens", 1000}}).dump());
+  send(*ws, R"({"id":"one-too-many","prompt":"x"})");
+  for (int seen = 0; seen < 10000; ++seen) {  // the refusal comes among the running calls' chunks
+    m = receive(*ws);
+    if (m["id"] == "one-too-many") break;
+  }
+  EXPECT_EQ(m["type"], "error");
+  EXPECT_EQ(m["error"]["code"], "rate_limit_exceeded");  // a 429
+  EXPECT_EQ(engine_.submitted().size(), 64u);
+}
+
+TEST_F(websocket_test, a_client_that_never_reads_is_cut_off_and_its_calls_aborted) {
+  net::http_options options;
+  options.max_queued_output_bytes = 64 << 10;
+  server_.reset();
+  start({}, options);
+  asio::io_context io;
+  tcp::socket socket(io);
+  socket.open(tcp::v4());
+  socket.set_option(asio::socket_base::receive_buffer_size(4096));
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), server_->port()));
+  websocket::stream<tcp::socket> ws(std::move(socket));
+  ws.handshake("127.0.0.1", "/v1/ws");
+  send(ws, R"({"id":"a","prompt":"x","max_tokens":150000,"logprobs":20})");
+  EXPECT_TRUE(engine_.wait_for_abort(std::chrono::seconds(20)));
+}
+
+TEST_F(websocket_test, stopping_the_server_ends_each_call_with_an_error) {
+  engine_.token_delay = std::chrono::milliseconds(5);
+  auto ws = open();
+  send(*ws, R"({"id":"a","prompt":"x","max_tokens":100000})");
+  EXPECT_EQ(receive(*ws)["id"], "a");  // streaming
+  std::thread stopper([this] { server_->stop(); });
+  json m;
+  for (int seen = 0; seen < 100000; ++seen) {
+    m = receive(*ws);
+    if (m.value("type", "") == "error") break;
+  }
+  stopper.join();
+  EXPECT_EQ(m["id"], "a");
+  EXPECT_NE(m["error"]["message"].get<std::string>().find("shutting down"), std::string::npos);
+  EXPECT_TRUE(engine_.was_aborted(engine_.submitted().at(0).request_id));
 }
 
 }  // namespace
