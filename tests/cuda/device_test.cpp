@@ -1,19 +1,71 @@
-// Device discovery and error checks. These run everywhere: without a driver the count is 0
-// and a failing call still names itself.
+// Device discovery, error checks and buffers. Most of these run everywhere: without a driver
+// the count is 0, device calls fail as cuda_error, a failing call still names itself, and
+// empty buffers and bounds checks need no device.
 #include "kernels/cuda/device.cuh"
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/cuda/check.cuh"
 
 namespace actorllm::cuda {
 namespace {
 
-TEST(CudaDevice, CountIsZeroOrMoreAndNeverThrows) {
-  EXPECT_GE(cuda_device_count(), 0);
-  EXPECT_GE(cuda_device_count(), 0);  // a second call after a failed first one
+TEST(CudaDevice, CountIsTheRuntimesOrZeroAndLeavesNoErrorBehind) {
+  cudaGetLastError();  // whatever an earlier test left
+  // With no driver every runtime call, this one included, reports the failed start; with a
+  // driver, nothing. The count must add no error of its own to that.
+  const cudaError_t before = cudaPeekAtLastError();
+  const int count = cuda_device_count();
+  EXPECT_EQ(cudaPeekAtLastError(), before) << cudaGetErrorName(cudaPeekAtLastError());
+  EXPECT_EQ(cuda_device_count(), count);  // a second call, after a possibly failed first one
+  int runtime_count = -1;
+  const cudaError_t status = cudaGetDeviceCount(&runtime_count);
+  cudaGetLastError();
+  if (status == cudaSuccess) {
+    EXPECT_EQ(count, runtime_count);
+  } else {
+    EXPECT_EQ(count, 0) << "no driver or no device (" << cudaGetErrorName(status) << ") counts 0";
+  }
+}
+
+TEST(CudaDevice, DeviceCallsWorkExactlyWhenADeviceIsReported) {
+  if (cuda_device_count() > 0) {
+    EXPECT_NO_THROW(device_memory_info());
+    EXPECT_NO_THROW(device_description());
+    EXPECT_NO_THROW(device_buffer(16));
+  } else {
+    // Reported unusable: every call that needs the device fails as a cuda_error, not a crash.
+    EXPECT_THROW(device_memory_info(), cuda_error);
+    EXPECT_THROW(device_description(), cuda_error);
+    EXPECT_THROW(device_buffer(16), cuda_error);
+    EXPECT_THROW(pinned_buffer(16), cuda_error);
+  }
+  cudaGetLastError();
+}
+
+TEST(CudaDevice, EmptyBuffersAndBoundsNeedNoDevice) {
+  // Zero bytes allocate nothing, so this holds with or without a device.
+  device_buffer empty(0);
+  EXPECT_EQ(empty.get(), nullptr);
+  EXPECT_EQ(empty.size(), 0u);
+  int value = 7;
+  EXPECT_NO_THROW(empty.upload(&value, 0));
+  EXPECT_NO_THROW(empty.download(&value, 0));
+  EXPECT_EQ(value, 7);
+  // Past the end is refused before any copy is tried.
+  EXPECT_THROW(empty.upload(&value, sizeof(value)), std::out_of_range);
+  EXPECT_THROW(empty.download(&value, sizeof(value)), std::out_of_range);
+  device_buffer moved = std::move(empty);
+  EXPECT_EQ(moved.get(), nullptr);
+  EXPECT_EQ(moved.size(), 0u);
+  pinned_buffer pinned(0);
+  EXPECT_EQ(pinned.get(), nullptr);
+  EXPECT_EQ(pinned.size(), 0u);
 }
 
 TEST(CudaDevice, CudaCheckThrowsWithExpressionFileAndLine) {

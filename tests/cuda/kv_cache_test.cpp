@@ -14,14 +14,43 @@ namespace {
 
 using namespace testing;
 
+TEST(CudaKvCache, LayoutSizesOfRealModels) {
+  // Llama-3-8B: 32 layers, 8 KV heads of 128, blocks of 16 tokens.
+  kv_cache_layout llama3;
+  llama3.num_layers = 32;
+  llama3.num_kv_heads = 8;
+  llama3.head_dim = 128;
+  llama3.block_size = 16;
+  llama3.type = dtype::bf16;
+  EXPECT_EQ(llama3.block_elems(), 16384);        // 8 * 16 * 128
+  EXPECT_EQ(llama3.bytes_per_block(), 2097152);  // K and V, 32 layers, 2 bytes: 2 MiB
+  llama3.type = dtype::f32;
+  EXPECT_EQ(llama3.bytes_per_block(), 4194304);  // 4 bytes: 4 MiB
+  // stories260K: 5 layers, 4 KV heads of 8.
+  kv_cache_layout stories;
+  stories.num_layers = 5;
+  stories.num_kv_heads = 4;
+  stories.head_dim = 8;
+  stories.block_size = 16;
+  stories.type = dtype::f16;
+  EXPECT_EQ(stories.block_elems(), 512);        // 4 * 16 * 8
+  EXPECT_EQ(stories.bytes_per_block(), 10240);  // 2 * 5 * 512 * 2
+}
+
 TEST(CudaKvCache, GpuBlocksFollowUtilizationAndPeakUse) {
-  const int64_t per_block = 2 * 32 * 8 * 16 * 128 * 2;  // Llama-3-8B in bf16: 2 MiB
-  const size_t total = size_t{140} << 30;
-  EXPECT_EQ(num_gpu_blocks_for(total, 0.9, size_t{20} << 30, per_block),
-            static_cast<int64_t>((std::floor(double(total) * 0.9) - double(size_t{20} << 30)) /
-                                 per_block));
-  EXPECT_EQ(num_gpu_blocks_for(total, 0.1, size_t{20} << 30, per_block), 0);
-  EXPECT_EQ(num_gpu_blocks_for(total, 0.9, 0, 0), 0);
+  const size_t gib = size_t{1} << 30;
+  const int64_t two_mib = 2097152;  // a Llama-3-8B bf16 block
+  // 140 GiB at 0.9 is 126 GiB; 20 GiB in use at peak leaves 106 GiB = 54,272 blocks of 2 MiB.
+  EXPECT_EQ(num_gpu_blocks_for(140 * gib, 0.9, 20 * gib, two_mib), 54272);
+  // All of 80 GiB, 16 GiB in use: 64 GiB = 32,768 blocks.
+  EXPECT_EQ(num_gpu_blocks_for(80 * gib, 1.0, 16 * gib, two_mib), 32768);
+  // A partial block does not count: 1000 * 0.5 - 100 = 400 bytes hold 3 blocks of 101, 4 of 100.
+  EXPECT_EQ(num_gpu_blocks_for(1000, 0.5, 100, 101), 3);
+  EXPECT_EQ(num_gpu_blocks_for(1000, 0.5, 100, 100), 4);
+  // 14 GiB allowed, 20 GiB already in use: none fits. The same for no memory left at all.
+  EXPECT_EQ(num_gpu_blocks_for(140 * gib, 0.1, 20 * gib, two_mib), 0);
+  EXPECT_EQ(num_gpu_blocks_for(140 * gib, 0.9, 126 * gib, two_mib), 0);
+  EXPECT_EQ(num_gpu_blocks_for(140 * gib, 0.9, 0, 0), 0);  // a block of no bytes: none
 }
 
 TEST(CudaKvCache, TensorsAreDisjointAndSwapsRoundTrip) {
