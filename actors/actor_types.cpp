@@ -23,10 +23,14 @@ void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<replica_stats>("actorllm::replica_stats");
   cfg.add_message_type<std::vector<replica_stats>>("std::vector<actorllm::replica_stats>");
   cfg.add_message_type<tokenize_reply>("actorllm::tokenize_reply");
+  cfg.add_message_type<model_identity>("actorllm::model_identity");
+  cfg.add_message_type<join_request>("actorllm::join_request");
+  cfg.add_message_type<join_reply>("actorllm::join_reply");
   cfg.add_message_type<std::vector<int32_t>>("std::vector<int32_t>");
   cfg.add_message_type<output_sink_actor>("actorllm::output_sink_actor");
   cfg.add_message_type<worker_actor>("actorllm::worker_actor");
   cfg.add_message_type<scheduler_actor>("actorllm::scheduler_actor");
+  cfg.add_message_type<cluster_actor>("actorllm::cluster_actor");
 }
 
 }  // namespace actorllm

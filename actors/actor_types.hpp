@@ -40,8 +40,14 @@ using router_actor =
                      caf::replies_to<detok_atom, std::vector<int32_t>>::with<std::string>,
                      caf::replies_to<replica_atom, scheduler_actor>::with<int32_t>,
                      caf::replies_to<drain_atom, int32_t>::with<bool>,
-                     caf::reacts_to<join_atom, worker_actor>,
+                     caf::replies_to<join_atom, worker_actor, worker_info>::with<int32_t>,
                      caf::replies_to<stats_atom>::with<std::vector<replica_stats>>>;
+
+/// One per server with --cluster-port: the only actor published to other processes. It
+/// admits a worker that proves the shared secret and serves the same model, and hands it to
+/// the router, which builds a replica around it.
+using cluster_actor =
+    caf::typed_actor<caf::replies_to<join_atom, join_request, worker_actor>::with<join_reply>>;
 
 /// One per server: the network layer's door into the actors (see net/engine_port.hpp).
 using gateway_actor = caf::typed_actor<caf::reacts_to<generate_atom, generate_request>,

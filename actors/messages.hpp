@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/generate_request.hpp"
+#include "common/model_identity.hpp"
 #include "common/sampling_params.hpp"
 #include "common/engine_stats.hpp"
 #include "common/step_plan.hpp"
@@ -77,6 +78,20 @@ struct replica_stats {
   double worker_busy_seconds = 0;  ///< rank 0's own time on all steps so far
   int32_t num_worker_restarts = 0;
   bool alive = true;
+};
+
+/// A worker of another process asking to join a server (the worker's handle travels beside it).
+struct join_request {
+  std::string secret;  ///< the cluster's shared secret (empty: none given)
+  model_identity model;
+  worker_info info;
+};
+
+/// The server's answer: the replica the worker now serves, or why it was refused.
+struct join_reply {
+  bool accepted = false;
+  int32_t replica = -1;
+  std::string error;  ///< one line naming what did not match
 };
 
 struct tokenize_reply {
@@ -192,6 +207,22 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_stats& x) {
   return f(caf::meta::type_name("replica_stats"), x.replica, x.scheduler, x.num_steps,
            x.last_step_seconds, x.worker_busy_seconds, x.num_worker_restarts, x.alive);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, model_identity& x) {
+  return f(caf::meta::type_name("model_identity"), x.config_keys, x.config_values, x.weights,
+           x.tokenizer, x.vocab_size, x.block_size);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, join_request& x) {
+  return f(caf::meta::type_name("join_request"), x.secret, x.model, x.info);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, join_reply& x) {
+  return f(caf::meta::type_name("join_reply"), x.accepted, x.replica, x.error);
 }
 
 template <class Inspector>

@@ -22,20 +22,25 @@ void log_line(const char* level, const std::string& text) {
 int run_serve(int argc, char** argv) {
   engine_config config;
   config.model.model = "../shared/models/stories260K";
-  int64_t cluster_port = -1;
   flag_parser p(
       "actorllm serve [MODEL] [options]",
       "Serves the OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /v1/ws,\n"
       "/tokenize, /detokenize, /health, /version, /metrics) over HTTP, SSE and WebSocket.");
   add_engine_flags(p, config);
   add_server_flags(p, config);
-  p.add_number("--cluster-port",
-               "publish the router here so `actorllm worker --connect` can join (-1: off)",
-               cluster_port);
+  add_cluster_flags(p, config.cluster, true);
   if (auto stop = parse_flags(p, argc, argv, "actorllm serve")) return *stop;
   if (auto errors = config.validate(); !errors.empty()) {
     std::fprintf(stderr, "actorllm serve: %s\n", errors.front().c_str());
     return exit_usage;
+  }
+  const std::string cluster_host =
+      config.cluster.host.empty() ? config.server.host : config.cluster.host;
+  if (config.cluster.port >= 0) {
+    if (auto why = config.cluster.refusal(cluster_host); !why.empty()) {
+      std::fprintf(stderr, "actorllm serve: --cluster-port: %s\n", why.c_str());
+      return exit_usage;
+    }
   }
 
   std::unique_ptr<engine_system> engine;
@@ -51,10 +56,13 @@ int run_serve(int argc, char** argv) {
     text = nl == std::string::npos ? "" : text.substr(nl + 1);
     log_line("INFO", line);
   }
-  if (cluster_port >= 0) {
-    auto bound = engine->publish(static_cast<uint16_t>(cluster_port), config.server.host);
+  if (config.cluster.port >= 0) {
+    auto bound = engine->publish(static_cast<uint16_t>(config.cluster.port), cluster_host,
+                                 config.cluster.secret);
     if (auto* port = std::get_if<uint16_t>(&bound))
-      log_line("INFO", "workers may join on port " + std::to_string(*port));
+      log_line("INFO", "workers may join on " + cluster_host + ":" + std::to_string(*port) +
+                           (config.cluster.secret.empty() ? " (no secret: loopback only)"
+                                                          : " (with the cluster secret)"));
     else
       log_line("ERROR", "cannot publish the router: " + std::get<std::string>(bound));
   }

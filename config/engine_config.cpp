@@ -44,7 +44,25 @@ std::vector<std::string> engine_config::validate() const {
   require(server.max_body_bytes > 0, "--max-body-bytes: must be positive");
   require(server.io_threads >= 1, "--io-threads: must be >= 1");
   require(server.log_stats_interval >= 0, "--log-stats-interval: must be >= 0");
+  require(cluster.port >= -1 && cluster.port <= 65535, "--cluster-port: must be in -1..65535");
   return errors;
+}
+
+bool is_loopback_address(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+std::string cluster_config::refusal(const std::string& address) const {
+  if (!secret.empty()) return {};
+  if (!insecure_loopback)
+    return "joining workers must prove a shared secret: give --cluster-secret-file PATH (or "
+           "--cluster-secret) on the server and its workers, or --cluster-insecure-loopback on "
+           "a loopback address";
+  if (!is_loopback_address(address))
+    return "--cluster-insecure-loopback: '" + address +
+           "' is not a loopback address; anyone who reaches it could join without a secret "
+           "(use 127.0.0.1, or give --cluster-secret-file)";
+  return {};
 }
 
 }  // namespace actorllm

@@ -64,12 +64,31 @@ struct server_config {
   uint16_t metrics_port = 0;                 ///< 0: /metrics on the API port only
 };
 
+/// Remote workers joining a server (`serve --cluster-port`, `worker --connect`). The join
+/// point accepts a worker only when it proves the shared secret; without one, only with
+/// insecure_loopback and on a loopback address (anyone who can reach the port could
+/// otherwise attach a worker and answer requests).
+struct cluster_config {
+  int32_t port = -1;  ///< serve: the join port (-1: none, 0: any free port)
+  std::string host;   ///< serve: address the join port listens on; empty: --host's
+  std::string secret;  ///< shared by a server and its workers; never logged
+  bool insecure_loopback = false;  ///< join without a secret, on a loopback address only
+
+  /// Why joining through `address` (the server's listen address, or the host a worker
+  /// connects to) is refused, as one line naming the flags to give; empty when allowed.
+  std::string refusal(const std::string& address) const;
+};
+
+/// 127.0.0.0/8, ::1 and localhost.
+bool is_loopback_address(const std::string& host);
+
 struct engine_config {
   model_config model;
   cache_config cache;
   scheduler_config scheduler;
   parallel_config parallel;
   server_config server;
+  cluster_config cluster;
 
   /// Every problem found, one clear line each; empty when the config is usable.
   std::vector<std::string> validate() const;

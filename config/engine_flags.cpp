@@ -1,6 +1,7 @@
 #include "config/engine_flags.hpp"
 
 #include <cstdio>
+#include <fstream>
 
 namespace actorllm {
 
@@ -118,6 +119,44 @@ void add_server_flags(flag_parser& p, engine_config& c) {
           c.server.metrics_port = static_cast<uint16_t>(port);
           return {};
         });
+}
+
+void add_cluster_flags(flag_parser& p, cluster_config& c, bool serving) {
+  if (serving) {
+    p.add_number("--cluster-port",
+                 "publish the join point for `actorllm worker --connect` here (-1: off); "
+                 "refused without --cluster-secret-file unless --cluster-insecure-loopback is "
+                 "given and --cluster-host is a loopback address",
+                 c.port);
+    p.add_string("--cluster-host", "address the cluster port listens on (default: --host)",
+                 c.host);
+  }
+  p.add("--cluster-secret-file", "PATH",
+        "file holding the secret the server and its workers share (its first line; at least "
+        "one character, ideally 32 random bytes); a worker without it is refused",
+        [&c](std::string_view path) -> std::string {
+          std::ifstream in{std::string(path)};
+          if (!in) return "cannot read '" + std::string(path) + "'";
+          std::string line;
+          std::getline(in, line);
+          while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+            line.pop_back();
+          if (line.empty()) return "'" + std::string(path) + "' holds no secret";
+          c.secret = std::move(line);
+          return {};
+        });
+  p.add("--cluster-secret", "SECRET",
+        "the shared secret itself (visible to other users in the process list: prefer "
+        "--cluster-secret-file)",
+        [&c](std::string_view v) -> std::string {
+          if (v.empty()) return "must not be empty";
+          c.secret = std::string(v);
+          return {};
+        });
+  p.add_flag("--cluster-insecure-loopback",
+             "join without a secret; refused unless the cluster port is on a loopback address "
+             "(127.0.0.1, ::1, localhost), where only this machine's processes can reach it",
+             [&c] { c.insecure_loopback = true; });
 }
 
 }  // namespace actorllm

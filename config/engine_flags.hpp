@@ -9,6 +9,9 @@ namespace actorllm {
 void add_engine_flags(flag_parser& parser, engine_config& config);
 /// Server flags (host, port, api key, CORS, limits, metrics).
 void add_server_flags(flag_parser& parser, engine_config& config);
+/// The cluster's flags: the shared secret (--cluster-secret-file, --cluster-secret) and
+/// --cluster-insecure-loopback; with `serving`, also --cluster-port and --cluster-host.
+void add_cluster_flags(flag_parser& parser, cluster_config& cluster, bool serving);
 /// vLLM's launch flags for behaviour that is fixed here (chunked prefill, eager mode, remote
 /// code, request logging, generation config): accepted as no-ops, listed in --help as such.
 /// add_engine_flags adds them.

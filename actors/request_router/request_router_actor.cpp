@@ -161,23 +161,17 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         return add_replica(self, std::move(scheduler));
       },
       [self](drain_atom, int32_t index) -> bool { return self->state.replicas.drain(index); },
-      [self](join_atom, worker_actor worker) {
-        // A worker from another process: ask what it holds, then build a replica around it.
-        self->request(worker, std::chrono::seconds(30), info_atom::value)
-            .then(
-                [self, worker](worker_info& info) {
-                  auto& st = self->state;
-                  if (!st.make_remote_replica) return;
-                  auto scheduler =
-                      st.make_remote_replica(self->system(), worker, info, st.replicas.size());
-                  const int32_t index = add_replica(self, std::move(scheduler));
-                  std::fprintf(stderr, "router: worker '%s' joined as replica %d (%d KV blocks)\n",
-                               info.name.c_str(), index, info.num_device_blocks);
-                },
-                [](caf::error& e) {
-                  std::fprintf(stderr, "router: a joining worker failed: %s\n",
-                               to_string(e).c_str());
-                });
+      [self](join_atom, worker_actor worker, const worker_info& info) -> caf::result<int32_t> {
+        // A worker from another process, admitted by the join point: build a replica around it.
+        auto& st = self->state;
+        if (!st.make_remote_replica)
+          return caf::make_error(caf::sec::runtime_error, "no remote replicas here");
+        auto scheduler = st.make_remote_replica(self->system(), std::move(worker), info,
+                                                st.replicas.size());
+        const int32_t index = add_replica(self, std::move(scheduler));
+        std::fprintf(stderr, "router: worker '%s' joined as replica %d (%d KV blocks)\n",
+                     info.name.c_str(), index, info.num_device_blocks);
+        return index;
       },
       [self](stats_atom) -> caf::result<std::vector<replica_stats>> {
         auto& st = self->state;

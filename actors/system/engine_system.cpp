@@ -6,6 +6,7 @@
 #include "actors/cache_engine/cache_engine_actor.hpp"
 #include "actors/gpu_worker/gpu_worker_actor.hpp"
 #include "actors/request_router/request_router_actor.hpp"
+#include "actors/system/cluster_registry_actor.hpp"
 #include "actors/system/worker_backend.hpp"
 #include "kernels/cpu/thread_team.hpp"
 
@@ -147,8 +148,17 @@ std::vector<worker_actor> engine_system::initial_workers(int32_t replica) const 
   return initial_workers_.at(replica);
 }
 
-std::variant<uint16_t, std::string> engine_system::publish(uint16_t port, const std::string& host) {
-  auto bound = caf::io::publish(router_, port, host.empty() ? nullptr : host.c_str(), true);
+std::variant<uint16_t, std::string> engine_system::publish(uint16_t port, const std::string& host,
+                                                          const std::string& secret) {
+  std::shared_ptr<const cluster_admission> admission;
+  try {
+    admission = std::make_shared<cluster_admission>(secret, identify_model(setup_->config));
+  } catch (const std::exception& e) {
+    return std::string(e.what());
+  }
+  auto join_point = system_.spawn(cluster_registry, std::move(admission), router_);
+  own(caf::actor_cast<caf::actor>(join_point));
+  auto bound = caf::io::publish(join_point, port, host.empty() ? nullptr : host.c_str(), true);
   if (!bound) return to_string(bound.error());
   return *bound;
 }

@@ -46,9 +46,12 @@ class engine_system {
   /// The workers spawned at start for `replica` (tests kill one to exercise supervision).
   std::vector<worker_actor> initial_workers(int32_t replica) const;
 
-  /// Publishes the router on `port` (0: any) so `actorllm worker --connect` can join;
-  /// returns the bound port or an error message.
-  std::variant<uint16_t, std::string> publish(uint16_t port, const std::string& host);
+  /// Publishes the join point (cluster_registry) on host:port (0: any port) so that
+  /// `actorllm worker --connect` can join: a worker must prove `secret` (empty: none; the
+  /// caller checked that host is a loopback address) and serve the same model. Returns the
+  /// bound port or an error message.
+  std::variant<uint16_t, std::string> publish(uint16_t port, const std::string& host,
+                                              const std::string& secret);
 
   engine_monitoring& monitoring() { return *monitoring_; }
 

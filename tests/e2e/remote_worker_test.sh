@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Across processes: a server publishes its router (--cluster-port); a second process joins
+# Across processes: a server publishes its join point (--cluster-port); a second process joins
 # with `actorllm worker --connect` and serves as replica 1 (its tokens show in /metrics).
-# Then the worker is killed with SIGKILL: the server stays healthy and keeps answering.
+# Joining needs the cluster's secret and the same model: a worker without the secret, with a
+# wrong one, with another model or as half a tensor-parallel group is refused with one line.
+# Then the worker is killed with SIGKILL: the server stays up and keeps answering; when the
+# server goes away, a worker exits with status 1.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}"
@@ -13,19 +16,71 @@ model="$ACTORLLM_SHARED_DIR/models/stories260K"
 port=$(free_port)
 cluster_port=$(free_port)
 base="http://127.0.0.1:$port"
+secret_file="$work/cluster.secret"
+python3 -c 'import secrets; print(secrets.token_hex(32))' >"$secret_file"
+echo "not the secret" >"$work/wrong.secret"
+
+# --- refusals at startup ----------------------------------------------------------------------
+set +e
+"$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" --cluster-port "$cluster_port" \
+  >"$work/nosecret.log" 2>&1
+status=$?
+set -e
+check "serve --cluster-port without a secret exits 2 ($status)" test "$status" -eq 2
+check "... saying a secret is required" grep -q "cluster-secret-file" "$work/nosecret.log"
+set +e
+"$ACTORLLM_BIN" serve --model "$model" --host 0.0.0.0 --port "$port" --cluster-port "$cluster_port" \
+  --cluster-insecure-loopback >"$work/insecure.log" 2>&1
+status=$?
+set -e
+check "--cluster-insecure-loopback on 0.0.0.0 exits 2 ($status)" test "$status" -eq 2
+check "... saying it is not a loopback address" grep -q "not a loopback address" "$work/insecure.log"
+check "serve --help says when joining is refused" \
+  bash -c "'$ACTORLLM_BIN' serve --help | grep -q -- '--cluster-insecure-loopback'"
 
 "$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" --cluster-port "$cluster_port" \
-  --num-gpu-blocks-override 256 >"$work/serve.log" 2>&1 &
+  --cluster-secret-file "$secret_file" --num-gpu-blocks-override 256 >"$work/serve.log" 2>&1 &
 server=$!
 pids+=("$server")
-
 for _ in $(seq 1 300); do curl -sf "$base/health" >/dev/null 2>&1 && break; sleep 0.1; done
+
+# worker <log> <args...>: runs a worker that should be refused; prints its exit status.
+refused_worker() {
+  local log=$1; shift
+  set +e
+  timeout 60 "$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --num-gpu-blocks-override 64 \
+    --name refused "$@" >"$log" 2>&1
+  echo $?
+  set -e
+}
+status=$(refused_worker "$work/w-nosecret.log" --model "$model")
+check "a worker without a secret exits 2 ($status)" test "$status" -eq 2
+status=$(refused_worker "$work/w-insecure.log" --model "$model" --cluster-insecure-loopback)
+check "a worker with no secret is refused by the server: status $status" test "$status" -eq 1
+check "... naming the secret it lacks" grep -q "requires the cluster secret" "$work/w-insecure.log"
+status=$(refused_worker "$work/w-wrong.log" --model "$model" --cluster-secret-file "$work/wrong.secret")
+check "a worker with a wrong secret is refused: status $status" test "$status" -eq 1
+check "... with one line saying so" grep -q "refused this worker: wrong cluster secret" "$work/w-wrong.log"
+other="$work/other-model"
+mkdir -p "$other"
+cp "$model/model.safetensors" "$model/tokenizer.json" "$other/"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["rms_norm_eps"]=0.5; json.dump(c, open(sys.argv[2],"w"))' \
+  "$model/config.json" "$other/config.json"
+status=$(refused_worker "$work/w-model.log" --model "$other" --cluster-secret-file "$secret_file")
+check "a worker serving another model is refused: status $status" test "$status" -eq 1
+check "... naming both sides' values" grep -q "rms_norm_eps: 1e-05 (server) vs 0.5 (worker)" "$work/w-model.log"
+status=$(refused_worker "$work/w-tp.log" --model "$model" --cluster-secret-file "$secret_file" \
+  --tensor-parallel-size 2)
+check "worker --tensor-parallel-size 2 is refused: status $status" test "$status" -eq 2
+check "... saying a remote worker serves the whole model" grep -q "whole model" "$work/w-tp.log"
+check "no refused worker became a replica" bash -c "! grep -q 'joined as replica' '$work/serve.log'"
+
+# --- a worker with the secret joins -------------------------------------------------------------
 "$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 256 \
-  --name remote-a >"$work/worker.log" 2>&1 &
+  --cluster-secret-file "$secret_file" --name remote-a >"$work/worker.log" 2>&1 &
 worker=$!
 pids+=("$worker")
 for _ in $(seq 1 300); do grep -q "joined as replica 1" "$work/serve.log" && break; sleep 0.1; done
-
 check "the remote worker joined as replica 1" grep -q "joined as replica 1" "$work/serve.log"
 
 # Concurrent requests spread over both replicas (least outstanding tokens first).
@@ -44,12 +99,28 @@ check "every answer is the same greedy text, whichever replica served it" test "
 kill -9 "$worker"
 wait "$worker" 2>/dev/null || true
 sleep 0.5
-check "the server stays healthy after the worker died" curl -sf "$base/health" -o /dev/null
 ok=0
 for _ in 1 2 3; do
-  curl -sf "$base/v1/completions" -d '{"prompt": [1], "max_tokens": 8, "temperature": 0}' -o /dev/null && ok=$((ok + 1))
+  curl -sf "$base/v1/completions" -H 'Content-Type: application/json' \
+    -d '{"prompt": [1], "max_tokens": 8, "temperature": 0}' -o /dev/null && ok=$((ok + 1))
 done
 check "requests after the loss are served by the local replica ($ok/3)" test "$ok" -eq 3
+
+# --- the server goes away: its worker exits with status 1 ---------------------------------------
+"$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
+  --cluster-secret-file "$secret_file" --name remote-b >"$work/worker-b.log" 2>&1 &
+worker_b=$!
+pids+=("$worker_b")
+for _ in $(seq 1 300); do grep -q "remote-b' joined" "$work/serve.log" && break; sleep 0.1; done
+kill -9 "$server"
+wait "$server" 2>/dev/null || true
+set +e
+for _ in $(seq 1 100); do kill -0 "$worker_b" 2>/dev/null || break; sleep 0.1; done
+wait "$worker_b"
+status=$?
+set -e
+check "the worker exits with status 1 when its server goes away ($status)" test "$status" -eq 1
+check "... saying the server went away" grep -q "went away" "$work/worker-b.log"
 
 if ((failures)); then
   echo "--- server log"; tail -20 "$work/serve.log"; echo "--- worker log"; tail -5 "$work/worker.log" || true
