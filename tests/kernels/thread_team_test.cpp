@@ -200,19 +200,23 @@ struct helper_look {
 /// check interval of 10 us in which the leader's CPU clock stood still. So the look is `valid`
 /// when a helper (not the leader) ran slot 1, the look came within 150 us of a moment before
 /// that slot ended (the helper's spin started later), and the leader, by its own clock, was off
-/// the cores for less than 10 us in all. A valid look should find the helper awake.
+/// the cores for less than 10 us since that moment. A valid look should find the helper awake.
 helper_look look_at_spinning_leader(cpu::thread_team& team) {
   using clock = std::chrono::steady_clock;
-  const auto us_since = [](clock::time_point t) {
-    return std::chrono::duration<double, std::micro>(clock::now() - t).count();
+  struct moment {
+    clock::time_point wall;
+    double cpu;  // the leader's CPU time, read just after `wall`
   };
   clockid_t leader_clock{};
   pthread_getcpuclockid(pthread_self(), &leader_clock);
+  const auto now = [&] { return moment{clock::now(), cpu_us(leader_clock)}; };
+  const auto us_since = [](const moment& m) {
+    return std::chrono::duration<double, std::micro>(clock::now() - m.wall).count();
+  };
   std::atomic<bool> slot1_done{false};
   std::thread::id slot1_thread;
-  const auto start = clock::now();
-  const double start_cpu = cpu_us(leader_clock);
-  clock::time_point before_slot1_end = start;
+  const moment start = now();
+  moment before_slot1_end = start;
   team.run([&](int slot) {
     if (slot == 1) {
       slot1_thread = std::this_thread::get_id();
@@ -220,18 +224,21 @@ helper_look look_at_spinning_leader(cpu::thread_team& team) {
       return;
     }
     // Spin (not yield: the leader must stay on its core) until the helper takes slot 1. The
-    // time read before the last check that saw slot 1 unfinished precedes the slot's end.
-    for (auto checked = clock::now(); !slot1_done && us_since(start) < 2000;) {
+    // moment read before the last check that saw slot 1 unfinished precedes the slot's end.
+    for (moment checked = start; !slot1_done && us_since(start) < 5000;) {
       before_slot1_end = checked;
-      checked = clock::now();
+      checked = now();
     }
   });
   while (us_since(before_slot1_end) < 60) {
   }
   const bool asleep = team.num_sleeping() == 1;
-  const double off_cores = us_since(start) - (cpu_us(leader_clock) - start_cpu);
+  const moment look = now();
+  const double wall =
+      std::chrono::duration<double, std::micro>(look.wall - before_slot1_end.wall).count();
+  const double off_cores = wall - (look.cpu - before_slot1_end.cpu);
   const bool helper_ran = slot1_thread != std::this_thread::get_id();
-  return {helper_ran && us_since(before_slot1_end) < 150 && off_cores < 10, asleep};
+  return {helper_ran && wall < 150 && off_cores < 10, asleep};
 }
 
 TEST(thread_team, a_helper_keeps_spinning_while_its_leader_runs) {
@@ -245,10 +252,12 @@ TEST(thread_team, a_helper_keeps_spinning_while_its_leader_runs) {
   }
   // Fails, rather than skips, on a machine that never kept the leader on its core that long.
   ASSERT_GE(valid, 10) << "looks with the leader on its core in 20 s";
-  // A running thread's CPU clock, read from another core, now and then stands still for a
-  // check interval (about 1 read in 5,000 on a 2-core VM): a look in ten may find the helper
-  // asleep. A helper that ignores its running leader sleeps in nearly every look.
-  EXPECT_LE(asleep, valid / 10) << "of " << valid << " looks with the leader on its core";
+  // A running thread's CPU clock, read from another core, can lag behind its own reading: on a
+  // 2-core VM about 1 check interval in 5,000 sees it stand still, and 1 in 100 under a load of
+  // 8 (in bursts, up to a third of the looks of a run). A helper that ignores its running
+  // leader sleeps in every look.
+  EXPECT_LT(2 * asleep, valid) << asleep << " of " << valid
+                               << " looks with the leader on its core found the helper asleep";
 }
 
 TEST(thread_team, parallel_for_covers_each_index_once_for_any_team_size) {
