@@ -909,6 +909,58 @@ class Soak:
                 counts[k] = 1
         return counts
 
+    async def prefault(self):
+        """Before the clock starts, passes every block of the device KV pool through a request
+        once: the pool hands out free blocks first-in first-out, so a block's pages are first
+        touched when the allocation cursor reaches it, and until the whole pool has been used
+        RSS climbs by the pool's first touches, not by leaks. Requests of distinct random
+        token ids (no prefix-cache hits) as long as the context allows, max_tokens 1, four at
+        a time; skipped (with a note) for pools over --prefault-blocks."""
+        status, body = await self.get("/metrics")
+        text = body.decode()
+        m = parse_metrics(text)
+        sizes = re.findall(r'cache_config_info\{[^}]*block_size="(\d+)"', text)
+        block_size = int(sizes[0]) if sizes else 16
+        if m["gpu_blocks"] > self.args.prefault_blocks:
+            print(f"soak: no prefault: the pool has {m['gpu_blocks']} blocks (over --prefault-blocks "
+                  f"{self.args.prefault_blocks}); RSS grows with first touches of the pool",
+                  file=sys.stderr, flush=True)
+            return
+        length = max(1, min(self.max_model_len - 2, 2048))
+        n = -(-int(m["gpu_blocks"] * block_size * 1.1) // length)
+        t = time.monotonic()
+        queue = list(range(n))
+
+        async def worker():
+            conn = None
+            try:
+                while queue:
+                    i = queue.pop()
+                    conn = conn or await Conn.open(self, counted=False)
+                    ids = [self.rng.randrange(3, 500) for _ in range(length)]
+                    await conn.send(http_post(self.host, "/v1/completions",
+                                              {"model": self.model, "prompt": ids, "max_tokens": 1},
+                                              f"soak-prefault-{i}"))
+                    status, headers = await read_head(conn)
+                    body = b"".join([p async for p in body_pieces(conn, headers)])
+                    if status != 200:
+                        raise ClientError(f"prefault request: status {status}: {body[:200]!r}")
+                    if headers.get("connection", "").lower() == "close":
+                        conn.close()
+                        conn = None
+            finally:
+                if conn:
+                    conn.close()
+        await asyncio.wait_for(asyncio.gather(*[worker() for _ in range(4)]), 900)
+        for _ in range(60):  # the gauges settle after the last answer's step
+            _, body = await self.get("/metrics")
+            m = parse_metrics(body.decode())
+            if m["running"] == 0 and m["waiting"] == 0 and m["kv_used"] == 0:
+                break
+            await asyncio.sleep(0.5)
+        print(f"soak: prefault: {n} requests of {length} tokens through {m['gpu_blocks']} blocks "
+              f"in {time.monotonic() - t:.1f} s", file=sys.stderr, flush=True)
+
     async def run(self):
         a = self.args
         self.t0 = time.monotonic()
@@ -925,6 +977,8 @@ class Soak:
         print(f"soak: {duration:.0f} s at concurrency {a.concurrency} on {self.model} "
               f"(max_model_len {self.max_model_len}); clients "
               + ", ".join(f"{k} {v}" for k, v in counts.items()), file=sys.stderr, flush=True)
+        if a.prefault_blocks:
+            await self.prefault()
         base_sample, base = await self.sample("start")
         if base is None:
             raise SystemExit("no /metrics at the start")
@@ -1117,6 +1171,9 @@ def main():
     p.add_argument("--idle", type=float, default=5.0, help="idle pause before the final checks")
     p.add_argument("--request-timeout", type=float, default=180.0,
                    help="how long a client may still be busy after the end of the run")
+    p.add_argument("--prefault-blocks", type=int, default=16384,
+                   help="pass every block of a KV pool of at most this many blocks through a "
+                        "request before the run (0: never; default 16384)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json-out", default=None, help="also write the summary with every sample here")
     p.add_argument("--verbose", action="store_true", help="print each sample as it is taken")
