@@ -14,8 +14,14 @@
 namespace actorllm::cpu {
 
 /// IEEE half precision, the element type of a float16 KV cache (GCC's _Float16; the
-/// conversions compile to F16C instructions where the CPU has them).
+/// conversions compile to F16C instructions where the CPU has them). Clang before 15 has no
+/// _Float16 on x86 but converts __fp16 the same way (the sanitizer builds use clang 14); both
+/// are only converted to and from float here, never computed in.
+#if defined(__clang__) && __clang_major__ < 15
+using half = __fp16;
+#else
 using half = _Float16;
+#endif
 
 /// out(n, dim) = table[ids[i]] for each of the n ids.  table: (vocab, dim)
 void embedding(const float* table, const int32_t* ids, int64_t n, int64_t dim, float* out);

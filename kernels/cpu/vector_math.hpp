@@ -2,16 +2,21 @@
 /// Vector math for the AVX2 kernels, inline so that each kernel keeps its values in registers.
 /// Every function carries the target attribute: callers are compiled for AVX2 through their
 /// own attribute and run only where the CPU has it (a runtime check decides).
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define ACTORLLM_AVX2 __attribute__((target("avx2,fma,f16c")))
 
 namespace actorllm::cpu {
 
-/// Whether this CPU runs the ACTORLLM_AVX2 code: AVX2, FMA and F16C.
+/// Whether this CPU runs the ACTORLLM_AVX2 code: AVX2, FMA and F16C. F16C is read from CPUID
+/// (leaf 1, ECX), since clang before 15 does not know the "f16c" name.
 inline bool cpu_has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                          __builtin_cpu_supports("f16c");
+  static const bool yes = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
+  }();
   return yes;
 }
 
