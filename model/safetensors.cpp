@@ -73,6 +73,7 @@ int64_t tensor_view::numel() const {
 }
 
 void convert_to_f32(tensor_dtype dtype, const void* src, int64_t n, float* dst) {
+  if (n <= 0) return;  // an empty tensor's pointers may be null, which memcpy may not take
   switch (dtype) {
     case tensor_dtype::f32:
       std::memcpy(dst, src, n * sizeof(float));
@@ -109,6 +110,17 @@ safetensors_file::safetensors_file(const std::filesystem::path& path) : path_(pa
     mapping_ = nullptr;
     fail(path, "mmap failed");
   }
+  // A refused header throws out of this constructor, and no destructor runs then: unmap here.
+  struct unmap_unless_kept {
+    void*& mapping;
+    size_t size;
+    bool keep = false;
+    ~unmap_unless_kept() {
+      if (keep) return;
+      ::munmap(mapping, size);
+      mapping = nullptr;
+    }
+  } guard{mapping_, size_};
   const auto* bytes = static_cast<const uint8_t*>(mapping_);
   uint64_t header_len = 0;
   std::memcpy(&header_len, bytes, 8);
@@ -118,7 +130,10 @@ safetensors_file::safetensors_file(const std::filesystem::path& path) : path_(pa
   const uint8_t* data_start = bytes + 8 + header_len;
   const size_t data_size = size_ - 8 - header_len;
   std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string>> extents;  // to find overlaps
-  for (const auto& [name, info] : header.items()) {
+  for (const auto& item : header.items()) {
+    // Not a structured binding: clang before 16 cannot capture one in the lambda below.
+    const std::string& name = item.key();
+    const nlohmann::json& info = item.value();
     if (name == "__metadata__") continue;
     const auto bad = [&](const std::string& what) { fail(path, "tensor '" + name + "' " + what); };
     if (!info.is_object()) bad("is not described by an object");
@@ -152,6 +167,7 @@ safetensors_file::safetensors_file(const std::filesystem::path& path) : path_(pa
     if (extents[i].first.first < extents[i - 1].first.second)
       fail(path, "tensors '" + extents[i - 1].second + "' and '" + extents[i].second +
                      "' overlap in the file");
+  guard.keep = true;
 }
 
 safetensors_file::~safetensors_file() {
