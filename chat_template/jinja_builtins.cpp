@@ -141,12 +141,13 @@ value get_slice(const value& obj, const value& start, const value& stop, const v
     return std::clamp(i, lo, hi);
   };
   value_list out;
+  // The index moves by st only while that stays in range (a step past 2^62 would overflow).
   if (st > 0) {
     int64_t b = clamp(start, 0, 0, n), e = clamp(stop, n, 0, n);
-    for (int64_t i = b; i < e; i += st) out.push_back(items[i]);
+    for (int64_t i = b; i < e; i = st < e - i ? i + st : e) out.push_back(items[i]);
   } else {
     int64_t b = clamp(start, n - 1, -1, n - 1), e = clamp(stop, -1, -1, n - 1);
-    for (int64_t i = b; i > e; i += st) out.push_back(items[i]);
+    for (int64_t i = b; i > e; i = st > e - i ? i + st : e) out.push_back(items[i]);
   }
   if (obj.is_list()) return value(std::move(out));
   std::string s;
@@ -267,7 +268,7 @@ value call_filter(const std::string& name, const value& v, value_list& args, key
     for (const value& item : iterate(v)) {
       value x = attribute.is_none() ? item : get_path(item, attribute.str());
       if (total.type() == value::kind::integer && x.type() == value::kind::integer)
-        total = value(total.as_int() + x.as_int());
+        total = value(integer_op("+", total.as_int(), x.as_int()));
       else
         total = value(total.as_double() + x.as_double());
     }
@@ -291,7 +292,7 @@ value call_filter(const std::string& name, const value& v, value_list& args, key
   }
   if (name == "abs") {
     if (v.type() == value::kind::integer)
-      return value(static_cast<int64_t>(std::llabs(v.as_int())));
+      return value(v.as_int() < 0 ? integer_op("-", 0, v.as_int()) : v.as_int());
     return value(std::fabs(v.as_double()));
   }
   if (name == "round") {
@@ -374,10 +375,25 @@ void add_globals(value_dict& globals) {
                                               if (args.size() >= 3) step = args[2].as_int();
                                               if (step == 0)
                                                 throw error("range() arg 3 must not be zero");
+                                              // Jinja's sandbox (Hugging Face's) stops here too.
+                                              constexpr uint64_t max_range = 100000;
+                                              const bool up = step > 0;
+                                              if (up ? start >= stop : start <= stop)
+                                                return value(value_list{});
+                                              const uint64_t span =
+                                                  up ? uint64_t(stop) - uint64_t(start)
+                                                     : uint64_t(start) - uint64_t(stop);
+                                              const uint64_t stride =
+                                                  up ? uint64_t(step) : 0 - uint64_t(step);
+                                              const uint64_t count = (span - 1) / stride + 1;
+                                              if (count > max_range)
+                                                throw error("range too big: " +
+                                                            std::to_string(count) +
+                                                            " items, at most 100000");
                                               value_list out;
-                                              for (int64_t i = start;
-                                                   step > 0 ? i < stop : i > stop; i += step)
-                                                out.emplace_back(i);
+                                              for (uint64_t k = 0; k < count; ++k)
+                                                out.emplace_back(static_cast<int64_t>(
+                                                    uint64_t(start) + k * uint64_t(step)));
                                               return value(std::move(out));
                                             }}));
   auto make_dict = [](bool is_namespace) {

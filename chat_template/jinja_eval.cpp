@@ -16,22 +16,8 @@ value arithmetic(const std::string& op, const value& a, const value& b) {
     if (b.as_double() == 0) throw error("division by zero");
     return value(a.as_double() / b.as_double());
   }
-  if (integral) {
-    int64_t x = a.as_int(), y = b.as_int();
-    if (op == "+") return value(x + y);
-    if (op == "-") return value(x - y);
-    if (op == "*") return value(x * y);
-    if ((op == "//" || op == "%") && y == 0) throw error("integer division or modulo by zero");
-    // Python floors toward negative infinity.
-    int64_t q = x / y;
-    if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
-    if (op == "//") return value(q);
-    if (op == "%") return value(x - q * y);
-    if (op == "**" && y >= 0) {
-      int64_t r = 1;
-      for (int64_t i = 0; i < y; ++i) r *= x;
-      return value(r);
-    }
+  if (integral && (op != "**" || b.as_int() >= 0)) {
+    return value(integer_op(op, a.as_int(), b.as_int()));  // overflow is an error
   }
   double x = a.as_double(), y = b.as_double();
   if (op == "+") return value(x + y);
@@ -42,7 +28,15 @@ value arithmetic(const std::string& op, const value& a, const value& b) {
   return value(std::pow(x, y));
 }
 
+/// A string or list repeated n times; bounded, since one expression could otherwise ask for
+/// any amount of memory ('x' * 10**12).
 value repeat(const value& seq, int64_t n) {
+  constexpr int64_t max_repeated = int64_t{1} << 24;  // bytes or items
+  const int64_t unit = static_cast<int64_t>(seq.is_string() ? seq.as_string().size()
+                                                            : seq.as_list().size());
+  if (n > 0 && unit > 0 && n > max_repeated / unit)
+    throw error("repeating a sequence of " + std::to_string(unit) + " " + std::to_string(n) +
+                " times is too big (at most " + std::to_string(max_repeated) + ")");
   if (seq.is_string()) {
     std::string out;
     for (int64_t i = 0; i < n; ++i) out += seq.as_string();
@@ -289,7 +283,8 @@ value evaluator::eval(const expr& e) {
         if (!v.is_number())
           throw error("bad operand type for unary " + e.name + ": '" + v.type_name() + "'");
         if (e.name == "+") return v;
-        return v.type() == value::kind::number ? value(-v.as_double()) : value(-v.as_int());
+        return v.type() == value::kind::number ? value(-v.as_double())
+                                                : value(integer_op("-", 0, v.as_int()));
       }
       case expr::kind::binary:
         return eval_binary(e);

@@ -1,6 +1,7 @@
 #include "chat_template/jinja_lexer.hpp"
 
 #include <cstring>
+#include <stdexcept>
 
 #include "chat_template/jinja_value.hpp"
 #include "text/unicode.hpp"
@@ -206,12 +207,16 @@ std::vector<token> tokenize_expression(std::string_view s, int line) {
       for (char d : s.substr(b, i - b))
         if (d != '_') text.push_back(d);
       t.text = text;
-      if (is_float) {
-        t.type = token::kind::number;
-        t.number = std::stod(text);
-      } else {
-        t.type = token::kind::integer;
-        t.integer = std::stoll(text);
+      try {
+        if (is_float) {
+          t.type = token::kind::number;
+          t.number = std::stod(text);
+        } else {
+          t.type = token::kind::integer;
+          t.integer = std::stoll(text);
+        }
+      } catch (const std::out_of_range&) {  // 64-bit integers and doubles only
+        throw error("number " + text + " is out of range (overflow)", line);
       }
     } else if (c == '\'' || c == '"') {
       t.type = token::kind::string;

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "text/unicode.hpp"
 
@@ -51,7 +52,11 @@ value::value(value_function f)
     : kind_(kind::function), function_(std::make_shared<const value_function>(std::move(f))) {}
 
 int64_t value::as_int() const {
-  return kind_ == kind::number ? static_cast<int64_t>(number_) : int_;
+  if (kind_ != kind::number) return int_;
+  // -2^63 and 2^63 are exact as doubles; outside [-2^63, 2^63) (or NaN) is no int64_t.
+  if (!(number_ >= -9223372036854775808.0 && number_ < 9223372036854775808.0))
+    throw error("cannot convert float " + format_double(number_) + " to integer (overflow)");
+  return static_cast<int64_t>(number_);
 }
 
 double value::as_double() const {
@@ -397,6 +402,35 @@ bool less(const value& a, const value& b) {
   }
   throw error("'<' not supported between instances of '" + a.type_name() + "' and '" +
               b.type_name() + "'");
+}
+
+int64_t integer_op(std::string_view op, int64_t a, int64_t b) {
+  const auto overflow = [&]() -> int64_t {
+    throw error("integer overflow in " + std::to_string(a) + " " + std::string(op) + " " +
+                std::to_string(b));
+  };
+  int64_t r = 0;
+  if (op == "+") return __builtin_add_overflow(a, b, &r) ? overflow() : r;
+  if (op == "-") return __builtin_sub_overflow(a, b, &r) ? overflow() : r;
+  if (op == "*") return __builtin_mul_overflow(a, b, &r) ? overflow() : r;
+  if (op == "**") {  // b >= 0; by squaring, so that 1 ** 10**12 ends at once
+    int64_t base = a;
+    r = 1;
+    for (int64_t e = b; e > 0; e >>= 1) {
+      if ((e & 1) && __builtin_mul_overflow(r, base, &r)) return overflow();
+      if (e > 1 && __builtin_mul_overflow(base, base, &base)) return overflow();
+    }
+    return r;
+  }
+  if (b == 0) throw error("integer division or modulo by zero");
+  if (a == std::numeric_limits<int64_t>::min() && b == -1) {
+    if (op == "%") return 0;
+    return overflow();  // the quotient 2^63 (x86 traps on it)
+  }
+  int64_t q = a / b;  // Python floors toward negative infinity
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  if (op == "//") return q;
+  return a - q * b;  // "%"
 }
 
 }  // namespace actorllm::jinja

@@ -118,4 +118,9 @@ bool less(const value& a, const value& b);
 /// Python repr() of a float ("1.0", "0.1", "1e-05").
 std::string format_double(double d);
 
+/// Integer arithmetic of templates: Python's integers have no bound, these end at 64 bits and
+/// throw jinja::error ("integer overflow") where the exact result would not fit. op is one of
+/// + - * // % **; // and % floor as Python does, and throw on a zero divisor.
+int64_t integer_op(std::string_view op, int64_t a, int64_t b);
+
 }  // namespace actorllm::jinja
