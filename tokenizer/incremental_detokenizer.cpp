@@ -34,7 +34,11 @@ incremental_detokenizer::incremental_detokenizer(tokenizer tok, bool skip_specia
 
 std::string incremental_detokenizer::push(int32_t id) {
   ids_.push_back(id);
-  if (is_byte_piece(tok_.id_to_piece(id))) return {};
+  // A token that decodes to nothing (skipped as special, or outside the vocabulary) does not
+  // close a run of byte pieces either: decode() joins the bytes on both sides of it.
+  const std::string& piece = tok_.id_to_piece(id);
+  if (is_byte_piece(piece) || piece.empty() || (skip_special_tokens_ && tok_.is_special(id)))
+    return {};
   return emit(ids_.size() - read_offset_ > max_pending_ids);
 }
 
