@@ -179,19 +179,22 @@ TEST(openai_call, completion_logprobs_are_the_legacy_object) {
   openai_call call(o, {"e0"});
   std::vector<std::string> chunks;
   call.add(first_token(), chunks);
-  auto last = second_token();
+  call.add(second_token(), chunks);
+  auto last = with_logprobs("!", 13, -0.125f, 3, {13}, {-0.125f}, {"!"});
   last.finish = finish_reason::length;
   call.add(last, chunks);
   // The legacy completions shape: parallel lists over the tokens; top_logprobs maps each
-  // alternative's text to its logprob; text_offset is where each token starts in the text.
+  // alternative's text to its logprob; text_offset is where each token starts in the text, in
+  // characters: "!" starts at 4, after "Hi" and " é" (two characters, three bytes).
   const json expected = json::parse(R"({
-    "tokens": ["Hi", " \u00e9"],
-    "token_logprobs": [-0.25, -1.5],
-    "top_logprobs": [{"Hi": -0.25, "token_id:8": -2.0}, {" a": -0.5, " \u00e9": -1.5}],
-    "text_offset": [0, 2]
+    "tokens": ["Hi", " \u00e9", "!"],
+    "token_logprobs": [-0.25, -1.5, -0.125],
+    "top_logprobs": [{"Hi": -0.25, "token_id:8": -2.0}, {" a": -0.5, " \u00e9": -1.5},
+                     {"!": -0.125}],
+    "text_offset": [0, 2, 4]
   })");
   const json r = json::parse(call.response());
-  EXPECT_EQ(r["choices"][0]["text"], "Hi \xC3\xA9");
+  EXPECT_EQ(r["choices"][0]["text"], "Hi \xC3\xA9!");
   EXPECT_EQ(r["choices"][0]["logprobs"], expected);
 }
 
