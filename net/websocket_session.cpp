@@ -142,12 +142,14 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     }
     auto active = std::make_shared<active_call>();
     active->client_id = id;
-    calls_[id] = active;
     auto box = outputs_;
     active->call = start_call(
         context_, std::move(parsed), model, id,
         [box](request_output out) { box->push(std::move(out)); },
         /*error_chunk=*/false);
+    // Only a call that started is kept: start_call throws on an engine fault, and an entry
+    // without a call would be dereferenced by a cancel or the close.
+    calls_[id] = active;
     for (const auto& engine_id : active->call->engine_ids()) by_engine_id_[engine_id] = active;
   }
 
