@@ -37,8 +37,13 @@ tokenizer_regex::~tokenizer_regex() {
 void tokenizer_regex::find_all(std::string_view text,
                                std::vector<std::pair<size_t, size_t>>& out) const {
   // One match block per thread and pattern size keeps encode() const and thread-safe
-  // without allocating per call.
-  thread_local pcre2_match_data* data = pcre2_match_data_create(4, nullptr);
+  // without allocating per call; it is freed when the thread ends.
+  struct match_block {
+    pcre2_match_data* data = pcre2_match_data_create(4, nullptr);
+    ~match_block() { pcre2_match_data_free(data); }
+  };
+  thread_local const match_block block;
+  pcre2_match_data* data = block.data;
   auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t start = 0;
   while (start <= text.size()) {
