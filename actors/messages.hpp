@@ -40,6 +40,11 @@ struct engine_request {
   std::string request_id;
   std::vector<int32_t> prompt_token_ids;
   sampling_params params;
+  /// A request moved from a replica that was lost: its unfinished choices (index) and the
+  /// tokens each had generated there; the scheduler resumes them (scheduler::resume_request).
+  /// Empty for a new request, or one moved before its first token.
+  std::vector<int32_t> resumed_indices;
+  std::vector<std::vector<int32_t>> resumed_tokens;
 };
 
 /// The scheduler's answer to add_request: empty error means queued.
@@ -171,7 +176,8 @@ typename Inspector::result_type inspect(Inspector& f, step_result& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, engine_request& x) {
-  return f(caf::meta::type_name("engine_request"), x.request_id, x.prompt_token_ids, x.params);
+  return f(caf::meta::type_name("engine_request"), x.request_id, x.prompt_token_ids, x.params,
+           x.resumed_indices, x.resumed_tokens);
 }
 
 template <class Inspector>

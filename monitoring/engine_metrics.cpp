@@ -152,6 +152,11 @@ void engine_metrics::on_stats(const scheduler_stats& stats) {
   last_ = stats;
 }
 
+void engine_metrics::on_replica_down() {
+  on_stats(scheduler_stats{});
+  timeline_ = request_timeline{};
+}
+
 stats_snapshot engine_metrics::snapshot(double now) const {
   stats_snapshot s;
   s.now = now;

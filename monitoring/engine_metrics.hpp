@@ -46,6 +46,10 @@ class engine_metrics {
   void on_step(const scheduler_stats& stats, double step_seconds);
   /// Gauges and cumulative counters only, for changes outside a step.
   void on_stats(const scheduler_stats& stats);
+  /// The replica is gone: its gauges read zero (requests, KV usage, free and cached blocks),
+  /// and the requests it was timing are dropped, so that nothing shows a dead replica's last
+  /// state as current. Counters and histograms keep what they counted.
+  void on_replica_down();
   /// Records one finished request (on_outputs calls it; public for shells that time
   /// requests themselves).
   void on_request_finished(const finished_request& request);

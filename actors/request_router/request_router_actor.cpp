@@ -11,6 +11,10 @@ namespace {
 
 using self_ptr = router_actor::stateful_pointer<router_state>;
 
+/// Replicas a request may lose before it ends with an error (a request that brings down every
+/// worker it meets must not take the whole cluster with it).
+constexpr int32_t max_moves = 3;
+
 void send_one(self_ptr self, const output_sink_actor& client, request_output out) {
   self->send(client, outputs_atom::value, std::vector<request_output>{std::move(out)});
 }
@@ -25,7 +29,92 @@ int32_t add_replica(self_ptr self, scheduler_actor scheduler) {
   const int32_t index = st.replicas.add();
   self->monitor(scheduler);
   st.schedulers.push_back(std::move(scheduler));
+  st.down.push_back(false);
   return index;
+}
+
+/// Tokens a request may still occupy: its prompt and max_tokens per choice (-1: the context).
+int64_t tokens_owed(const router_state& st, const router_request& r) {
+  const auto prompt_len = static_cast<int64_t>(r.prompt_token_ids.size());
+  const int64_t max_out =
+      r.params.max_tokens > 0 ? r.params.max_tokens : st.prompts->max_model_len() - prompt_len;
+  return prompt_len + max_out * r.num_choices;
+}
+
+void replica_lost(self_ptr self, int32_t index, const std::string& why);
+
+/// Hands request `id` to its replica's scheduler: as new, or, after a replica was lost, with
+/// the tokens each unfinished choice already has (the scheduler recomputes them and goes on).
+void dispatch(self_ptr self, const std::string& id) {
+  auto& st = self->state;
+  auto& r = st.requests.at(id);
+  engine_request req{id, r.prompt_token_ids, r.params, {}, {}};
+  bool sampled = false;
+  for (const auto& g : r.generated) sampled |= !g.empty();
+  for (int32_t i = 0; sampled && i < r.num_choices; ++i) {
+    if (r.finished[i]) continue;
+    req.resumed_indices.push_back(i);
+    req.resumed_tokens.push_back(r.generated[i]);
+  }
+  const uint64_t attempt = ++r.attempt;
+  const int32_t replica = r.replica;
+  self->request(st.schedulers[replica], caf::infinite, add_atom::value, std::move(req))
+      .then(
+          [self, id, attempt](admission_reply& reply) {
+            if (reply.error.empty()) return;
+            auto it = self->state.requests.find(id);
+            if (it == self->state.requests.end() || it->second.attempt != attempt) return;
+            send_one(self, it->second.client, error_output(id, reply.error, reply.status));
+            forget(self, it);
+          },
+          [self, id, attempt, replica](caf::error& e) {
+            auto it = self->state.requests.find(id);
+            if (it == self->state.requests.end() || it->second.attempt != attempt) return;
+            // The scheduler ended before it took the request (its down message may still be
+            // on its way): the replica is lost either way.
+            replica_lost(self, replica, to_string(e));
+          });
+}
+
+/// Moves a request off a lost replica, or ends it with an error when no other replica can
+/// take it.
+void move_request(self_ptr self, std::map<std::string, router_request>::iterator it,
+                  const std::string& why) {
+  auto& st = self->state;
+  auto& r = it->second;
+  st.replicas.release(r.replica, r.charged_tokens);
+  r.charged_tokens = 0;
+  const auto target = st.replicas.pick();
+  if (!target || ++r.num_moves > max_moves) {
+    const std::string message =
+        "the engine replica serving this request failed (" + why + ")" +
+        (target ? ", as did " + std::to_string(max_moves) + " others"
+                : ", and no other replica is available");
+    send_one(self, r.client, error_output(it->first, message, target ? 500 : 503));
+    st.requests.erase(it);
+    return;
+  }
+  r.replica = *target;
+  r.charged_tokens = tokens_owed(st, r);
+  st.replicas.charge(r.replica, r.charged_tokens);
+  dispatch(self, it->first);
+}
+
+/// A replica's scheduler ended: no new requests go there, and its requests move on.
+void replica_lost(self_ptr self, int32_t index, const std::string& why) {
+  auto& st = self->state;
+  if (!st.down[index]) {
+    st.down[index] = true;
+    st.replicas.mark_dead(index);
+    if (st.hooks.on_replica_down) st.hooks.on_replica_down(index, why);
+  }
+  std::vector<std::string> ids;
+  for (const auto& [id, r] : st.requests)
+    if (r.replica == index) ids.push_back(id);
+  std::fprintf(stderr, "router: replica %d is down (%s); moving its %zu requests to other replicas\n",
+               index, why.c_str(), ids.size());
+  for (const auto& id : ids)
+    if (auto it = st.requests.find(id); it != st.requests.end()) move_request(self, it, why);
 }
 
 }  // namespace
@@ -33,31 +122,17 @@ int32_t add_replica(self_ptr self, scheduler_actor scheduler) {
 router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt_builder> prompts,
                                            std::vector<scheduler_actor> schedulers,
                                            remote_replica_factory make_remote_replica,
-                                           std::function<void(size_t mailbox_depth)> on_mailbox,
-                                           int32_t stream_interval) {
+                                           router_hooks hooks, int32_t stream_interval) {
   self->state.prompts = std::move(prompts);
   self->state.stream_interval = stream_interval;
-  self->state.on_mailbox = std::move(on_mailbox);
+  self->state.hooks = std::move(hooks);
   self->state.make_remote_replica = std::move(make_remote_replica);
   for (auto& s : schedulers) add_replica(self, std::move(s));
 
-  // A dead replica ends its requests with an error; the others keep serving.
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
-    for (int32_t i = 0; i < static_cast<int32_t>(st.schedulers.size()); ++i) {
-      if (st.schedulers[i].address() != msg.source) continue;
-      st.replicas.mark_dead(i);
-      std::fprintf(stderr, "router: replica %d is down (%s)\n", i, to_string(msg.reason).c_str());
-      for (auto it = st.requests.begin(); it != st.requests.end();) {
-        if (it->second.replica != i) {
-          ++it;
-          continue;
-        }
-        send_one(self, it->second.client,
-                 error_output(it->first, "the engine replica serving this request failed", 500));
-        it = st.requests.erase(it);
-      }
-    }
+    for (int32_t i = 0; i < static_cast<int32_t>(st.schedulers.size()); ++i)
+      if (st.schedulers[i].address() == msg.source) replica_lost(self, i, to_string(msg.reason));
   });
 
   return {
@@ -75,35 +150,21 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
           return send_one(self, client,
                           error_output(req.request_id, "no engine replica is available", 503));
         const int32_t n = std::max(1, req.params.n);
-        // max_tokens -1: until the context is full.
-        const int64_t prompt_len = static_cast<int64_t>(prompt.token_ids.size());
-        const int64_t max_out = req.params.max_tokens > 0
-                                    ? req.params.max_tokens
-                                    : st.prompts->max_model_len() - prompt_len;
-        const int64_t tokens = prompt_len + max_out * n;
-        st.replicas.charge(*replica, tokens);
-        st.requests.emplace(
-            req.request_id,
-            router_request{output_processor(st.prompts->tok(), req, prompt.token_ids),
-                           stream_coalescer(st.stream_interval), client, *replica, tokens, n, 0});
-        const std::string id = req.request_id;
-        self->request(st.schedulers[*replica], caf::infinite, add_atom::value,
-                      engine_request{id, std::move(prompt.token_ids), req.params})
-            .then(
-                [self, id](admission_reply& reply) {
-                  if (reply.error.empty()) return;
-                  auto it = self->state.requests.find(id);
-                  if (it == self->state.requests.end()) return;
-                  send_one(self, it->second.client, error_output(id, reply.error, reply.status));
-                  forget(self, it);
-                },
-                [self, id](caf::error& e) {
-                  auto it = self->state.requests.find(id);
-                  if (it == self->state.requests.end()) return;
-                  send_one(self, it->second.client,
-                           error_output(id, "engine replica unreachable: " + to_string(e), 503));
-                  forget(self, it);
-                });
+        router_request r{output_processor(st.prompts->tok(), req, prompt.token_ids),
+                         stream_coalescer(st.stream_interval),
+                         client,
+                         *replica,
+                         0,
+                         n,
+                         0,
+                         std::move(prompt.token_ids),
+                         req.params,
+                         std::vector<std::vector<int32_t>>(n),
+                         std::vector<bool>(n, false)};
+        r.charged_tokens = tokens_owed(st, r);
+        st.replicas.charge(*replica, r.charged_tokens);
+        st.requests.emplace(req.request_id, std::move(r));
+        dispatch(self, req.request_id);
       },
       [self](abort_atom, const std::string& id) {
         auto& st = self->state;
@@ -121,6 +182,11 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
           auto it = st.requests.find(out.request_id);
           if (it == st.requests.end()) continue;
           auto& r = it->second;
+          if (out.index >= 0 && out.index < r.num_choices) {
+            auto& g = r.generated[out.index];
+            g.insert(g.end(), out.token_ids.begin(), out.token_ids.end());
+            if (out.finish != finish_reason::none) r.finished[out.index] = true;
+          }
           if (out.finish != finish_reason::none) ++r.num_finished_by_engine;
           auto delta = r.processor.process(std::move(out));
           if (delta) delta = r.coalescer.add(std::move(*delta));
@@ -139,7 +205,7 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         }
         for (auto& [addr, slot] : per_client)
           self->send(slot.first, outputs_atom::value, std::move(slot.second));
-        if (st.on_mailbox) st.on_mailbox(self->mailbox().size());
+        if (st.hooks.on_mailbox) st.hooks.on_mailbox(self->mailbox().size());
       },
       [self](tokenize_atom, const generate_request& req) -> tokenize_reply {
         prepared_prompt p = self->state.prompts->prepare(req);

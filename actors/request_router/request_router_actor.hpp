@@ -3,8 +3,11 @@
 /// (replica_set), and turns each replica's outputs into client deltas (output_processor:
 /// detokenization, stop strings, echo), one message per client per batch of outputs. A stop
 /// string that ends a request sends `abort` to its scheduler so its blocks are freed at once.
-/// Replicas are monitored: when one dies, its requests end with an error. With a stream
-/// interval above 1, a choice's deltas are gathered until that many tokens are ready
+/// Replicas are monitored: when one dies (a remote worker was lost, say), its requests move
+/// to another replica, which recomputes their prompt and the tokens their clients already
+/// have and goes on from there, so each client sees one stream with no token lost or
+/// repeated; only with no replica left do they end with an error. With a stream interval
+/// above 1, a choice's deltas are gathered until that many tokens are ready
 /// (stream_coalescer).
 #include <functional>
 #include <map>
@@ -33,6 +36,20 @@ struct router_request {
   int64_t charged_tokens = 0;
   int32_t num_choices = 1;
   int32_t num_finished_by_engine = 0;
+  // What another replica needs to go on with the request if this one is lost.
+  std::vector<int32_t> prompt_token_ids;
+  sampling_params params;
+  std::vector<std::vector<int32_t>> generated;  ///< per choice: the tokens received so far
+  std::vector<bool> finished;                   ///< per choice: the engine ended it
+  uint64_t attempt = 0;    ///< bumped at each hand-over to a scheduler; older replies are moot
+  int32_t num_moves = 0;   ///< replicas lost under this request
+};
+
+/// What the router reports as it goes (metrics, health). Each may be empty.
+struct router_hooks {
+  std::function<void(size_t mailbox_depth)> on_mailbox;
+  /// A replica went down for good (its scheduler ended): `reason` says why.
+  std::function<void(int32_t replica, const std::string& reason)> on_replica_down;
 };
 
 struct router_state {
@@ -43,10 +60,11 @@ struct router_state {
   std::shared_ptr<prompt_builder> prompts;
   replica_set replicas;
   std::vector<scheduler_actor> schedulers;
+  std::vector<bool> down;  ///< per replica: its scheduler ended
   std::map<std::string, router_request> requests;
   remote_replica_factory make_remote_replica;
-  std::function<void(size_t mailbox_depth)> on_mailbox;  ///< metrics hook (may be empty)
-  int32_t stream_interval = 1;                           ///< tokens per streamed delta
+  router_hooks hooks;
+  int32_t stream_interval = 1;  ///< tokens per streamed delta
   static inline const char* name = "request_router";
 };
 
@@ -54,7 +72,6 @@ router_actor::behavior_type request_router(router_actor::stateful_pointer<router
                                            std::shared_ptr<prompt_builder> prompts,
                                            std::vector<scheduler_actor> schedulers,
                                            remote_replica_factory make_remote_replica,
-                                           std::function<void(size_t mailbox_depth)> on_mailbox,
-                                           int32_t stream_interval);
+                                           router_hooks hooks, int32_t stream_interval);
 
 }  // namespace actorllm

@@ -57,6 +57,13 @@ struct admission_error {
   std::string message;  ///< one clear line for the client
 };
 
+/// One choice of a request resumed from a replica that was lost: its index in [0, n) and the
+/// tokens it had generated there (those its client has already been sent).
+struct resumed_choice {
+  int32_t index = 0;
+  std::vector<int32_t> token_ids;
+};
+
 /// Something worth a log line, drained with take_events().
 struct scheduler_event {
   enum class kind {
@@ -80,6 +87,16 @@ class scheduler {
   std::optional<admission_error> add_request(std::string request_id,
                                              std::vector<int32_t> prompt_token_ids,
                                              const sampling_params& params);
+  /// Queues a request that another replica was running when it was lost: `choices` are its
+  /// unfinished choices with the tokens they had (empty: none was sampled yet, as
+  /// add_request). Each choice's sequence starts as a preempted one does, its prompt and
+  /// tokens to recompute, so that its outputs go on where the lost replica stopped, under the
+  /// same penalties, limits and stop checks. Refused as add_request refuses, and when the
+  /// longest choice no longer fits the device pool. In scheduler_recovery.cpp.
+  std::optional<admission_error> resume_request(std::string request_id,
+                                                std::vector<int32_t> prompt_token_ids,
+                                                const sampling_params& params,
+                                                std::vector<resumed_choice> choices);
   /// Whether schedule() has anything to do (queued requests or finished ids to report).
   bool has_work() const;
 

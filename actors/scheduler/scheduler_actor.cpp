@@ -17,29 +17,14 @@ constexpr auto step_timeout = std::chrono::minutes(5);
 /// Worker replacements a replica attempts before it ends its requests with an error.
 constexpr int32_t max_worker_restarts = 8;
 
-/// Live choices per request, to end every request with an error if the workers are gone.
-struct live_requests {
-  std::unordered_map<std::string, int32_t> num_open_choices;
-  void add(const std::string& id, int32_t n) { num_open_choices[id] = n; }
-  void observe(const std::vector<request_output>& outs) {
-    for (const auto& o : outs) {
-      if (o.finish == finish_reason::none) continue;
-      auto it = num_open_choices.find(o.request_id);
-      if (it != num_open_choices.end() && --it->second <= 0) num_open_choices.erase(it);
-    }
-  }
-};
-
 struct shell_extras {
-  live_requests live;
   uint64_t epoch = 0;  // bumped when the workers are replaced; older replies are ignored
 };
 
 void wake(self_ptr self);
 
-void emit(self_ptr self, std::vector<request_output> outs, shell_extras& extras) {
+void emit(self_ptr self, std::vector<request_output> outs) {
   if (outs.empty()) return;
-  extras.live.observe(outs);
   if (self->state.hooks.on_outputs) self->state.hooks.on_outputs(outs);
   // Not awaited: the router detokenizes these while the next step runs. Even when the math
   // threads take every core this pays: the router's burst preempts one of them for tens of
@@ -93,10 +78,11 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
     st.core->reset_workers();
     ++st.num_worker_restarts;
     if (st.hooks.on_worker) st.hooks.on_worker(0, false);
-    std::fprintf(stderr, "replica %d: worker lost (%s); requeueing every request for recompute\n",
-                 st.replica, why.c_str());
     // A worker that keeps dying (a device that cannot even start one) is not retried forever.
     bool ok = static_cast<bool>(st.respawn) && st.num_worker_restarts <= max_worker_restarts;
+    std::fprintf(stderr, "replica %d: worker lost (%s); %s\n", st.replica, why.c_str(),
+                 ok ? "requeueing every request for recompute"
+                    : "no replacement: the router moves its requests to other replicas");
     for (int32_t rank = 0; ok && rank < static_cast<int32_t>(st.workers.size()); ++rank) {
       self->demonitor(st.workers[rank].address());
       auto fresh = st.respawn(self->system(), rank);
@@ -109,24 +95,16 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
       if (st.hooks.on_worker) st.hooks.on_worker(rank, true);
     }
     if (!ok) {
-      std::vector<std::string> ids;
-      for (const auto& [id, n] : extras->live.num_open_choices) ids.push_back(id);
-      for (const auto& id : ids) {
-        auto outs = st.core->abort(id);
-        for (auto& o : outs) {
-          o.finish = finish_reason::error;
-          o.error = "the engine's worker failed: " + why;
-          o.error_status = 500;
-        }
-        emit(self, std::move(outs), *extras);
-      }
-      self->quit(caf::sec::runtime_error);
+      // The replica is lost (a remote worker cannot be respawned from here). Its requests
+      // are not ended here: the router sees this scheduler go down and recomputes them on
+      // another replica, from what their clients have already been sent.
+      self->quit(caf::make_error(caf::sec::runtime_error, "the engine's worker failed: " + why));
       return;
     }
     wake(self);
   };
 
-  auto finish_step = [self, extras](const step_result& result) {
+  auto finish_step = [self](const step_result& result) {
     auto& st = self->state;
     const auto step = st.in_flight.front();
     st.in_flight.pop_front();
@@ -137,7 +115,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
     st.last_step_finished = now;
     ++st.num_steps;
     st.worker_busy_seconds += result.worker_seconds;
-    emit(self, st.core->update(result), *extras);
+    emit(self, st.core->update(result));
     const auto stats = st.core->stats();
     cache_report report{result.step,
                         stats.device,
@@ -164,28 +142,32 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
   if (self->state.hooks.on_stats) self->state.hooks.on_stats(self->state.core->stats());
 
   return {
-      [self, extras](add_atom, engine_request& req) -> admission_reply {
-        const int32_t n = std::max(1, req.params.n);
-        auto refused = self->state.core->add_request(req.request_id,
-                                                     std::move(req.prompt_token_ids), req.params);
+      [self](add_atom, engine_request& req) -> admission_reply {
+        // A request moved here from a lost replica goes on from the tokens it had there.
+        std::vector<resumed_choice> resumed;
+        for (size_t i = 0; i < req.resumed_indices.size() && i < req.resumed_tokens.size(); ++i)
+          resumed.push_back({req.resumed_indices[i], std::move(req.resumed_tokens[i])});
+        const int32_t n =
+            resumed.empty() ? std::max(1, req.params.n) : static_cast<int32_t>(resumed.size());
+        auto refused = self->state.core->resume_request(
+            req.request_id, std::move(req.prompt_token_ids), req.params, std::move(resumed));
         if (refused) {
           const int32_t status = refused->kind == admission_error::code::queue_full ? 503 : 400;
           return {refused->message, status};
         }
-        extras->live.add(req.request_id, n);
         auto& hooks = self->state.hooks;
         if (hooks.on_added) hooks.on_added(req.request_id, n);
         if (hooks.on_stats) hooks.on_stats(self->state.core->stats());
         wake(self);
         return {};
       },
-      [self, extras](abort_atom, const std::string& id) {
-        emit(self, self->state.core->abort(id), *extras);
+      [self](abort_atom, const std::string& id) {
+        emit(self, self->state.core->abort(id));
         if (self->state.hooks.on_stats) self->state.hooks.on_stats(self->state.core->stats());
         wake(self);
       },
-      [self, extras](stopped_atom, const std::string& id) {
-        emit(self, self->state.core->abort(id, finish_reason::stop), *extras);
+      [self](stopped_atom, const std::string& id) {
+        emit(self, self->state.core->abort(id, finish_reason::stop));
         if (self->state.hooks.on_stats) self->state.hooks.on_stats(self->state.core->stats());
         wake(self);
       },

@@ -11,8 +11,10 @@
 ///
 /// Supervision: the workers are monitored. When one dies (or fails a step), the core forgets
 /// the workers' state (every request recomputes), a fresh worker is spawned from the factory,
-/// and the loop goes on; with no factory, or when respawning fails, every request ends with
-/// an error. No request hangs and no block leaks.
+/// and the loop goes on; with no factory (a remote worker), or when respawning fails, the
+/// scheduler quits with the error, and the router, which monitors it, moves its requests to
+/// another replica (or ends them with an error where none is left). No request hangs and no
+/// block leaks.
 #include <chrono>
 #include <deque>
 #include <functional>

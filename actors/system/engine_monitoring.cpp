@@ -29,10 +29,13 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
   replica_metrics* m;
   {
     std::lock_guard lock(mutex_);
-    replicas_.push_back(std::unique_ptr<replica_metrics>(new replica_metrics{
-        engine_metrics(registry_, engine_labels{model_name_, replica, max_model_len_}),
-        stats_logger(log_stats_interval_), cache_config_info(registry_, model_name_, replica)}));
-    m = replicas_.back().get();
+    // A replica that comes back (a worker joining in a lost one's place) keeps its series.
+    auto& slot = replicas_[replica];
+    if (!slot)
+      slot.reset(new replica_metrics{
+          engine_metrics(registry_, engine_labels{model_name_, replica, max_model_len_}),
+          stats_logger(log_stats_interval_), cache_config_info(registry_, model_name_, replica)});
+    m = slot.get();
   }
   m->cache_info.set(cache);
   const std::string scheduler_name = "scheduler-" + std::to_string(replica);
@@ -59,6 +62,16 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
                           up);
   };
   return hooks;
+}
+
+void engine_monitoring::replica_down(int32_t replica) {
+  replica_metrics* m = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = replicas_.find(replica); it != replicas_.end()) m = it->second.get();
+  }
+  // The replica's scheduler, the one other writer of these metrics, has ended.
+  if (m) m->metrics.on_replica_down();
 }
 
 }  // namespace actorllm

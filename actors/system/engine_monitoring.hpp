@@ -2,6 +2,7 @@
 /// The metrics and stats log of one server: the Prometheus registry and, per replica, the
 /// engine metrics and the stats logger, fed through scheduler_hooks on each scheduler's own
 /// thread. Only actor shells call into it; the cores return stats structs.
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +21,9 @@ class engine_monitoring {
 
   /// The hooks a replica's scheduler shell calls; the replica's metrics are created here.
   scheduler_hooks hooks_for(int32_t replica, const cache_config_values& cache);
+  /// A replica's scheduler ended (called from the router's thread once it has): its gauges
+  /// go to zero, and the requests it was timing are forgotten (they go on elsewhere).
+  void replica_down(int32_t replica);
   void on_http_request(std::string_view path, int status) { http_.on_request(path, status); }
   void set_worker_up(const std::string& worker, bool up) { actors_.set_worker_up(worker, up); }
   void set_mailbox_depth(const std::string& actor, size_t depth) {
@@ -41,7 +45,7 @@ class engine_monitoring {
   http_metrics http_;
   actor_metrics actors_;
   std::mutex mutex_;  // guards replicas_ (replicas are added at run time)
-  std::vector<std::unique_ptr<replica_metrics>> replicas_;
+  std::map<int32_t, std::unique_ptr<replica_metrics>> replicas_;  // by replica index
 };
 
 }  // namespace actorllm

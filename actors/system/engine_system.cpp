@@ -36,18 +36,22 @@ engine_system::engine_system(const engine_config& config)
     scheduler_options options = setup_->scheduler;
     options.num_device_blocks = info.num_device_blocks;
     options.num_cpu_blocks = info.num_cpu_blocks;
-    // A remote worker cannot be respawned from here: if it dies, its replica ends its requests.
+    // A remote worker cannot be respawned from here: if it dies, its replica ends, and the
+    // router moves its requests to the others.
     return spawn_replica(index, {std::move(worker)}, nullptr, options);
   };
   // NOTE: the actors on a step's critical path (router, scheduler, gateway) run detached, on
   // threads of their own that wake at once when a message arrives. CAF 0.17's shared
   // scheduler threads poll with sleeps of up to 10 ms once idle, and they are idle for the
   // whole of a long forward pass: each step would wait that long for its result message.
-  router_ = system_.spawn<caf::detached>(
-      request_router, prompts_, std::vector<scheduler_actor>{}, remote_factory,
-      std::function<void(size_t)>(
-          [m = monitoring_.get()](size_t depth) { m->set_mailbox_depth("router", depth); }),
-      config.scheduler.stream_interval);
+  router_hooks hooks;
+  hooks.on_mailbox = [m = monitoring_.get()](size_t depth) { m->set_mailbox_depth("router", depth); };
+  hooks.on_replica_down = [m = monitoring_.get()](int32_t replica, const std::string&) {
+    m->replica_down(replica);
+  };
+  router_ = system_.spawn<caf::detached>(request_router, prompts_, std::vector<scheduler_actor>{},
+                                         remote_factory, std::move(hooks),
+                                         config.scheduler.stream_interval);
   own(caf::actor_cast<caf::actor>(router_));
   for (int32_t i = 0; i < config.parallel.replicas; ++i) add_replica();
 

@@ -3,8 +3,9 @@
 # with `actorllm worker --connect` and serves as replica 1 (its tokens show in /metrics).
 # Joining needs the cluster's secret and the same model: a worker without the secret, with a
 # wrong one, with another model or as half a tensor-parallel group is refused with one line.
-# Then the worker is killed with SIGKILL: the server stays up and keeps answering; when the
-# server goes away, a worker exits with status 1.
+# Then the worker is killed with SIGKILL mid-stream: its streams go on on the local replica
+# with exactly the text of a run alone, the lost replica's gauges read 0, and the server keeps
+# answering; when the server goes away, a worker exits with status 1.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}"
@@ -75,6 +76,15 @@ check "worker --tensor-parallel-size 2 is refused: status $status" test "$status
 check "... saying a remote worker serves the whole model" grep -q "whole model" "$work/w-tp.log"
 check "no refused worker became a replica" bash -c "! grep -q 'joined as replica' '$work/serve.log'"
 
+# Greedy outputs of long requests run alone (on the local replica), to compare the streams
+# that lose their worker with.
+prompts=("[1]" "[1, 400]" "[1, 300, 301]" "[1, 7, 8, 9]" "[1, 250]" "[1, 50, 60]")
+for i in "${!prompts[@]}"; do
+  curl -sf "$base/v1/completions" -H 'Content-Type: application/json' \
+    -d '{"prompt": '"${prompts[$i]}"', "max_tokens": 400, "temperature": 0, "ignore_eos": true}' \
+    -o "$work/solo$i.json"
+done
+
 # --- a worker with the secret joins -------------------------------------------------------------
 "$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 256 \
   --cluster-secret-file "$secret_file" --name remote-a >"$work/worker.log" 2>&1 &
@@ -96,9 +106,70 @@ check "replica 1 (the remote worker) generated tokens (${remote_tokens:-0})" \
 same=$(cat "$work"/out*.json | grep -o '"text":"[^"]*"' | sort -u | wc -l)
 check "every answer is the same greedy text, whichever replica served it" test "$same" -eq 1
 
+# --- kill -9 of the worker mid-stream: its streams go on on the local replica -----------------
+streams=()
+for i in "${!prompts[@]}"; do
+  curl -sN "$base/v1/completions" -H 'Content-Type: application/json' \
+    -d '{"prompt": '"${prompts[$i]}"', "max_tokens": 400, "temperature": 0, "ignore_eos": true,
+         "stream": true, "stream_options": {"include_usage": true}}' -o "$work/stream$i.sse" &
+  streams+=($!)
+done
+# Every stream has started, and the remote replica is running some of them.
+for _ in $(seq 1 400); do
+  started=0
+  for i in "${!prompts[@]}"; do
+    chunks=$(grep -c '"text"' "$work/stream$i.sse" 2>/dev/null || true)
+    ((${chunks:-0} >= 10)) && started=$((started + 1))
+  done
+  ((started == ${#prompts[@]})) && break
+  sleep 0.01
+done
+running_remote=$(curl -s "$base/metrics" | awk '/^actorllm:num_requests_running\{.*replica="1"/ {print $2}')
+check "mid-stream, the remote replica runs requests (${running_remote:-none})" \
+  test "${running_remote%.*}" -gt 0 2>/dev/null
 kill -9 "$worker"
 wait "$worker" 2>/dev/null || true
-sleep 0.5
+for pid in "${streams[@]}"; do wait "$pid" || true; done
+for i in "${!prompts[@]}"; do
+  verdict=$(python3 - "$work/solo$i.json" "$work/stream$i.sse" <<'PY'
+import json, sys
+solo = json.load(open(sys.argv[1]))["choices"][0]["text"]
+text, finish, usage, errors = "", None, None, []
+for line in open(sys.argv[2]):
+    if not line.startswith("data: {"):
+        continue
+    chunk = json.loads(line[6:])
+    if "error" in chunk:
+        errors.append(chunk["error"].get("message"))
+    for c in chunk.get("choices", []):
+        text += c.get("text", "")
+        finish = c.get("finish_reason") or finish
+    usage = chunk.get("usage") or usage
+if errors:
+    print("error: %s" % errors)
+elif text != solo:
+    print("text differs from the solo run (%d vs %d chars)" % (len(text), len(solo)))
+elif finish != "length" or not usage or usage["completion_tokens"] != 400:
+    print("finish %s, usage %s" % (finish, usage))
+else:
+    print("same")
+PY
+)
+  check "stream $i after the kill: one stream with the solo run's exact text ($verdict)" test "$verdict" = same
+done
+moved=$(grep -o "replica 1 is down.*moving its [0-9]* requests" "$work/serve.log" | grep -o "its [0-9]*" | grep -o "[0-9]*" || true)
+check "the server moved the lost replica's ${moved:-0} requests mid-stream" test "${moved:-0}" -gt 0
+metrics=$(curl -s "$base/metrics")
+# gauge NAME [LABEL]: the value of NAME{...replica="1"...} (with LABEL among its labels).
+gauge() {
+  echo "$metrics" | awk -v n="actorllm:$1{" -v r='replica="1"' -v e="${2:-}" \
+    'index($0, n) == 1 && index($0, r) && (e == "" || index($0, e)) {print $2}'
+}
+check "the lost replica's running gauge is 0 ($(gauge num_requests_running))" test "$(gauge num_requests_running)" = 0
+check "the lost replica's waiting gauge is 0 ($(gauge num_requests_waiting))" test "$(gauge num_requests_waiting)" = 0
+check "the lost replica's KV usage gauge is 0 ($(gauge kv_cache_usage_perc))" test "$(gauge kv_cache_usage_perc)" = 0
+check "the lost replica's free device blocks gauge is 0 ($(gauge num_free_blocks 'pool="device"'))" \
+  test "$(gauge num_free_blocks 'pool="device"')" = 0
 ok=0
 for _ in 1 2 3; do
   curl -sf "$base/v1/completions" -H 'Content-Type: application/json' \
