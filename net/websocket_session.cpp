@@ -238,9 +238,9 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     ws_.async_write(asio::buffer(queue_.front()),
                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
                       self->writing_ = false;
-                      if (ec) return self->on_closed();
                       self->queued_bytes_ -= self->queue_.front().size();
                       self->queue_.pop_front();
+                      if (ec) return self->on_closed();
                       self->write_next();
                     });
   }
@@ -255,8 +255,9 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     }
     calls_.clear();
     by_engine_id_.clear();
-    queue_.clear();
-    queued_bytes_ = 0;
+    // The message being written stays until its write completes: asio reads from it until then.
+    while (queue_.size() > (writing_ ? 1u : 0u)) queue_.pop_back();
+    queued_bytes_ = queue_.empty() ? 0 : queue_.front().size();
     beast::error_code ignored;
     beast::get_lowest_layer(ws_).socket().close(ignored);
   }
