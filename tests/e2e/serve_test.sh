@@ -46,9 +46,9 @@ curl -sf "$base/health" >/dev/null || { echo "FAIL: /health never became 200"; c
 json_get() {  # json_get <file> <python expression over j>
   python3 -c "import json,sys; j = json.load(open(sys.argv[1])); print($2)" "$1"
 }
-status_of() {  # status_of <out file> <curl args...>: prints the HTTP status
+status_of() {  # status_of <out file> <curl args...>: prints the HTTP status (bodies sent as JSON)
   local out=$1; shift
-  curl -s -o "$out" -w '%{http_code}' "$@"
+  curl -s -o "$out" -w '%{http_code}' -H 'Content-Type: application/json' "$@"
 }
 
 golden_text=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['output_text'], end='')" "$golden")
@@ -113,18 +113,21 @@ check "400 a priority when requests run first come, first served" \
   test "$(status_of "$work/e.json" "$base/v1/completions" -d '{"prompt":"x","priority":1}')" = 400
 check "404 unknown path" test "$(status_of "$work/e.json" "$base/v1/nothing")" = 404
 check "405 wrong method" test "$(status_of "$work/e.json" "$base/v1/completions")" = 405
+# curl -d alone sends a form; the JSON routes refuse it rather than guess.
+check "415 a form body on a JSON route" \
+  test "$(curl -s -o "$work/e.json" -w '%{http_code}' "$base/v1/completions" -d '{"prompt":"x"}')" = 415
 
 # Tokenizer endpoints.
-curl -s "$base/tokenize" -d '{"prompt":"Once upon a time"}' -o "$work/t.json"
+curl -s "$base/tokenize" -H 'Content-Type: application/json' -d '{"prompt":"Once upon a time"}' -o "$work/t.json"
 check "/tokenize counts tokens and gives max_model_len" \
   python3 -c "import json,sys; j = json.load(open(sys.argv[1])); sys.exit(not (j['count'] == len(j['tokens']) > 0 and j['max_model_len'] == 512))" "$work/t.json"
 ids=$(python3 -c "import json,sys; print(json.dumps({'tokens': json.load(open(sys.argv[1]))['output_token_ids']}))" "$golden")
-curl -s "$base/detokenize" -d "$ids" -o "$work/d.json"
+curl -s "$base/detokenize" -H 'Content-Type: application/json' -d "$ids" -o "$work/d.json"
 check "/detokenize of the golden ids gives the golden text" \
   test "$(json_get "$work/d.json" "j['prompt'].strip()")" = "$golden_text"
 
 # A client that disconnects mid-stream: the server aborts it and keeps serving.
-curl -sN --max-time 0.3 "$base/v1/completions" \
+curl -sN --max-time 0.3 "$base/v1/completions" -H 'Content-Type: application/json' \
   -d '{"prompt":[1],"max_tokens":400,"ignore_eos":true,"stream":true}' -o /dev/null || true
 # The abort lands within a step; on a loaded machine allow a few seconds before judging.
 if grep -q '^actorllm:num_requests_running' "$work/metrics.txt" 2>/dev/null; then
