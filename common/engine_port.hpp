@@ -48,6 +48,12 @@ struct detokenize_result {
   int32_t error_status = 0;
 };
 
+/// Answer to health(): whether the whole engine serves, or why not.
+struct engine_health {
+  bool ok = true;
+  std::string reason;  ///< when !ok: one line naming each replica that does not serve
+};
+
 class engine_port {
  public:
   using output_callback = std::function<void(request_output)>;
@@ -75,8 +81,17 @@ class engine_port {
   virtual void detokenize(std::vector<int32_t> tokens,
                           std::function<void(detokenize_result)> done) = 0;
 
-  /// True only while the engine loop is alive (false while loading or after it died).
+  /// True only while the engine loop is alive (false while loading or after it died): requests
+  /// are admitted while it holds, even if some replica is down (the others serve them).
   virtual bool healthy() const = 0;
+
+  /// Liveness for /health: not ok while the engine is not running, or while any replica is
+  /// down or restarting its workers, with the reason naming them. The default follows
+  /// healthy().
+  virtual engine_health health() const {
+    if (healthy()) return {};
+    return {false, "the engine is not running"};
+  }
 
   virtual model_info model() const = 0;
 

@@ -197,9 +197,12 @@ class http_session : public std::enable_shared_from_this<http_session> {
     }
     engine_port& engine = context_.engine;
     switch (r.target) {
-      case endpoint::health:
-        if (engine.healthy()) return send(http::status::ok, "", "text/plain");
-        return send_error(engine_error("the engine is not running", 503));
+      case endpoint::health: {
+        // Liveness of the whole engine: 503 while any replica is down or restarting, naming it.
+        const engine_health health = engine.health();
+        if (health.ok) return send(http::status::ok, "", "text/plain");
+        return send_error(engine_error(health.reason, 503));
+      }
       case endpoint::version:
         return send(http::status::ok, version_json());
       case endpoint::models:

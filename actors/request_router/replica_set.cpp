@@ -19,6 +19,10 @@ void replica_set::mark_dead(int32_t index) {
   if (index >= 0 && index < size()) replicas_[index].dead = true;
 }
 
+void replica_set::revive(int32_t index) {
+  if (index >= 0 && index < size()) replicas_[index] = {};
+}
+
 std::optional<int32_t> replica_set::pick() const {
   std::optional<int32_t> best;
   for (int32_t i = 0; i < size(); ++i) {

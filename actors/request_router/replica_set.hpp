@@ -16,6 +16,9 @@ class replica_set {
   /// A draining replica finishes what it has but gets no new requests.
   bool drain(int32_t index);
   void mark_dead(int32_t index);
+  /// A dead replica's slot serves again (a new worker took the lost one's place), with
+  /// nothing outstanding.
+  void revive(int32_t index);
 
   /// The usable replica owing the fewest tokens (ties: the lowest index); none if no replica is
   /// usable.

@@ -24,13 +24,20 @@ void forget(self_ptr self, std::map<std::string, router_request>::iterator it) {
   self->state.requests.erase(it);
 }
 
-int32_t add_replica(self_ptr self, scheduler_actor scheduler) {
+int32_t add_replica(self_ptr self, scheduler_actor scheduler, bool remote = false) {
   auto& st = self->state;
   const int32_t index = st.replicas.add();
   self->monitor(scheduler);
   st.schedulers.push_back(std::move(scheduler));
   st.down.push_back(false);
+  st.remote.push_back(remote);
   return index;
+}
+
+/// An exit reason as one readable line: the message a scheduler ended with, else CAF's text.
+std::string describe(const caf::error& reason) {
+  if (reason.context().match_elements<std::string>()) return reason.context().get_as<std::string>(0);
+  return to_string(reason);
 }
 
 /// Tokens a request may still occupy: its prompt and max_tokens per choice (-1: the context).
@@ -41,7 +48,8 @@ int64_t tokens_owed(const router_state& st, const router_request& r) {
   return prompt_len + max_out * r.num_choices;
 }
 
-void replica_lost(self_ptr self, int32_t index, const std::string& why);
+void replica_lost(self_ptr self, int32_t index, const std::string& why,
+                  const caf::error* exit_reason);
 
 /// Hands request `id` to its replica's scheduler: as new, or, after a replica was lost, with
 /// the tokens each unfinished choice already has (the scheduler recomputes them and goes on).
@@ -72,7 +80,7 @@ void dispatch(self_ptr self, const std::string& id) {
             if (it == self->state.requests.end() || it->second.attempt != attempt) return;
             // The scheduler ended before it took the request (its down message may still be
             // on its way): the replica is lost either way.
-            replica_lost(self, replica, to_string(e));
+            replica_lost(self, replica, to_string(e), nullptr);
           });
 }
 
@@ -100,13 +108,18 @@ void move_request(self_ptr self, std::map<std::string, router_request>::iterator
   dispatch(self, it->first);
 }
 
-/// A replica's scheduler ended: no new requests go there, and its requests move on.
-void replica_lost(self_ptr self, int32_t index, const std::string& why) {
+/// A replica's scheduler ended: no new requests go there, and its requests move on. Its down
+/// message (`exit_reason`) is what the hooks hear of; a request bounced by the ended scheduler
+/// may tell first.
+void replica_lost(self_ptr self, int32_t index, const std::string& why,
+                  const caf::error* exit_reason) {
   auto& st = self->state;
-  if (!st.down[index]) {
+  st.replicas.mark_dead(index);
+  if (exit_reason && !st.down[index]) {
     st.down[index] = true;
-    st.replicas.mark_dead(index);
-    if (st.hooks.on_replica_down) st.hooks.on_replica_down(index, why);
+    // A worker that stopped cleanly (SIGTERM) left on purpose: its replica retires.
+    const bool retired = *exit_reason == caf::exit_reason::user_shutdown;
+    if (st.hooks.on_replica_down) st.hooks.on_replica_down(index, why, retired);
   }
   std::vector<std::string> ids;
   for (const auto& [id, r] : st.requests)
@@ -132,7 +145,8 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
     for (int32_t i = 0; i < static_cast<int32_t>(st.schedulers.size()); ++i)
-      if (st.schedulers[i].address() == msg.source) replica_lost(self, i, to_string(msg.reason));
+      if (st.schedulers[i].address() == msg.source)
+        replica_lost(self, i, describe(msg.reason), &msg.reason);
   });
 
   return {
@@ -232,9 +246,23 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         auto& st = self->state;
         if (!st.make_remote_replica)
           return caf::make_error(caf::sec::runtime_error, "no remote replicas here");
-        auto scheduler = st.make_remote_replica(self->system(), std::move(worker), info,
-                                                st.replicas.size());
-        const int32_t index = add_replica(self, std::move(scheduler));
+        // The worker takes the place of a lost remote replica if there is one, so that a
+        // restarted worker brings the engine back to all replicas serving.
+        int32_t index = -1;
+        for (int32_t i = 0; i < st.replicas.size() && index < 0; ++i)
+          if (st.remote[i] && st.down[i]) index = i;
+        if (index < 0) {
+          index = add_replica(self,
+                              st.make_remote_replica(self->system(), std::move(worker), info,
+                                                     st.replicas.size()),
+                              true);
+        } else {
+          st.schedulers[index] =
+              st.make_remote_replica(self->system(), std::move(worker), info, index);
+          self->monitor(st.schedulers[index]);
+          st.down[index] = false;
+          st.replicas.revive(index);
+        }
         std::fprintf(stderr, "router: worker '%s' joined as replica %d (%d KV blocks)\n",
                      info.name.c_str(), index, info.num_device_blocks);
         return index;

@@ -25,6 +25,7 @@
 namespace actorllm {
 
 /// Builds a replica around a worker that joined from another process; returns its scheduler.
+/// `replica` is a new index, or that of a lost remote replica whose place the worker takes.
 using remote_replica_factory = std::function<scheduler_actor(
     caf::actor_system&, worker_actor worker, const worker_info& info, int32_t replica)>;
 
@@ -48,8 +49,9 @@ struct router_request {
 /// What the router reports as it goes (metrics, health). Each may be empty.
 struct router_hooks {
   std::function<void(size_t mailbox_depth)> on_mailbox;
-  /// A replica went down for good (its scheduler ended): `reason` says why.
-  std::function<void(int32_t replica, const std::string& reason)> on_replica_down;
+  /// A replica's scheduler ended: `reason` says why; `retired` when on purpose (its worker
+  /// left cleanly), not by a failure.
+  std::function<void(int32_t replica, const std::string& reason, bool retired)> on_replica_down;
 };
 
 struct router_state {
@@ -60,7 +62,8 @@ struct router_state {
   std::shared_ptr<prompt_builder> prompts;
   replica_set replicas;
   std::vector<scheduler_actor> schedulers;
-  std::vector<bool> down;  ///< per replica: its scheduler ended
+  std::vector<bool> down;    ///< per replica: its scheduler ended
+  std::vector<bool> remote;  ///< per replica: built around a worker of another process
   std::map<std::string, router_request> requests;
   remote_replica_factory make_remote_replica;
   router_hooks hooks;

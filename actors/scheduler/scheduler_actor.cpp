@@ -77,7 +77,10 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
     st.in_flight.clear();
     st.core->reset_workers();
     ++st.num_worker_restarts;
-    if (st.hooks.on_worker) st.hooks.on_worker(0, false);
+    // Every rank is replaced (a lost rank leaves its peers' group unusable).
+    for (int32_t rank = 0; st.hooks.on_worker && rank < static_cast<int32_t>(st.workers.size());
+         ++rank)
+      st.hooks.on_worker(rank, false);
     // A worker that keeps dying (a device that cannot even start one) is not retried forever.
     bool ok = static_cast<bool>(st.respawn) && st.num_worker_restarts <= max_worker_restarts;
     std::fprintf(stderr, "replica %d: worker lost (%s); %s\n", st.replica, why.c_str(),
@@ -91,8 +94,16 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
         break;
       }
       self->monitor(fresh);
+      // Up once it answers: a worker builds its backend (weights, KV pools) before that.
+      const uint64_t epoch = extras->epoch;
+      self->request(fresh, std::chrono::minutes(5), info_atom::value)
+          .then(
+              [self, extras, epoch, rank](const worker_info&) {
+                if (extras->epoch == epoch && self->state.hooks.on_worker)
+                  self->state.hooks.on_worker(rank, true);
+              },
+              [](caf::error&) {});  // its down message starts the next restart
       st.workers[rank] = std::move(fresh);
-      if (st.hooks.on_worker) st.hooks.on_worker(rank, true);
     }
     if (!ok) {
       // The replica is lost (a remote worker cannot be respawned from here). Its requests
@@ -205,6 +216,9 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
                   },
                   [=](caf::error& e) {
                     if (extras->epoch != epoch) return;
+                    // A worker that ended bounces the plan; its down message follows and says
+                    // why (a worker that left cleanly is not a failure).
+                    if (e == caf::sec::request_receiver_down) return;
                     on_worker_failure(to_string(e));
                   });
         }

@@ -52,6 +52,14 @@ void engine_client::deliver(std::vector<request_output>& outputs) {
   }
 }
 
+engine_health engine_client::health() const {
+  if (!healthy_.load()) return {false, "the engine is not running"};
+  if (!monitoring_) return {};
+  std::string problems = monitoring_->health_problems();
+  if (problems.empty()) return {};
+  return {false, std::move(problems)};
+}
+
 std::size_t engine_client::num_in_flight() const {
   std::lock_guard lock(mutex_);
   return pending_.size();

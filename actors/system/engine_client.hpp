@@ -30,6 +30,7 @@ class engine_client final : public engine_port {
   void detokenize(std::vector<int32_t> tokens,
                   std::function<void(detokenize_result)> done) override;
   bool healthy() const override { return healthy_.load(); }
+  engine_health health() const override;
   model_info model() const override { return info_; }
   std::string metrics_text() override {
     return monitoring_ ? monitoring_->render() : std::string();

@@ -23,7 +23,8 @@ engine_monitoring::engine_monitoring(std::string model_name, int32_t max_model_l
       max_model_len_(max_model_len),
       log_stats_interval_(log_stats_interval),
       http_(registry_, model_name_),
-      actors_(registry_, model_name_) {}
+      actors_(registry_, model_name_),
+      health_(registry_, model_name_) {}
 
 scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config_values& cache) {
   replica_metrics* m;
@@ -58,13 +59,25 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
       log_info("replica " + std::to_string(replica) + ": " + *line);
   };
   hooks.on_worker = [this, replica](int32_t rank, bool up) {
-    actors_.set_worker_up("replica" + std::to_string(replica) + "-worker" + std::to_string(rank),
-                          up);
+    const std::string worker = "replica" + std::to_string(replica) + "-worker" + std::to_string(rank);
+    actors_.set_worker_up(worker, up);
+    if (up)
+      health_.worker_up(replica, rank);
+    else
+      health_.worker_down(replica, rank, worker + " was lost");
   };
   return hooks;
 }
 
-void engine_monitoring::replica_down(int32_t replica) {
+void engine_monitoring::replica_serving(int32_t replica, std::string label) {
+  health_.set_serving(replica, std::move(label));
+}
+
+void engine_monitoring::replica_down(int32_t replica, const std::string& reason, bool retired) {
+  if (retired)
+    health_.set_retired(replica);
+  else
+    health_.set_down(replica, reason);
   replica_metrics* m = nullptr;
   {
     std::lock_guard lock(mutex_);

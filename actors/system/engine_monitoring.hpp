@@ -12,6 +12,7 @@
 #include "monitoring/actor_metrics.hpp"
 #include "monitoring/engine_metrics.hpp"
 #include "monitoring/http_metrics.hpp"
+#include "monitoring/replica_health.hpp"
 
 namespace actorllm {
 
@@ -21,9 +22,15 @@ class engine_monitoring {
 
   /// The hooks a replica's scheduler shell calls; the replica's metrics are created here.
   scheduler_hooks hooks_for(int32_t replica, const cache_config_values& cache);
+  /// A replica was built (or rebuilt around a worker that joined in a lost one's place) and
+  /// serves; `label` names it in /health ("replica 1 (remote worker 'a')").
+  void replica_serving(int32_t replica, std::string label);
   /// A replica's scheduler ended (called from the router's thread once it has): its gauges
-  /// go to zero, and the requests it was timing are forgotten (they go on elsewhere).
-  void replica_down(int32_t replica);
+  /// go to zero, and the requests it was timing are forgotten (they go on elsewhere). It is
+  /// down (/health 503) unless it `retired`: its worker left on purpose.
+  void replica_down(int32_t replica, const std::string& reason, bool retired);
+  /// Empty while every replica serves; else one line naming each that does not.
+  std::string health_problems() const { return health_.problems(); }
   void on_http_request(std::string_view path, int status) { http_.on_request(path, status); }
   void set_worker_up(const std::string& worker, bool up) { actors_.set_worker_up(worker, up); }
   void set_mailbox_depth(const std::string& actor, size_t depth) {
@@ -44,6 +51,7 @@ class engine_monitoring {
   metrics_registry registry_;
   http_metrics http_;
   actor_metrics actors_;
+  replica_health health_;
   std::mutex mutex_;  // guards replicas_ (replicas are added at run time)
   std::map<int32_t, std::unique_ptr<replica_metrics>> replicas_;  // by replica index
 };

@@ -38,7 +38,9 @@ engine_system::engine_system(const engine_config& config)
     options.num_cpu_blocks = info.num_cpu_blocks;
     // A remote worker cannot be respawned from here: if it dies, its replica ends, and the
     // router moves its requests to the others.
-    return spawn_replica(index, {std::move(worker)}, nullptr, options);
+    return spawn_replica(index, {std::move(worker)}, nullptr, options,
+                         "replica " + std::to_string(index) + " (remote worker '" + info.name +
+                             "')");
   };
   // NOTE: the actors on a step's critical path (router, scheduler, gateway) run detached, on
   // threads of their own that wake at once when a message arrives. CAF 0.17's shared
@@ -46,8 +48,9 @@ engine_system::engine_system(const engine_config& config)
   // whole of a long forward pass: each step would wait that long for its result message.
   router_hooks hooks;
   hooks.on_mailbox = [m = monitoring_.get()](size_t depth) { m->set_mailbox_depth("router", depth); };
-  hooks.on_replica_down = [m = monitoring_.get()](int32_t replica, const std::string&) {
-    m->replica_down(replica);
+  hooks.on_replica_down = [m = monitoring_.get()](int32_t replica, const std::string& reason,
+                                                   bool retired) {
+    m->replica_down(replica, reason, retired);
   };
   router_ = system_.spawn<caf::detached>(request_router, prompts_, std::vector<scheduler_actor>{},
                                          remote_factory, std::move(hooks),
@@ -78,7 +81,9 @@ worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank,
 }
 
 scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_actor> workers,
-                                             worker_factory respawn, scheduler_options options) {
+                                             worker_factory respawn, scheduler_options options,
+                                             std::string label) {
+  monitoring_->replica_serving(index, std::move(label));
   auto cache = system_.spawn(
       cache_engine,
       std::function<void(const cache_report&, size_t)>(
@@ -122,7 +127,8 @@ int32_t engine_system::add_replica() {
     }
     return spawn_local_worker(index, rank, *respawn_group);
   };
-  auto scheduler = spawn_replica(index, std::move(workers), std::move(respawn), setup_->scheduler);
+  auto scheduler = spawn_replica(index, std::move(workers), std::move(respawn), setup_->scheduler,
+                                 "replica " + std::to_string(index));
   caf::scoped_actor self{system_};
   int32_t assigned = -1;
   self->request(router_, std::chrono::seconds(30), replica_atom::value, scheduler)

@@ -58,8 +58,10 @@ class engine_system {
   void shutdown();
 
  private:
+  /// `label` names the replica in /health.
   scheduler_actor spawn_replica(int32_t index, std::vector<worker_actor> workers,
-                                worker_factory respawn, scheduler_options options);
+                                worker_factory respawn, scheduler_options options,
+                                std::string label);
   worker_actor spawn_local_worker(int32_t replica, int32_t rank,
                                   std::shared_ptr<cpu::host_all_reduce> group);
 

@@ -5,7 +5,9 @@
 # wrong one, with another model or as half a tensor-parallel group is refused with one line.
 # Then the worker is killed with SIGKILL mid-stream: its streams go on on the local replica
 # with exactly the text of a run alone, the lost replica's gauges read 0, and the server keeps
-# answering; when the server goes away, a worker exits with status 1.
+# answering; /health is 503 naming the lost replica until a new worker takes its place, and a
+# worker stopped with SIGTERM retires its replica without failing /health. When the server
+# goes away, a worker exits with status 1.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}"
@@ -170,6 +172,14 @@ check "the lost replica's waiting gauge is 0 ($(gauge num_requests_waiting))" te
 check "the lost replica's KV usage gauge is 0 ($(gauge kv_cache_usage_perc))" test "$(gauge kv_cache_usage_perc)" = 0
 check "the lost replica's free device blocks gauge is 0 ($(gauge num_free_blocks 'pool="device"'))" \
   test "$(gauge num_free_blocks 'pool="device"')" = 0
+# --- /health: 503 naming the lost replica, 200 once a worker takes its place -----------------
+health_status() { curl -s -o "$work/health.json" -w '%{http_code}' "$base/health"; }
+check "/health is 503 while replica 1 is down ($(health_status))" test "$(health_status)" = 503
+check "... naming the replica and why: $(cat "$work/health.json")" \
+  grep -q "replica 1 (remote worker 'remote-a') is down" "$work/health.json"
+check "replica_up{replica=\"1\"} is 0 ($(gauge replica_up))" test "$(gauge replica_up)" = 0
+unhealthy=$(echo "$metrics" | awk '/^actorllm:replicas_unhealthy\{/ {print $2}')
+check "replicas_unhealthy is 1 (${unhealthy:-none})" test "${unhealthy:-}" = 1
 ok=0
 for _ in 1 2 3; do
   curl -sf "$base/v1/completions" -H 'Content-Type: application/json' \
@@ -177,21 +187,39 @@ for _ in 1 2 3; do
 done
 check "requests after the loss are served by the local replica ($ok/3)" test "$ok" -eq 3
 
-# --- the server goes away: its worker exits with status 1 ---------------------------------------
 "$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
   --cluster-secret-file "$secret_file" --name remote-b >"$work/worker-b.log" 2>&1 &
 worker_b=$!
 pids+=("$worker_b")
 for _ in $(seq 1 300); do grep -q "remote-b' joined" "$work/serve.log" && break; sleep 0.1; done
-kill -9 "$server"
-wait "$server" 2>/dev/null || true
+check "a new worker takes the lost replica's place" grep -q "worker 'remote-b' joined as replica 1" "$work/serve.log"
+check "/health is 200 again once every replica serves ($(health_status))" test "$(health_status)" = 200
+metrics=$(curl -s "$base/metrics")
+check "replica_up{replica=\"1\"} is 1 again ($(gauge replica_up))" test "$(gauge replica_up)" = 1
+kill -TERM "$worker_b"
 set +e
-for _ in $(seq 1 100); do kill -0 "$worker_b" 2>/dev/null || break; sleep 0.1; done
 wait "$worker_b"
 status=$?
 set -e
+check "a worker stopped with SIGTERM exits 0 ($status)" test "$status" -eq 0
+sleep 0.3
+check "... and its replica retires without failing /health ($(health_status))" test "$(health_status)" = 200
+
+# --- the server goes away: its worker exits with status 1 ---------------------------------------
+"$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
+  --cluster-secret-file "$secret_file" --name remote-c >"$work/worker-c.log" 2>&1 &
+worker_c=$!
+pids+=("$worker_c")
+for _ in $(seq 1 300); do grep -q "remote-c' joined" "$work/serve.log" && break; sleep 0.1; done
+kill -9 "$server"
+wait "$server" 2>/dev/null || true
+set +e
+for _ in $(seq 1 100); do kill -0 "$worker_c" 2>/dev/null || break; sleep 0.1; done
+wait "$worker_c"
+status=$?
+set -e
 check "the worker exits with status 1 when its server goes away ($status)" test "$status" -eq 1
-check "... saying the server went away" grep -q "went away" "$work/worker-b.log"
+check "... saying the server went away" grep -q "went away" "$work/worker-c.log"
 
 if ((failures)); then
   echo "--- server log"; tail -20 "$work/serve.log"; echo "--- worker log"; tail -5 "$work/worker.log" || true
