@@ -1,8 +1,10 @@
 // Edges of the safetensors reader found while fuzzing it (fuzz/safetensors_fuzz.cpp): a file
 // whose header is refused leaves nothing mapped (the constructor throws after mapping the
 // file, and no destructor runs for an object never made, so a loader that retries would run
-// out of mappings), and a tensor with no elements converts to nothing without handing a null
-// pointer to memcpy (undefined behaviour, reported by UBSan).
+// out of mappings), a tensor with no elements converts to nothing without handing a null
+// pointer to memcpy, and 16-bit values at odd addresses (a header of odd length puts every
+// tensor there) are read byte-wise rather than as misaligned uint16_t (undefined behaviour;
+// UBSan reports both).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -67,6 +69,19 @@ TEST(safetensors_edges, an_empty_tensor_loads_as_no_values) {
   EXPECT_TRUE(store.load_f32("h", {4, 0}).empty());
   convert_to_f32(tensor_dtype::f32, nullptr, 0, nullptr);
   fs::remove_all(dir);
+}
+
+TEST(safetensors_edges, sixteen_bit_values_at_odd_addresses_convert) {
+  // 1.0, -2.0 as float16 and as bfloat16, one byte past an aligned start.
+  alignas(8) const unsigned char f16[] = {0, 0x00, 0x3C, 0x00, 0xC0};
+  alignas(8) const unsigned char bf16[] = {0, 0x80, 0x3F, 0x00, 0xC0};
+  float out[2];
+  convert_to_f32(tensor_dtype::f16, f16 + 1, 2, out);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], -2.0f);
+  convert_to_f32(tensor_dtype::bf16, bf16 + 1, 2, out);
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[1], -2.0f);
 }
 
 }  // namespace
