@@ -1,13 +1,29 @@
 #!/usr/bin/env python3
-"""Writes a random-weight Llama model in Hugging Face layout (config.json, model.safetensors,
-tokenizer.json copied from a reference tokenizer) for benchmarks.
+"""Writes a random-weight model in Hugging Face layout (config.json, model.safetensors,
+tokenizer.json copied from a reference tokenizer) for benchmarks and model-family tests.
 
   scripts/make_random_model.py --shape 15M  --out models-random/llama-15M
   scripts/make_random_model.py --shape 110M --out models-random/llama-110M
   scripts/make_random_model.py --dim 128 --layers 2 --heads 4 --kv-heads 2 --hidden 344 --vocab 512 --out /tmp/m
+  scripts/make_random_model.py --arch qwen3 --out /tmp/qwen3
+  scripts/make_random_model.py --arch phi3 --rope-scaling longrope --out /tmp/phi3-long
+  scripts/make_random_model.py --arch mistral --sliding-window 8 --generation-config '{"do_sample": false}' --out /tmp/m
 
-Shapes follow llama2.c's TinyStories models. The tokenizer (32000 tokens, Llama-2) comes from
-ACTORLLM_SHARED_DIR/tokenizers/llama2 when the vocabulary is 32000, else from stories260K.
+--arch is one of: llama (the default; the benchmark models, unchanged), llama-tied (Llama 3.2
+style), mistral, qwen2, qwen3, phi3, gemma2, gemma3 (text only, model_type gemma3_text),
+mixtral, qwen2_moe, qwen3_moe. Tensor names and config.json keys are those of the published
+checkpoints of each family; shapes default to a tiny model per family (see ARCHS) that every
+shape flag overrides.
+
+--rope-scaling takes a JSON object (written to config.json as given; a longrope object without
+short_factor/long_factor gets generated lists), "none", or one of the presets linear, dynamic,
+yarn, llama3, longrope, sized so that a 60-token sequence exercises them (max_position_embeddings
+128; dynamic also lowers it to 32 unless --max-pos is given, since dynamic NTK only acts past it;
+longrope puts original_max_position_embeddings = max_pos / 4 at the top level, as Phi-3 does).
+
+Shapes of the llama arch follow llama2.c's TinyStories models. The tokenizer (32000 tokens,
+Llama-2) comes from ACTORLLM_SHARED_DIR/tokenizers/llama2 when the vocabulary is 32000, else from
+stories260K (512 tokens, bos 1, eos 2, which every arch's config uses).
 """
 import argparse
 import json
@@ -23,31 +39,115 @@ SHAPES = {
     "110M": dict(dim=768, layers=12, heads=12, kv_heads=12, hidden=2048, vocab=32000, max_pos=1024),
 }
 
+# Per family: HF class, model_type and the default tiny shape. head_dim None = dim // heads.
+_SMALL = dict(dim=64, layers=2, heads=4, kv_heads=2, head_dim=None, hidden=192, vocab=512, max_pos=128)
+ARCHS = {
+    "llama-tied": dict(_SMALL, cls="LlamaForCausalLM", model_type="llama", head_dim=16, hidden=176,
+                       rope_theta=500000.0, tie=True, rope_scaling="llama3"),
+    "mistral": dict(_SMALL, cls="MistralForCausalLM", model_type="mistral", head_dim=16,
+                    rope_theta=10000.0, tie=False, sliding_window=16),
+    "qwen2": dict(_SMALL, cls="Qwen2ForCausalLM", model_type="qwen2", rope_theta=1000000.0, tie=False),
+    "qwen3": dict(_SMALL, cls="Qwen3ForCausalLM", model_type="qwen3", head_dim=32, rope_theta=1000000.0,
+                  tie=True),
+    "phi3": dict(_SMALL, cls="Phi3ForCausalLM", model_type="phi3", rope_theta=10000.0, tie=False),
+    "gemma2": dict(_SMALL, cls="Gemma2ForCausalLM", model_type="gemma2", layers=4, head_dim=32,
+                   rope_theta=10000.0, tie=True, sliding_window=16, query_pre_attn_scalar=24,
+                   attn_softcap=5.0, final_softcap=15.0),
+    "gemma3": dict(_SMALL, cls="Gemma3ForCausalLM", model_type="gemma3_text", layers=4, head_dim=32,
+                   rope_theta=1000000.0, tie=True, sliding_window=16, query_pre_attn_scalar=32,
+                   sliding_window_pattern=3, rope_local_base_freq=10000.0,
+                   rope_scaling={"factor": 8.0, "rope_type": "linear"}),
+    "mixtral": dict(_SMALL, cls="MixtralForCausalLM", model_type="mixtral", hidden=128, rope_theta=1000000.0,
+                    tie=False, experts=8, experts_per_tok=2),
+    "qwen2_moe": dict(_SMALL, cls="Qwen2MoeForCausalLM", model_type="qwen2_moe", layers=3, rope_theta=1000000.0,
+                      tie=False, experts=8, experts_per_tok=4, moe_hidden=64, shared_hidden=128,
+                      mlp_only_layers=[1], decoder_sparse_step=1, norm_topk_prob=False),
+    "qwen3_moe": dict(_SMALL, cls="Qwen3MoeForCausalLM", model_type="qwen3_moe", head_dim=32,
+                      rope_theta=1000000.0, tie=False, experts=8, experts_per_tok=3, moe_hidden=64,
+                      mlp_only_layers=[], decoder_sparse_step=1, norm_topk_prob=True),
+}
+GEMMA = ("gemma2", "gemma3")
+QWEN = ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe")
+DTYPES = {"f32": ("F32", "float32"), "f16": ("F16", "float16"), "bf16": ("BF16", "bfloat16")}
 
-def write_safetensors(path, tensors):
-    header, offset = {}, 0
+
+def write_safetensors(path, tensors, dtype="F32", metadata=None):
+    """Writes tensors (float32 arrays) as F32, F16 or BF16 (round to nearest even)."""
+    blobs = {}
     for name, array in tensors.items():
-        header[name] = {"dtype": "F32", "shape": list(array.shape),
-                        "data_offsets": [offset, offset + array.nbytes]}
-        offset += array.nbytes
+        a = np.ascontiguousarray(array, dtype="<f4")
+        if dtype == "F16":
+            blobs[name] = a.astype("<f2").tobytes()
+        elif dtype == "BF16":
+            u = a.view("<u4").astype(np.uint64)
+            blobs[name] = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype("<u2").tobytes()
+        else:
+            blobs[name] = a.tobytes()
+    header, offset = ({"__metadata__": metadata} if metadata else {}), 0
+    for name, array in tensors.items():
+        header[name] = {"dtype": dtype, "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(blobs[name])]}
+        offset += len(blobs[name])
     blob = json.dumps(header, separators=(",", ":")).encode()
     blob += b" " * (-len(blob) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(blob)))
         f.write(blob)
-        for array in tensors.values():
-            f.write(np.ascontiguousarray(array, dtype="<f4").tobytes())
+        for data in blobs.values():
+            f.write(data)
 
 
-def main():
+def rope_preset(kind, rot_dim, max_pos):
+    """A rope_scaling object of the given type that acts within a short test sequence."""
+    if kind == "linear":
+        return {"factor": 2.0, "rope_type": "linear"}
+    if kind == "dynamic":
+        return {"factor": 4.0, "rope_type": "dynamic"}
+    if kind == "yarn":  # factor == max_pos / original, so either HF reading of factor agrees
+        return {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 4.0,
+                "original_max_position_embeddings": max_pos // 4, "rope_type": "yarn"}
+    if kind == "llama3":
+        return {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                "original_max_position_embeddings": max_pos // 2, "rope_type": "llama3"}
+    if kind == "longrope":
+        return {"long_factor": longrope_factors(rot_dim, 8.0), "short_factor": longrope_factors(rot_dim, 1.5),
+                "type": "longrope"}
+    sys.exit(f"make_random_model: unknown rope scaling preset {kind!r}")
+
+
+def longrope_factors(rot_dim, top):
+    """rot_dim / 2 factors rising from 1 to top, the shape of Phi-3's lists."""
+    return [round(float(x), 4) for x in np.geomspace(1.0, top, rot_dim // 2)]
+
+
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--shape", choices=sorted(SHAPES))
-    for flag in ("dim", "layers", "heads", "kv-heads", "hidden", "vocab", "max-pos"):
+    ap.add_argument("--arch", default="llama", choices=["llama"] + sorted(ARCHS))
+    ap.add_argument("--shape", choices=sorted(SHAPES), help="llama only")
+    for flag in ("dim", "layers", "heads", "kv-heads", "hidden", "vocab", "max-pos", "head-dim", "experts",
+                 "experts-per-tok", "moe-hidden", "shared-hidden", "decoder-sparse-step", "max-window-layers",
+                 "sliding-window-pattern", "original-max-pos"):
         ap.add_argument("--" + flag, type=int)
+    ap.add_argument("--sliding-window", type=int, help="window size; 0 writes null")
+    ap.add_argument("--use-sliding-window", action="store_true", help="Qwen families: turn sliding window on")
+    ap.add_argument("--mlp-only-layers", help="comma-separated layer indices (qwen2_moe, qwen3_moe)")
+    ap.add_argument("--norm-topk-prob", choices=["true", "false"])
+    ap.add_argument("--tie-word-embeddings", choices=["true", "false"])
+    ap.add_argument("--rope-theta", type=float)
+    ap.add_argument("--rope-scaling", help="JSON object, 'none', or a preset: linear dynamic yarn llama3 longrope")
+    ap.add_argument("--partial-rotary-factor", type=float)
+    ap.add_argument("--query-pre-attn-scalar", type=float)
+    ap.add_argument("--attn-logit-softcapping", type=float, help="gemma; 0 writes null")
+    ap.add_argument("--final-logit-softcapping", type=float, help="gemma; 0 writes null")
+    ap.add_argument("--generation-config", help="JSON object written as generation_config.json")
+    ap.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
-    args = ap.parse_args()
+    return ap.parse_args()
 
+
+def llama_model(args):
+    """The benchmark Llama, byte for byte as it has always been written."""
     shape = dict(SHAPES[args.shape]) if args.shape else dict(kv_heads=None, max_pos=512)
     for key in ("dim", "layers", "heads", "kv_heads", "hidden", "vocab", "max_pos"):
         value = getattr(args, key)
@@ -79,27 +179,233 @@ def main():
         tensors[p + "mlp.up_proj.weight"] = weight(hidden, dim)
         tensors[p + "mlp.down_proj.weight"] = weight(dim, hidden)
     tensors["model.norm.weight"] = np.ones(dim, np.float32)
-
-    os.makedirs(args.out, exist_ok=True)
-    write_safetensors(os.path.join(args.out, "model.safetensors"), tensors)
     config = {
         "architectures": ["LlamaForCausalLM"], "model_type": "llama",
         "hidden_size": dim, "intermediate_size": hidden, "num_hidden_layers": layers,
         "num_attention_heads": heads, "num_key_value_heads": kv_heads, "vocab_size": vocab,
-        "max_position_embeddings": shape["max_pos"], "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+        "max_position_embeddings": shape["max_pos"], "rms_norm_eps": 1e-5,
+        "rope_theta": args.rope_theta if args.rope_theta is not None else 10000.0,
         "hidden_act": "silu", "tie_word_embeddings": True, "bos_token_id": 1, "eos_token_id": 2,
         "torch_dtype": "float32",
     }
+    if args.rope_scaling is not None:
+        config["rope_scaling"] = rope_scaling_arg(args.rope_scaling, head_dim, config["max_position_embeddings"])
+    return tensors, config, None
+
+
+def rope_scaling_arg(text, rot_dim, max_pos):
+    if text.strip() in ("none", "null"):
+        return None
+    if text.strip().startswith("{"):
+        value = json.loads(text)
+        kind = value.get("rope_type", value.get("type"))
+        if kind in ("longrope", "su"):
+            value.setdefault("short_factor", longrope_factors(rot_dim, 1.5))
+            value.setdefault("long_factor", longrope_factors(rot_dim, 8.0))
+        return value
+    return rope_preset(text.strip(), rot_dim, max_pos)
+
+
+def family_model(args):
+    arch = args.arch
+    s = dict(ARCHS[arch])
+    for key in ("dim", "layers", "heads", "kv_heads", "hidden", "vocab", "max_pos", "head_dim", "experts",
+                "experts_per_tok", "moe_hidden", "shared_hidden", "decoder_sparse_step", "sliding_window_pattern"):
+        value = getattr(args, key)
+        if value is not None:
+            s[key] = value
+    if args.kv_heads is None and args.heads is not None and s["heads"] % s["kv_heads"]:
+        s["kv_heads"] = s["heads"]
+    dim, layers, heads, kv_heads, vocab = s["dim"], s["layers"], s["heads"], s["kv_heads"], s["vocab"]
+    head_dim = s["head_dim"] or dim // heads
+    hidden = s["hidden"]
+    tie = s["tie"] if args.tie_word_embeddings is None else args.tie_word_embeddings == "true"
+    gemma, moe = arch in GEMMA, "experts" in s
+    partial = args.partial_rotary_factor if args.partial_rotary_factor is not None else 1.0
+    rot_dim = int(head_dim * partial)
+
+    rope_scaling = s.get("rope_scaling")
+    if args.rope_scaling is not None:
+        preset = args.rope_scaling.strip()
+        if preset == "dynamic" and args.max_pos is None:
+            s["max_pos"] = 32
+        rope_scaling = rope_scaling_arg(args.rope_scaling, rot_dim, s["max_pos"])
+    elif isinstance(rope_scaling, str):
+        rope_scaling = rope_preset(rope_scaling, rot_dim, s["max_pos"])
+    max_pos = s["max_pos"]
+    # Phi-3 keeps the pretrained context as a top-level original_max_position_embeddings; the
+    # longrope preset sets it to max_pos / 4 (for any family) so short and long factors both occur.
+    original_max_pos = args.original_max_pos
+    if original_max_pos is None and (args.rope_scaling or "").strip() == "longrope":
+        original_max_pos = max_pos // 4
+    if original_max_pos is None and arch == "phi3":
+        original_max_pos = max_pos
+
+    rng = np.random.default_rng(args.seed)
+
+    def weight(*dims, gain=1.0):
+        return (rng.standard_normal(dims, dtype=np.float32) * (gain / np.sqrt(dims[-1]))).astype(np.float32)
+
+    def norm(n, gain=1.0):
+        # Gemma's RMSNorm multiplies by (1 + w): store w so that 1 + w is near gain.
+        w = gain + 0.1 * rng.standard_normal(n, dtype=np.float32)
+        return (w - 1.0 if gemma else w).astype(np.float32)
+
+    def bias(n):
+        return (0.5 * rng.standard_normal(n, dtype=np.float32)).astype(np.float32)
+
+    def dense_mlp(prefix, inner):
+        t[prefix + "gate_proj.weight"] = weight(inner, dim)
+        t[prefix + "up_proj.weight"] = weight(inner, dim)
+        t[prefix + "down_proj.weight"] = weight(dim, inner)
+
+    mlp_only = s.get("mlp_only_layers", [])
+    if args.mlp_only_layers is not None:
+        mlp_only = [int(x) for x in args.mlp_only_layers.split(",") if x.strip()]
+    sparse_step = s.get("decoder_sparse_step", 1)
+
+    t = {"model.embed_tokens.weight": weight(vocab, dim)}
+    for l in range(layers):
+        p = f"model.layers.{l}."
+        t[p + "input_layernorm.weight"] = norm(dim)
+        a = p + "self_attn."
+        if arch == "phi3":
+            t[a + "qkv_proj.weight"] = weight((heads + 2 * kv_heads) * head_dim, dim)
+        else:
+            t[a + "q_proj.weight"] = weight(heads * head_dim, dim)
+            t[a + "k_proj.weight"] = weight(kv_heads * head_dim, dim)
+            t[a + "v_proj.weight"] = weight(kv_heads * head_dim, dim)
+            if arch in ("qwen2", "qwen2_moe"):
+                t[a + "q_proj.bias"] = bias(heads * head_dim)
+                t[a + "k_proj.bias"] = bias(kv_heads * head_dim)
+                t[a + "v_proj.bias"] = bias(kv_heads * head_dim)
+        t[a + "o_proj.weight"] = weight(dim, heads * head_dim)
+        if arch in ("qwen3", "qwen3_moe", "gemma3"):
+            t[a + "q_norm.weight"] = norm(head_dim)
+            t[a + "k_norm.weight"] = norm(head_dim)
+        t[p + "post_attention_layernorm.weight"] = norm(dim)
+        if gemma:
+            t[p + "pre_feedforward_layernorm.weight"] = norm(dim)
+            t[p + "post_feedforward_layernorm.weight"] = norm(dim)
+        if arch == "phi3":
+            t[p + "mlp.gate_up_proj.weight"] = weight(2 * hidden, dim)
+            t[p + "mlp.down_proj.weight"] = weight(dim, hidden)
+        elif arch == "mixtral":
+            m = p + "block_sparse_moe."
+            t[m + "gate.weight"] = weight(s["experts"], dim, gain=2.0)
+            for e in range(s["experts"]):
+                t[m + f"experts.{e}.w1.weight"] = weight(hidden, dim)
+                t[m + f"experts.{e}.w2.weight"] = weight(dim, hidden)
+                t[m + f"experts.{e}.w3.weight"] = weight(hidden, dim)
+        elif moe and l not in mlp_only and (l + 1) % sparse_step == 0:
+            t[p + "mlp.gate.weight"] = weight(s["experts"], dim, gain=2.0)
+            for e in range(s["experts"]):
+                dense_mlp(p + f"mlp.experts.{e}.", s["moe_hidden"])
+            if arch == "qwen2_moe":
+                dense_mlp(p + "mlp.shared_expert.", s["shared_hidden"])
+                t[p + "mlp.shared_expert_gate.weight"] = weight(1, dim)
+        else:
+            dense_mlp(p + "mlp.", hidden)
+    # A final norm near 4 gives logits of spread ~4, so greedy top-1 margins are rarely tiny.
+    t["model.norm.weight"] = norm(dim, gain=4.0)
+    if not tie:
+        t["lm_head.weight"] = weight(vocab, dim)
+
+    c = {
+        "architectures": [s["cls"]], "model_type": s["model_type"], "attention_dropout": 0.0,
+        "bos_token_id": 1, "eos_token_id": 2, "hidden_size": dim, "initializer_range": 0.02,
+        "intermediate_size": hidden, "max_position_embeddings": max_pos, "num_attention_heads": heads,
+        "num_hidden_layers": layers, "num_key_value_heads": kv_heads, "rms_norm_eps": 1e-6,
+        "rope_scaling": rope_scaling,
+        "rope_theta": args.rope_theta if args.rope_theta is not None else s["rope_theta"],
+        "tie_word_embeddings": tie, "torch_dtype": DTYPES[args.dtype][1], "use_cache": True,
+        "vocab_size": vocab,
+    }
+    if not gemma:
+        c["hidden_act"] = "silu"
+    if arch in ("llama-tied", "mistral", "phi3", "mixtral"):
+        c["rms_norm_eps"] = 1e-5
+    if arch in ("llama-tied", "mistral", "qwen3", "qwen3_moe", "gemma2", "gemma3") or s["head_dim"]:
+        c["head_dim"] = head_dim
+    if arch in ("llama-tied", "qwen3", "qwen3_moe", "phi3", "gemma2", "gemma3"):
+        c["attention_bias"] = False
+    if arch == "llama-tied":
+        c.update(mlp_bias=False, pretraining_tp=1)
+
+    window = args.sliding_window if args.sliding_window is not None else s.get("sliding_window")
+    if window == 0:
+        window = None
+    if arch in ("mistral", "mixtral", "phi3", "gemma2", "gemma3"):
+        c["sliding_window"] = window
+    if arch in QWEN:
+        if args.use_sliding_window:
+            window = window or 16
+        elif window is None and arch in ("qwen2", "qwen2_moe"):
+            window = 4096  # as Qwen2/Qwen1.5 checkpoints: a number, unused while use_sliding_window is false
+        c.update(use_sliding_window=args.use_sliding_window, sliding_window=window,
+                 max_window_layers=args.max_window_layers if args.max_window_layers is not None
+                 else (layers // 2 if args.use_sliding_window else layers))
+    if arch == "phi3":
+        c.update(embd_pdrop=0.0, resid_pdrop=0.0, original_max_position_embeddings=original_max_pos)
+    elif original_max_pos is not None:
+        c["original_max_position_embeddings"] = original_max_pos
+    if args.partial_rotary_factor is not None:
+        c["partial_rotary_factor"] = partial
+    if gemma:
+        softcaps = dict(attn_logit_softcapping=s.get("attn_softcap"), final_logit_softcapping=s.get("final_softcap"))
+        if args.attn_logit_softcapping is not None:
+            softcaps["attn_logit_softcapping"] = args.attn_logit_softcapping or None
+        if args.final_logit_softcapping is not None:
+            softcaps["final_logit_softcapping"] = args.final_logit_softcapping or None
+        c.update(softcaps, cache_implementation="hybrid", hidden_activation="gelu_pytorch_tanh", pad_token_id=0,
+                 query_pre_attn_scalar=args.query_pre_attn_scalar if args.query_pre_attn_scalar is not None
+                 else s["query_pre_attn_scalar"])
+    if arch == "gemma2":
+        c["hidden_act"] = "gelu_pytorch_tanh"
+    if arch == "gemma3":
+        pattern = s["sliding_window_pattern"]
+        c.update(sliding_window_pattern=pattern, rope_local_base_freq=s["rope_local_base_freq"],
+                 layer_types=["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(layers)])
+    if arch == "mixtral":
+        c.update(num_local_experts=s["experts"], num_experts_per_tok=s["experts_per_tok"], output_router_logits=False,
+                 router_aux_loss_coef=0.02, router_jitter_noise=0.0)
+    if arch in ("qwen2_moe", "qwen3_moe"):
+        norm_topk = s["norm_topk_prob"] if args.norm_topk_prob is None else args.norm_topk_prob == "true"
+        c.update(num_experts=s["experts"], num_experts_per_tok=s["experts_per_tok"],
+                 moe_intermediate_size=s["moe_hidden"], decoder_sparse_step=sparse_step, mlp_only_layers=mlp_only,
+                 norm_topk_prob=norm_topk, output_router_logits=False, router_aux_loss_coef=0.001)
+    if arch == "qwen2_moe":
+        c["shared_expert_intermediate_size"] = s["shared_hidden"]
+    return t, dict(sorted(c.items())), {"format": "pt"}
+
+
+def main():
+    args = parse_args()
+    if args.arch != "llama" and args.shape:
+        sys.exit("make_random_model: --shape is for --arch llama")
+    tensors, config, metadata = llama_model(args) if args.arch == "llama" else family_model(args)
+
+    os.makedirs(args.out, exist_ok=True)
+    if args.arch == "llama" and args.dtype == "f32":
+        write_safetensors(os.path.join(args.out, "model.safetensors"), tensors)
+    else:
+        config["torch_dtype"] = DTYPES[args.dtype][1]
+        write_safetensors(os.path.join(args.out, "model.safetensors"), tensors, DTYPES[args.dtype][0], metadata)
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
+    if args.generation_config is not None:
+        with open(os.path.join(args.out, "generation_config.json"), "w") as f:
+            json.dump(json.loads(args.generation_config), f, indent=2)
 
+    vocab = config["vocab_size"]
     shared = os.environ.get("ACTORLLM_SHARED_DIR",
                             os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared"))
     source = (os.path.join(shared, "tokenizers", "llama2", "tokenizer.json") if vocab == 32000
               else os.path.join(shared, "models", "stories260K", "tokenizer.json"))
     if os.path.exists(source) and (vocab in (32000, 512)):
         shutil.copy(source, os.path.join(args.out, "tokenizer.json"))
-    print(f"make_random_model: wrote {args.out} ({sum(t.size for t in tensors.values()) / 1e6:.1f}M parameters)")
+    label = "" if args.arch == "llama" else args.arch + ", "
+    print(f"make_random_model: wrote {args.out} ({label}{sum(t.size for t in tensors.values()) / 1e6:.1f}M parameters)")
 
 
 if __name__ == "__main__":
