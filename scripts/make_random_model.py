@@ -68,6 +68,10 @@ ARCHS = {
 }
 GEMMA = ("gemma2", "gemma3")
 QWEN = ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe")
+# Weight scales: q and k twice the unit scale (sharper attention, so position matters), Gemma's
+# post-attention and post-feed-forward norms near 3 (so the tied embedding does not dominate the
+# residual), and a final norm near 4 (logits of spread ~4, so greedy top-1 margins are rarely tiny).
+QK_GAIN, POST_GAIN, FINAL_GAIN = 2.0, 3.0, 4.0
 DTYPES = {"f32": ("F32", "float32"), "f16": ("F16", "float16"), "bf16": ("BF16", "bfloat16")}
 
 
@@ -270,10 +274,12 @@ def family_model(args):
         t[p + "input_layernorm.weight"] = norm(dim)
         a = p + "self_attn."
         if arch == "phi3":
-            t[a + "qkv_proj.weight"] = weight((heads + 2 * kv_heads) * head_dim, dim)
+            t[a + "qkv_proj.weight"] = np.concatenate([weight(heads * head_dim, dim, gain=QK_GAIN),
+                                                       weight(kv_heads * head_dim, dim, gain=QK_GAIN),
+                                                       weight(kv_heads * head_dim, dim)])
         else:
-            t[a + "q_proj.weight"] = weight(heads * head_dim, dim)
-            t[a + "k_proj.weight"] = weight(kv_heads * head_dim, dim)
+            t[a + "q_proj.weight"] = weight(heads * head_dim, dim, gain=QK_GAIN)
+            t[a + "k_proj.weight"] = weight(kv_heads * head_dim, dim, gain=QK_GAIN)
             t[a + "v_proj.weight"] = weight(kv_heads * head_dim, dim)
             if arch in ("qwen2", "qwen2_moe"):
                 t[a + "q_proj.bias"] = bias(heads * head_dim)
@@ -281,12 +287,12 @@ def family_model(args):
                 t[a + "v_proj.bias"] = bias(kv_heads * head_dim)
         t[a + "o_proj.weight"] = weight(dim, heads * head_dim)
         if arch in ("qwen3", "qwen3_moe", "gemma3"):
-            t[a + "q_norm.weight"] = norm(head_dim)
-            t[a + "k_norm.weight"] = norm(head_dim)
-        t[p + "post_attention_layernorm.weight"] = norm(dim)
+            t[a + "q_norm.weight"] = norm(head_dim, gain=QK_GAIN)
+            t[a + "k_norm.weight"] = norm(head_dim, gain=QK_GAIN)
+        t[p + "post_attention_layernorm.weight"] = norm(dim, gain=POST_GAIN if gemma else 1.0)
         if gemma:
             t[p + "pre_feedforward_layernorm.weight"] = norm(dim)
-            t[p + "post_feedforward_layernorm.weight"] = norm(dim)
+            t[p + "post_feedforward_layernorm.weight"] = norm(dim, gain=POST_GAIN)
         if arch == "phi3":
             t[p + "mlp.gate_up_proj.weight"] = weight(2 * hidden, dim)
             t[p + "mlp.down_proj.weight"] = weight(dim, hidden)
@@ -306,8 +312,7 @@ def family_model(args):
                 t[p + "mlp.shared_expert_gate.weight"] = weight(1, dim)
         else:
             dense_mlp(p + "mlp.", hidden)
-    # A final norm near 4 gives logits of spread ~4, so greedy top-1 margins are rarely tiny.
-    t["model.norm.weight"] = norm(dim, gain=4.0)
+    t["model.norm.weight"] = norm(dim, gain=FINAL_GAIN)
     if not tie:
         t["lm_head.weight"] = weight(vocab, dim)
 
