@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/cpu/ops.hpp"
+#include "model/moe_layer.hpp"
 #include "model/rotary_table.hpp"
 #include "model/safetensors.hpp"
 
@@ -11,8 +12,13 @@ namespace actorllm {
 llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard)
     : config_(load_model_config(model_dir)), shard_(shard) {
   const tensor_store store(model_dir);
+  if (shard.size > 1 && config_.moe.num_experts > 0)
+    throw std::runtime_error(config_.architecture +
+                             ": tensor parallelism over experts is not supported yet "
+                             "(--tensor-parallel-size 1, or several replicas)");
   weights_ = load_llama_weights(store, config_);
-  weights_.cos_sin = build_rotary_table(config_, config_.max_position_embeddings);
+  weights_.rotary = build_rotary_table(config_, config_.max_position_embeddings);
+  weights_.local_rotary = build_local_rotary_table(config_, config_.max_position_embeddings);
   if (shard.size > 1) shard_llama_weights(weights_, config_, shard);
 }
 
@@ -82,19 +88,60 @@ void llama_model::project_qkv(const float* x, const llama_layer_weights& w,
   }
 }
 
+void llama_model::rotate(const forward_batch& batch, int64_t layer, forward_workspace& ws) const {
+  const auto& c = config_;
+  const bool local = c.layer_sliding_window[layer] > 0 && !weights_.local_rotary.cos_sin.empty();
+  const rotary_table& table = local ? weights_.local_rotary : weights_.rotary;
+  const int32_t* positions = batch.positions.data();
+  if (table.long_offset > 0) {
+    // LongRoPE: a sequence longer than the original context reads the long factors' rows.
+    ws.rope_positions.assign(batch.positions.begin(), batch.positions.end());
+    for (int64_t s = 0; s < batch.num_seqs(); ++s)
+      if (batch.seq_lens[s] > table.long_offset)
+        for (int32_t t = batch.query_start_loc[s]; t < batch.query_start_loc[s + 1]; ++t)
+          ws.rope_positions[t] += static_cast<int32_t>(table.long_offset);
+    positions = ws.rope_positions.data();
+  }
+  cpu::rotary_embedding(positions, ws.q.data(), ws.k.data(), batch.num_tokens(), c.num_heads,
+                        c.num_kv_heads, c.head_dim, table.cos_sin.data(), c.head_dim, true);
+}
+
+void llama_model::feed_forward(const llama_layer_weights& w, const packed_llama_weights::layer* pl,
+                               int64_t n, forward_workspace& ws, float* x) const {
+  const auto& c = config_;
+  if (w.sparse()) {
+    const int64_t size = n * c.hidden_size;
+    if (static_cast<int64_t>(ws.moe.result.size()) < size) ws.moe.result.resize(size);
+    moe_forward(x, n, w.moe, c, ws.moe, ws.moe.result.data());
+    std::copy(ws.moe.result.begin(), ws.moe.result.begin() + size, x);
+    return;
+  }
+  const int64_t dim = c.hidden_size;
+  project(x, w.gate_up, pl ? &pl->gate_up : nullptr, nullptr, n, dim, 2 * c.intermediate_size,
+          ws.gate_up.data());
+  if (c.activation == hidden_activation::gelu_tanh)
+    cpu::gelu_tanh_and_mul(ws.gate_up.data(), n, c.intermediate_size, ws.act.data());
+  else
+    cpu::silu_and_mul(ws.gate_up.data(), n, c.intermediate_size, ws.act.data());
+  project(ws.act.data(), w.down, pl ? &pl->down : nullptr, nullptr, n, c.intermediate_size, dim, x);
+}
+
 void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_workspace& ws_,
                           std::vector<float>& logits) const {
   const auto& c = config_;
   const int64_t n = batch.num_tokens();
   const int64_t dim = c.hidden_size, q_size = c.q_size();
   const float eps = static_cast<float>(c.rms_norm_eps);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   ensure_workspace(ws_, n);
   const packed_llama_weights* packs = packed();
   float* x = ws_.x.data();                // (n, dim)
   float* residual = ws_.residual.data();  // (n, dim)
 
   cpu::embedding(weights_.embed.data(), batch.token_ids.data(), n, dim, residual);
+  if (c.embedding_multiplier != 1.0) {
+    const auto multiplier = static_cast<float>(c.embedding_multiplier);  // in float32, as HF
+    for (int64_t i = 0; i < n * dim; ++i) residual[i] *= multiplier;
+  }
   std::fill(x, x + n * dim, 0.0f);
   const cpu::paged_batch paged{batch.query_start_loc.data(), batch.seq_lens.data(),
                                batch.block_tables.data(), batch.num_seqs(),
@@ -106,14 +153,21 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
     cpu::fused_add_rms_norm(x, residual, w.input_norm.data(), n, dim, eps);
     const auto* pl = packs ? &packs->layers[l] : nullptr;
     project_qkv(x, w, pl, n, ws_);
-    cpu::rotary_embedding(batch.positions.data(), ws_.q.data(), ws_.k.data(), n, c.num_heads,
-                          c.num_kv_heads, c.head_dim, weights_.cos_sin.data(), c.head_dim, true);
+    if (!w.q_norm.empty()) {
+      // Qwen3, Gemma 3: each head of q and k normalised before the rotation.
+      cpu::rms_norm(ws_.q.data(), w.q_norm.data(), n * c.num_heads, c.head_dim, eps, ws_.q.data());
+      cpu::rms_norm(ws_.k.data(), w.k_norm.data(), n * c.num_kv_heads, c.head_dim, eps,
+                    ws_.k.data());
+    }
+    rotate(batch, l, ws_);
+    const cpu::attention_options attention{c.attention_softmax_scale(), c.layer_sliding_window[l],
+                                           static_cast<float>(c.attn_logit_softcapping)};
     auto attend = [&](auto* k_cache, auto* v_cache) {
       cpu::reshape_and_cache(ws_.k.data(), ws_.v.data(), k_cache, v_cache,
                              batch.slot_mapping.data(), n, c.num_kv_heads, c.head_dim,
                              cache.shape().block_size);
       cpu::paged_attention(ws_.q.data(), k_cache, v_cache, paged, c.num_heads, c.num_kv_heads,
-                           c.head_dim, cache.shape().block_size, scale, ws_.attn.data());
+                           c.head_dim, cache.shape().block_size, attention, ws_.attn.data());
     };
     if (cache.shape().dtype == kv_cache_dtype::float16)
       attend(cache.k<half>(l), cache.v<half>(l));
@@ -121,13 +175,11 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
       attend(cache.k<float>(l), cache.v<float>(l));
     project(ws_.attn.data(), w.o, pl ? &pl->o : nullptr, nullptr, n, q_size, dim, x);
     if (ws_.all_reduce) ws_.all_reduce->sum(ws_.tp_rank, x, n * dim);  // partial over my heads
+    if (!w.attn_out_norm.empty()) cpu::rms_norm(x, w.attn_out_norm.data(), n, dim, eps, x);
     cpu::fused_add_rms_norm(x, residual, w.post_norm.data(), n, dim, eps);
-    project(x, w.gate_up, pl ? &pl->gate_up : nullptr, nullptr, n, dim, 2 * c.intermediate_size,
-            ws_.gate_up.data());
-    cpu::silu_and_mul(ws_.gate_up.data(), n, c.intermediate_size, ws_.act.data());
-    project(ws_.act.data(), w.down, pl ? &pl->down : nullptr, nullptr, n, c.intermediate_size, dim,
-            x);
+    feed_forward(w, pl, n, ws_, x);
     if (ws_.all_reduce) ws_.all_reduce->sum(ws_.tp_rank, x, n * dim);  // partial over my columns
+    if (!w.mlp_out_norm.empty()) cpu::rms_norm(x, w.mlp_out_norm.data(), n, dim, eps, x);
   }
 
   // Only the rows that sample need the final norm and the LM head.
@@ -142,6 +194,9 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
   if (num_logits > 0)
     project(ws_.last.data(), weights_.head(), packs ? &packs->lm_head : nullptr, nullptr,
             num_logits, dim, c.vocab_size, logits.data());
+  if (c.final_logit_softcapping > 0)
+    cpu::softcap(logits.data(), num_logits * c.vocab_size,
+                 static_cast<float>(c.final_logit_softcapping));
 }
 
 }  // namespace actorllm

@@ -1,6 +1,9 @@
 #pragma once
-/// The Llama family (Llama, Mistral, Qwen2) on the CPU: float32 weights, one forward pass
-/// over a whole step's batch (prefill chunks and decodes together) against the paged KV cache.
+/// Decoder-only transformers on the CPU (the families of model/architectures.cpp: Llama,
+/// Mistral, Qwen2/3, Phi-3, Gemma 2/3 and the mixtures of experts): float32 weights, one
+/// forward pass over a whole step's batch (prefill chunks and decodes together) against the
+/// paged KV cache. What sets a family apart is data in model_config_hf, read here as hooks
+/// (q/k norms, windows, soft-capping, sandwich norms, GeGLU, experts).
 /// Loading is llama_weights.cpp, sharding tensor_parallel.cpp, the rotary table
 /// rotary_table.cpp, packing packed_weights.cpp; this file is the model and its forward.
 #include <cstdint>
@@ -14,6 +17,7 @@
 #include "model/kv_cache.hpp"
 #include "model/llama_weights.hpp"
 #include "model/model_config.hpp"
+#include "model/moe_layer.hpp"
 #include "model/packed_weights.hpp"
 #include "model/tensor_parallel.hpp"
 
@@ -24,6 +28,8 @@ namespace actorllm {
 struct forward_workspace {
   int64_t capacity = 0;
   std::vector<float> x, residual, q, k, v, attn, gate_up, act, last;
+  std::vector<int32_t> rope_positions;  // LongRoPE's rows for sequences past the original context
+  moe_workspace moe;
   /// Tensor parallelism: this worker's rank and its group's all-reduce (null: no parallelism).
   cpu::host_all_reduce* all_reduce = nullptr;
   int32_t tp_rank = 0;
@@ -64,6 +70,11 @@ class llama_model {
   /// q, k and v of layer `w` into ws.q, ws.k, ws.v, each written where it goes.
   void project_qkv(const float* x, const llama_layer_weights& w,
                    const packed_llama_weights::layer* pl, int64_t n, forward_workspace& ws) const;
+  /// Rotates q and k of layer `layer` by its rotary table (LongRoPE's long rows where due).
+  void rotate(const forward_batch& batch, int64_t layer, forward_workspace& ws) const;
+  /// x = the layer's MLP or experts applied to x.
+  void feed_forward(const llama_layer_weights& w, const packed_llama_weights::layer* pl, int64_t n,
+                    forward_workspace& ws, float* x) const;
   /// y = x w^T + bias through the packed kernel for decode-sized batches, OpenBLAS otherwise.
   static void project(const float* x, const std::vector<float>& w, const cpu::packed_matrix* pw,
                       const float* bias, int64_t n, int64_t in, int64_t out, float* y);

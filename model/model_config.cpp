@@ -1,5 +1,6 @@
 #include "model/model_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -7,96 +8,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/architectures.hpp"
+#include "model/config_fields.hpp"
+
 namespace actorllm {
 
 namespace {
-
-/// Reads config.json's fields with their types and ranges checked: every refusal names the
-/// file and the field, since a hostile or broken folder must not crash the loader (a zero
-/// head count divides by zero, a huge context allocates without bound).
-class field_reader {
- public:
-  field_reader(const nlohmann::json& j, std::filesystem::path path)
-      : j_(j), path_(std::move(path)) {}
-
-  bool has(const char* key) const { return j_.contains(key) && !j_[key].is_null(); }
-
-  /// An integer in [lo, hi]; `fallback` when absent (required fields pass nullopt).
-  int64_t integer(const char* key, std::optional<int64_t> fallback, int64_t lo, int64_t hi) const {
-    if (!has(key)) return fallback ? *fallback : missing(key);
-    const auto& v = j_[key];
-    if (!v.is_number_integer()) {
-      if (v.is_number_float()) fail(key, "must be a whole number, got " + v.dump());
-      fail(key, "must be an integer, got " + type_of(v));
-    }
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
-      fail(key, out_of_range(v.dump(), lo, hi));
-    const int64_t x = v.get<int64_t>();
-    if (x < lo || x > hi) fail(key, out_of_range(v.dump(), lo, hi));
-    return x;
-  }
-
-  /// A finite number in the open interval (lo, hi).
-  double number(const char* key, double fallback, double lo, double hi) const {
-    if (!has(key)) return fallback;
-    const auto& v = j_[key];
-    if (!v.is_number()) fail(key, "must be a number, got " + type_of(v));
-    const double x = v.get<double>();
-    if (!std::isfinite(x) || x <= lo || x >= hi)
-      fail(key, "must be above " + fmt(lo) + " and below " + fmt(hi) + ", got " + v.dump());
-    return x;
-  }
-
-  bool boolean(const char* key, bool fallback) const {
-    if (!has(key)) return fallback;
-    if (!j_[key].is_boolean()) fail(key, "must be true or false, got " + type_of(j_[key]));
-    return j_[key].get<bool>();
-  }
-
-  std::string string(const char* key, std::string fallback) const {
-    if (!has(key)) return fallback;
-    if (!j_[key].is_string()) fail(key, "must be a string, got " + type_of(j_[key]));
-    return j_[key].get<std::string>();
-  }
-
-  /// An integer or a list of integers in [lo, hi] (eos_token_id takes either form).
-  std::vector<int32_t> integers(const char* key, int64_t lo, int64_t hi) const {
-    if (!has(key)) return {};
-    const auto& v = j_[key];
-    if (!v.is_array()) return {static_cast<int32_t>(integer(key, std::nullopt, lo, hi))};
-    std::vector<int32_t> out;
-    for (const auto& item : v) {
-      if (!item.is_number_integer()) fail(key, "must hold integers, got " + type_of(item));
-      const int64_t x = item.get<int64_t>();
-      if (x < lo || x > hi) fail(key, out_of_range(item.dump(), lo, hi));
-      out.push_back(static_cast<int32_t>(x));
-    }
-    return out;
-  }
-
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw std::runtime_error(path_.string() + ": field '" + key + "' " + what);
-  }
-
- private:
-  [[noreturn]] int64_t missing(const char* key) const {
-    throw std::runtime_error(path_.string() + ": missing field '" + key + "'");
-  }
-  static std::string type_of(const nlohmann::json& v) {
-    return std::string(v.type_name()) + " " + v.dump().substr(0, 40);
-  }
-  static std::string fmt(double x) {
-    std::ostringstream out;
-    out << x;
-    return out.str();
-  }
-  static std::string out_of_range(const std::string& got, int64_t lo, int64_t hi) {
-    return "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + got;
-  }
-
-  const nlohmann::json& j_;
-  std::filesystem::path path_;
-};
 
 /// Upper bounds, far above any released model, that keep a hostile config.json from
 /// asking for unbounded memory (the rotary table alone is max_position x head_dim floats).
@@ -109,13 +26,95 @@ constexpr int64_t max_vocab_size = 1 << 22;
 constexpr int64_t max_positions = 1 << 22;
 constexpr int64_t max_rotary_floats = int64_t{1} << 29;  // 2 GiB of float32
 
+/// rope_scaling's keys for `kind`; refuses a kind not implemented, by name.
+void read_rope_scaling(const field_reader& rs, const field_reader& top, model_config_hf& c) {
+  auto& r = c.rope_scaling;
+  r.kind = rs.string("rope_type", rs.string("type", "none"));
+  if (r.kind == "default") r.kind = "none";
+  // Phi-3 calls LongRoPE "su" (and once "longrope"); older YaRN configs say "yarn".
+  if (r.kind == "su") r.kind = "longrope";
+  static const char* const kinds[] = {"none", "linear", "dynamic", "yarn", "llama3", "longrope"};
+  if (std::find(std::begin(kinds), std::end(kinds), r.kind) == std::end(kinds))
+    throw std::runtime_error(rs.path().string() + ": unsupported rope_scaling type '" + r.kind +
+                             "' (linear, dynamic, yarn, llama3, longrope)");
+  r.factor = rs.number("factor", 1.0, 0.0, 1e6);
+  r.low_freq_factor = rs.number("low_freq_factor", 1.0, 0.0, 1e6);
+  r.high_freq_factor = rs.number("high_freq_factor", 4.0, 0.0, 1e6);
+  // Phi-3 keeps original_max_position_embeddings beside rope_scaling, not inside it.
+  const int64_t original = top.integer("original_max_position_embeddings",
+                                       r.kind == "llama3" ? 8192 : c.max_position_embeddings, 1,
+                                       max_positions);
+  r.original_max_position_embeddings =
+      rs.integer("original_max_position_embeddings", original, 1, max_positions);
+  r.beta_fast = rs.number("beta_fast", 32.0, 0.0, 1e6);
+  r.beta_slow = rs.number("beta_slow", 1.0, 0.0, 1e6);
+  r.attention_factor = rs.number("attention_factor", 0.0, -1e-300, 1e6);
+  if (r.kind == "llama3" && r.high_freq_factor <= r.low_freq_factor)
+    rs.fail("high_freq_factor", "must exceed low_freq_factor for llama3 scaling");
+  if (r.kind == "yarn" && (rs.has("mscale") || rs.has("mscale_all_dim")))
+    rs.fail("mscale", "(DeepSeek's YaRN variant) is not supported");
+  if (r.kind == "longrope") {
+    const auto pairs = static_cast<size_t>(c.head_dim / 2);
+    r.short_factor = rs.numbers("short_factor", pairs, 0.0, 1e9);
+    r.long_factor = rs.numbers("long_factor", pairs, 0.0, 1e9);
+    for (const char* key : {"short_factor", "long_factor"})
+      if ((key[0] == 's' ? r.short_factor : r.long_factor).size() != pairs)
+        rs.fail(key, "must list head_dim / 2 = " + std::to_string(pairs) + " numbers");
+    // LongRoPE's factor is the context's growth where the original context is given beside
+    // rope_scaling (Phi-3), as Hugging Face computes it.
+    if (top.has("original_max_position_embeddings") || !rs.has("factor"))
+      r.factor = static_cast<double>(c.max_position_embeddings) /
+                 static_cast<double>(r.original_max_position_embeddings);
+  }
+}
+
 }  // namespace
 
+float model_config_hf::attention_softmax_scale() const {
+  return static_cast<float>(attention_scale > 0 ? attention_scale
+                                                : 1.0 / std::sqrt(static_cast<double>(head_dim)));
+}
+
+int32_t model_config_hf::max_sliding_window() const {
+  int32_t widest = 0;
+  for (int32_t w : layer_sliding_window) {
+    if (w == 0) return 0;
+    widest = std::max(widest, w);
+  }
+  return widest;
+}
+
 int64_t model_config_hf::num_parameters() const {
-  const int64_t per_layer = hidden_size * (q_size() + 2 * kv_size()) + q_size() * hidden_size +
-                            3 * hidden_size * intermediate_size + 2 * hidden_size;
+  const int64_t attention = hidden_size * (q_size() + 2 * kv_size()) + q_size() * hidden_size;
+  const int64_t norms = (sandwich_norms ? 4 : 2) * hidden_size + (qk_norm ? 2 * head_dim : 0);
+  const int64_t dense_mlp = 3 * hidden_size * intermediate_size;
+  const int64_t sparse_mlp =
+      moe.num_experts * (3 * hidden_size * moe.expert_intermediate_size + hidden_size) +
+      (moe.shared_expert_intermediate_size > 0
+           ? 3 * hidden_size * moe.shared_expert_intermediate_size + hidden_size
+           : 0);
+  int64_t layers = 0;
+  for (int64_t l = 0; l < num_layers; ++l) {
+    const bool sparse = moe.num_experts > 0 && l < static_cast<int64_t>(moe.layer_is_sparse.size()) &&
+                        moe.layer_is_sparse[l];
+    layers += attention + norms + (sparse ? sparse_mlp : dense_mlp);
+  }
   const int64_t embeddings = vocab_size * hidden_size * (tie_word_embeddings ? 1 : 2);
-  return num_layers * per_layer + embeddings + hidden_size;
+  return layers + embeddings + hidden_size;
+}
+
+std::string model_config_hf::describe_attention() const {
+  std::ostringstream out;
+  out << num_heads << " heads (" << num_kv_heads << " KV) of " << head_dim << ", " << num_layers
+      << " layers";
+  int64_t windowed = 0;
+  int32_t widest = 0;
+  for (int32_t w : layer_sliding_window)
+    if (w > 0) ++windowed, widest = std::max(widest, w);
+  if (windowed > 0) out << ": " << windowed << " windowed (" << widest << " tokens), "
+                        << num_layers - windowed << " full";
+  if (moe.num_experts > 0) out << "; " << moe.num_experts << " experts, top " << moe.top_k;
+  return out.str();
 }
 
 model_config_hf load_model_config(const std::filesystem::path& model_dir) {
@@ -134,11 +133,9 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
        !j["architectures"][0].is_string()))
     f.fail("architectures", "must be a list of names, got " + j["architectures"].dump());
   c.architecture = f.has("architectures") ? j["architectures"][0].get<std::string>() : "";
-  if (c.architecture != "LlamaForCausalLM" && c.architecture != "MistralForCausalLM" &&
-      c.architecture != "Qwen2ForCausalLM")
-    throw std::runtime_error(
-        path.string() + ": unsupported architecture '" + c.architecture +
-        "' (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)");
+  const auto names = supported_architectures();
+  if (std::find(names.begin(), names.end(), c.architecture) == names.end())
+    read_architecture_fields(f, c);  // throws, naming what is supported
   c.hidden_size = f.integer("hidden_size", std::nullopt, 1, max_hidden_size);
   c.intermediate_size = f.integer("intermediate_size", std::nullopt, 1, max_intermediate_size);
   c.num_layers = f.integer("num_hidden_layers", std::nullopt, 1, max_layers);
@@ -165,32 +162,16 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
   c.rms_norm_eps = f.number("rms_norm_eps", 1e-6, 0.0, 1.0);
   c.rope_theta = f.number("rope_theta", 10000.0, 0.0, 1e12);
   c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);
-  c.attention_bias = f.boolean("attention_bias", c.architecture == "Qwen2ForCausalLM");
-  const std::string act = f.string("hidden_act", "silu");
-  if (act != "silu")
-    f.fail("hidden_act", "'" + act + "' is not supported by " + c.architecture + " (silu)");
   c.bos_token_id =
       static_cast<int32_t>(f.integer("bos_token_id", -1, -1, c.vocab_size - 1));
   c.eos_token_ids = f.integers("eos_token_id", 0, c.vocab_size - 1);
   c.torch_dtype = f.string("torch_dtype", "float32");
+  read_architecture_fields(f, c);
 
   if (f.has("rope_scaling")) {
     if (!j["rope_scaling"].is_object())
       f.fail("rope_scaling", "must be an object, got " + j["rope_scaling"].dump());
-    const field_reader rs(j["rope_scaling"], path.string() + " (rope_scaling)");
-    c.rope_scaling.kind = rs.string("rope_type", rs.string("type", "none"));
-    if (c.rope_scaling.kind != "llama3" && c.rope_scaling.kind != "linear" &&
-        c.rope_scaling.kind != "default" && c.rope_scaling.kind != "none")
-      throw std::runtime_error(path.string() + ": unsupported rope_scaling type '" +
-                               c.rope_scaling.kind + "' (llama3, linear)");
-    c.rope_scaling.factor = rs.number("factor", 1.0, 0.0, 1e6);
-    c.rope_scaling.low_freq_factor = rs.number("low_freq_factor", 1.0, 0.0, 1e6);
-    c.rope_scaling.high_freq_factor = rs.number("high_freq_factor", 4.0, 0.0, 1e6);
-    c.rope_scaling.original_max_position_embeddings =
-        rs.integer("original_max_position_embeddings", 8192, 1, max_positions);
-    if (c.rope_scaling.kind == "llama3" &&
-        c.rope_scaling.high_freq_factor <= c.rope_scaling.low_freq_factor)
-      rs.fail("high_freq_factor", "must exceed low_freq_factor for llama3 scaling");
+    read_rope_scaling(field_reader(j["rope_scaling"], path.string() + " (rope_scaling)"), f, c);
   }
   return c;
 }

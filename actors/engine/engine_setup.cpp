@@ -112,6 +112,7 @@ std::string engine_setup::describe() const {
   out << "model " << config.model.model << " (" << mc.architecture << ", "
       << mc.num_parameters() / 1e6 << "M parameters, float32) served as '" << served_model_name
       << "'\n"
+      << "attention " << mc.describe_attention() << "\n"
       << "device " << backend->device() << ", max_model_len " << max_model_len << ", block_size "
       << runner.block_size << ", KV cache "
       << (runner.cache_dtype == kv_cache_dtype::float16 ? "float16" : "float32")

@@ -1,5 +1,8 @@
 #include "actors/gpu_worker/cuda_weights.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "model/forward_batch.hpp"
@@ -16,8 +19,27 @@ const float* data_or_null(const std::vector<float>& v) {
 
 }  // namespace
 
+std::string cuda_unsupported_feature(const model_config_hf& c) {
+  if (c.moe.num_experts > 0) return "mixture-of-experts layers";
+  if (std::any_of(c.layer_sliding_window.begin(), c.layer_sliding_window.end(),
+                  [](int32_t w) { return w > 0; }))
+    return "sliding-window attention";
+  if (c.qk_norm) return "per-head q/k norms";
+  if (c.sandwich_norms) return "norms after attention and the MLP";
+  if (c.activation != hidden_activation::silu) return "GeGLU (gelu_pytorch_tanh)";
+  if (c.embedding_multiplier != 1.0) return "scaled embeddings";
+  if (c.attention_scale > 0) return "query_pre_attn_scalar";
+  if (c.attn_logit_softcapping > 0 || c.final_logit_softcapping > 0) return "logit soft-capping";
+  if (c.rope_scaling.kind == "longrope") return "LongRoPE";
+  return "";
+}
+
 cuda::llama_runner_config runner_config_of(const llama_model& model) {
   const model_config_hf& c = model.config();
+  if (const std::string missing = cuda_unsupported_feature(c); !missing.empty())
+    throw std::runtime_error(c.architecture + " needs " + missing +
+                             ", which the CUDA backend does not run yet: serve it with "
+                             "--device cpu");
   cuda::llama_runner_config r;
   r.hidden_size = c.hidden_size;
   r.intermediate_size = c.intermediate_size;
@@ -27,7 +49,7 @@ cuda::llama_runner_config runner_config_of(const llama_model& model) {
   r.head_dim = c.head_dim;
   r.vocab_size = c.vocab_size;
   r.max_position =
-      c.head_dim > 0 ? static_cast<int64_t>(model.weights().cos_sin.size()) / c.head_dim : 0;
+      c.head_dim > 0 ? static_cast<int64_t>(model.weights().cos_sin().size()) / c.head_dim : 0;
   r.rms_norm_eps = static_cast<float>(c.rms_norm_eps);
   return r;
 }
@@ -48,7 +70,7 @@ cuda::llama_host_weights host_weights_of(const llama_weights& w) {
   }
   h.final_norm = data_or_null(w.final_norm);
   h.lm_head = data_or_null(w.lm_head);
-  h.cos_sin = data_or_null(w.cos_sin);
+  h.cos_sin = data_or_null(w.cos_sin());
   return h;
 }
 

@@ -48,9 +48,10 @@ ACTORLLM_AVX2 inline float sum_of(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-/// Pass 1: scores[g][k] = scale * q_g . key_k for k < visible, and -inf up to the row's
-/// padded end. A block's keys are read eight rows at a time; rows past `visible` in the last
-/// block are read (they lie inside the block) but their lanes are replaced, NaN or not.
+/// Pass 1: scores[g][k - base] = scale * q_g . key_k for window_start <= k < visible, and -inf
+/// elsewhere up to the row's padded end. A block's keys are read eight rows at a time; rows
+/// past `visible` in the last block, or before the window in the first, are read (they lie
+/// inside the block) but their lanes are replaced, NaN or not.
 template <class T>
 ACTORLLM_AVX2 void score_keys(const attention_item& item, const T* k_cache, float* scores,
                               int64_t row_stride) {
@@ -58,12 +59,17 @@ ACTORLLM_AVX2 void score_keys(const attention_item& item, const T* k_cache, floa
   const __m256 scale = _mm256_set1_ps(item.scale);
   const __m256 lane = _mm256_setr_ps(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256 minus_inf = _mm256_set1_ps(-INFINITY);
-  for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
+  const int32_t base = item.base();
+  for (int32_t b = item.first_block(), first = base; first < item.visible;
+       ++b, first += item.block_size) {
     const T* keys = item.rows_in_block(k_cache, b);
     const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
     for (int32_t j = 0; j < count; j += 8) {
       const T* tile = keys + j * d;
-      const __m256 live = _mm256_cmp_ps(lane, _mm256_set1_ps(float(count - j)), _CMP_LT_OQ);
+      // Live lanes: keys before `visible` and not before the window's start.
+      const __m256 live = _mm256_and_ps(
+          _mm256_cmp_ps(lane, _mm256_set1_ps(float(count - j)), _CMP_LT_OQ),
+          _mm256_cmp_ps(lane, _mm256_set1_ps(float(item.window_start - first - j)), _CMP_GE_OQ));
       for (int64_t g = 0; g < item.group; ++g) {
         const float* q = item.query + g * d;
         __m256 partial[8];
@@ -74,7 +80,7 @@ ACTORLLM_AVX2 void score_keys(const attention_item& item, const T* k_cache, floa
             partial[k] = _mm256_fmadd_ps(qc, load8(tile + k * d + c), partial[k]);
         }
         const __m256 s = _mm256_blendv_ps(minus_inf, _mm256_mul_ps(sum_each(partial), scale), live);
-        _mm256_storeu_ps(scores + g * row_stride + first + j, s);
+        _mm256_storeu_ps(scores + g * row_stride + (first - base) + j, s);
       }
     }
   }
@@ -104,9 +110,10 @@ ACTORLLM_AVX2 void weigh_values(const attention_item& item, const T* v_cache, co
   const int64_t d = item.head_dim;
   if constexpr (Chunks == 0) {
     std::fill(dst, dst + d, 0.0f);
-    for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
+    for (int32_t b = item.first_block(), first = 0; first < item.visible - item.base();
+         ++b, first += item.block_size) {
       const T* values = item.rows_in_block(v_cache, b);
-      const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
+      const int32_t count = std::min<int32_t>(item.block_size, item.visible - item.base() - first);
       for (int32_t j = 0; j < count; ++j) {
         const __m256 w = _mm256_broadcast_ss(weights + first + j);
         for (int64_t c = 0; c < d; c += 8)
@@ -122,9 +129,11 @@ ACTORLLM_AVX2 void weigh_values(const attention_item& item, const T* v_cache, co
     __m256 acc[sets][Chunks];
     for (auto& set : acc)
       for (auto& a : set) a = _mm256_setzero_ps();
-    for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
+    // `first` counts from base(): weights are indexed from there.
+    for (int32_t b = item.first_block(), first = 0; first < item.visible - item.base();
+         ++b, first += item.block_size) {
       const T* values = item.rows_in_block(v_cache, b);
-      const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
+      const int32_t count = std::min<int32_t>(item.block_size, item.visible - item.base() - first);
       int32_t j = 0;
       for (; j + sets <= count; j += sets) {
         for (int s = 0; s < sets; ++s) {
@@ -151,10 +160,11 @@ ACTORLLM_AVX2 void weigh_values(const attention_item& item, const T* v_cache, co
 template <class T>
 ACTORLLM_AVX2 void attend(const attention_item& item, const T* k_cache, const T* v_cache,
                           float* scratch) {
-  const int64_t row_stride = (item.visible + 7) / 8 * 8;
+  const int64_t row_stride = item.row_stride();
   score_keys(item, k_cache, scratch, row_stride);
   for (int64_t g = 0; g < item.group; ++g) {
     float* weights = scratch + g * row_stride;
+    if (item.softcap > 0) softcap_scores(weights, row_stride, item.softcap);
     const float inverse_sum = exponentiate_row(weights, row_stride);
     float* dst = item.out + g * item.head_dim;
     switch (item.head_dim / 8) {

@@ -13,13 +13,22 @@ struct attention_item {
   const float* query;     ///< group rows of head_dim, contiguous (heads of one KV head)
   float* out;             ///< group rows of head_dim
   const int32_t* blocks;  ///< the sequence's block table
-  int32_t visible;        ///< keys [0, visible) are attended to (causal: position + 1)
+  int32_t visible;        ///< keys [window_start, visible) are attended to (causal: position + 1)
   int64_t group;          ///< query heads per KV head
   int64_t head_dim;
   int64_t block_size;
   int64_t block_elems;  ///< elements in one block of one layer's K (or V) cache
   int64_t head_offset;  ///< elements from a block's start to this KV head's rows
   float scale;
+  int32_t window_start = 0;  ///< the first key a sliding window lets the query see
+  float softcap = 0.0f;      ///< scores become softcap * tanh(score / softcap); 0: off
+
+  /// Blocks before first_block() lie wholly outside the window and are never read (they may
+  /// be freed). Scores are kept from base(), the first key of first_block().
+  int32_t first_block() const { return window_start / static_cast<int32_t>(block_size); }
+  int32_t base() const { return first_block() * static_cast<int32_t>(block_size); }
+  /// Score slots per query head: the keys from base() to visible, padded to 8.
+  int64_t row_stride() const { return (visible - base() + 7) / 8 * 8; }
 
   /// The first of this KV head's block_size rows in block b of the sequence (b < blocks
   /// covering `visible`), in a K or V cache.
@@ -31,8 +40,11 @@ struct attention_item {
 
 /// Floats of scratch an item needs: one row of scores per query head, padded to 8.
 inline int64_t attention_scratch_floats(const attention_item& item) {
-  return item.group * ((item.visible + 7) / 8 * 8);
+  return item.group * item.row_stride();
 }
+
+/// Soft-caps the finite scores of one row in place (Gemma 2's attention logit capping).
+void softcap_scores(float* row, int64_t count, float softcap);
 
 /// Whether the AVX2 kernel can run this shape on this CPU: AVX2, FMA and F16C present, and
 /// head_dim and block_size multiples of 8 (rows are read eight floats at a time, and a block's

@@ -89,6 +89,26 @@ void silu_and_mul(const float* gate_up, int64_t n, int64_t hidden, float* out) {
   });
 }
 
+void gelu_tanh_and_mul(const float* gate_up, int64_t n, int64_t hidden, float* out) {
+  constexpr float sqrt_2_over_pi = 0.7978845608028654f;
+  parallel_for(n, 1, serial_rows, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float* gate = gate_up + i * 2 * hidden;
+      const float* up = gate + hidden;
+      float* dst = out + i * hidden;
+      for (int64_t j = 0; j < hidden; ++j) {
+        const float x = gate[j];
+        const float inner = sqrt_2_over_pi * (x + 0.044715f * x * x * x);
+        dst[j] = 0.5f * x * (1.0f + std::tanh(inner)) * up[j];
+      }
+    }
+  });
+}
+
+void softcap(float* values, int64_t count, float cap) {
+  for (int64_t i = 0; i < count; ++i) values[i] = cap * std::tanh(values[i] / cap);
+}
+
 void log_softmax(const float* logits, int64_t n, int64_t vocab, float* out) {
   for (int64_t i = 0; i < n; ++i) {
     const float* row = logits + i * vocab;

@@ -42,6 +42,10 @@ void rotary_embedding(const int32_t* positions, float* q, float* k, int64_t n, i
 
 /// out(n, hidden) = silu(gate_up[:, :hidden]) * gate_up[:, hidden:].  gate_up: (n, 2 * hidden)
 void silu_and_mul(const float* gate_up, int64_t n, int64_t hidden, float* out);
+/// The same with GELU's tanh approximation (GeGLU: Gemma's gelu_pytorch_tanh).
+void gelu_tanh_and_mul(const float* gate_up, int64_t n, int64_t hidden, float* out);
+/// values = cap * tanh(values / cap), in place (Gemma's final logit soft-capping).
+void softcap(float* values, int64_t count, float cap);
 
 /// y(n, out_features) = x(n, in_features) @ w^T + bias;  w: (out_features, in_features) as
 /// Hugging Face stores it; bias may be null. One weight pass for all n rows (a real GEMM).
@@ -71,6 +75,15 @@ struct paged_batch {
   int64_t max_blocks_per_seq;
 };
 
+/// How a layer attends: the softmax scale, a sliding window (a query at position p sees the
+/// keys at positions p - sliding_window + 1 .. p; 0: all before it), and soft-capping of the
+/// scores (softcap * tanh(score / softcap) after scaling; 0: off).
+struct attention_options {
+  float scale = 1.0f;
+  int32_t sliding_window = 0;
+  float softcap = 0.0f;
+};
+
 /// out(num_tokens, num_heads, head_dim) = softmax(q k^T * scale) v per sequence, with grouped-
 /// query attention (num_heads a multiple of num_kv_heads). Prefill, chunked prefill and decode
 /// are the same call with different query lengths.
@@ -81,6 +94,15 @@ void paged_attention(const float* q, const float* k_cache, const float* v_cache,
 void paged_attention(const float* q, const half* k_cache, const half* v_cache,
                      const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                      int64_t head_dim, int64_t block_size, float scale, float* out);
+/// With a window and soft-capping: blocks wholly before a query's window are never read.
+void paged_attention(const float* q, const float* k_cache, const float* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, const attention_options& options,
+                     float* out);
+void paged_attention(const float* q, const half* k_cache, const half* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, const attention_options& options,
+                     float* out);
 
 /// For every (src, dst) pair, copies block src to block dst in every layer's K and V
 /// (copy-on-write). block_bytes: one block of one layer's K (or V) tensor, any element type

@@ -43,29 +43,38 @@ template <class T>
 void attend_one_key_at_a_time(const attention_item& item, const T* k_cache, const T* v_cache,
                               float* scores) {
   const int64_t d = item.head_dim;
+  const int32_t base = item.base();
+  const int32_t count_all = item.visible - base;
   for (int64_t g = 0; g < item.group; ++g) {
     const float* query = item.query + g * d;
     float max_score = -INFINITY;
-    for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
+    for (int32_t b = item.first_block(), first = base; first < item.visible;
+         ++b, first += item.block_size) {
       const T* key = item.rows_in_block(k_cache, b);
       const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
       for (int32_t j = 0; j < count; ++j, key += d) {
-        const float score = dot(query, key, d) * item.scale;
-        scores[first + j] = score;
+        float score = -INFINITY;
+        if (first + j >= item.window_start) {
+          score = dot(query, key, d) * item.scale;
+          if (item.softcap > 0) score = item.softcap * std::tanh(score / item.softcap);
+        }
+        scores[first - base + j] = score;
         max_score = std::max(max_score, score);
       }
     }
     float sum = 0.0f;
-    for (int32_t k = 0; k < item.visible; ++k) {
+    for (int32_t k = 0; k < count_all; ++k) {
       scores[k] = std::exp(scores[k] - max_score);
       sum += scores[k];
     }
     float* dst = item.out + g * d;
     std::fill(dst, dst + d, 0.0f);
-    for (int32_t b = 0, first = 0; first < item.visible; ++b, first += item.block_size) {
+    for (int32_t b = item.first_block(), first = base; first < item.visible;
+         ++b, first += item.block_size) {
       const T* value = item.rows_in_block(v_cache, b);
       const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
-      for (int32_t j = 0; j < count; ++j, value += d) add_scaled(scores[first + j], value, dst, d);
+      for (int32_t j = 0; j < count; ++j, value += d)
+        add_scaled(scores[first - base + j], value, dst, d);
     }
     const float inverse_sum = 1.0f / sum;
 #pragma omp simd
@@ -74,6 +83,11 @@ void attend_one_key_at_a_time(const attention_item& item, const T* k_cache, cons
 }
 
 }  // namespace
+
+void softcap_scores(float* row, int64_t count, float softcap) {
+  for (int64_t k = 0; k < count; ++k)
+    if (std::isfinite(row[k])) row[k] = softcap * std::tanh(row[k] / softcap);
+}
 
 void attend_portable(const attention_item& item, const float* k_cache, const float* v_cache,
                      float* scratch) {
@@ -98,7 +112,7 @@ struct item_index {
 template <class T>
 void attend(const float* q, const T* k_cache, const T* v_cache, const paged_batch& batch,
             int64_t num_heads, int64_t num_kv_heads, int64_t head_dim, int64_t block_size,
-            float scale, float* out) {
+            const attention_options& options, float* out) {
   const int64_t group = num_heads / num_kv_heads;
   const int64_t num_tokens = batch.query_start_loc[batch.num_seqs];
   const bool use_avx2 = detail::avx2_attention_usable(head_dim, block_size);
@@ -128,7 +142,11 @@ void attend(const float* q, const T* k_cache, const T* v_cache, const paged_batc
         .block_size = block_size,
         .block_elems = num_kv_heads * block_size * head_dim,
         .head_offset = kv_head * block_size * head_dim,
-        .scale = scale,
+        .scale = options.scale,
+        .window_start = options.sliding_window > 0
+                            ? std::max<int32_t>(0, position + 1 - options.sliding_window)
+                            : 0,
+        .softcap = options.softcap,
     };
     thread_local std::vector<float> scratch;  // per thread: the scores of one item
     const int64_t need = detail::attention_scratch_floats(item);
@@ -144,14 +162,30 @@ void attend(const float* q, const T* k_cache, const T* v_cache, const paged_batc
 
 void paged_attention(const float* q, const float* k_cache, const float* v_cache,
                      const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, const attention_options& options,
+                     float* out) {
+  attend(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size, options, out);
+}
+
+void paged_attention(const float* q, const half* k_cache, const half* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, const attention_options& options,
+                     float* out) {
+  attend(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size, options, out);
+}
+
+void paged_attention(const float* q, const float* k_cache, const float* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                      int64_t head_dim, int64_t block_size, float scale, float* out) {
-  attend(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size, scale, out);
+  paged_attention(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size,
+                  attention_options{scale}, out);
 }
 
 void paged_attention(const float* q, const half* k_cache, const half* v_cache,
                      const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                      int64_t head_dim, int64_t block_size, float scale, float* out) {
-  attend(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size, scale, out);
+  paged_attention(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size,
+                  attention_options{scale}, out);
 }
 
 }  // namespace actorllm::cpu
