@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/generate_request.hpp"
+#include "common/sampling_defaults.hpp"
 
 namespace actorllm {
 
@@ -23,6 +24,8 @@ struct model_info {
   /// Other values `model` may carry: the --model argument as given when no
   /// --served-model-name was set, since that argument is the name vLLM would serve.
   std::vector<std::string> aliases;
+  /// What a request's sampling fields default to (the model's generation_config.json).
+  sampling_defaults sampling;
 
   bool answers_to(std::string_view requested) const {
     if (requested == name) return true;

@@ -19,6 +19,9 @@ struct model_config {
   uint64_t seed = 0;
   std::string chat_template;  ///< a .jinja file or tokenizer_config.json; empty: the model's own
   int32_t max_logprobs = 20;  ///< the most logprobs / top_logprobs a request may ask
+  /// Where sampling defaults come from: auto (the model folder's generation_config.json),
+  /// vllm (none: OpenAI's), or a folder holding a generation_config.json.
+  std::string generation_config = "auto";
 };
 
 struct cache_config {

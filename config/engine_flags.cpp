@@ -25,6 +25,10 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
   p.add_string("--chat-template",
                "a .jinja file or tokenizer_config.json overriding the model's template",
                c.model.chat_template);
+  p.add_string("--generation-config",
+               "sampling defaults: auto (the model's generation_config.json), vllm (none), or a "
+               "folder with a generation_config.json",
+               c.model.generation_config);
   p.add_number("--max-logprobs", "the most logprobs / top_logprobs a request may ask (default 20)",
                c.model.max_logprobs);
 
@@ -87,9 +91,6 @@ void add_vllm_compatibility_flags(flag_parser& p) {
   p.add_flag("--trust-remote-code",
              "accepted for vLLM compatibility: no code from a model folder ever runs",
              note("--trust-remote-code: no remote code runs here; only built-in architectures load"));
-  p.add("--generation-config", "auto|vllm|FOLDER",
-        "accepted for vLLM compatibility: sampling defaults come from the request",
-        [](std::string_view) { return std::string(); });
 }
 
 void add_server_flags(flag_parser& p, engine_config& c) {

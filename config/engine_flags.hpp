@@ -13,7 +13,7 @@ void add_server_flags(flag_parser& parser, engine_config& config);
 /// --cluster-insecure-loopback; with `serving`, also --cluster-port and --cluster-host.
 void add_cluster_flags(flag_parser& parser, cluster_config& cluster, bool serving);
 /// vLLM's launch flags for behaviour that is fixed here (chunked prefill, eager mode, remote
-/// code, request logging, generation config): accepted as no-ops, listed in --help as such.
+/// code, request logging): accepted as no-ops, listed in --help as such.
 /// add_engine_flags adds them.
 void add_vllm_compatibility_flags(flag_parser& parser);
 

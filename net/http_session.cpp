@@ -236,7 +236,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // ---- completions ------------------------------------------------------------------
   void start_completion(api_kind kind) {
     openai_request parsed;
-    if (auto error = parse_openai_request(request_.body(), kind, parsed)) return send_error(*error);
+    if (auto error = parse_openai_request(request_.body(), kind, parsed,
+                                         context_.engine.model().sampling))
+      return send_error(*error);
     model_info model;
     if (auto error = admit(context_, parsed, model)) return send_error(*error);
     auto box = std::make_shared<mailbox<request_output>>(wake_on_outputs());

@@ -323,13 +323,15 @@ std::optional<api_error> parse_json_object(std::string_view body, json& out) {
 }
 
 std::optional<api_error> parse_openai_request(std::string_view body, api_kind kind,
-                                              openai_request& out) {
+                                              openai_request& out,
+                                              const sampling_defaults& defaults) {
   json parsed;
   if (auto error = parse_json_object(body, parsed)) return error;
-  return parse_openai_json(parsed, kind, out);
+  return parse_openai_json(parsed, kind, out, defaults);
 }
 
-std::optional<api_error> parse_openai_json(const json& body, api_kind kind, openai_request& out) {
+std::optional<api_error> parse_openai_json(const json& body, api_kind kind, openai_request& out,
+                                           const sampling_defaults& defaults) {
   if (!body.is_object()) return bad_request("the request must be a JSON object");
   if (auto refused = refuse_unsupported_fields(body, kind)) return refused;
   field_reader r{body, std::nullopt};
@@ -355,6 +357,7 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
   }
 
   generate_request base;
+  defaults.apply(base.params);
   if (!read_sampling(r, kind, base.params)) return r.error;
   out.n = base.params.n;
   if (kind == api_kind::completion) {

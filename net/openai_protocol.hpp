@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/generate_request.hpp"
+#include "common/sampling_defaults.hpp"
 
 namespace actorllm::net {
 
@@ -55,11 +56,14 @@ inline constexpr int max_json_depth = 64;
 const nlohmann::json* given_field(const nlohmann::json& object, const char* key);
 
 /// Parses an HTTP body. On failure returns the error and leaves `out` unspecified.
+/// Sampling fields the body leaves out take `defaults` (the model's), else OpenAI's.
 std::optional<api_error> parse_openai_request(std::string_view body, api_kind kind,
-                                              openai_request& out);
+                                              openai_request& out,
+                                              const sampling_defaults& defaults = {});
 /// Same from JSON already parsed (a WebSocket message); unknown fields are ignored.
 std::optional<api_error> parse_openai_json(const nlohmann::json& body, api_kind kind,
-                                           openai_request& out);
+                                           openai_request& out,
+                                           const sampling_defaults& defaults = {});
 
 /// /tokenize: {"prompt": "..."} (add_special_tokens) or {"messages": [...]}
 /// (add_generation_prompt) into a text or chat generate_request.

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "actors/engine/chat_loader.hpp"
+#include "actors/engine/generation_defaults.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
 #include "actors/gpu_worker/kv_budget.hpp"
 #include "kernels/cpu/ops.hpp"
@@ -63,6 +64,7 @@ engine_setup engine_setup::load(const engine_config& config,
   s.model = s.shards.front();
   check_token_ids_fit(s.tok, s.model->config(), tokenizer_dir);
   s.render_chat = load_chat_renderer(config.model.chat_template, model_dir, s.tok);
+  s.sampling = load_generation_defaults(config.model.generation_config, model_dir);
   s.served_model_name = !config.model.served_model_name.empty() ? config.model.served_model_name
                                                                 : folder_name(config.model.model);
   if (config.model.served_model_name.empty() && config.model.model != s.served_model_name)
@@ -113,6 +115,9 @@ std::string engine_setup::describe() const {
       << mc.num_parameters() / 1e6 << "M parameters, float32) served as '" << served_model_name
       << "'\n"
       << "attention " << mc.describe_attention() << "\n"
+      << (sampling.empty() ? std::string()
+                           : "sampling defaults from generation_config.json: " +
+                                 sampling.describe() + " (--generation-config vllm: none)\n")
       << "device " << backend->device() << ", max_model_len " << max_model_len << ", block_size "
       << runner.block_size << ", KV cache "
       << (runner.cache_dtype == kv_cache_dtype::float16 ? "float16" : "float32")

@@ -11,6 +11,7 @@
 #include "actors/gpu_worker/model_runner.hpp"
 #include "actors/request_router/prompt_builder.hpp"
 #include "actors/scheduler/scheduler.hpp"
+#include "common/sampling_defaults.hpp"
 #include "config/engine_config.hpp"
 #include "model/llama_model.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -30,6 +31,7 @@ struct engine_setup {
   /// Other names requests may use: the --model argument when no --served-model-name was set.
   std::vector<std::string> model_aliases;
   int32_t max_model_len = 0;
+  sampling_defaults sampling;  ///< --generation-config's defaults for requests
   scheduler_options scheduler;
   model_runner_config runner;
   std::shared_ptr<const backend_provider> backend;  ///< sized the pools; builds workers' backends

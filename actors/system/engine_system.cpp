@@ -59,7 +59,8 @@ engine_system::engine_system(const engine_config& config)
   for (int32_t i = 0; i < config.parallel.replicas; ++i) add_replica();
 
   model_info info{setup_->served_model_name, config.model.model, setup_->max_model_len,
-                  static_cast<int64_t>(std::time(nullptr)), setup_->model_aliases};
+                  static_cast<int64_t>(std::time(nullptr)), setup_->model_aliases,
+                  setup_->sampling};
   client_ = std::make_unique<engine_client>(system_, router_, std::move(info), monitoring_.get());
 }
 

@@ -343,5 +343,21 @@ TEST(openai_protocol, error_object_shape) {
   EXPECT_EQ(engine_error("busy", 503).status, 503);
 }
 
+TEST(openai_protocol, the_models_sampling_defaults_fill_what_a_request_leaves_out) {
+  sampling_defaults model;
+  model.temperature = 0.6f;
+  model.top_k = 20;
+  openai_request plain, own;
+  ASSERT_FALSE(parse_openai_request(R"({"prompt":"x"})", api_kind::completion, plain, model));
+  EXPECT_EQ(plain.prompts.at(0).params.temperature, 0.6f);
+  EXPECT_EQ(plain.prompts.at(0).params.top_k, 20);
+  EXPECT_EQ(plain.prompts.at(0).params.top_p, 1.0f);  // not recommended: OpenAI's
+  ASSERT_FALSE(parse_openai_request(R"({"messages":[{"role":"user","content":"x"}],
+                                        "temperature":0,"top_k":-1})",
+                                    api_kind::chat, own, model));
+  EXPECT_EQ(own.prompts.at(0).params.temperature, 0.0f);  // the request's own values win
+  EXPECT_EQ(own.prompts.at(0).params.top_k, -1);
+}
+
 }  // namespace
 }  // namespace actorllm::net
