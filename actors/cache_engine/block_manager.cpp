@@ -7,6 +7,7 @@ namespace actorllm {
 block_manager::block_manager(const block_manager_config& config)
     : block_size_(config.block_size),
       prefix_caching_(config.enable_prefix_caching),
+      sliding_window_(config.sliding_window),
       device_(config.num_device_blocks),
       cpu_(config.num_cpu_blocks) {
   ACTORLLM_CHECK(config.block_size > 0);
@@ -85,6 +86,7 @@ int32_t block_manager::append_slots(seq_id seq, std::span<const int32_t> token_i
   table& t = table_of(seq);
   ACTORLLM_CHECK(!t.on_cpu);
   if (num_tokens <= t.num_slots) return 0;
+  release_out_of_window(t);
   int32_t num_copies = 0;
   // Existing blocks that the new tokens write into: copy them first when shared.
   int32_t first_written = t.num_slots / block_size_;
@@ -107,6 +109,20 @@ int32_t block_manager::append_slots(seq_id seq, std::span<const int32_t> token_i
   return num_copies;
 }
 
+void block_manager::release_out_of_window(table& t) {
+  if (sliding_window_ <= 0) return;
+  // The next query sits at position num_slots and sees keys from num_slots - window + 1 on;
+  // one token more is kept for a step still in flight when this one is planned ahead (its
+  // query sits one position earlier).
+  const int32_t first_visible = t.num_slots - sliding_window_;
+  const int32_t num_invisible = std::max(0, first_visible) / block_size_;
+  for (int32_t i = 0; i < num_invisible && i < static_cast<int32_t>(t.blocks.size()); ++i) {
+    if (t.blocks[i] == no_block) continue;
+    device_.release(t.blocks[i]);
+    t.blocks[i] = no_block;
+  }
+}
+
 void block_manager::cache_full_blocks(table& t, std::span<const int32_t> token_ids) {
   if (!prefix_caching_) return;
   // Only blocks whose tokens are all known: a step planned ahead holds a slot for a token still
@@ -118,7 +134,7 @@ void block_manager::cache_full_blocks(table& t, std::span<const int32_t> token_i
     block_hash parent = i == 0 ? root_block_hash : t.hashes[i - 1];
     block_hash h = hash_block(parent, token_ids.subspan(i * block_size_, block_size_));
     t.hashes.push_back(h);
-    device_.try_set_hash(t.blocks[i], h);
+    if (t.blocks[i] != no_block) device_.try_set_hash(t.blocks[i], h);
   }
 }
 
@@ -174,7 +190,8 @@ void block_manager::fork(seq_id parent, seq_id child) {
   ACTORLLM_CHECK(!has_blocks(child));
   table t = table_of(parent);
   ACTORLLM_CHECK(!t.on_cpu);
-  for (block_id b : t.blocks) device_.retain(b);
+  for (block_id b : t.blocks)
+    if (b != no_block) device_.retain(b);
   tables_.emplace(child, std::move(t));
 }
 
@@ -183,7 +200,8 @@ void block_manager::free(seq_id seq) {
   if (it == tables_.end()) return;
   block_pool& pool = it->second.on_cpu ? cpu_ : device_;
   const std::vector<block_id>& blocks = it->second.blocks;
-  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) pool.release(*b);
+  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b)
+    if (*b != no_block) pool.release(*b);
   tables_.erase(it);
 }
 
@@ -194,7 +212,8 @@ std::vector<block_id> block_manager::unique_blocks(std::span<const seq_id> seqs,
     auto it = tables_.find(seq);
     if (it == tables_.end()) continue;
     ACTORLLM_CHECK(it->second.on_cpu == on_cpu);
-    blocks.insert(blocks.end(), it->second.blocks.begin(), it->second.blocks.end());
+    for (block_id b : it->second.blocks)
+      if (b != no_block) blocks.push_back(b);
   }
   std::sort(blocks.begin(), blocks.end());
   blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
@@ -214,6 +233,7 @@ std::vector<block_copy> block_manager::swap_out(std::span<const seq_id> seqs) {
     if (it == tables_.end()) continue;
     table& t = it->second;
     for (block_id& b : t.blocks) {
+      if (b == no_block) continue;
       auto [m, is_new] = moved.emplace(b, 0);
       if (is_new) {
         m->second = cpu_.allocate();
@@ -246,6 +266,7 @@ std::vector<block_copy> block_manager::swap_in(std::span<const seq_id> seqs) {
     table& t = it->second;
     for (size_t i = 0; i < t.blocks.size(); ++i) {
       block_id cpu_block = t.blocks[i];
+      if (cpu_block == no_block) continue;
       auto [m, is_new] = moved.emplace(cpu_block, 0);
       if (is_new) {
         std::optional<block_id> hit;
@@ -319,6 +340,7 @@ void block_manager::check_invariants() const {
     ACTORLLM_CHECK(static_cast<int32_t>(t.hashes.size()) <= t.num_slots / block_size_);
     std::vector<int32_t>& refs = t.on_cpu ? cpu_refs : device_refs;
     for (block_id b : t.blocks) {
+      if (b == no_block) continue;
       ACTORLLM_CHECK(b >= 0 && b < static_cast<int32_t>(refs.size()));
       ++refs[b];
     }

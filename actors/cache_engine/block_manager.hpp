@@ -24,6 +24,11 @@ struct block_manager_config {
   int32_t num_device_blocks = 0;
   int32_t num_cpu_blocks = 0;  ///< swap space; 0: swapping is never possible
   bool enable_prefix_caching = true;
+  /// The model's attention window in tokens when every layer has one (the widest), else 0.
+  /// A sequence's blocks that fall wholly before the window of its next token go back to the
+  /// pool (their table entries become no_block), so a long generation holds about
+  /// window / block_size blocks, not its whole history.
+  int32_t sliding_window = 0;
 };
 
 struct block_manager_stats {
@@ -132,8 +137,12 @@ class block_manager {
   const table& table_of(seq_id seq) const;
   table& table_of(seq_id seq);
 
+  /// Releases the blocks of `t` that no query from position t.num_slots on can see.
+  void release_out_of_window(table& t);
+
   int32_t block_size_;
   bool prefix_caching_;
+  int32_t sliding_window_;
   block_pool device_;
   block_pool cpu_;
   std::unordered_map<seq_id, table> tables_;

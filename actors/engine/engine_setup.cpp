@@ -91,6 +91,7 @@ engine_setup engine_setup::load(const engine_config& config,
   s.scheduler.num_device_blocks = budget.num_device_blocks;
   s.scheduler.num_cpu_blocks = budget.num_cpu_blocks;
   s.scheduler.enable_prefix_caching = config.cache.enable_prefix_caching;
+  s.scheduler.sliding_window = mc.max_sliding_window();
   s.scheduler.max_model_len = s.max_model_len;
   s.scheduler.eos_token_ids = mc.eos_token_ids;
   if (s.scheduler.eos_token_ids.empty()) s.scheduler.eos_token_ids = s.tok.eos_ids();

@@ -7,7 +7,8 @@ namespace actorllm {
 namespace {
 
 block_manager_config block_config_of(const scheduler_options& o) {
-  return {o.block_size, o.num_device_blocks, o.num_cpu_blocks, o.enable_prefix_caching};
+  return {o.block_size, o.num_device_blocks, o.num_cpu_blocks, o.enable_prefix_caching,
+          o.sliding_window};
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ struct scheduler_options {
   int32_t num_device_blocks = 0;  ///< measured by the workers (or the override)
   int32_t num_cpu_blocks = 0;     ///< swap space
   bool enable_prefix_caching = true;
+  int32_t sliding_window = 0;  ///< block_manager_config::sliding_window
   int32_t max_model_len = 0;  ///< prompt + output tokens at most
   std::vector<int32_t> eos_token_ids;
   /// Device blocks kept free when admitting, so that running sequences can grow a while

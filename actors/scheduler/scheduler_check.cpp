@@ -60,6 +60,7 @@ void scheduler::check_invariants() const {
       // A device block may be shared only within a request (fork), or across requests when
       // it is a full block of the prefix cache (read-only).
       for (block_id b : blocks_.block_table(s.id)) {
+        if (b == no_block) continue;
         auto [o, is_new] = owner.emplace(b, r.get());
         if (!is_new && o->second != r.get()) {
           ACTORLLM_CHECK(blocks_.device_pool().hash_of(b).has_value());

@@ -26,7 +26,8 @@ void scheduler::reset_workers() {
   }
   blocks_ =
       block_manager(block_manager_config{options_.block_size, options_.num_device_blocks,
-                                         options_.num_cpu_blocks, options_.enable_prefix_caching});
+                                         options_.num_cpu_blocks, options_.enable_prefix_caching,
+                                         options_.sliding_window});
   num_running_seqs_ = 0;
   finished_since_plan_.clear();  // the fresh workers never knew them
   in_flight_.clear();

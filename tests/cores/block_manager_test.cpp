@@ -299,5 +299,56 @@ TEST(BlockManager, SwapInKeepsRoomWhenAsked) {
   EXPECT_FALSE(m.can_swap_in(group, 1));
 }
 
+TEST(BlockManager, AWindowedModelHoldsOnlyTheBlocksItsWindowSees) {
+  // Blocks of 4, a window of 6: the next query at position p sees p - 5 .. p, and one token
+  // more is kept for a step planned ahead; blocks wholly before that go back to the pool.
+  block_manager windowed({/*block_size=*/4, 32, 0, false, /*sliding_window=*/6});
+  block_manager full({/*block_size=*/4, 32, 0, false});
+  const std::vector<int32_t> tokens = iota_tokens(64);
+  windowed.allocate(1, tokens, 10);
+  full.allocate(1, tokens, 10);
+  std::vector<block_copy> copies;
+  int32_t most_held = 0;
+  for (int32_t n = 11; n <= 64; ++n) {
+    windowed.append_slots(1, tokens, n, copies);
+    full.append_slots(1, tokens, n, copies);
+    windowed.check_invariants();
+    most_held = std::max(most_held, windowed.stats().device.num_used);
+    // Every block from the one holding position (n - 1) - 6 on is still there.
+    const auto table = windowed.block_table(1);
+    ASSERT_EQ(static_cast<int32_t>(table.size()), (n + 3) / 4);
+    for (int32_t b = std::max(0, n - 1 - 6) / 4; b < static_cast<int32_t>(table.size()); ++b)
+      EXPECT_NE(table[b], no_block) << "n " << n << " block " << b;
+  }
+  EXPECT_EQ(full.stats().device.num_used, 16);
+  EXPECT_LE(most_held, 4);  // ceil((6 + 1) / 4) + 1 blocks at most
+  EXPECT_EQ(windowed.block_table(1)[0], no_block);
+  windowed.free(1);
+  EXPECT_EQ(windowed.stats().device.num_used, 0);
+  windowed.check_invariants();
+}
+
+TEST(BlockManager, ReleasedWindowEntriesSurviveForkAndSwap) {
+  block_manager m({/*block_size=*/4, 16, 16, false, /*sliding_window=*/4});
+  const std::vector<int32_t> tokens = iota_tokens(24);
+  std::vector<block_copy> copies;
+  m.allocate(1, tokens, 8);
+  m.append_slots(1, tokens, 20, copies);  // blocks 0..2 fall behind the window
+  EXPECT_EQ(m.block_table(1)[0], no_block);
+  m.fork(1, 2);
+  const std::vector<seq_id> group{1, 2};
+  const auto out = m.swap_out(group);
+  EXPECT_EQ(static_cast<int32_t>(out.size()), m.stats().cpu.num_used);  // live blocks only
+  EXPECT_EQ(m.block_table(2)[0], no_block);
+  m.check_invariants();
+  m.swap_in(group);
+  EXPECT_EQ(m.block_table(1)[0], no_block);
+  m.check_invariants();
+  m.free(1);
+  m.free(2);
+  EXPECT_EQ(m.stats().device.num_used, 0);
+  EXPECT_EQ(m.stats().cpu.num_used, 0);
+}
+
 }  // namespace
 }  // namespace actorllm

@@ -39,10 +39,12 @@ inline uint64_t hash_codes(std::span<const int64_t> codes) {
   return h;
 }
 
-/// The same hash from tokens alone: what a correct KV cache gives.
-inline uint64_t hash_tokens(std::span<const int32_t> tokens) {
+/// The same hash from tokens alone: what a correct KV cache gives. A windowed model (window
+/// > 0) reads only the last `window` positions, as sliding-window attention does.
+inline uint64_t hash_tokens(std::span<const int32_t> tokens, int32_t window = 0) {
   std::vector<int64_t> codes;
-  for (size_t p = 0; p < tokens.size(); ++p) codes.push_back(kv_code(tokens[p], int32_t(p)));
+  const size_t first = window > 0 && tokens.size() > size_t(window) ? tokens.size() - window : 0;
+  for (size_t p = first; p < tokens.size(); ++p) codes.push_back(kv_code(tokens[p], int32_t(p)));
   return hash_codes(codes);
 }
 
@@ -56,7 +58,8 @@ struct reference_output {
 inline reference_output generate_reference(std::vector<int32_t> tokens,
                                            const sampling_params& params, int32_t index,
                                            const std::vector<int32_t>& eos_token_ids,
-                                           int32_t max_model_len, int32_t vocab_size) {
+                                           int32_t max_model_len, int32_t vocab_size,
+                                           int32_t window = 0) {
   reference_output out;
   int32_t num_prompt = int32_t(tokens.size());
   int32_t room = max_model_len - num_prompt;
@@ -65,7 +68,7 @@ inline reference_output generate_reference(std::vector<int32_t> tokens,
     return std::find(v.begin(), v.end(), t) != v.end();
   };
   for (;;) {
-    int32_t token = next_token(hash_tokens(tokens), index, vocab_size);
+    int32_t token = next_token(hash_tokens(tokens, window), index, vocab_size);
     tokens.push_back(token);
     out.token_ids.push_back(token);
     int32_t num_output = int32_t(out.token_ids.size());
@@ -83,10 +86,12 @@ inline reference_output generate_reference(std::vector<int32_t> tokens,
 
 class fake_model {
  public:
+  /// `window` > 0: a sliding-window model, which reads only the last `window` positions.
   fake_model(int32_t block_size, int32_t num_device_blocks, int32_t num_cpu_blocks,
-             int32_t vocab_size)
+             int32_t vocab_size, int32_t window = 0)
       : block_size_(block_size),
         vocab_size_(vocab_size),
+        window_(window),
         device_(size_t(num_device_blocks) * block_size, -1),
         cpu_(size_t(num_cpu_blocks) * block_size, -1) {}
 
@@ -109,10 +114,11 @@ class fake_model {
     for (const batch_sequence& b : batch) {
       if (b.num_samples == 0) continue;
       int32_t end = b.start_position + int32_t(b.token_ids.size());
-      std::vector<int64_t> codes(end);
-      for (int32_t p = 0; p < end; ++p) {
-        codes[p] = device_[slot(b, p)];
-        if (codes[p] != kv_code(b.all_token_ids[p], p)) {
+      const int32_t first = window_ > 0 ? std::max(0, end - window_) : 0;
+      std::vector<int64_t> codes;
+      for (int32_t p = first; p < end; ++p) {
+        codes.push_back(device_[slot(b, p)]);
+        if (codes.back() != kv_code(b.all_token_ids[p], p)) {
           ADD_FAILURE() << "seq " << b.seq << " reads wrong KV at position " << p;
           ++num_kv_errors_;
         }
@@ -148,6 +154,11 @@ class fake_model {
       ++num_kv_errors_;
       return 0;
     }
+    if (b.block_table[index] == no_block) {
+      ADD_FAILURE() << "seq " << b.seq << " reads released block " << index;
+      ++num_kv_errors_;
+      return 0;
+    }
     return size_t(b.block_table[index]) * block_size_ + position % block_size_;
   }
   void copy_block(const std::vector<int64_t>& from, block_id src, std::vector<int64_t>& to,
@@ -159,6 +170,7 @@ class fake_model {
 
   int32_t block_size_;
   int32_t vocab_size_;
+  int32_t window_;
   std::vector<int64_t> device_;  // (num_device_blocks * block_size) KV codes
   std::vector<int64_t> cpu_;     // (num_cpu_blocks * block_size)
   sequence_mirror mirror_;

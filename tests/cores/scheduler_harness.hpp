@@ -53,7 +53,7 @@ class harness {
       : options_(options),
         sched(options),
         model(options.block_size, options.num_device_blocks, options.num_cpu_blocks,
-              fake_vocab_size) {}
+              fake_vocab_size, options.sliding_window) {}
 
   void add(const std::string& id, std::vector<int32_t> prompt, const sampling_params& params) {
     prompts_[id] = {prompt, params};
@@ -98,7 +98,8 @@ class harness {
     const auto& [prompt, params] = prompts_.at(id);
     for (int32_t j = 0; j < params.n; ++j) {
       reference_output ref = generate_reference(prompt, params, j, options_.eos_token_ids,
-                                                options_.max_model_len, fake_vocab_size);
+                                                options_.max_model_len, fake_vocab_size,
+                                                options_.sliding_window);
       const collected_output& got = outputs_[id][j];
       EXPECT_EQ(got.token_ids, ref.token_ids) << id << " sample " << j;
       EXPECT_EQ(got.finish, ref.finish) << id << " sample " << j;
@@ -111,7 +112,8 @@ class harness {
     const auto& [prompt, params] = prompts_.at(id);
     for (int32_t j = 0; j < params.n; ++j) {
       reference_output ref = generate_reference(prompt, params, j, options_.eos_token_ids,
-                                                options_.max_model_len, fake_vocab_size);
+                                                options_.max_model_len, fake_vocab_size,
+                                                options_.sliding_window);
       const collected_output& got = outputs_[id][j];
       ASSERT_LE(got.token_ids.size(), ref.token_ids.size());
       EXPECT_TRUE(std::equal(got.token_ids.begin(), got.token_ids.end(), ref.token_ids.begin()))
@@ -124,7 +126,8 @@ class harness {
     const auto& [prompt, params] = prompts_.at(id);
     for (int32_t j = 0; j < params.n; ++j) {
       reference_output ref = generate_reference(prompt, params, j, options_.eos_token_ids,
-                                                options_.max_model_len, fake_vocab_size);
+                                                options_.max_model_len, fake_vocab_size,
+                                                options_.sliding_window);
       const collected_output& got = outputs_[id][j];
       EXPECT_EQ(got.num_outputs_after_finish, 0) << id << " sample " << j;
       if (got.finish == finish_reason::abort) {

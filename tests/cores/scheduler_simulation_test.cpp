@@ -24,19 +24,24 @@ struct simulation_case {
   scheduling_policy policy;
   uint64_t seed;
   bool ahead;  // asynchronous scheduling: a second plan queued behind the one in flight
+  int32_t window = 0;  // a sliding-window model: blocks behind the window are released
 };
 
 std::string name_of(const ::testing::TestParamInfo<simulation_case>& info) {
   const simulation_case& c = info.param;
   return std::string(to_string(c.mode)) + (c.prefix_caching ? "_caching_" : "_nocache_") +
-         to_string(c.policy) + (c.ahead ? "_ahead_" : "_") + std::to_string(c.seed);
+         to_string(c.policy) + (c.ahead ? "_ahead_" : "_") +
+         (c.window > 0 ? "window" + std::to_string(c.window) + "_" : "") + std::to_string(c.seed);
 }
 
 class SchedulerSimulation : public ::testing::TestWithParam<simulation_case> {};
 
 TEST_P(SchedulerSimulation, EveryRequestGetsExactlyItsOutput) {
   const simulation_case& c = GetParam();
-  scheduler_options o = testing::small_options(48, c.mode == preemption_mode::swap ? 20 : 0);
+  // A windowed sequence holds at most 7 blocks (an 18-token window and a block planned
+  // ahead), so its pool is halved for the same pressure.
+  scheduler_options o =
+      testing::small_options(c.window > 0 ? 24 : 48, c.mode == preemption_mode::swap ? 20 : 0);
   // 48 blocks of 4: one request with n = 3 at max_model_len (64) fits alone, a dozen do not.
   o.scheduler.preemption = c.mode;
   o.scheduler.policy = c.policy;
@@ -44,6 +49,7 @@ TEST_P(SchedulerSimulation, EveryRequestGetsExactlyItsOutput) {
   o.scheduler.max_num_seqs = 8;
   o.scheduler.max_waiting_requests = 1000;
   o.enable_prefix_caching = c.prefix_caching;
+  o.sliding_window = c.window;
   harness h(o);
   std::mt19937_64 rng(c.seed);
   auto uniform = [&rng](int32_t lo, int32_t hi) {
@@ -163,6 +169,13 @@ std::vector<simulation_case> all_cases() {
         for (bool ahead : {false, true}) cases.push_back({mode, caching, policy, seed++, ahead});
       }
     }
+  }
+  // A windowed model (18 tokens over blocks of 4: windows start mid-block; wide enough that
+  // the pool still runs short). Seeds of their own, so the cases above keep theirs.
+  seed = 101;
+  for (preemption_mode mode : {preemption_mode::recompute, preemption_mode::swap}) {
+    for (bool ahead : {false, true})
+      cases.push_back({mode, true, scheduling_policy::fcfs, seed++, ahead, 18});
   }
   return cases;
 }

@@ -18,6 +18,7 @@
 #include <numeric>
 #include <string>
 
+#include "common/kv_ids.hpp"
 #include "model/llama_model.hpp"
 
 namespace actorllm {
@@ -95,6 +96,10 @@ std::vector<std::vector<float>> forced_logits(const llama_model& model, const re
     batch.finalize();
     model.forward(batch, cache, ws, logits);
     computed += take;
+    // Blocks wholly behind every layer's window are released by the block manager; mark them
+    // so, to show that attention never reads them.
+    if (const int32_t window = model.config().max_sliding_window(); window > 0)
+      for (int32_t b = 0; (b + 1) * block_size <= computed - window; ++b) table[b] = no_block;
     if (!sample) continue;
     out.emplace_back(logits.begin(), logits.begin() + vocab);
     tokens.push_back(ref.tokens[out.size() - 1]);
