@@ -1,5 +1,6 @@
 #include "actors/engine/engine_setup.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -79,7 +80,14 @@ engine_setup engine_setup::load(const engine_config& config,
                              " exceeds the model's max_position_embeddings (" +
                              std::to_string(mc.max_position_embeddings) + ")");
 
-  const auto budget = backend->plan_kv(*s.model, config, s.max_model_len);
+  // A sequence of a windowed model holds its window plus one step's chunk, not its history:
+  // the pool must fit that much of one sequence, not max_model_len.
+  int32_t resident_tokens = s.max_model_len;
+  if (const int32_t window = mc.max_sliding_window(); window > 0)
+    resident_tokens = static_cast<int32_t>(std::min<int64_t>(
+        s.max_model_len, int64_t{window} + 1 + config.scheduler.max_num_batched_tokens +
+                             2 * int64_t{config.cache.block_size}));
+  const auto budget = backend->plan_kv(*s.model, config, resident_tokens);
   if (!budget.error.empty()) throw std::runtime_error(budget.error);
   // After the budget: plan_kv already keeps the weights' bytes aside once more, which is
   // what the CPU's packed copy takes.
