@@ -1,0 +1,20 @@
+#pragma once
+/// grammar_ir → automaton: inline the rules that do not recurse (while they stay small),
+/// build one NFA per remaining rule (Thompson), determinize it (subset construction over byte
+/// ranges and calls), then drop what cannot match and check the invariants automaton.hpp
+/// states.
+#include "grammar/automaton.hpp"
+#include "grammar/grammar_ir.hpp"
+
+namespace actorllm::grammar {
+
+struct automaton_limits {
+  size_t max_states = 2'000'000;   // NFA or DFA states in all; beyond it the grammar is refused
+  size_t inline_size = 20'000;     // a rule larger than this (NFA states) is called, not inlined
+};
+
+/// Throws grammar_error naming the rule for: left recursion, a grammar that matches nothing,
+/// or one larger than `limits`.
+automaton build_automaton(const grammar_ir& ir, const automaton_limits& limits = {});
+
+}  // namespace actorllm::grammar

@@ -1,0 +1,118 @@
+#include "grammar/rule_graph.hpp"
+
+#include <algorithm>
+
+namespace actorllm::grammar {
+namespace {
+
+void collect_calls(const expr& e, std::vector<int32_t>& out) {
+  if (e.k == expr::kind::rule_ref) out.push_back(e.rule);
+  for (const expr& item : e.items) collect_calls(item, out);
+}
+
+std::vector<std::vector<int32_t>> call_graph(const grammar_ir& ir) {
+  std::vector<std::vector<int32_t>> calls(ir.rules.size());
+  for (size_t r = 0; r < ir.rules.size(); ++r) {
+    collect_calls(ir.rules[r].body, calls[r]);
+    std::sort(calls[r].begin(), calls[r].end());
+    calls[r].erase(std::unique(calls[r].begin(), calls[r].end()), calls[r].end());
+  }
+  return calls;
+}
+
+// Tarjan's strongly connected components, iteratively (schemas may nest deeply). Components
+// come out callees first.
+std::vector<std::vector<int32_t>> components(const std::vector<std::vector<int32_t>>& calls) {
+  const int32_t n = static_cast<int32_t>(calls.size());
+  std::vector<int32_t> index(n, -1), low(n, 0);
+  std::vector<bool> on_stack(n, false);
+  std::vector<int32_t> stack;
+  std::vector<std::vector<int32_t>> out;
+  int32_t counter = 0;
+  struct frame {
+    int32_t node;
+    size_t next;
+  };
+  for (int32_t root = 0; root < n; ++root) {
+    if (index[root] >= 0) continue;
+    std::vector<frame> work = {{root, 0}};
+    index[root] = low[root] = counter++;
+    stack.push_back(root);
+    on_stack[root] = true;
+    while (!work.empty()) {
+      frame& f = work.back();
+      if (f.next < calls[f.node].size()) {
+        int32_t m = calls[f.node][f.next++];
+        if (index[m] < 0) {
+          index[m] = low[m] = counter++;
+          stack.push_back(m);
+          on_stack[m] = true;
+          work.push_back({m, 0});
+        } else if (on_stack[m]) {
+          low[f.node] = std::min(low[f.node], index[m]);
+        }
+        continue;
+      }
+      const int32_t v = f.node;
+      work.pop_back();
+      if (!work.empty()) low[work.back().node] = std::min(low[work.back().node], low[v]);
+      if (low[v] == index[v]) {
+        std::vector<int32_t> component;
+        int32_t w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = false;
+          component.push_back(w);
+        } while (w != v);
+        out.push_back(std::move(component));
+      }
+    }
+  }
+  return out;
+}
+
+void walk_calls(const grammar_ir& ir, const expr& e, const std::vector<bool>& inlined,
+                std::vector<bool>& seen, const std::function<void(int32_t)>& f) {
+  if (e.k == expr::kind::rule_ref) {
+    if (!inlined[e.rule]) {
+      f(e.rule);
+    } else if (!seen[e.rule]) {
+      seen[e.rule] = true;
+      walk_calls(ir, ir.rules[e.rule].body, inlined, seen, f);
+    }
+    return;
+  }
+  for (const expr& item : e.items) walk_calls(ir, item, inlined, seen, f);
+}
+
+}  // namespace
+
+std::vector<bool> recursive_rules(const grammar_ir& ir) {
+  const auto calls = call_graph(ir);
+  std::vector<bool> recursive(ir.rules.size(), false);
+  for (const auto& component : components(calls)) {
+    if (component.size() > 1) {
+      for (int32_t r : component) recursive[r] = true;
+    } else {
+      const auto& own = calls[component[0]];
+      recursive[component[0]] = std::binary_search(own.begin(), own.end(), component[0]);
+    }
+  }
+  return recursive;
+}
+
+std::vector<int32_t> callees_first(const grammar_ir& ir) {
+  std::vector<int32_t> order;
+  for (const auto& component : components(call_graph(ir)))
+    order.insert(order.end(), component.begin(), component.end());
+  return order;
+}
+
+void for_each_call(const grammar_ir& ir, int32_t rule, const std::vector<bool>& inlined,
+                   const std::function<void(int32_t)>& f) {
+  std::vector<bool> seen(ir.rules.size(), false);
+  walk_calls(ir, ir.rules[rule].body, inlined, seen, f);
+}
+
+}  // namespace actorllm::grammar
