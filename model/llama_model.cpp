@@ -17,8 +17,8 @@ llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard)
                              ": tensor parallelism over experts is not supported yet "
                              "(--tensor-parallel-size 1, or several replicas)");
   weights_ = load_llama_weights(store, config_);
-  weights_.rotary = build_rotary_table(config_, config_.max_position_embeddings);
-  weights_.local_rotary = build_local_rotary_table(config_, config_.max_position_embeddings);
+  weights_.rotary = build_rotary_table(config_, config_.max_context());
+  weights_.local_rotary = build_local_rotary_table(config_, config_.max_context());
   if (shard.size > 1) shard_llama_weights(weights_, config_, shard);
 }
 

@@ -75,6 +75,16 @@ float model_config_hf::attention_softmax_scale() const {
                                                 : 1.0 / std::sqrt(static_cast<double>(head_dim)));
 }
 
+int64_t model_config_hf::max_context() const {
+  const auto& r = rope_scaling;
+  double context = static_cast<double>(max_position_embeddings);
+  if (r.kind == "linear" || r.kind == "dynamic")
+    context *= r.factor;
+  else if (r.kind == "yarn")
+    context = std::max(context, static_cast<double>(r.original_max_position_embeddings) * r.factor);
+  return static_cast<int64_t>(std::min(context, 1e15));
+}
+
 int32_t model_config_hf::max_sliding_window() const {
   int32_t widest = 0;
   for (int32_t w : layer_sliding_window) {
@@ -172,6 +182,10 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
     if (!j["rope_scaling"].is_object())
       f.fail("rope_scaling", "must be an object, got " + j["rope_scaling"].dump());
     read_rope_scaling(field_reader(j["rope_scaling"], path.string() + " (rope_scaling)"), f, c);
+    if (c.max_context() > max_positions || c.max_context() * c.head_dim > max_rotary_floats)
+      f.fail("rope_scaling", "stretches the context to " + std::to_string(c.max_context()) +
+                                 " positions, beyond the rotary table's bound of " +
+                                 std::to_string(max_rotary_floats / c.head_dim));
   }
   return c;
 }

@@ -74,6 +74,10 @@ struct model_config_hf {
   int64_t q_size() const { return num_heads * head_dim; }
   int64_t kv_size() const { return num_kv_heads * head_dim; }
   float attention_softmax_scale() const;
+  /// The longest context the model serves: max_position_embeddings, stretched by a rope
+  /// scaling that extends it as vLLM derives it (linear and dynamic: times the factor; YaRN:
+  /// the original context times the factor); llama3 and LongRoPE configs give it already.
+  int64_t max_context() const;
   /// The largest window of any layer, 0 when some layer attends to everything.
   int32_t max_sliding_window() const;
   /// Parameters of every shard and every expert, for the startup log and memory planning.

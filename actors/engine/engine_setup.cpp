@@ -74,11 +74,12 @@ engine_setup engine_setup::load(const engine_config& config,
   const auto& mc = s.model->config();
   s.max_model_len = config.model.max_model_len > 0
                         ? config.model.max_model_len
-                        : static_cast<int32_t>(mc.max_position_embeddings);
-  if (s.max_model_len > mc.max_position_embeddings)
+                        : static_cast<int32_t>(mc.max_context());
+  if (s.max_model_len > mc.max_context())
     throw std::runtime_error("--max-model-len " + std::to_string(s.max_model_len) +
-                             " exceeds the model's max_position_embeddings (" +
-                             std::to_string(mc.max_position_embeddings) + ")");
+                             " exceeds the model's context (" +
+                             std::to_string(mc.max_context()) +
+                             ": max_position_embeddings with its rope scaling)");
 
   // A sequence of a windowed model holds its window plus one step's chunk, not its history:
   // the pool must fit that much of one sequence, not max_model_len.

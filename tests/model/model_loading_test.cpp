@@ -108,12 +108,47 @@ TEST(model_loading, absurd_config_values_are_refused_naming_the_field) {
       {[](auto& c) { c["architectures"] = "LlamaForCausalLM"; }, "field 'architectures'"},
       {[](auto& c) { c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", -8.0}}; },
        "field 'factor' must be above 0"},
+      {[](auto& c) { c["rope_scaling"] = {{"rope_type", "mrope"}}; },
+       "unsupported rope_scaling type 'mrope'"},
+      {[](auto& c) { c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 9e5}}; },
+       "field 'rope_scaling' stretches the context"},
+      {[](auto& c) { c["rope_scaling"] = {{"rope_type", "longrope"}, {"short_factor", {1.0}}}; },
+       "field 'short_factor' must list head_dim / 2"},
+      {[](auto& c) {
+         c["architectures"] = {"Qwen2ForCausalLM"};
+         c["layer_types"] = {"full_attention"};
+       },
+       "field 'layer_types' lists 1"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto dir = folder_with_config("absurd" + std::to_string(i), cases[i].first);
     const std::string error = load_error(dir);
     EXPECT_NE(error.find("config.json"), std::string::npos) << "case " << i << ": " << error;
     EXPECT_NE(error.find(cases[i].second), std::string::npos) << "case " << i << ": " << error;
+    fs::remove_all(dir);
+  }
+}
+
+// Rope scalings that stretch the context say so in the model's context length, as vLLM
+// derives it; the others keep max_position_embeddings.
+TEST(model_loading, rope_scaling_sets_the_context_each_allows) {
+  const std::vector<std::pair<nlohmann::json, int64_t>> cases = {
+      {nullptr, 512},
+      {{{"rope_type", "linear"}, {"factor", 2.0}}, 1024},
+      {{{"type", "dynamic"}, {"factor", 4.0}}, 2048},
+      {{{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 256}}, 1024},
+      {{{"rope_type", "llama3"}, {"factor", 8.0}, {"original_max_position_embeddings", 64}}, 512},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto dir = folder_with_config("context" + std::to_string(i), [&](nlohmann::json& c) {
+      c["max_position_embeddings"] = 512;
+      if (!cases[i].first.is_null()) c["rope_scaling"] = cases[i].first;
+    });
+    fs::copy_file(testing::stories260k_dir() / "model.safetensors", dir / "model.safetensors");
+    const llama_model model(dir);
+    EXPECT_EQ(model.config().max_context(), cases[i].second) << cases[i].first.dump();
+    EXPECT_EQ(static_cast<int64_t>(model.weights().cos_sin().size()),
+              cases[i].second * model.config().head_dim);
     fs::remove_all(dir);
   }
 }
