@@ -171,9 +171,9 @@ class regex_parser {
         if (close == std::string_view::npos) fail("unterminated group name");
         pos_ = close + 1;
       } else if (k == '=' || k == '!' || k == '<') {
-        fail("lookaround is not supported");
+        fail_at(at, "lookaround is not supported");
       } else {
-        fail("inline flags and other (?...) groups are not supported");
+        fail_at(at, "inline flags and other (?...) groups are not supported");
       }
     }
     expr inner = parse_alternation(depth + 1);
