@@ -109,14 +109,15 @@ int run_worker(int argc, char** argv) {
   // connection broke). NOTE: the watcher needs a behavior of its own: an actor without one
   // ends at once in CAF 0.17, monitors and all.
   auto watcher =
-      system.spawn([&server_gone, join_point](caf::event_based_actor* self) -> caf::behavior {
+      system.spawn([&server_gone](caf::event_based_actor* self,
+                                  cluster_actor join_point) -> caf::behavior {
         self->monitor(join_point);
         self->set_down_handler([&server_gone, self](caf::down_msg&) {
           server_gone = true;
           self->quit();
         });
         return {[](tick_atom) {}};
-      });
+      }, join_point);  // an argument: CAF 0.17 binds a null tuple for a function taking none
   while (!stop_requested() && !server_gone)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   if (server_gone)
@@ -125,7 +126,16 @@ int run_worker(int argc, char** argv) {
   else
     std::fprintf(stderr, "actorllm worker: stopping\n");
   bound_shutdown("actorllm worker");
-  stop_worker();
+  {
+    // Wait for the worker to end, then let the network layer send its down message: the
+    // server retires a replica whose worker left cleanly (user_shutdown), but counts a
+    // broken connection, which a process exiting first would look like, as a failure.
+    caf::scoped_actor self{system};
+    self->monitor(worker);
+    stop_worker();
+    self->receive([](caf::down_msg&) {}, caf::after(std::chrono::seconds(10)) >> [] {});
+    if (!server_gone) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
   caf::anon_send_exit(watcher, caf::exit_reason::user_shutdown);
   return server_gone ? 1 : 0;
 }

@@ -78,15 +78,23 @@ void convert_to_f32(tensor_dtype dtype, const void* src, int64_t n, float* dst) 
     case tensor_dtype::f32:
       std::memcpy(dst, src, n * sizeof(float));
       return;
+    // 16-bit values are read byte-wise: a header of odd length leaves every tensor at an odd
+    // address, where a uint16_t load is undefined behaviour.
     case tensor_dtype::f16: {
-      const auto* h = static_cast<const uint16_t*>(src);
-      for (int64_t i = 0; i < n; ++i) dst[i] = half_to_float(h[i]);
+      const auto* bytes = static_cast<const unsigned char*>(src);
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, bytes + 2 * i, 2);
+        dst[i] = half_to_float(h);
+      }
       return;
     }
     case tensor_dtype::bf16: {
-      const auto* b = static_cast<const uint16_t*>(src);
+      const auto* bytes = static_cast<const unsigned char*>(src);
       for (int64_t i = 0; i < n; ++i) {
-        const uint32_t bits = static_cast<uint32_t>(b[i]) << 16;
+        uint16_t b;
+        std::memcpy(&b, bytes + 2 * i, 2);
+        const uint32_t bits = static_cast<uint32_t>(b) << 16;
         std::memcpy(dst + i, &bits, 4);
       }
       return;

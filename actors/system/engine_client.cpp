@@ -67,7 +67,9 @@ std::size_t engine_client::num_in_flight() const {
 
 void engine_client::tokenize(generate_request request, std::function<void(tokenize_result)> done) {
   const int32_t max_len = info_.max_model_len;
-  system_.spawn([=, router = router_](caf::event_based_actor* self) {
+  // The router goes in as a spawn argument: CAF 0.17 binds a null argument tuple when a
+  // function actor takes none (undefined behaviour that UBSan reports).
+  system_.spawn([=](caf::event_based_actor* self, router_actor router) {
     self->request(router, std::chrono::seconds(30), tokenize_atom::value, request)
         .then(
             [=](tokenize_reply& r) {
@@ -84,12 +86,12 @@ void engine_client::tokenize(generate_request request, std::function<void(tokeni
               out.error_status = 503;
               done(std::move(out));
             });
-  });
+  }, router_);
 }
 
 void engine_client::detokenize(std::vector<int32_t> tokens,
                                std::function<void(detokenize_result)> done) {
-  system_.spawn([=, router = router_](caf::event_based_actor* self) {
+  system_.spawn([=](caf::event_based_actor* self, router_actor router) {
     self->request(router, std::chrono::seconds(30), detok_atom::value, tokens)
         .then(
             [=](std::string& text) {
@@ -101,7 +103,7 @@ void engine_client::detokenize(std::vector<int32_t> tokens,
                 return done({{}, e.context().get_as<std::string>(0), 400});
               done({{}, "engine unavailable: " + to_string(e), 503});
             });
-  });
+  }, router_);
 }
 
 std::vector<std::vector<request_output>> engine_client::generate(

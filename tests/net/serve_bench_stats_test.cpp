@@ -362,17 +362,20 @@ TEST(ServeBenchClient, StreamsFromTheNetServer) {
     const std::vector<double> gaps(8, 0.0);
     asio::co_spawn(io, dispatch(t, bodies, gaps, true, gate, results), asio::detached);
     io.run();
+    size_t num_gaps = 0;
     for (const auto& r : results) {
       EXPECT_TRUE(r.success) << path << ": " << r.error;
       EXPECT_EQ(r.output_tokens, r.expected_output_len);
-      // A busy server may merge tokens into one chunk, and chat opens with a role chunk
-      // (a step for vLLM's benchmark too): one gap per chunk, whatever the count.
-      EXPECT_FALSE(r.itl.empty());
+      // A busy server may merge tokens into one chunk (a slow, instrumented build may merge a
+      // whole stream), and chat opens with a role chunk (a step for vLLM's benchmark too):
+      // one gap per chunk, whatever the count.
+      num_gaps += r.itl.size();
       EXPECT_LE(r.itl.size(), static_cast<size_t>(r.expected_output_len));
       EXPECT_GT(r.ttft, 0);
       EXPECT_GE(r.latency, r.ttft);
       EXPECT_GE(r.latency, 0.001 * r.expected_output_len);  // one token per ms at most
     }
+    EXPECT_GT(num_gaps, 0u) << path << ": no stream came in more than one chunk";
     // Kept alive: 8 requests, at most 3 at a time, on at most 3 connections.
     EXPECT_GE(pool.num_opened, 1);
     EXPECT_LE(pool.num_opened, 3);
