@@ -216,18 +216,25 @@ int64_t expr_size(const expr& e, const std::vector<int64_t>& size) {
 
 }  // namespace
 
-automaton build_automaton(const grammar_ir& ir, const automaton_limits& limits) {
+automaton build_automaton(const grammar_ir& source, const automaton_limits& limits) {
+  grammar_ir ir = source;
+  merge_identical_rules(ir);
   const size_t num_rules = ir.rules.size();
   const std::vector<bool> recursive = recursive_rules(ir);
-  // Inline bottom-up: a rule's size counts the rules it inlines.
+  const std::vector<int64_t> sites = call_sites(ir);
+  // Inline bottom-up (a rule's size counts the rules it inlines), unless the rule recurses,
+  // is shared and used more than once, is too large, or would be copied too often.
   std::vector<int64_t> size(num_rules, -1);
   std::vector<bool> inlined(num_rules, false);
   for (int32_t r : callees_first(ir)) {
-    int64_t s = expr_size(ir.rules[r].body, size);
-    if (!recursive[r] && r != ir.root && s <= static_cast<int64_t>(limits.inline_size)) {
-      inlined[r] = true;
-      size[r] = s;
-    }
+    const int64_t s = expr_size(ir.rules[r].body, size);
+    const int64_t copies = std::max<int64_t>(sites[r], 1);
+    if (recursive[r] || r == ir.root || (ir.rules[r].shared && copies > 1) ||
+        s > static_cast<int64_t>(limits.inline_size) ||
+        s * (copies - 1) > static_cast<int64_t>(limits.inline_copies))
+      continue;
+    inlined[r] = true;
+    size[r] = s;
   }
   // The rules that stay rules: the root and every rule called (not inlined) from one of them.
   std::vector<int32_t> compiled_index(num_rules, -1);

@@ -1,5 +1,6 @@
 #pragma once
-/// grammar_ir → automaton: inline the rules that do not recurse (while they stay small),
+/// grammar_ir → automaton: merge identical rules, inline the rules that do not recurse (while
+/// they stay small, and unless marked shared),
 /// build one NFA per remaining rule (Thompson), determinize it (subset construction over byte
 /// ranges and calls), then drop what cannot match and check the invariants automaton.hpp
 /// states.
@@ -9,8 +10,9 @@
 namespace actorllm::grammar {
 
 struct automaton_limits {
-  size_t max_states = 2'000'000;   // NFA or DFA states in all; beyond it the grammar is refused
-  size_t inline_size = 20'000;     // a rule larger than this (NFA states) is called, not inlined
+  size_t max_states = 2'000'000;  // NFA or DFA states in all; beyond it the grammar is refused
+  size_t inline_size = 20'000;    // a rule larger than this (NFA states) is called, not inlined
+  size_t inline_copies = 50'000;  // nor one whose extra inlined copies would exceed this
 };
 
 /// Throws grammar_error naming the rule for: left recursion, a grammar that matches nothing,

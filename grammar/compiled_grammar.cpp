@@ -22,6 +22,20 @@ const state_tokens& compiled_grammar::tokens_at(int32_t s) const {
   return *t;
 }
 
+const context_tokens& compiled_grammar::tokens_in_context(int32_t s, int32_t return_state) const {
+  const uint64_t key = (uint64_t(uint32_t(s)) << 32) | uint32_t(return_state);
+  {
+    std::shared_lock lock(contexts_mutex_);
+    if (auto it = contexts_.find(key); it != contexts_.end()) return *it->second;
+  }
+  const state_tokens& tokens = tokens_at(s);
+  auto computed = std::make_unique<const context_tokens>(
+      classify_in_context(automaton_, *vocab_, s, return_state, tokens.uncertain));
+  std::unique_lock lock(contexts_mutex_);
+  auto [it, added] = contexts_.try_emplace(key, std::move(computed));
+  return *it->second;
+}
+
 void compiled_grammar::precompute() const {
   for (size_t s = 0; s < automaton_.num_states(); ++s)
     if (automaton_.reads_bytes(static_cast<int32_t>(s))) tokens_at(static_cast<int32_t>(s));
@@ -37,6 +51,9 @@ compiled_grammar::stats compiled_grammar::statistics() const {
       out.cache_bytes += t->memory_bytes();
     }
   }
+  std::shared_lock lock(contexts_mutex_);
+  out.cached_contexts = contexts_.size();
+  for (const auto& [key, c] : contexts_) out.cache_bytes += c->accepted.size() * 4 + c->uncertain.size() * 6;
   return out;
 }
 

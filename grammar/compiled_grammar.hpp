@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
 
 #include "grammar/automaton.hpp"
 #include "grammar/token_cache.hpp"
@@ -28,6 +30,9 @@ class compiled_grammar {
 
   /// The tokens state `s` allows (s must read bytes); computed on first use.
   const state_tokens& tokens_at(int32_t s) const;
+  /// The uncertain tokens of state `s` decided for a position whose frame below returns to
+  /// `return_state` (-1: the root); computed on first use.
+  const context_tokens& tokens_in_context(int32_t s, int32_t return_state) const;
   /// Computes every state's tokens now (e.g. before serving), instead of on first use.
   void precompute() const;
 
@@ -35,6 +40,7 @@ class compiled_grammar {
     size_t num_states = 0;
     size_t num_rules = 0;
     size_t cached_states = 0;
+    size_t cached_contexts = 0;
     size_t cache_bytes = 0;
   };
   stats statistics() const;
@@ -45,6 +51,8 @@ class compiled_grammar {
   // cache_[s]: null until computed; written once under mutex_, read without it.
   std::unique_ptr<std::atomic<const state_tokens*>[]> cache_;
   mutable std::mutex mutex_;
+  mutable std::unordered_map<uint64_t, std::unique_ptr<const context_tokens>> contexts_;
+  mutable std::shared_mutex contexts_mutex_;
 };
 
 }  // namespace actorllm::grammar

@@ -49,6 +49,10 @@ std::vector<code_point_range> normalize_ranges(std::vector<code_point_range> ran
 struct rule {
   std::string name;
   expr body;
+  /// Keep this rule one automaton rule called from all its uses (so its states and their
+  /// token caches serve every use) rather than inlining a copy into each: for rules that are
+  /// used often and whose states accept much of a vocabulary (a JSON string's characters).
+  bool shared = false;
 };
 
 /// Rules by index; `root` is where matching starts and where it may end.

@@ -93,10 +93,16 @@ class converter {
     for (int i = 2; ir_.find_rule(name) >= 0; ++i) name = base + "#" + std::to_string(i);
     return ir_.rule_index(name);
   }
-  expr as_rule(const std::string& name, expr body) {
+  expr as_rule(const std::string& name, expr body, bool shared = false) {
     int32_t r = new_rule(name);
     ir_.rules[r].body = std::move(body);
+    ir_.rules[r].shared = shared;
     return rule_ref(r);
+  }
+  // Strings are shared rules: their states accept most of a vocabulary, so each is worth
+  // one token cache for all its uses (identical ones merge, grammar_ir.hpp).
+  expr string_rule(const std::string& where, expr body) {
+    return as_rule(where + "/string", sequence({literal("\""), std::move(body), literal("\"")}), true);
   }
 
   // --- whitespace and punctuation -------------------------------------------------------
@@ -125,8 +131,7 @@ class converter {
       any_value_ = new_rule("json_value");
       any_object_ = new_rule("json_object");
       int32_t array = new_rule("json_array");
-      expr string = as_rule("json_string", sequence({literal("\""), repeat(string_char(), 0, -1),
-                                                     literal("\"")}));
+      expr string = string_rule("json", repeat(string_char(), 0, -1));
       ir_.rules[any_value_].body =
           alternation({rule_ref(any_object_), rule_ref(array), string, json_number(false),
                        literal("true"), literal("false"), literal("null")});
@@ -299,21 +304,20 @@ class converter {
       const std::string f = s["format"].is_string() ? s["format"].get<std::string>() : "";
       auto body = string_format(f);
       if (!body) fail(where, "format '" + f + "' is not enforced");
-      return sequence({literal("\""), std::move(*body), literal("\"")});
+      return string_rule(where, std::move(*body));
     }
     if (s.contains("pattern")) {
       if (lengths) fail(where, "pattern together with minLength or maxLength is not enforced");
       if (!s["pattern"].is_string()) fail(where, "pattern must be a string");
       try {
-        return sequence({literal("\""), parse_regex(s["pattern"].get<std::string>(), regex_output::json_string),
-                         literal("\"")});
+        return string_rule(where, parse_regex(s["pattern"].get<std::string>(), regex_output::json_string));
       } catch (const grammar_error& e) {
         fail(where + "/pattern", e.what());
       }
     }
     const int64_t min = count(s, "minLength", 0, where), max = count(s, "maxLength", -1, where);
     if (max >= 0 && max < min) fail(where, "minLength above maxLength");
-    return sequence({literal("\""), repeat(string_char(), int32_t(min), int32_t(max)), literal("\"")});
+    return string_rule(where, repeat(string_char(), int32_t(min), int32_t(max)));
   }
 
   // An integer bound, or nullopt when absent; `lower` rounds up, else down.

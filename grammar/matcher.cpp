@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "grammar/token_walk.hpp"
+
 namespace actorllm::grammar {
 namespace {
 
@@ -10,8 +12,7 @@ struct scratch {
   stack_walker walker{empty_automaton()};
   frame_arena frames;
   std::vector<position> current, next;
-  std::vector<std::vector<position>> levels;  // positions after d bytes of a token
-  std::vector<char> level_root_end;           // the root may end after those d bytes
+  token_list_walker reader;
 
   static const automaton& empty_automaton() {
     static const automaton a;
@@ -102,6 +103,8 @@ bool matcher::rollback(size_t num_tokens) {
   return true;
 }
 
+// The union over positions of: the tokens the state accepts whatever the stack; those its
+// frame below accepts (the context cache); and the rest, read with the real stack.
 void matcher::fill_mask(std::span<uint32_t> mask) const {
   std::fill(mask.begin(), mask.end(), 0);
   if (!terminated_) {
@@ -109,49 +112,27 @@ void matcher::fill_mask(std::span<uint32_t> mask) const {
       if (i == 0 || positions_[i].state != positions_[i - 1].state)
         grammar_->tokens_at(positions_[i].state).add_accepted(mask);
     const automaton& a = grammar_->states();
+    const vocabulary& vocab = grammar_->vocab();
     scratch& s = thread_scratch(a);
     s.frames.reset(frames_.end_id());
     frame_view view(&frames_, &s.frames);
     for (const position& p : positions_) {
-      const state_tokens& tokens = grammar_->tokens_at(p.state);
-      if (!tokens.uncertain.empty()) add_uncertain(p, tokens, mask, view);
+      if (grammar_->tokens_at(p.state).uncertain.empty()) continue;
+      const int32_t below = p.stack >= 0 ? frames_.at(p.stack).return_state : -1;
+      const context_tokens& context = grammar_->tokens_in_context(p.state, below);
+      for (int32_t id : context.accepted) set_bit(mask, id);
+      if (context.uncertain.empty()) continue;
+      const auto& list = context.uncertain;
+      s.reader.walk(
+          s.walker, view, vocab, std::span(&p, 1), list,
+          [&](size_t i) { return test_bit(mask, vocab.sorted_ids()[list.tokens[i]]); },
+          [&](size_t i, token_fate fate) {
+            if (fate == token_fate::accepted) set_bit(mask, vocab.sorted_ids()[list.tokens[i]]);
+          });
     }
   }
   if (can_end_ || terminated_)
     for (int32_t id : stop_ids_) set_bit(mask, id);
-}
-
-// Walks the stack-dependent tokens of `p`'s state with `p`'s real stack, in byte order, each
-// token starting from the positions its prefix shares with the last one walked.
-void matcher::add_uncertain(const position& p, const state_tokens& tokens,
-                            std::span<uint32_t> mask, frame_view& frames) const {
-  const vocabulary& vocab = grammar_->vocab();
-  scratch& s = thread_scratch(grammar_->states());
-  if (s.levels.size() < vocab.max_token_bytes() + 1) {
-    s.levels.resize(vocab.max_token_bytes() + 1);
-    s.level_root_end.resize(vocab.max_token_bytes() + 1);
-  }
-  s.levels[0].assign(1, p);
-  size_t valid = 0;  // levels[0..valid] hold the walked prefix of the last token
-  for (size_t i = 0; i < tokens.uncertain.size(); ++i) {
-    valid = std::min<size_t>(valid, tokens.uncertain_shared[i]);
-    const int32_t id = vocab.sorted_ids()[tokens.uncertain[i]];
-    if (size_t(id >> 5) >= mask.size() || test_bit(mask, id)) continue;
-    if (valid > 0 && s.levels[valid].empty()) continue;  // a dead prefix
-    const std::string_view bytes = vocab.bytes(id);
-    for (; valid < bytes.size(); ++valid) {
-      end_flags ends;
-      s.walker.step(frames, s.levels[valid], static_cast<uint8_t>(bytes[valid]),
-                    s.levels[valid + 1], ends);
-      s.level_root_end[valid + 1] = ends.root;
-      if (s.levels[valid + 1].empty()) {
-        ++valid;
-        break;
-      }
-    }
-    if (valid == bytes.size() && (!s.levels[valid].empty() || s.level_root_end[valid]))
-      set_bit(mask, id);
-  }
 }
 
 }  // namespace actorllm::grammar

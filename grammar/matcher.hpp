@@ -64,8 +64,6 @@ class matcher {
     bool terminated;
   };
   bool is_stop(int32_t id) const;
-  void add_uncertain(const position& p, const state_tokens& tokens, std::span<uint32_t> mask,
-                     frame_view& frames) const;
 
   std::shared_ptr<const compiled_grammar> grammar_;
   std::vector<int32_t> stop_ids_;  // EOS ids and the caller's, sorted

@@ -1,6 +1,8 @@
 #include "grammar/rule_graph.hpp"
 
 #include <algorithm>
+#include <string>
+#include <unordered_map>
 
 namespace actorllm::grammar {
 namespace {
@@ -86,7 +88,62 @@ void walk_calls(const grammar_ir& ir, const expr& e, const std::vector<bool>& in
   for (const expr& item : e.items) walk_calls(ir, item, inlined, seen, f);
 }
 
+void count_sites(const expr& e, int64_t copies, std::vector<int64_t>& sites) {
+  if (e.k == expr::kind::rule_ref) sites[e.rule] += copies;
+  if (e.k == expr::kind::repeat) copies *= e.max < 0 ? std::max(e.min, 1) : e.max;
+  copies = std::min<int64_t>(copies, int64_t(1) << 32);
+  for (const expr& item : e.items) count_sites(item, copies, sites);
+}
+
+// A canonical text of `e` with calls renamed through `rep`: equal texts, equal languages.
+void serialize(const expr& e, const std::vector<int32_t>& rep, std::string& out) {
+  out += static_cast<char>('0' + static_cast<int>(e.k));
+  switch (e.k) {
+    case expr::kind::byte_range: out += static_cast<char>(e.lo), out += static_cast<char>(e.hi); break;
+    case expr::kind::rule_ref: out += std::to_string(rep[e.rule]); break;
+    case expr::kind::repeat: out += std::to_string(e.min) + "," + std::to_string(e.max); break;
+    default: break;
+  }
+  out += '(';
+  for (const expr& item : e.items) serialize(item, rep, out);
+  out += ')';
+}
+
+void rename_calls(expr& e, const std::vector<int32_t>& rep) {
+  if (e.k == expr::kind::rule_ref) e.rule = rep[e.rule];
+  for (expr& item : e.items) rename_calls(item, rep);
+}
+
 }  // namespace
+
+std::vector<int64_t> call_sites(const grammar_ir& ir) {
+  std::vector<int64_t> sites(ir.rules.size(), 0);
+  for (const rule& r : ir.rules) count_sites(r.body, 1, sites);
+  return sites;
+}
+
+size_t merge_identical_rules(grammar_ir& ir) {
+  const auto recursive = recursive_rules(ir);
+  std::vector<int32_t> rep(ir.rules.size());
+  for (size_t r = 0; r < rep.size(); ++r) rep[r] = static_cast<int32_t>(r);
+  std::unordered_map<std::string, int32_t> seen;
+  size_t merged = 0;
+  std::string key;
+  for (int32_t r : callees_first(ir)) {  // a rule's callees are merged before it
+    if (recursive[r] || r == ir.root) continue;
+    key.clear();
+    serialize(ir.rules[r].body, rep, key);
+    auto [it, added] = seen.try_emplace(key, r);
+    if (!added) {
+      rep[r] = it->second;
+      ir.rules[it->second].shared |= ir.rules[r].shared;
+      ++merged;
+    }
+  }
+  if (merged)
+    for (rule& r : ir.rules) rename_calls(r.body, rep);
+  return merged;
+}
 
 std::vector<bool> recursive_rules(const grammar_ir& ir) {
   const auto calls = call_graph(ir);

@@ -19,6 +19,28 @@ size_t state_tokens::memory_bytes() const {
   return accepted_bits.size() * 4 + accepted_ids.size() * 4 + uncertain.size() * 6;
 }
 
+context_tokens classify_in_context(const automaton& a, const vocabulary& vocab, int32_t state,
+                                   int32_t return_state, const token_list& uncertain) {
+  stack_walker walker(a);
+  frame_arena arena;
+  frame_view frames(nullptr, &arena);
+  const position start{state, return_state < 0 ? stack_root : frames.push(return_state, stack_unknown)};
+  token_list_walker reader;
+  context_tokens out;
+  std::vector<int32_t> still_uncertain;
+  reader.walk(
+      walker, frames, vocab, std::span(&start, 1), uncertain, [](size_t) { return false; },
+      [&](size_t i, token_fate fate) {
+        if (fate == token_fate::accepted)
+          out.accepted.push_back(vocab.sorted_ids()[uncertain.tokens[i]]);
+        else if (fate == token_fate::uncertain)
+          still_uncertain.push_back(uncertain.tokens[i]);
+      });
+  std::sort(out.accepted.begin(), out.accepted.end());
+  out.uncertain = make_token_list(vocab, std::move(still_uncertain));
+  return out;
+}
+
 state_tokens classify_tokens(const automaton& a, const vocabulary& vocab, int32_t state) {
   const auto& trie = vocab.trie();
   const auto& sorted = vocab.sorted_ids();
@@ -33,7 +55,7 @@ state_tokens classify_tokens(const automaton& a, const vocabulary& vocab, int32_
   levels[0] = {{state, stack_unknown}};
   exact_alive[0] = true;
 
-  std::vector<int32_t> accepted;
+  std::vector<int32_t> accepted, uncertain;
   state_tokens out;
   for (size_t k = 0; k < trie.size();) {
     const vocabulary::trie_node& node = trie[k];
@@ -52,7 +74,7 @@ state_tokens classify_tokens(const automaton& a, const vocabulary& vocab, int32_
       if (exact)
         accepted.push_back(sorted[t]);
       else
-        out.uncertain.push_back(t);
+        uncertain.push_back(t);
     }
     ++k;
   }
@@ -65,14 +87,7 @@ state_tokens classify_tokens(const automaton& a, const vocabulary& vocab, int32_
     std::sort(accepted.begin(), accepted.end());
     out.accepted_ids = std::move(accepted);
   }
-  out.uncertain_shared.resize(out.uncertain.size(), 0);
-  for (size_t i = 1; i < out.uncertain.size(); ++i) {
-    std::string_view x = vocab.bytes(sorted[out.uncertain[i - 1]]);
-    std::string_view y = vocab.bytes(sorted[out.uncertain[i]]);
-    size_t c = 0;
-    while (c < x.size() && c < y.size() && x[c] == y[c]) ++c;
-    out.uncertain_shared[i] = static_cast<uint16_t>(c);
-  }
+  out.uncertain = make_token_list(vocab, std::move(uncertain));
   return out;
 }
 

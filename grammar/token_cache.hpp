@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "grammar/automaton.hpp"
+#include "grammar/token_walk.hpp"
 #include "grammar/vocabulary.hpp"
 
 namespace actorllm::grammar {
@@ -23,10 +24,8 @@ struct state_tokens {
   /// (exactly one of the two is non-empty, unless none is accepted).
   std::vector<uint32_t> accepted_bits;
   std::vector<int32_t> accepted_ids;
-  /// Stack-dependent tokens as indices into vocabulary::sorted_ids() (ascending, so in byte
-  /// order), each with the length of the prefix it shares with the one before.
-  std::vector<int32_t> uncertain;
-  std::vector<uint16_t> uncertain_shared;
+  /// The tokens whose fate depends on the stack.
+  token_list uncertain;
 
   size_t num_accepted = 0;
   /// ORs the accepted tokens into `mask`.
@@ -36,5 +35,17 @@ struct state_tokens {
 
 /// Classifies every text token of `vocab` at `state` (a state that reads bytes).
 state_tokens classify_tokens(const automaton& a, const vocabulary& vocab, int32_t state);
+
+/// The second level of the cache: a state's uncertain tokens, decided again knowing the
+/// return state of the frame right below the position (most tokens never read past it).
+/// Worked out once per (state, return state) pair from the short uncertain list only.
+struct context_tokens {
+  std::vector<int32_t> accepted;  // ids, ascending
+  token_list uncertain;           // still depends on the frames further down
+};
+
+/// `return_state` < 0: the position's stack is the root (nothing below).
+context_tokens classify_in_context(const automaton& a, const vocabulary& vocab, int32_t state,
+                                   int32_t return_state, const token_list& uncertain);
 
 }  // namespace actorllm::grammar
