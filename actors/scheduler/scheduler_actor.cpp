@@ -10,9 +10,10 @@ namespace {
 
 using self_ptr = scheduler_actor::stateful_pointer<scheduler_actor_state>;
 
-/// A step may be long on a big model, but never infinite: a worker in another process that
-/// froze must not hang the replica (requests to a dead peer do not fail by themselves).
-constexpr auto step_timeout = std::chrono::minutes(5);
+/// How often the watchdog looks at the oldest step in flight, at most: one delayed message
+/// per period, where a timeout on each step request would keep one entry per step in CAF
+/// 0.17's clock until it fired (about 144 bytes per step, for five minutes).
+constexpr auto max_watchdog_period = std::chrono::seconds(10);
 
 /// Worker replacements a replica attempts before it ends its requests with an error.
 constexpr int32_t max_worker_restarts = 8;
@@ -43,6 +44,15 @@ void log_events(self_ptr self) {
   }
 }
 
+/// Arms the watchdog while steps are in flight.
+void arm_watchdog(self_ptr self) {
+  auto& st = self->state;
+  if (st.watchdog_armed || st.in_flight.empty()) return;
+  st.watchdog_armed = true;
+  const auto period = std::min<std::chrono::milliseconds>(st.step_timeout / 4, max_watchdog_period);
+  self->delayed_send(self, std::max(period, std::chrono::milliseconds(1)), watchdog_atom::value);
+}
+
 void wake(self_ptr self) {
   auto& st = self->state;
   if (st.tick_pending || st.in_flight.size() >= st.max_steps_in_flight || !st.core->has_work())
@@ -67,6 +77,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
   st.hooks = std::move(hooks);
   st.replica = shell.replica;
   st.max_steps_in_flight = shell.async_scheduling ? 2 : 1;
+  st.step_timeout = shell.step_timeout;
   for (const auto& w : st.workers) self->monitor(w);
   auto extras = std::make_shared<shell_extras>();
 
@@ -207,7 +218,8 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
         auto result = std::make_shared<step_result>();
         const uint64_t epoch = extras->epoch;
         for (size_t rank = 0; rank < st.workers.size(); ++rank) {
-          self->request(st.workers[rank], step_timeout, step_atom::value, plan)
+          // No timeout on the request itself: the watchdog bounds the step.
+          self->request(st.workers[rank], caf::infinite, step_atom::value, plan)
               .then(
                   [=](step_result& r) {
                     if (extras->epoch != epoch) return;  // from workers replaced since
@@ -222,7 +234,20 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
                     on_worker_failure(to_string(e));
                   });
         }
+        arm_watchdog(self);
         wake(self);  // plans the next step ahead, where that is on
+      },
+      [self, on_worker_failure](watchdog_atom) {
+        auto& st = self->state;
+        st.watchdog_armed = false;
+        if (st.in_flight.empty()) return;
+        const auto waited = std::chrono::steady_clock::now() - st.in_flight.front().sent;
+        if (waited > st.step_timeout)
+          return on_worker_failure(
+              "a step got no answer in " +
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()) +
+              " ms");
+        arm_watchdog(self);
       },
       [self](stats_atom) {
         auto& st = self->state;

@@ -47,6 +47,10 @@ struct scheduler_hooks {
 struct scheduler_shell_options {
   int32_t replica = 0;
   bool async_scheduling = false;  ///< keep a second plan queued behind the step in flight
+  /// A step may be long on a big model, but never endless: a worker in another process that
+  /// froze must not hang the replica (a request to a live but silent peer never fails by
+  /// itself). Past this the workers count as failed.
+  std::chrono::milliseconds step_timeout{std::chrono::minutes(5)};
 };
 
 struct scheduler_actor_state {
@@ -63,6 +67,8 @@ struct scheduler_actor_state {
   int32_t replica = 0;
   size_t max_steps_in_flight = 1;  ///< 2 with asynchronous scheduling
   bool tick_pending = false;
+  bool watchdog_armed = false;  ///< a watchdog message is on its way
+  std::chrono::milliseconds step_timeout{};
   uint64_t num_steps = 0;
   /// A plan sent to the workers: when, and the blocks it swaps and copies (its cache report).
   struct planned_step {
