@@ -11,6 +11,7 @@
 /// its rule's start and can reach one of its finals; every called rule matches some text; no
 /// rule calls itself before reading a byte (no left recursion). Hence every stack of return
 /// states is alive: some continuation completes it.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -41,8 +42,15 @@ struct automaton {
   std::vector<std::vector<int32_t>> return_states;  // rule → targets of every call to it
   static constexpr int32_t root_rule = 0;  // matching starts and ends in rule 0
 
+  /// A dense transition table when it fits (index_transitions): bytes in the same class
+  /// lead everywhere to the same state, so next(s, b) = dense[s * num_classes + class[b]].
+  std::array<uint8_t, 256> byte_class{};
+  int32_t num_classes = 0;
+  std::vector<int32_t> dense;
+
   /// The state after reading `byte` in state `s`, or -1.
   int32_t next(int32_t s, uint8_t byte) const {
+    if (!dense.empty()) return dense[size_t(s) * num_classes + byte_class[byte]];
     const state& st = states[s];
     for (uint32_t i = st.bytes_begin; i < st.bytes_end; ++i) {
       const byte_edge& e = byte_edges[i];
@@ -52,6 +60,12 @@ struct automaton {
     return -1;
   }
   bool reads_bytes(int32_t s) const { return states[s].bytes_begin != states[s].bytes_end; }
+  /// True for a state (s >= 0) that only reads bytes: no calls, not final.
+  bool is_plain(int32_t s) const {
+    if (s < 0) return false;
+    const state& st = states[s];
+    return !st.final && st.calls_begin == st.calls_end && st.bytes_begin != st.bytes_end;
+  }
   /// A final state with no edges: calling a rule whose return state is one of these needs no
   /// return frame (a tail call), which keeps right-recursive rules at constant stack depth.
   bool is_pure_end(int32_t s) const {
@@ -60,5 +74,9 @@ struct automaton {
   }
   size_t num_states() const { return states.size(); }
 };
+
+/// Fills byte_class, num_classes and dense (unless the table would take more than
+/// `max_entries` entries; next() then scans the edges).
+void index_transitions(automaton& a, size_t max_entries = size_t(16) << 20);
 
 }  // namespace actorllm::grammar

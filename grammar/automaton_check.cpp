@@ -190,6 +190,30 @@ std::vector<int32_t> reachable_without_bytes(const automaton& a, int32_t rule,
   return out;
 }
 
+void index_transitions(automaton& a, size_t max_entries) {
+  // Classes: bytes that no edge boundary separates.
+  std::array<bool, 257> starts_class{};
+  starts_class[0] = true;
+  for (const auto& e : a.byte_edges) starts_class[e.lo] = starts_class[e.hi + 1] = true;
+  int32_t c = -1;
+  for (int b = 0; b < 256; ++b) {
+    if (starts_class[b]) ++c;
+    a.byte_class[b] = static_cast<uint8_t>(c);
+  }
+  a.num_classes = c + 1;
+  a.dense.clear();
+  if (a.states.size() * size_t(a.num_classes) > max_entries) return;
+  std::vector<int32_t> dense(a.states.size() * a.num_classes, -1);
+  for (size_t s = 0; s < a.states.size(); ++s) {
+    const auto& st = a.states[s];
+    for (uint32_t i = st.bytes_begin; i < st.bytes_end; ++i) {
+      const auto& e = a.byte_edges[i];
+      for (int b = e.lo; b <= e.hi; ++b) dense[s * a.num_classes + a.byte_class[b]] = e.target;
+    }
+  }
+  a.dense = std::move(dense);
+}
+
 automaton trim_and_check(automaton a) {
   const auto productive = productive_rules(a);
   if (!productive[automaton::root_rule])
@@ -222,6 +246,7 @@ automaton trim_and_check(automaton a) {
   }
   automaton out = compact(a, keep, keep_rule);
   check_left_recursion(out);
+  index_transitions(out);
   return out;
 }
 

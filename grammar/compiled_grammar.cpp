@@ -1,5 +1,8 @@
 #include "grammar/compiled_grammar.hpp"
 
+#include <thread>
+#include <vector>
+
 namespace actorllm::grammar {
 
 compiled_grammar::compiled_grammar(automaton a, std::shared_ptr<const vocabulary> vocab)
@@ -15,11 +18,13 @@ compiled_grammar::~compiled_grammar() {
 
 const state_tokens& compiled_grammar::tokens_at(int32_t s) const {
   if (const state_tokens* t = cache_[s].load(std::memory_order_acquire)) return *t;
-  std::lock_guard lock(mutex_);
-  if (const state_tokens* t = cache_[s].load(std::memory_order_acquire)) return *t;
-  auto* t = new state_tokens(classify_tokens(automaton_, *vocab_, s));
-  cache_[s].store(t, std::memory_order_release);
-  return *t;
+  // Computed outside any lock: two threads may both compute a state; the first one stored
+  // wins and the other copy is dropped.
+  auto* computed = new state_tokens(classify_tokens(automaton_, *vocab_, s));
+  const state_tokens* expected = nullptr;
+  if (cache_[s].compare_exchange_strong(expected, computed, std::memory_order_acq_rel)) return *computed;
+  delete computed;
+  return *expected;
 }
 
 const context_tokens& compiled_grammar::tokens_in_context(int32_t s, int32_t return_state) const {
@@ -36,9 +41,16 @@ const context_tokens& compiled_grammar::tokens_in_context(int32_t s, int32_t ret
   return *it->second;
 }
 
-void compiled_grammar::precompute() const {
-  for (size_t s = 0; s < automaton_.num_states(); ++s)
-    if (automaton_.reads_bytes(static_cast<int32_t>(s))) tokens_at(static_cast<int32_t>(s));
+void compiled_grammar::precompute(size_t num_threads) const {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t s; (s = next.fetch_add(1)) < automaton_.num_states();)
+      if (automaton_.reads_bytes(static_cast<int32_t>(s))) tokens_at(static_cast<int32_t>(s));
+  };
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < num_threads; ++i) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
 }
 
 compiled_grammar::stats compiled_grammar::statistics() const {

@@ -33,8 +33,9 @@ class compiled_grammar {
   /// The uncertain tokens of state `s` decided for a position whose frame below returns to
   /// `return_state` (-1: the root); computed on first use.
   const context_tokens& tokens_in_context(int32_t s, int32_t return_state) const;
-  /// Computes every state's tokens now (e.g. before serving), instead of on first use.
-  void precompute() const;
+  /// Computes every state's tokens now, on `num_threads` threads (this one included),
+  /// instead of on first use.
+  void precompute(size_t num_threads = 1) const;
 
   struct stats {
     size_t num_states = 0;
@@ -48,9 +49,8 @@ class compiled_grammar {
  private:
   automaton automaton_;
   std::shared_ptr<const vocabulary> vocab_;
-  // cache_[s]: null until computed; written once under mutex_, read without it.
+  // cache_[s]: null until computed, then set once (compare-and-swap) and never changed.
   std::unique_ptr<std::atomic<const state_tokens*>[]> cache_;
-  mutable std::mutex mutex_;
   mutable std::unordered_map<uint64_t, std::unique_ptr<const context_tokens>> contexts_;
   mutable std::shared_mutex contexts_mutex_;
 };

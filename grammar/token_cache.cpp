@@ -48,34 +48,59 @@ state_tokens classify_tokens(const automaton& a, const vocabulary& vocab, int32_
   frame_arena arena;
   frame_view frames(nullptr, &arena);
 
-  // levels[d]: the positions after the first d bytes of the current trie path, split into
-  // exact (stack bottom unknown) and approximate ones; ends[d] says where rules ended there.
-  std::vector<std::vector<position>> levels(vocab.max_token_bytes() + 1);
-  std::vector<bool> exact_alive(levels.size(), false);
-  levels[0] = {{state, stack_unknown}};
-  exact_alive[0] = true;
+  // levels[d]: the positions after the first d bytes of the current trie path;
+  // has_exact[d]: one of them (or a rule ending there) has an exact stack. Most of the trie
+  // is read by one position through states that only read bytes: such a level is kept as
+  // fast[d] with its one position in fast_state[d] / fast_stack[d] instead.
+  const size_t depth = vocab.max_token_bytes() + 1;
+  std::vector<std::vector<position>> levels(depth);
+  std::vector<char> has_exact(depth, 0), fast(depth, 0);
+  std::vector<int32_t> fast_state(depth), fast_stack(depth);
+  fast[0] = has_exact[0] = 1;
+  fast_state[0] = state;
+  fast_stack[0] = stack_unknown;
 
   std::vector<int32_t> accepted, uncertain;
+  accepted.reserve(sorted.size());
   state_tokens out;
   for (size_t k = 0; k < trie.size();) {
     const vocabulary::trie_node& node = trie[k];
     const size_t d = node.depth;
-    end_flags ends;
-    walker.step(frames, levels[d - 1], node.byte, levels[d], ends);
-    bool exact = ends.exact;
-    for (const position& p : levels[d])
-      if (!frames.is_approximate(p.stack)) exact = true;
-    const bool alive = exact || ends.approximate || !levels[d].empty();
-    if (!alive) {
-      k = static_cast<size_t>(node.subtree_end);
-      continue;
+    bool exact = false;
+    if (fast[d - 1]) {
+      const int32_t t = a.next(fast_state[d - 1], node.byte);
+      if (t < 0) {
+        k = static_cast<size_t>(node.subtree_end);
+        continue;
+      }
+      if (a.is_plain(t)) {
+        fast[d] = 1;
+        fast_state[d] = t;
+        fast_stack[d] = fast_stack[d - 1];
+        exact = has_exact[d - 1];
+      } else {
+        levels[d - 1].assign(1, {fast_state[d - 1], fast_stack[d - 1]});
+      }
     }
-    for (int32_t t = node.tokens_begin; t < node.tokens_end; ++t) {
-      if (exact)
-        accepted.push_back(sorted[t]);
-      else
-        uncertain.push_back(t);
+    if (!fast[d - 1] || !a.is_plain(a.next(fast_state[d - 1], node.byte))) {
+      end_flags ends;
+      walker.step(frames, levels[d - 1], node.byte, levels[d], ends);
+      exact = ends.exact;
+      for (const position& p : levels[d])
+        if (!frames.is_approximate(p.stack)) exact = true;
+      if (!exact && !ends.approximate && levels[d].empty()) {
+        k = static_cast<size_t>(node.subtree_end);
+        continue;
+      }
+      fast[d] = levels[d].size() == 1 && a.is_plain(levels[d][0].state);
+      if (fast[d]) {
+        fast_state[d] = levels[d][0].state;
+        fast_stack[d] = levels[d][0].stack;
+      }
     }
+    has_exact[d] = exact;
+    for (int32_t t = node.tokens_begin; t < node.tokens_end; ++t)
+      (exact ? accepted : uncertain).push_back(exact ? sorted[t] : t);
     ++k;
   }
 
