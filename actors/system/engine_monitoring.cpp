@@ -39,6 +39,14 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
     m = slot.get();
   }
   m->cache_info.set(cache);
+  // The pools' gauges read their sizes from the moment the replica exists, not from when its
+  // scheduler's thread first runs (the scheduler reports them again as it starts).
+  scheduler_stats initial;
+  initial.device = {static_cast<int32_t>(cache.num_gpu_blocks), 0,
+                    static_cast<int32_t>(cache.num_gpu_blocks), 0};
+  initial.cpu = {static_cast<int32_t>(cache.num_cpu_blocks), 0,
+                 static_cast<int32_t>(cache.num_cpu_blocks), 0};
+  m->metrics.on_stats(initial);
   const std::string scheduler_name = "scheduler-" + std::to_string(replica);
   const double interval = log_stats_interval_;
   scheduler_hooks hooks;

@@ -42,7 +42,7 @@ TEST(safetensors_edges, a_refused_header_leaves_the_file_unmapped) {
   const fs::path dir = fs::temp_directory_path() / ("actorllm-mapping-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const fs::path path = fs::canonical(dir) / "model.safetensors";
-  for (const std::string header : {std::string("not json"), std::string(R"({"a": 1})"),
+  for (const std::string& header : {std::string("not json"), std::string(R"({"a": 1})"),
                                    std::string(R"({"a":{"dtype":"F32","shape":[9],)"
                                                R"("data_offsets":[0,36]}})")}) {
     write_with_header(path, header);

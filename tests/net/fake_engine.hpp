@@ -97,7 +97,7 @@ class fake_engine : public engine_port {
   bool healthy() const override { return alive; }
   model_info model() const override {
     // Served as if started with --model /models/fake and no --served-model-name.
-    return {"fake-model", "/models/fake", max_model_len, 1700000000, {"/models/fake"}};
+    return {"fake-model", "/models/fake", max_model_len, 1700000000, {"/models/fake"}, {}};
   }
   std::string metrics_text() override { return "# TYPE actorllm:fake gauge\nactorllm:fake 1\n"; }
   std::size_t num_waiting() const override { return waiting; }
