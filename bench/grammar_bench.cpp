@@ -130,15 +130,27 @@ nlohmann::ordered_json large_schema(int n) {
     const std::string name = "field_" + std::to_string(i);
     nlohmann::ordered_json p;
     switch (i % 6) {
-      case 0: p = {{"type", "string"}, {"maxLength", 64}}; break;
-      case 1: p = {{"type", "integer"}, {"minimum", -1000}, {"maximum", 1000000}}; break;
-      case 2: p = {{"enum", {"alpha", "beta", "gamma", "delta", std::to_string(i)}}}; break;
-      case 3: p = {{"type", "array"}, {"items", {{"type", "number"}}}, {"maxItems", 10}}; break;
-      case 4: p = {{"type", "string"}, {"format", i % 12 == 4 ? "date-time" : "uuid"}}; break;
+      case 0:
+        p = {{"type", "string"}, {"maxLength", 64}};
+        break;
+      case 1:
+        p = {{"type", "integer"}, {"minimum", -1000}, {"maximum", 1000000}};
+        break;
+      case 2:
+        p = {{"enum", {"alpha", "beta", "gamma", "delta", std::to_string(i)}}};
+        break;
+      case 3:
+        p = {{"type", "array"}, {"items", {{"type", "number"}}}, {"maxItems", 10}};
+        break;
+      case 4:
+        p = {{"type", "string"}, {"format", i % 12 == 4 ? "date-time" : "uuid"}};
+        break;
       default:
         p = {{"type", "object"},
-             {"properties", {{"x", {{"type", "number"}}}, {"y", {{"type", "boolean"}}},
-                             {"label", {{"type", "string"}, {"pattern", "^[a-z]+(-[a-z]+)*$"}}}}},
+             {"properties",
+              {{"x", {{"type", "number"}}},
+               {"y", {{"type", "boolean"}}},
+               {"label", {{"type", "string"}, {"pattern", "^[a-z]+(-[a-z]+)*$"}}}}},
              {"required", {"x"}}};
     }
     props[name] = p;
@@ -169,7 +181,8 @@ int main(int argc, char** argv) {
       results.push_back(measure(name, v, "schema", vocab_s, [&] {
         return compile_json_schema(std::string_view(person_schema), {}, v);
       }));
-      results.push_back(measure(name, v, "json_object", vocab_s, [&] { return compile_json_object({}, v); }));
+      results.push_back(
+          measure(name, v, "json_object", vocab_s, [&] { return compile_json_object({}, v); }));
     }
     // Compile time of a large schema (best of 3), and its caches on Llama-3.
     const std::string large = large_schema(200).dump();
@@ -192,31 +205,43 @@ int main(int argc, char** argv) {
 
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : results)
-      out.push_back({{"tokenizer", r.tokenizer}, {"grammar", r.grammar}, {"vocab", r.vocab},
-                     {"vocabulary_index_s", r.vocab_s}, {"compile_ms", r.compile_ms},
-                     {"states", r.states}, {"precompute_ms", r.precompute_ms},
-                     {"cache_mb", r.cache_mb},
-                     {"warm_mask_us", {{"p50", r.warm.p50}, {"p99", r.warm.p99}, {"max", r.warm.max}, {"n", r.warm.n}}},
-                     {"cold_mask_us", {{"p50", r.cold.p50}, {"p99", r.cold.p99}, {"max", r.cold.max}, {"n", r.cold.n}}}});
-    nlohmann::json compile = {{"properties", 200}, {"schema_bytes", large.size()},
+      out.push_back(
+          {{"tokenizer", r.tokenizer},
+           {"grammar", r.grammar},
+           {"vocab", r.vocab},
+           {"vocabulary_index_s", r.vocab_s},
+           {"compile_ms", r.compile_ms},
+           {"states", r.states},
+           {"precompute_ms", r.precompute_ms},
+           {"cache_mb", r.cache_mb},
+           {"warm_mask_us",
+            {{"p50", r.warm.p50}, {"p99", r.warm.p99}, {"max", r.warm.max}, {"n", r.warm.n}}},
+           {"cold_mask_us",
+            {{"p50", r.cold.p50}, {"p99", r.cold.p99}, {"max", r.cold.max}, {"n", r.cold.n}}}});
+    nlohmann::json compile = {{"properties", 200},
+                              {"schema_bytes", large.size()},
                               {"schema_to_ir_ms", best_ir * 1e3},
-                              {"automaton_ms", best_automaton * 1e3}, {"states", large_states},
+                              {"automaton_ms", best_automaton * 1e3},
+                              {"states", large_states},
                               {"precompute_llama3_ms", large_precompute * 1e3},
                               {"cache_llama3_mb", g->statistics().cache_bytes / 1e6}};
-    std::printf("%s\n\n", nlohmann::json{{"benchmark", "grammar"}, {"masks", out}, {"large_schema", compile}}
-                              .dump()
-                              .c_str());
+    std::printf("%s\n\n",
+                nlohmann::json{{"benchmark", "grammar"}, {"masks", out}, {"large_schema", compile}}
+                    .dump()
+                    .c_str());
     std::printf("%-7s %-14s %7s %7s %9s %11s %9s %9s %9s %10s %10s\n", "vocab", "grammar", "size",
                 "states", "compile", "precompute", "warm p50", "warm p99", "warm max", "cold p50",
                 "cold p99");
     for (const auto& r : results)
-      std::printf("%-7s %-14s %7zu %7zu %6.2f ms %8.1f ms %6.1f us %6.1f us %6.1f us %7.1f us %7.1f us\n",
-                  r.tokenizer.c_str(), r.grammar.c_str(), r.vocab, r.states, r.compile_ms,
-                  r.precompute_ms, r.warm.p50, r.warm.p99, r.warm.max, r.cold.p50, r.cold.p99);
-    std::printf("\nlarge schema (200 properties, %zu bytes): schema to rules %.1f ms, automaton "
-                "%.1f ms (%zu states); all token caches on Llama-3 %.0f ms, %.1f MB\n",
-                large.size(), best_ir * 1e3, best_automaton * 1e3, large_states,
-                large_precompute * 1e3, g->statistics().cache_bytes / 1e6);
+      std::printf(
+          "%-7s %-14s %7zu %7zu %6.2f ms %8.1f ms %6.1f us %6.1f us %6.1f us %7.1f us %7.1f us\n",
+          r.tokenizer.c_str(), r.grammar.c_str(), r.vocab, r.states, r.compile_ms, r.precompute_ms,
+          r.warm.p50, r.warm.p99, r.warm.max, r.cold.p50, r.cold.p99);
+    std::printf(
+        "\nlarge schema (200 properties, %zu bytes): schema to rules %.1f ms, automaton "
+        "%.1f ms (%zu states); all token caches on Llama-3 %.0f ms, %.1f MB\n",
+        large.size(), best_ir * 1e3, best_automaton * 1e3, large_states, large_precompute * 1e3,
+        g->statistics().cache_bytes / 1e6);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "grammar_bench: %s\n", e.what());
     return 1;

@@ -24,12 +24,12 @@ struct automaton {
     int32_t target;
   };
   struct call_edge {
-    int32_t rule;    // runs this rule, then continues at target
+    int32_t rule;  // runs this rule, then continues at target
     int32_t target;
   };
   struct state {
     int32_t rule = 0;
-    bool final = false;  // the rule may end here
+    bool final = false;                       // the rule may end here
     uint32_t bytes_begin = 0, bytes_end = 0;  // into byte_edges, sorted by lo, disjoint
     uint32_t calls_begin = 0, calls_end = 0;  // into call_edges
   };
@@ -37,10 +37,10 @@ struct automaton {
   std::vector<state> states;
   std::vector<byte_edge> byte_edges;
   std::vector<call_edge> call_edges;
-  std::vector<int32_t> rule_start;        // rule → its start state
-  std::vector<std::string> rule_names;    // rule → its name in the source grammar
+  std::vector<int32_t> rule_start;                  // rule → its start state
+  std::vector<std::string> rule_names;              // rule → its name in the source grammar
   std::vector<std::vector<int32_t>> return_states;  // rule → targets of every call to it
-  static constexpr int32_t root_rule = 0;  // matching starts and ends in rule 0
+  static constexpr int32_t root_rule = 0;           // matching starts and ends in rule 0
 
   /// A dense transition table when it fits (index_transitions): bytes in the same class
   /// lead everywhere to the same state, so next(s, b) = dense[s * num_classes + class[b]].

@@ -35,8 +35,12 @@ class nfa {
 
   void build(const expr& e, int32_t from, int32_t to) {
     switch (e.k) {
-      case expr::kind::empty: states[from].eps.push_back(to); return;
-      case expr::kind::byte_range: states[from].bytes.push_back({e.lo, e.hi, to}); return;
+      case expr::kind::empty:
+        states[from].eps.push_back(to);
+        return;
+      case expr::kind::byte_range:
+        states[from].bytes.push_back({e.lo, e.hi, to});
+        return;
       case expr::kind::sequence: {
         int32_t cur = from;
         for (size_t i = 0; i < e.items.size(); ++i) {
@@ -49,7 +53,9 @@ class nfa {
       case expr::kind::alternation:
         for (const expr& item : e.items) build(item, from, to);
         return;
-      case expr::kind::repeat: build_repeat(e.items[0], e.min, e.max, from, to); return;
+      case expr::kind::repeat:
+        build_repeat(e.items[0], e.min, e.max, from, to);
+        return;
       case expr::kind::rule_ref: {
         if (!inlined_[e.rule]) {
           states[from].calls.push_back({e.rule, to});
@@ -192,14 +198,18 @@ std::vector<dfa_state> determinize(const nfa& n, int32_t start, int32_t final, s
   return dfa;
 }
 
-int64_t saturating(int64_t v) { return std::min<int64_t>(v, int64_t(1) << 40); }
+int64_t saturating(int64_t v) {
+  return std::min<int64_t>(v, int64_t(1) << 40);
+}
 
 // NFA states `e` builds, calls to rules of `size` < 0 counting as one.
 int64_t expr_size(const expr& e, const std::vector<int64_t>& size) {
   switch (e.k) {
     case expr::kind::empty:
-    case expr::kind::byte_range: return 1;
-    case expr::kind::rule_ref: return size[e.rule] < 0 ? 1 : size[e.rule];
+    case expr::kind::byte_range:
+      return 1;
+    case expr::kind::rule_ref:
+      return size[e.rule] < 0 ? 1 : size[e.rule];
     case expr::kind::sequence:
     case expr::kind::alternation: {
       int64_t total = 1;

@@ -162,8 +162,8 @@ void check_left_recursion(const automaton& a) {
         std::string cycle;
         auto it = std::find(path.begin(), path.end(), c);
         for (; it != path.end(); ++it) cycle += a.rule_names[*it] + " -> ";
-        throw grammar_error("left recursion (a rule calls itself before reading a byte): " +
-                            cycle + a.rule_names[c]);
+        throw grammar_error("left recursion (a rule calls itself before reading a byte): " + cycle +
+                            a.rule_names[c]);
       }
       if (colour[c] == 0) visit(c);
     }

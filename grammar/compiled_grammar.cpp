@@ -22,7 +22,8 @@ const state_tokens& compiled_grammar::tokens_at(int32_t s) const {
   // wins and the other copy is dropped.
   auto* computed = new state_tokens(classify_tokens(automaton_, *vocab_, s));
   const state_tokens* expected = nullptr;
-  if (cache_[s].compare_exchange_strong(expected, computed, std::memory_order_acq_rel)) return *computed;
+  if (cache_[s].compare_exchange_strong(expected, computed, std::memory_order_acq_rel))
+    return *computed;
   delete computed;
   return *expected;
 }
@@ -65,7 +66,8 @@ compiled_grammar::stats compiled_grammar::statistics() const {
   }
   std::shared_lock lock(contexts_mutex_);
   out.cached_contexts = contexts_.size();
-  for (const auto& [key, c] : contexts_) out.cache_bytes += c->accepted.size() * 4 + c->uncertain.size() * 6;
+  for (const auto& [key, c] : contexts_)
+    out.cache_bytes += c->accepted.size() * 4 + c->uncertain.size() * 6;
   return out;
 }
 

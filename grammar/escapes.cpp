@@ -37,15 +37,27 @@ char32_t parse_escape(std::string_view text, size_t& pos) {
   const char c = text[pos++];
   char32_t cp = 0;
   switch (c) {
-    case 'n': return '\n';
-    case 'r': return '\r';
-    case 't': return '\t';
-    case 'f': return '\f';
-    case 'v': return '\v';
-    case '0': return 0;
-    case 'x': cp = parse_hex(text, pos, 2, at); break;
-    case 'u': cp = parse_hex(text, pos, 4, at); break;
-    case 'U': cp = parse_hex(text, pos, 8, at); break;
+    case 'n':
+      return '\n';
+    case 'r':
+      return '\r';
+    case 't':
+      return '\t';
+    case 'f':
+      return '\f';
+    case 'v':
+      return '\v';
+    case '0':
+      return 0;
+    case 'x':
+      cp = parse_hex(text, pos, 2, at);
+      break;
+    case 'u':
+      cp = parse_hex(text, pos, 4, at);
+      break;
+    case 'U':
+      cp = parse_hex(text, pos, 8, at);
+      break;
     default:
       if (is_ascii_punctuation(c)) return static_cast<unsigned char>(c);
       throw escape_error(at, std::string("unknown escape '\\") + c + "'");
@@ -61,6 +73,8 @@ char32_t next_utf8(std::string_view text, size_t& pos) {
   return unicode::next_code_point(text, pos);
 }
 
-void append_code_point(std::string& out, char32_t cp) { unicode::append_utf8(out, cp); }
+void append_code_point(std::string& out, char32_t cp) {
+  unicode::append_utf8(out, cp);
+}
 
 }  // namespace actorllm::grammar

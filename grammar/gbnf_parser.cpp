@@ -33,8 +33,7 @@ class gbnf_parser {
       skip_space();
     }
     for (const auto& [index, at] : referenced_)
-      if (!defined_.count(index))
-        fail_at(at, "undefined rule '" + ir_.rules[index].name + "'");
+      if (!defined_.count(index)) fail_at(at, "undefined rule '" + ir_.rules[index].name + "'");
     ir_.root = ir_.find_rule("root");
     if (ir_.root < 0) fail_at(text_.size(), "no rule named 'root'");
     return std::move(ir_);
@@ -258,6 +257,8 @@ class gbnf_parser {
 
 }  // namespace
 
-grammar_ir parse_gbnf(std::string_view text) { return gbnf_parser(text).parse(); }
+grammar_ir parse_gbnf(std::string_view text) {
+  return gbnf_parser(text).parse();
+}
 
 }  // namespace actorllm::grammar

@@ -8,11 +8,15 @@ namespace {
 constexpr char32_t max_code_point = 0x10FFFF;
 constexpr char32_t surrogate_lo = 0xD800, surrogate_hi = 0xDFFF;
 
-int utf8_length(char32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
+int utf8_length(char32_t cp) {
+  return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
 
 void encode_utf8(char32_t cp, uint8_t out[4]) {
   switch (utf8_length(cp)) {
-    case 1: out[0] = static_cast<uint8_t>(cp); break;
+    case 1:
+      out[0] = static_cast<uint8_t>(cp);
+      break;
     case 2:
       out[0] = static_cast<uint8_t>(0xC0 | (cp >> 6));
       out[1] = static_cast<uint8_t>(0x80 | (cp & 0x3F));
@@ -68,7 +72,9 @@ void add_utf8_range(char32_t lo, char32_t hi, std::vector<expr>& out) {
 
 }  // namespace
 
-expr empty() { return expr{}; }
+expr empty() {
+  return expr{};
+}
 
 expr byte_range(uint8_t lo, uint8_t hi) {
   expr e;
@@ -110,7 +116,9 @@ expr repeat(expr item, int32_t min, int32_t max) {
   return e;
 }
 
-expr optional(expr item) { return repeat(std::move(item), 0, 1); }
+expr optional(expr item) {
+  return repeat(std::move(item), 0, 1);
+}
 
 expr rule_ref(int32_t rule) {
   expr e;

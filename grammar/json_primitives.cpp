@@ -9,12 +9,20 @@
 namespace actorllm::grammar {
 namespace {
 
-expr digit() { return byte_range('0', '9'); }
-expr digits(int32_t min, int32_t max) { return repeat(digit(), min, max); }
-expr byte_of(char c) { return byte_range(uint8_t(c), uint8_t(c)); }
+expr digit() {
+  return byte_range('0', '9');
+}
+expr digits(int32_t min, int32_t max) {
+  return repeat(digit(), min, max);
+}
+expr byte_of(char c) {
+  return byte_range(uint8_t(c), uint8_t(c));
+}
 
 // The ranges of plain (unescaped) string characters.
-std::vector<code_point_range> plain_chars() { return complement({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}}); }
+std::vector<code_point_range> plain_chars() {
+  return complement({{0, 0x1F}, {'"', '"'}, {'\\', '\\'}});
+}
 
 expr hex_digit() {
   return alternation({byte_range('0', '9'), byte_range('a', 'f'), byte_range('A', 'F')});
@@ -30,14 +38,17 @@ expr same_length_range(const std::string& x, const std::string& y) {
   std::vector<expr> parts;
   char lo = x[0], hi = y[0];
   if (!x_rest_min) {
-    parts.push_back(sequence({byte_of(x[0]), same_length_range(x.substr(1), std::string(rest, '9'))}));
+    parts.push_back(
+        sequence({byte_of(x[0]), same_length_range(x.substr(1), std::string(rest, '9'))}));
     ++lo;
   }
   const char mid_hi = y_rest_max ? hi : char(hi - 1);
   if (lo <= mid_hi)
-    parts.push_back(sequence({byte_range(uint8_t(lo), uint8_t(mid_hi)), digits(int32_t(rest), int32_t(rest))}));
+    parts.push_back(
+        sequence({byte_range(uint8_t(lo), uint8_t(mid_hi)), digits(int32_t(rest), int32_t(rest))}));
   if (!y_rest_max)
-    parts.push_back(sequence({byte_of(y[0]), same_length_range(std::string(rest, '0'), y.substr(1))}));
+    parts.push_back(
+        sequence({byte_of(y[0]), same_length_range(std::string(rest, '0'), y.substr(1))}));
   return alternation(std::move(parts));
 }
 
@@ -57,7 +68,9 @@ expr natural_range(uint64_t lo, std::optional<uint64_t> hi) {
   return alternation(std::move(parts));
 }
 
-uint64_t magnitude(int64_t v) { return v < 0 ? uint64_t(0) - uint64_t(v) : uint64_t(v); }
+uint64_t magnitude(int64_t v) {
+  return v < 0 ? uint64_t(0) - uint64_t(v) : uint64_t(v);
+}
 
 const char* const date_pattern =
     "(?:(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})-"
@@ -79,9 +92,14 @@ expr json_string_char() {
                 hex_digit()}),
   });
   expr escape = sequence({byte_of('\\'), alternation({
-                                             byte_of('"'), byte_of('\\'), byte_of('/'),
-                                             byte_of('b'), byte_of('f'), byte_of('n'),
-                                             byte_of('r'), byte_of('t'),
+                                             byte_of('"'),
+                                             byte_of('\\'),
+                                             byte_of('/'),
+                                             byte_of('b'),
+                                             byte_of('f'),
+                                             byte_of('n'),
+                                             byte_of('r'),
+                                             byte_of('t'),
                                              sequence({byte_of('u'), std::move(nonsurrogate_hex4)}),
                                          })});
   return alternation({code_points(plain_chars()), std::move(escape)});
@@ -90,9 +108,9 @@ expr json_string_char() {
 expr json_number(bool nonnegative) {
   expr integer = alternation({byte_of('0'), sequence({byte_range('1', '9'), digits(0, -1)})});
   expr fraction = optional(sequence({byte_of('.'), digits(1, -1)}));
-  expr exponent = optional(sequence({alternation({byte_of('e'), byte_of('E')}),
-                                     optional(alternation({byte_of('+'), byte_of('-')})),
-                                     digits(1, -1)}));
+  expr exponent =
+      optional(sequence({alternation({byte_of('e'), byte_of('E')}),
+                         optional(alternation({byte_of('+'), byte_of('-')})), digits(1, -1)}));
   std::vector<expr> parts;
   if (!nonnegative) parts.push_back(optional(byte_of('-')));
   parts.push_back(std::move(integer));
@@ -175,7 +193,8 @@ expr key_suffix(const key_trie& t, int32_t node) {
       char32_t lo = std::max(r.first, p.first), hi = std::min(r.second, p.second);
       if (lo <= hi) others.push_back({lo, hi});
     }
-  parts.push_back(sequence({code_points(others), repeat(code_points(plain_chars()), 0, -1), byte_of('"')}));
+  parts.push_back(
+      sequence({code_points(others), repeat(code_points(plain_chars()), 0, -1), byte_of('"')}));
   return alternation(std::move(parts));
 }
 

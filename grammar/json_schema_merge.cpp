@@ -15,10 +15,12 @@ const std::set<std::string> annotations = {"title",    "description", "default",
 std::vector<std::string> listed_types(const schema_json& s) {
   std::vector<std::string> out;
   const auto& t = s.at("type");
-  if (t.is_string()) out.push_back(t.get<std::string>());
+  if (t.is_string())
+    out.push_back(t.get<std::string>());
   else
     for (const auto& x : t) out.push_back(x.get<std::string>());
-  if (std::count(out.begin(), out.end(), "number") && !std::count(out.begin(), out.end(), "integer"))
+  if (std::count(out.begin(), out.end(), "number") &&
+      !std::count(out.begin(), out.end(), "integer"))
     out.push_back("integer");
   std::sort(out.begin(), out.end());
   return out;
@@ -64,8 +66,7 @@ bool is_required(const schema_json& s, const std::string& name) {
 }
 
 bool declares(const schema_json& s, const std::string& name) {
-  return s.contains("properties") && s["properties"].is_object() &&
-         s["properties"].contains(name);
+  return s.contains("properties") && s["properties"].is_object() && s["properties"].contains(name);
 }
 
 bool closed(const schema_json& s) {
@@ -155,16 +156,21 @@ schema_json merge_schemas(const schema_json& a, const schema_json& b, const std:
       va = both.size() == 1 ? both[0] : both;
     } else if (key == "properties") {
       for (const auto& [name, pb] : vb.items()) {
-        if (!va.contains(name)) va[name] = pb;
-        else if (va[name] != pb) va[name] = schema_json{{"allOf", {va[name], pb}}};
+        if (!va.contains(name))
+          va[name] = pb;
+        else if (va[name] != pb)
+          va[name] = schema_json{{"allOf", {va[name], pb}}};
       }
     } else if (key == "required") {
       for (const auto& r : vb)
         if (std::find(va.begin(), va.end(), r) == va.end()) va.push_back(r);
     } else if (key == "additionalProperties") {
-      if (va == false || vb == false) va = false;
-      else if (va == true) va = vb;
-      else if (vb != true) va = schema_json{{"allOf", {va, vb}}};
+      if (va == false || vb == false)
+        va = false;
+      else if (va == true)
+        va = vb;
+      else if (vb != true)
+        va = schema_json{{"allOf", {va, vb}}};
     } else if (key == "items") {
       va = schema_json{{"allOf", {va, vb}}};
     } else if (key == "minLength" || key == "minItems" || key == "minimum" ||
@@ -193,7 +199,8 @@ schema_json merge_schemas(const schema_json& a, const schema_json& b, const std:
   if (out.contains("required") && closed(out)) {
     for (const auto& r : out["required"])
       if (r.is_string() && !declares(out, r.get<std::string>()))
-        fail("property '" + r.get<std::string>() + "' is required by one branch and forbidden by another");
+        fail("property '" + r.get<std::string>() +
+             "' is required by one branch and forbidden by another");
   }
   return out;
 }

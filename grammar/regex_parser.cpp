@@ -13,9 +13,9 @@ using ranges_t = std::vector<code_point_range>;
 const ranges_t digit = {{'0', '9'}};
 const ranges_t word = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
 // Whitespace in both Python's str.isspace() and ECMAScript's \s.
-const ranges_t space_both = {{'\t', '\r'}, {' ', ' '},       {0xA0, 0xA0},     {0x1680, 0x1680},
-                             {0x2000, 0x200A}, {0x2028, 0x2029}, {0x202F, 0x202F}, {0x205F, 0x205F},
-                             {0x3000, 0x3000}};
+const ranges_t space_both = {{'\t', '\r'},     {' ', ' '},       {0xA0, 0xA0},
+                             {0x1680, 0x1680}, {0x2000, 0x200A}, {0x2028, 0x2029},
+                             {0x202F, 0x202F}, {0x205F, 0x205F}, {0x3000, 0x3000}};
 // Whitespace in either of them: \S must exclude all of it.
 const ranges_t space_either = {{'\t', '\r'},     {0x1C, ' '},      {0x85, 0x85},
                                {0xA0, 0xA0},     {0x1680, 0x1680}, {0x2000, 0x200A},
@@ -30,12 +30,13 @@ ranges_t ascii_complement(const ranges_t& set) {
   return out;
 }
 
-void append(ranges_t& to, const ranges_t& from) { to.insert(to.end(), from.begin(), from.end()); }
+void append(ranges_t& to, const ranges_t& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
 
 class regex_parser {
  public:
-  regex_parser(std::string_view pattern, regex_output output)
-      : text_(pattern), output_(output) {}
+  regex_parser(std::string_view pattern, regex_output output) : text_(pattern), output_(output) {}
 
   expr parse() {
     expr e = parse_alternation(0);
@@ -98,8 +99,10 @@ class regex_parser {
   expr parse_quantifiers(expr atom) {
     int32_t min = 0, max = 0;
     if (!try_quantifier(min, max)) return atom;
-    if (peek() == '?') ++pos_;  // lazy: the same language
-    else if (peek() == '+') fail("possessive quantifiers are not supported");
+    if (peek() == '?')
+      ++pos_;  // lazy: the same language
+    else if (peek() == '+')
+      fail("possessive quantifiers are not supported");
     int32_t again_min, again_max;
     const size_t at = pos_;
     if (try_quantifier(again_min, again_max)) fail_at(at, "multiple repeat");
@@ -108,11 +111,19 @@ class regex_parser {
 
   bool try_quantifier(int32_t& min, int32_t& max) {
     switch (peek()) {
-      case '*': ++pos_, min = 0, max = -1; return true;
-      case '+': ++pos_, min = 1, max = -1; return true;
-      case '?': ++pos_, min = 0, max = 1; return true;
-      case '{': return try_braces(min, max);
-      default: return false;
+      case '*':
+        ++pos_, min = 0, max = -1;
+        return true;
+      case '+':
+        ++pos_, min = 1, max = -1;
+        return true;
+      case '?':
+        ++pos_, min = 0, max = 1;
+        return true;
+      case '{':
+        return try_braces(min, max);
+      default:
+        return false;
     }
   }
 
@@ -144,17 +155,25 @@ class regex_parser {
 
   expr parse_atom(int depth) {
     switch (peek()) {
-      case '(': return parse_group(depth);
-      case '[': return chars(parse_class());
-      case '.': ++pos_; return chars(complement(line_terminators));
-      case '*': case '+': case '?': fail("nothing to repeat");
+      case '(':
+        return parse_group(depth);
+      case '[':
+        return chars(parse_class());
+      case '.':
+        ++pos_;
+        return chars(complement(line_terminators));
+      case '*':
+      case '+':
+      case '?':
+        fail("nothing to repeat");
       case '\\': {
         ranges_t set;
         if (parse_class_escape(set)) return chars(std::move(set));
         char32_t cp = parse_char_escape();
         return chars({{cp, cp}});
       }
-      default: break;
+      default:
+        break;
     }
     char32_t cp = next_char();
     return chars({{cp, cp}});
@@ -185,13 +204,26 @@ class regex_parser {
   // \d \w \s \D \W \S at pos; false (pos unchanged) for any other escape.
   bool parse_class_escape(ranges_t& set) {
     switch (peek(1)) {
-      case 'd': append(set, digit); break;
-      case 'w': append(set, word); break;
-      case 's': append(set, space_both); break;
-      case 'D': append(set, ascii_complement(digit)); break;
-      case 'W': append(set, ascii_complement(word)); break;
-      case 'S': append(set, complement(space_either)); break;
-      default: return false;
+      case 'd':
+        append(set, digit);
+        break;
+      case 'w':
+        append(set, word);
+        break;
+      case 's':
+        append(set, space_both);
+        break;
+      case 'D':
+        append(set, ascii_complement(digit));
+        break;
+      case 'W':
+        append(set, ascii_complement(word));
+        break;
+      case 'S':
+        append(set, complement(space_either));
+        break;
+      default:
+        return false;
     }
     pos_ += 2;
     return true;
@@ -335,8 +367,8 @@ expr json_string_char(std::vector<code_point_range> ranges) {
     const char low = hex[cp & 0xF];
     std::vector<expr> low_digit = {byte_range(uint8_t(low), uint8_t(low))};
     if (low >= 'a') low_digit.push_back(byte_range(uint8_t(low - 32), uint8_t(low - 32)));
-    alternatives.push_back(sequence({literal(std::string("\\u00") + hex[cp >> 4]),
-                                     alternation(std::move(low_digit))}));
+    alternatives.push_back(sequence(
+        {literal(std::string("\\u00") + hex[cp >> 4]), alternation(std::move(low_digit))}));
   }
   return alternation(std::move(alternatives));
 }

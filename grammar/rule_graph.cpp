@@ -99,10 +99,17 @@ void count_sites(const expr& e, int64_t copies, std::vector<int64_t>& sites) {
 void serialize(const expr& e, const std::vector<int32_t>& rep, std::string& out) {
   out += static_cast<char>('0' + static_cast<int>(e.k));
   switch (e.k) {
-    case expr::kind::byte_range: out += static_cast<char>(e.lo), out += static_cast<char>(e.hi); break;
-    case expr::kind::rule_ref: out += std::to_string(rep[e.rule]); break;
-    case expr::kind::repeat: out += std::to_string(e.min) + "," + std::to_string(e.max); break;
-    default: break;
+    case expr::kind::byte_range:
+      out += static_cast<char>(e.lo), out += static_cast<char>(e.hi);
+      break;
+    case expr::kind::rule_ref:
+      out += std::to_string(rep[e.rule]);
+      break;
+    case expr::kind::repeat:
+      out += std::to_string(e.min) + "," + std::to_string(e.max);
+      break;
+    default:
+      break;
   }
   out += '(';
   for (const expr& item : e.items) serialize(item, rep, out);

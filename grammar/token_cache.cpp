@@ -24,7 +24,8 @@ context_tokens classify_in_context(const automaton& a, const vocabulary& vocab, 
   stack_walker walker(a);
   frame_arena arena;
   frame_view frames(nullptr, &arena);
-  const position start{state, return_state < 0 ? stack_root : frames.push(return_state, stack_unknown)};
+  const position start{state,
+                       return_state < 0 ? stack_root : frames.push(return_state, stack_unknown)};
   token_list_walker reader;
   context_tokens out;
   std::vector<int32_t> still_uncertain;

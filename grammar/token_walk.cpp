@@ -16,8 +16,7 @@ token_list make_token_list(const vocabulary& vocab, std::vector<int32_t> sorted_
   return out;
 }
 
-void token_list_walker::read(stack_walker& walker, frame_view& frames, uint8_t byte,
-                             size_t from) {
+void token_list_walker::read(stack_walker& walker, frame_view& frames, uint8_t byte, size_t from) {
   end_flags ends;
   auto& next = levels_[from + 1];
   walker.step(frames, levels_[from], byte, next, ends);

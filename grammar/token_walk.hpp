@@ -37,8 +37,7 @@ class token_list_walker {
   /// (e.g. already in a mask); `decide(i, fate)` receives the others.
   template <class Skip, class Decide>
   void walk(stack_walker& walker, frame_view& frames, const vocabulary& vocab,
-            std::span<const position> start, const token_list& list, Skip&& skip,
-            Decide&& decide) {
+            std::span<const position> start, const token_list& list, Skip&& skip, Decide&& decide) {
     const size_t depth = vocab.max_token_bytes() + 1;
     if (levels_.size() < depth) {
       levels_.resize(depth);

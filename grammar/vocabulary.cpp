@@ -11,9 +11,10 @@ namespace {
 // "<0xNN>" → NN, else -1.
 int byte_piece(std::string_view piece) {
   auto hex = [](char c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                        : c >= 'a' && c <= 'f'   ? c - 'a' + 10
-                                                                 : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                  : -1;
   };
   if (piece.size() != 6 || piece.substr(0, 3) != "<0x" || piece[5] != '>') return -1;
   int hi = hex(piece[3]), lo = hex(piece[4]);
@@ -123,8 +124,7 @@ void vocabulary::build_trie() {
     max_token_bytes_ = std::max(max_token_bytes_, b.size());
     if (b.size() > 65535) throw std::invalid_argument("token longer than 65535 bytes");
     size_t common = 0;
-    while (common < previous.size() && common < b.size() && previous[common] == b[common])
-      ++common;
+    while (common < previous.size() && common < b.size() && previous[common] == b[common]) ++common;
     // Close the nodes of the previous path below the common prefix.
     while (path.size() > common) {
       trie_[path.back()].subtree_end = static_cast<int32_t>(trie_.size());

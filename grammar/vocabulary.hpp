@@ -18,10 +18,10 @@ namespace actorllm::grammar {
 class vocabulary {
  public:
   struct trie_node {
-    uint8_t byte;            // the byte this node reads
-    uint16_t depth;          // bytes from the root, this one included (1 for a first byte)
-    int32_t subtree_end;     // index of the first node after this node's subtree
-    int32_t tokens_begin;    // tokens whose bytes end here: sorted_ids()[tokens_begin, tokens_end)
+    uint8_t byte;          // the byte this node reads
+    uint16_t depth;        // bytes from the root, this one included (1 for a first byte)
+    int32_t subtree_end;   // index of the first node after this node's subtree
+    int32_t tokens_begin;  // tokens whose bytes end here: sorted_ids()[tokens_begin, tokens_end)
     int32_t tokens_end;
   };
 

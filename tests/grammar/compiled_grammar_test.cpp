@@ -55,7 +55,8 @@ TEST(compiled_grammar, precompute_on_threads_fills_every_state) {
   EXPECT_EQ(g->statistics().cached_states, 0u);
   g->precompute(4);
   size_t reading = 0;
-  for (size_t s = 0; s < g->states().num_states(); ++s) reading += g->states().reads_bytes(int32_t(s));
+  for (size_t s = 0; s < g->states().num_states(); ++s)
+    reading += g->states().reads_bytes(int32_t(s));
   EXPECT_EQ(g->statistics().cached_states, reading);
 }
 

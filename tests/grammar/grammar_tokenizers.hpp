@@ -15,7 +15,9 @@ inline const tokenizer& shared_tokenizer(const std::string& name) {
   static std::map<std::string, tokenizer> loaded;
   auto it = loaded.find(name);
   if (it == loaded.end())
-    it = loaded.emplace(name, tokenizer::load(actorllm::testing::shared_dir() / "tokenizers" / name)).first;
+    it =
+        loaded.emplace(name, tokenizer::load(actorllm::testing::shared_dir() / "tokenizers" / name))
+            .first;
   return it->second;
 }
 

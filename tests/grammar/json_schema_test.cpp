@@ -27,9 +27,8 @@ TEST(json_schema, primitive_types) {
   check(R"({"type": "integer"})", {{"0", "-7", "1234567890123"}, {"01", "-0", "1.0", "+1", "1e3"}});
   check(R"({"type": "number"})",
         {{"0", "-0.5", "3.25e-7", "1E+10", "12"}, {".5", "1.", "01", "1e", "--1"}});
-  check(R"({"type": "string"})",
-        {{R"("")", R"("héllo \"x\" \\ \n \u00e9 \/")"},
-         {R"("a)", "\"a\nb\"", R"("\x")", R"("\ud800")", R"("\u12")"}});
+  check(R"({"type": "string"})", {{R"("")", R"("héllo \"x\" \\ \n \u00e9 \/")"},
+                                  {R"("a)", "\"a\nb\"", R"("\x")", R"("\ud800")", R"("\u12")"}});
 }
 
 TEST(json_schema, type_lists_and_inference) {
@@ -71,8 +70,9 @@ TEST(json_schema, strict_has_no_whitespace_and_the_default_allows_some) {
   const char* s = R"({"type": "object", "properties": {"a": {"type": "array", "items":
                       {"type": "integer"}}}, "required": ["a"]})";
   check(s, {{R"({"a":[1,2]})"}, {R"({"a": [1, 2]})", R"({ "a":[1,2]})"}}, true);
-  check(s, {{R"({"a":[1,2]})", R"({"a": [1, 2]})", "{\n  \"a\": [\n    1,\n    2\n  ]\n}"},
-            {"{\"a\":[1,2]}\n", R"({"a":  [1,2]})", "{\n" + std::string(21, ' ') + "\"a\":[1]}"}},
+  check(s,
+        {{R"({"a":[1,2]})", R"({"a": [1, 2]})", "{\n  \"a\": [\n    1,\n    2\n  ]\n}"},
+         {"{\"a\":[1,2]}\n", R"({"a":  [1,2]})", "{\n" + std::string(21, ' ') + "\"a\":[1]}"}},
         false);
 }
 
@@ -131,9 +131,10 @@ TEST(json_schema, integer_bounds) {
 
 TEST(json_schema, integer_ranges_are_exact) {
   // Every integer in [-300, 300] against several ranges.
-  for (auto [lo, hi] : std::vector<std::pair<int, int>>{{-120, 37}, {0, 0}, {7, 199}, {-99, -10}, {100, 100}}) {
-    std::string s = R"({"type": "integer", "minimum": )" + std::to_string(lo) +
-                    R"(, "maximum": )" + std::to_string(hi) + "}";
+  for (auto [lo, hi] :
+       std::vector<std::pair<int, int>>{{-120, 37}, {0, 0}, {7, 199}, {-99, -10}, {100, 100}}) {
+    std::string s = R"({"type": "integer", "minimum": )" + std::to_string(lo) + R"(, "maximum": )" +
+                    std::to_string(hi) + "}";
     auto g = schema(s);
     for (int v = -300; v <= 300; ++v)
       EXPECT_EQ(matches(g, std::to_string(v)), lo <= v && v <= hi) << s << " value " << v;
@@ -156,21 +157,24 @@ TEST(json_schema, refs_and_recursion) {
 TEST(json_schema, any_of_one_of_all_of) {
   check(R"({"anyOf": [{"type": "integer"}, {"type": "string", "maxLength": 1}]})",
         {{"1", R"("a")"}, {R"("ab")", "null"}});
-  check(R"({"oneOf": [{"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}},
+  check(
+      R"({"oneOf": [{"type": "object", "properties": {"kind": {"const": "a"}, "x": {"type": "integer"}},
                        "required": ["kind", "x"]},
                       {"type": "object", "properties": {"kind": {"const": "b"}, "y": {"type": "string"}},
                        "required": ["kind", "y"]}]})",
-        {{R"({"kind":"a","x":1})", R"({"kind":"b","y":"s"})"}, {R"({"kind":"a","y":"s"})"}});
-  check(R"({"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+      {{R"({"kind":"a","x":1})", R"({"kind":"b","y":"s"})"}, {R"({"kind":"a","y":"s"})"}});
+  check(
+      R"({"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
                       {"properties": {"b": {"type": "string"}}, "required": ["b"]}]})",
-        {{R"({"a":1,"b":"x"})"}, {R"({"a":1})", R"({"b":"x"})"}});
+      {{R"({"a":1,"b":"x"})"}, {R"({"a":1})", R"({"b":"x"})"}});
   check(R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
             "anyOf": [{"required": ["a"]}, {"required": ["b"]}]})",
         {{R"({"a":1})", R"({"b":1})", R"({"a":1,"b":2})"}, {"{}"}});
-  check(R"({"allOf": [{"$ref": "#/$defs/base"}, {"properties": {"n": {"minimum": 3, "type": "integer"}}}],
+  check(
+      R"({"allOf": [{"$ref": "#/$defs/base"}, {"properties": {"n": {"minimum": 3, "type": "integer"}}}],
             "$defs": {"base": {"type": "object", "properties": {"n": {"type": "integer", "maximum": 5}},
                                "required": ["n"], "additionalProperties": false}}})",
-        {{R"({"n":3})", R"({"n":5})"}, {R"({"n":2})", R"({"n":6})"}});
+      {{R"({"n":3})", R"({"n":5})"}, {R"({"n":2})", R"({"n":6})"}});
 }
 
 TEST(json_schema, annotations_are_ignored) {
@@ -195,9 +199,11 @@ TEST(json_schema, refuses_what_it_does_not_enforce_by_name_and_place) {
   expect_error(R"({"type": "array", "uniqueItems": true})", "'uniqueItems' is not enforced");
   expect_error(R"({"type": "string", "format": "uri"})", "format 'uri' is not enforced");
   expect_error(R"({"type": "number", "maximum": 3})", "bounds on a number are not enforced");
-  expect_error(R"({"$ref": "http://example.com/s.json"})", "$ref 'http://example.com/s.json' is not supported");
+  expect_error(R"({"$ref": "http://example.com/s.json"})",
+               "$ref 'http://example.com/s.json' is not supported");
   expect_error(R"({"$ref": "#/$defs/missing"})", "points at nothing");
-  expect_error(R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})", "oneOf branches 0 and 1 may both match");
+  expect_error(R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})",
+               "oneOf branches 0 and 1 may both match");
   expect_error(R"({"allOf": [{"type": "string"}, {"type": "integer"}]})", "types do not intersect");
   expect_error(R"({"type": "strin"})", "unknown type 'strin'");
   expect_error(R"j({"type": "string", "pattern": "a(?=b)"})j",
@@ -206,9 +212,11 @@ TEST(json_schema, refuses_what_it_does_not_enforce_by_name_and_place) {
                "required property 'x' is forbidden");
   expect_error(R"({"type": "object", "minProperties": 1})", "minProperties");
   expect_error(R"({"type": "array", "minItems": 3, "maxItems": 2})", "minItems above");
-  expect_error(R"({"type": "string", "minLength": -1})", "minLength must be a non-negative integer");
+  expect_error(R"({"type": "string", "minLength": -1})",
+               "minLength must be a non-negative integer");
   expect_error(R"(false)", "the schema false matches nothing");
-  expect_error(R"({"type": "object", "patternProperties": {"a": {}}})", "'patternProperties' is not enforced");
+  expect_error(R"({"type": "object", "patternProperties": {"a": {}}})",
+               "'patternProperties' is not enforced");
   expect_error(R"({"if": {}, "then": {}})", "'if' is not enforced");
   expect_error(R"([1, 2])", "a schema must be an object or a boolean");
   expect_error(R"({"type": "object", "properties": {"a": )", "not valid JSON");

@@ -52,13 +52,17 @@ void check_random_walks(const std::shared_ptr<const compiled_grammar>& g, int wa
       if (mask != expected) {
         auto got = ids_of(mask), want = ids_of(expected);
         std::vector<int32_t> extra, missing;
-        std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));
-        std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(missing));
+        std::set_difference(got.begin(), got.end(), want.begin(), want.end(),
+                            std::back_inserter(extra));
+        std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
+                            std::back_inserter(missing));
         std::string detail;
         for (size_t i = 0; i < std::min<size_t>(extra.size(), 5); ++i)
-          detail += " extra " + std::to_string(extra[i]) + " '" + std::string(vocab.bytes(extra[i])) + "'";
+          detail += " extra " + std::to_string(extra[i]) + " '" +
+                    std::string(vocab.bytes(extra[i])) + "'";
         for (size_t i = 0; i < std::min<size_t>(missing.size(), 5); ++i)
-          detail += " missing " + std::to_string(missing[i]) + " '" + std::string(vocab.bytes(missing[i])) + "'";
+          detail += " missing " + std::to_string(missing[i]) + " '" +
+                    std::string(vocab.bytes(missing[i])) + "'";
         FAIL() << "after '" << text << "': " << extra.size() << " extra, " << missing.size()
                << " missing:" << detail;
       }
@@ -68,11 +72,13 @@ void check_random_walks(const std::shared_ptr<const compiled_grammar>& g, int wa
       int32_t pick = allowed[rng() % allowed.size()];
       for (int k = 0; k < 2; ++k) {
         int32_t other = allowed[rng() % allowed.size()];
-        if (vocab.bytes(other).size() < vocab.bytes(pick).size() && vocab.is_text(other)) pick = other;
+        if (vocab.bytes(other).size() < vocab.bytes(pick).size() && vocab.is_text(other))
+          pick = other;
       }
       ASSERT_TRUE(m.accept_token(pick));
       text += vocab.bytes(pick);
-      if (std::getenv("GRAMMAR_TEST_VERBOSE") && (s + 1 == steps || m.must_end())) std::printf("walk: %s\n", text.c_str());
+      if (std::getenv("GRAMMAR_TEST_VERBOSE") && (s + 1 == steps || m.must_end()))
+        std::printf("walk: %s\n", text.c_str());
     }
   }
   if (std::getenv("GRAMMAR_TEST_VERBOSE")) std::printf("%zu states compared\n", compared);
@@ -110,7 +116,8 @@ TEST_P(mask_oracle, json_schema) {
 
 TEST_P(mask_oracle, recursive_schema_and_any_json) {
   auto v = shared_vocabulary(GetParam());
-  check_random_walks(compile_json_schema(std::string_view(tree_schema), {.strict = true}, v), 3, 30, 3);
+  check_random_walks(compile_json_schema(std::string_view(tree_schema), {.strict = true}, v), 3, 30,
+                     3);
   check_random_walks(compile_json_object({}, v), 3, 30, 4);
 }
 
@@ -128,7 +135,8 @@ TEST_P(mask_oracle, ambiguous_recursive_grammar) {
 root ::= expr (" " expr)*
 expr ::= term ("+" term)* | term "*" expr
 term ::= [a-z]+ | "(" expr ")" | [0-9]+ "." ?
-)g", v);
+)g",
+                        v);
   check_random_walks(g, 3, 25, 7);
 }
 

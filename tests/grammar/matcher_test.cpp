@@ -111,7 +111,8 @@ TEST(matcher, rollback_restores_earlier_states) {
 TEST(matcher, masks_cover_tokens_that_span_rules) {
   // "bab" crosses from the inner rule into the outer one and back.
   auto g = compile_gbnf(R"(root ::= "b" inner "b"
-inner ::= "a" | "a" inner)", small_vocabulary());
+inner ::= "a" | "a" inner)",
+                        small_vocabulary());
   matcher m(g);
   EXPECT_EQ(allowed(m), (std::vector<int32_t>{1, 3, 7}));
   ASSERT_TRUE(m.accept_token(3));

@@ -19,8 +19,10 @@ struct regex_case {
 
 void check(const regex_case& c) {
   auto g = regex(c.pattern);
-  for (const auto& s : c.accepted) EXPECT_TRUE(matches(g, s)) << c.pattern << " should match '" << s << "'";
-  for (const auto& s : c.rejected) EXPECT_FALSE(matches(g, s)) << c.pattern << " should not match '" << s << "'";
+  for (const auto& s : c.accepted)
+    EXPECT_TRUE(matches(g, s)) << c.pattern << " should match '" << s << "'";
+  for (const auto& s : c.rejected)
+    EXPECT_FALSE(matches(g, s)) << c.pattern << " should not match '" << s << "'";
 }
 
 TEST(regex, literals_and_escaped_metacharacters) {
@@ -71,12 +73,14 @@ TEST(regex, escapes_for_characters) {
 
 TEST(regex, json_string_output_escapes_what_json_must) {
   // Inside a JSON string the regex's `"` is written \" and a newline \n.
-  auto g = compile_ir([] {
-    grammar_ir ir;
-    ir.root = ir.rule_index("root");
-    ir.rules[0].body = parse_regex(R"(a"b\nc.)", regex_output::json_string);
-    return ir;
-  }(), testing::byte_vocabulary());
+  auto g = compile_ir(
+      [] {
+        grammar_ir ir;
+        ir.root = ir.rule_index("root");
+        ir.rules[0].body = parse_regex(R"(a"b\nc.)", regex_output::json_string);
+        return ir;
+      }(),
+      testing::byte_vocabulary());
   EXPECT_TRUE(matches(g, R"(a\"b\nc\\)"));
   EXPECT_TRUE(matches(g, R"(a\"b\ncx)"));
   EXPECT_FALSE(matches(g, "a\"b\\nc\\\\"));

@@ -66,8 +66,8 @@ const char* const schemas[] = {
 TEST(schema_samples, python_jsonschema_accepts_every_sample) {
   if (std::system("python3 -c 'import jsonschema' 2>/dev/null") != 0)
     GTEST_SKIP() << "python3 cannot import jsonschema";
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("grammar_samples_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("grammar_samples_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::mt19937 rng(11);
   std::ofstream cases(dir / "cases.jsonl");
@@ -78,7 +78,8 @@ TEST(schema_samples, python_jsonschema_accepts_every_sample) {
       for (int i = 0; i < 40; ++i) {
         std::string text = sample(g, rng);
         if (text.empty()) continue;
-        cases << nlohmann::json{{"schema", nlohmann::json::parse(s)}, {"text", text}}.dump() << "\n";
+        cases << nlohmann::json{{"schema", nlohmann::json::parse(s)}, {"text", text}}.dump()
+              << "\n";
         ++total;
       }
     }
@@ -99,7 +100,8 @@ for line in open(sys.argv[1]):
 sys.exit(1 if bad else 0)
 )";
   script.close();
-  const std::string command = "python3 " + (dir / "check.py").string() + " " + (dir / "cases.jsonl").string();
+  const std::string command =
+      "python3 " + (dir / "check.py").string() + " " + (dir / "cases.jsonl").string();
   EXPECT_EQ(std::system(command.c_str()), 0);
   std::filesystem::remove_all(dir);
 }

@@ -14,10 +14,10 @@ using testing::shared_vocabulary;
 
 TEST(vocabulary, sentencepiece_spaces_and_byte_fallback) {
   auto v = shared_vocabulary("llama2");
-  EXPECT_EQ(v->bytes(15043), " Hello");  // ▁Hello
-  EXPECT_EQ(v->bytes(29871), " ");       // ▁
-  EXPECT_EQ(v->bytes(13), "\n");         // <0x0A>
-  EXPECT_EQ(v->bytes(35), " ");          // <0x20>
+  EXPECT_EQ(v->bytes(15043), " Hello");   // ▁Hello
+  EXPECT_EQ(v->bytes(29871), " ");        // ▁
+  EXPECT_EQ(v->bytes(13), "\n");          // <0x0A>
+  EXPECT_EQ(v->bytes(35), " ");           // <0x20>
   EXPECT_EQ(v->bytes(0xE4 + 3), "\xE4");  // <0xE4>, half a character
   for (int32_t special : {0, 1, 2}) EXPECT_FALSE(v->is_text(special)) << special;
   EXPECT_EQ(v->eos_ids(), std::vector<int32_t>{2});
@@ -28,8 +28,8 @@ TEST(vocabulary, byte_level_pieces_map_back_to_bytes) {
   EXPECT_EQ(v->bytes(22691), " Hello");  // ĠHello
   EXPECT_EQ(v->bytes(198), "\n");        // Ċ
   EXPECT_EQ(v->bytes(5018), "{\"");
-  EXPECT_FALSE(v->is_text(128000));      // <|begin_of_text|>
-  EXPECT_FALSE(v->is_text(128009));      // <|eot_id|>
+  EXPECT_FALSE(v->is_text(128000));  // <|begin_of_text|>
+  EXPECT_FALSE(v->is_text(128009));  // <|eot_id|>
   EXPECT_GE(v->mask_size(), 128256u);
 }
 
