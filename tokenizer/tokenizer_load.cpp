@@ -166,6 +166,19 @@ tokenizer tokenizer::load(const fs::path& path) {
     if (config["add_eos_token"].get<bool>() && s->eos_id >= 0) s->suffix_ids.push_back(s->eos_id);
   }
   s->chat_template = pick_chat_template(config);
+  // Every id the post-processor or the configs put into a prompt must index the vocabulary:
+  // it would otherwise reach the model's embedding table (a hostile tokenizer.json found by
+  // fuzz/tokenizer_load_fuzz.cpp named the id 13333333333333444644).
+  const auto vocab = static_cast<int64_t>(tok.vocab_size());
+  auto check_prompt_id = [&](int64_t id, const char* what) {
+    if (id < 0 || id >= vocab)
+      throw std::runtime_error(std::string(what) + " token id " + std::to_string(id) +
+                               " is outside the vocabulary (" + std::to_string(vocab) +
+                               " tokens)");
+  };
+  for (int32_t id : s->prefix_ids) check_prompt_id(id, "the post_processor's leading");
+  for (int32_t id : s->suffix_ids) check_prompt_id(id, "the post_processor's trailing");
+  if (s->bos_id >= 0) check_prompt_id(s->bos_id, "the BOS");
   return tok;
 }
 

@@ -3,7 +3,9 @@
 #include "tokenizer/tokenizer.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -134,6 +136,31 @@ TEST(tokenizer, load_errors_name_the_file) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/tokenizer.json"), std::string::npos);
   }
+}
+
+// Found by fuzz/tokenizer_load_fuzz.cpp: a post_processor may name special-token ids outside
+// the vocabulary, which encode() would put into every prompt (and so into the embedding
+// table's index). Such a tokenizer is refused at load, naming the id.
+TEST(tokenizer, post_processor_ids_outside_the_vocabulary_are_refused) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("actorllm-tok-ids-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "tokenizer.json") << R"({"version": "1.0",
+    "added_tokens": [{"id": 1, "content": "<s>", "special": true}],
+    "normalizer": null, "pre_tokenizer": null, "decoder": null,
+    "post_processor": {"type": "TemplateProcessing",
+      "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+      "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [70000]}}},
+    "model": {"type": "BPE", "unk_token": null, "vocab": {"<unk>": 0, "<s>": 1, "a": 2}, "merges": []}})";
+  try {
+    tokenizer::load(dir / "tokenizer.json");
+    ADD_FAILURE() << "loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("token id 70000 is outside the vocabulary"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
