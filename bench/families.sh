@@ -22,7 +22,7 @@
 # parameters; 280M in all for mixtral and qwen3_moe, 195M for qwen2_moe).
 # Settings: PROMPT_LEN (16), DECODE_TOKENS (64), ROUNDS (2), CONCURRENCY (32), THREADS (0: all),
 # FAMILY_BENCH (the binary, default build/bench/family_bench).
-# About 8 minutes on 2 cores once the models exist (making them takes 1 - 2 minutes more).
+# About 9 minutes on 2 cores once the models exist (making them takes 1 - 2 minutes more).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
