@@ -103,6 +103,9 @@ TEST(matcher, rollback_restores_earlier_states) {
   EXPECT_TRUE(m.accept_token(6));
   EXPECT_TRUE(m.accept_token(1));
   EXPECT_TRUE(m.can_end());
+  EXPECT_TRUE(m.rollback(1));
+  EXPECT_FALSE(m.can_end());
+  EXPECT_TRUE(m.accept_token(1));
   EXPECT_TRUE(m.accept_token(5));
   EXPECT_TRUE(m.rollback(1));  // undoes the end too
   EXPECT_FALSE(m.is_terminated());
