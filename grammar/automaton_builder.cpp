@@ -12,6 +12,9 @@
 namespace actorllm::grammar {
 namespace {
 
+// Thrown when a state budget runs out; build_automaton names the rule and the limit.
+struct too_large {};
+
 // One rule's NFA (Thompson): fragments are built between two given states and never add an
 // edge into their `from` or out of their `to`, so alternatives may share both ends. A call
 // to an inlined rule builds that rule's body in place, once per continuation state.
@@ -27,7 +30,7 @@ class nfa {
       : ir_(ir), inlined_(inlined), budget_(budget) {}
 
   int32_t add() {
-    if (budget_ == 0) throw grammar_error("grammar too large: more automaton states than allowed");
+    if (budget_ == 0) throw too_large{};
     --budget_;
     states.emplace_back();
     return static_cast<int32_t>(states.size() - 1);
@@ -150,7 +153,7 @@ std::vector<dfa_state> determinize(const nfa& n, int32_t start, int32_t final, s
   auto intern = [&](std::vector<int32_t> subset) {
     auto [it, added] = ids.try_emplace(subset, static_cast<int32_t>(subsets.size()));
     if (added) {
-      if (budget == 0) throw grammar_error("grammar too large: more automaton states than allowed");
+      if (budget == 0) throw too_large{};
       --budget;
       subsets.push_back(std::move(subset));
       dfa.emplace_back();
@@ -263,10 +266,18 @@ automaton build_automaton(const grammar_ir& source, const automaton_limits& limi
   automaton a;
   for (int32_t r : compiled) {
     size_t nfa_budget = limits.max_states;
-    nfa n(ir, inlined, nfa_budget);
-    int32_t start = n.add(), final = n.add();
-    n.build(ir.rules[r].body, start, final);
-    std::vector<dfa_state> dfa = determinize(n, start, final, budget);
+    std::vector<dfa_state> dfa;
+    try {
+      nfa n(ir, inlined, nfa_budget);
+      int32_t start = n.add(), final = n.add();
+      n.build(ir.rules[r].body, start, final);
+      dfa = determinize(n, start, final, budget);
+    } catch (const too_large&) {
+      throw grammar_error("grammar too large: rule '" + ir.rules[r].name + "' needs more than " +
+                          std::to_string(limits.max_states) +
+                          " automaton states (long bounded repetitions, or a regular expression "
+                          "whose deterministic automaton explodes)");
+    }
     const int32_t offset = static_cast<int32_t>(a.states.size());
     const int32_t rule = static_cast<int32_t>(a.rule_start.size());
     a.rule_start.push_back(offset);

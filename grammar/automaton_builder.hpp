@@ -10,7 +10,7 @@
 namespace actorllm::grammar {
 
 struct automaton_limits {
-  size_t max_states = 2'000'000;  // NFA or DFA states in all; beyond it the grammar is refused
+  size_t max_states = 200'000;    // NFA or DFA states in all; beyond it the grammar is refused
   size_t inline_size = 20'000;    // a rule larger than this (NFA states) is called, not inlined
   size_t inline_copies = 50'000;  // nor one whose extra inlined copies would exceed this
 };

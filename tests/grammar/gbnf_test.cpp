@@ -2,6 +2,8 @@
 // refused with their position.
 #include <gtest/gtest.h>
 
+#include "grammar/automaton_builder.hpp"
+#include "grammar/gbnf_parser.hpp"
 #include "tests/grammar/grammar_test_util.hpp"
 
 namespace actorllm::grammar {
@@ -156,6 +158,22 @@ TEST(gbnf, errors_name_the_problem_and_position) {
   expect_error("root ::= x\nx ::= x \"a\" | \"b\"", "left recursion");
   expect_error("root ::= x\nx ::= \"a\" x", "matches no text");
   expect_error("root ::= \"a\" root ::= \"b\"", "line 1, column 14");
+}
+
+TEST(gbnf, grammars_beyond_the_state_limit_are_refused_by_rule) {
+  automaton_limits limits;
+  limits.max_states = 1000;
+  EXPECT_NO_THROW(build_automaton(parse_gbnf(R"(root ::= [a-z]{100})"), limits));
+  try {
+    build_automaton(parse_gbnf("root ::= item{2000}\nitem ::= [a-z]+ \",\" "), limits);
+    ADD_FAILURE() << "no error";
+  } catch (const grammar_error& e) {
+    EXPECT_NE(std::string(e.what()).find("grammar too large: rule 'root' needs more than 1000"),
+              std::string::npos)
+        << e.what();
+  }
+  // A regular expression whose DFA has 2^(n+1) states.
+  EXPECT_THROW(compile_regex("(a|b)*a(a|b){20}", testing::byte_vocabulary()), grammar_error);
 }
 
 TEST(gbnf, unreachable_rules_that_match_nothing_are_fine) {
