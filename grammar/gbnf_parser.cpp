@@ -118,7 +118,8 @@ class gbnf_parser {
   }
 
   expr parse_postfix(expr item) {
-    for (;;) {
+    for (int applied = 0;; ++applied) {
+      if (applied > 4) fail("more than four repetition operators on one item");
       char c = peek();
       if (c == '*') {
         ++pos_;
@@ -178,11 +179,14 @@ class gbnf_parser {
       return code_points({{0, 0x10FFFF}});
     }
     if (c == '(') {
+      if (++depth_ > max_depth)
+        fail("groups and repetitions nested deeper than " + std::to_string(max_depth));
       ++pos_;
       expr inner = parse_alternation(true);
       skip_space();
       if (peek() != ')') fail("expected ')'");
       ++pos_;
+      --depth_;
       return inner;
     }
     if (c == '<') fail("token references ('<...>') are not supported");
@@ -248,6 +252,8 @@ class gbnf_parser {
   }
 
   static constexpr int64_t repeat_limit = 100000;
+  static constexpr int max_depth = 200;  // bounds the recursion here and in the builder
+  int depth_ = 0;
   std::string_view text_;
   size_t pos_ = 0;
   grammar_ir ir_;

@@ -235,6 +235,12 @@ void json_schema_converter::check_keywords(const json& s, const std::string& whe
 }
 
 expr json_schema_converter::value(const json& s, const std::string& where) {
+  if (++depth_ > max_depth)
+    fail(where, "schema nested deeper than " + std::to_string(max_depth) + " levels");
+  struct leave {
+    int& depth;
+    ~leave() { --depth; }
+  } guard{depth_};
   if (s.is_boolean()) {
     if (s.get<bool>()) return any_value();
     fail(where, "the schema false matches nothing");

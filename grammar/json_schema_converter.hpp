@@ -62,6 +62,8 @@ class json_schema_converter {
   grammar_ir ir_;
   std::unordered_map<std::string, int32_t> refs_;  // $ref → its rule
   int32_t ws_rule_ = -1, char_rule_ = -1, any_value_ = -1, any_object_ = -1;
+  static constexpr int max_depth = 128;  // nested schemas; bounds the recursion
+  int depth_ = 0;
 };
 
 /// `s` without the keywords `drop` and without annotations.

@@ -181,6 +181,7 @@ class regex_parser {
 
   expr parse_group(int depth) {
     const size_t at = pos_++;
+    if (depth >= max_depth) fail_at(at, "groups nested deeper than " + std::to_string(max_depth));
     if (peek() == '?') {
       char k = peek(1);
       if (k == ':') {
@@ -320,6 +321,7 @@ class regex_parser {
   }
 
   static constexpr int64_t limit = 100000;
+  static constexpr int max_depth = 200;  // bounds the recursion here and in the builder
   std::string_view text_;
   regex_output output_;
   size_t pos_ = 0;

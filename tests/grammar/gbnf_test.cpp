@@ -136,7 +136,7 @@ TEST(gbnf, right_recursion_keeps_a_constant_stack) {
   EXPECT_TRUE(m.can_end());
 }
 
-void expect_error(std::string_view grammar, std::string_view fragment) {
+void expect_error(const std::string& grammar, std::string_view fragment) {
   try {
     gbnf(grammar);
     ADD_FAILURE() << "no error for: " << grammar;
@@ -174,6 +174,14 @@ TEST(gbnf, grammars_beyond_the_state_limit_are_refused_by_rule) {
   }
   // A regular expression whose DFA has 2^(n+1) states.
   EXPECT_THROW(compile_regex("(a|b)*a(a|b){20}", testing::byte_vocabulary()), grammar_error);
+}
+
+TEST(gbnf, nesting_is_bounded_instead_of_overflowing_the_stack) {
+  expect_error("root ::= " + std::string(100000, '(') + "\"a\"" + std::string(100000, ')'),
+               "nested deeper than 200");
+  expect_error("root ::= \"a\"*+?*+?", "more than four repetition operators");
+  EXPECT_TRUE(
+      matches(gbnf("root ::= " + std::string(150, '(') + "\"a\"" + std::string(150, ')')), "a"));
 }
 
 TEST(gbnf, unreachable_rules_that_match_nothing_are_fine) {

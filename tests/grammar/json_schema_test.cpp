@@ -222,6 +222,22 @@ TEST(json_schema, refuses_what_it_does_not_enforce_by_name_and_place) {
   expect_error(R"({"type": "object", "properties": {"a": )", "not valid JSON");
 }
 
+TEST(json_schema, deep_and_wide_schemas) {
+  std::string deep;
+  for (int i = 0; i < 1000; ++i) deep += R"({"type": "array", "items": )";
+  deep += "{}" + std::string(1000, '}');
+  expect_error(deep.c_str(), "nested deeper than 128 levels");
+  // 3000 optional properties: compiles, and any one of them alone matches.
+  std::string wide = R"({"type": "object", "properties": {)";
+  for (int i = 0; i < 3000; ++i)
+    wide += (i ? "," : "") + std::string("\"p") + std::to_string(i) + R"(": {"type": "integer"})";
+  wide += "}}";
+  auto g = schema(wide);
+  EXPECT_TRUE(matches(g, R"({"p2999":1})"));
+  EXPECT_TRUE(matches(g, R"({"p7":1,"p2999":2})"));
+  EXPECT_FALSE(matches(g, R"({"p2999":1,"p7":2})"));  // the schema's order
+}
+
 TEST(json_schema, any_json_object) {
   auto g = compile_json_object({}, testing::byte_vocabulary());
   EXPECT_TRUE(matches(g, R"({"a": [1, {"b": "c"}], "d": -1.5e3})"));

@@ -114,6 +114,8 @@ TEST(regex, refuses_what_it_cannot_enforce_with_the_offset) {
   expect_error("[z-a]", "character range out of order");
   expect_error("a{3,2}", "repetition maximum below its minimum");
   expect_error(R"(\uD800)", "unpaired surrogate");
+  expect_error((std::string(5000, '(') + "a" + std::string(5000, ')')).c_str(),
+               "nested deeper than 200");
 }
 
 }  // namespace
