@@ -13,15 +13,18 @@
 namespace actorllm {
 namespace {
 
+// Each actor function takes an argument: CAF 0.17 binds a null argument tuple for a function
+// that takes none (UBSan reports it).
+
 /// Answers info, takes step plans and never answers them.
-worker_actor::behavior_type silent_worker(worker_actor::pointer self) {
+worker_actor::behavior_type silent_worker(worker_actor::pointer self, int32_t /*rank*/) {
   return {
       [self](step_atom, step_plan&) { return self->make_response_promise<step_result>(); },
       [](info_atom) { return worker_info{}; },
   };
 }
 
-replica_sink_actor::behavior_type ignoring_sink() {
+replica_sink_actor::behavior_type ignoring_sink(replica_sink_actor::pointer, int32_t /*replica*/) {
   return {[](outputs_atom, std::vector<request_output>&) {}};
 }
 
@@ -36,8 +39,8 @@ TEST(scheduler_watchdog, a_worker_that_never_answers_a_step_fails_the_replica_af
   shell.step_timeout = std::chrono::milliseconds(200);
   auto cache = system.spawn(cache_engine, std::function<void(const cache_report&, size_t)>());
   auto scheduler = system.spawn(scheduler_shell, options,
-                                std::vector<worker_actor>{system.spawn(silent_worker)}, cache,
-                                system.spawn(ignoring_sink), worker_factory{}, scheduler_hooks{},
+                                std::vector<worker_actor>{system.spawn(silent_worker, 0)}, cache,
+                                system.spawn(ignoring_sink, 0), worker_factory{}, scheduler_hooks{},
                                 shell);
   caf::scoped_actor self{system};
   self->monitor(scheduler);
