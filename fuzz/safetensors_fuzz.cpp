@@ -1,0 +1,36 @@
+// The safetensors reader (model/safetensors.hpp) on an arbitrary model.safetensors: the folder
+// opens or throws std::exception naming the file and the tensor, never crashes; every tensor
+// it accepts lies inside the file, so converting each one to float32 reads only mapped bytes.
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "fuzz/fuzz_support.hpp"
+#include "model/safetensors.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace actorllm;
+  const auto dir = fuzz::scratch_dir();
+  fuzz::write_file(dir / "model.safetensors",
+                   std::string_view(reinterpret_cast<const char*>(data), size));
+  std::unique_ptr<tensor_store> store;
+  try {
+    store = std::make_unique<tensor_store>(dir);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  // Every accepted tensor is converted in full: a view past the mapping is a crash (SIGSEGV or
+  // an ASan report, the mapping being followed by unmapped pages only sometimes).
+  safetensors_file file(dir / "model.safetensors");
+  for (const auto& [name, view] : file.tensors()) {
+    const int64_t n = view.numel();
+    FUZZ_CHECK(n >= 0 && static_cast<size_t>(n) <= size);
+    FUZZ_CHECK(store->contains(name));
+    const std::vector<float> values = store->load_f32(name, view.shape);
+    FUZZ_CHECK(static_cast<int64_t>(values.size()) == n);
+  }
+  return 0;
+}
