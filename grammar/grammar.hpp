@@ -6,7 +6,7 @@
 ///   auto vocab = vocabulary::from_tokenizer(tok, model_vocab_size);   // once per model
 ///   auto g = compile_json_schema(schema, {.strict = true}, vocab);   // once per request
 ///   matcher m(g);                                                     // once per sequence
-///   m.fill_mask(bits); ... m.accept_token(id);
+///   m.fill_mask(bits); apply_token_mask(logits, bits); sample; m.accept_token(id);
 ///
 /// How it works: every source becomes a grammar_ir (rules over bytes), then one byte-level
 /// pushdown automaton (automaton.hpp: a DFA per rule, non-recursive rules inlined). A matcher
@@ -28,6 +28,7 @@
 #include "grammar/grammar_ir.hpp"
 #include "grammar/json_schema.hpp"
 #include "grammar/matcher.hpp"
+#include "grammar/token_mask.hpp"
 #include "grammar/vocabulary.hpp"
 
 namespace actorllm::grammar {

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "grammar/token_mask.hpp"
 #include "tests/grammar/grammar_test_util.hpp"
 
 namespace actorllm::grammar {
@@ -120,6 +123,16 @@ inner ::= "a" | "a" inner)",
   EXPECT_EQ(allowed(m), (std::vector<int32_t>{1, 3, 7}));
   ASSERT_TRUE(m.accept_token(3));
   EXPECT_EQ(allowed(m), (std::vector<int32_t>{0, 1, 2}));
+}
+
+TEST(matcher, masks_apply_to_logits) {
+  auto g = compile_gbnf(R"(root ::= "a" "b"*)", small_vocabulary());
+  matcher m(g);
+  std::vector<uint32_t> mask(m.mask_words());
+  m.fill_mask(mask);
+  std::vector<float> logits(70, 1.0f);  // longer than the mask covers
+  apply_token_mask(logits, mask);
+  for (int id = 0; id < 70; ++id) EXPECT_EQ(std::isinf(logits[id]), id != 0 && id != 2) << id;
 }
 
 }  // namespace
