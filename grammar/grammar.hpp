@@ -9,11 +9,16 @@
 ///   m.fill_mask(bits); apply_token_mask(logits, bits); sample; m.accept_token(id);
 ///
 /// How it works: every source becomes a grammar_ir (rules over bytes), then one byte-level
-/// pushdown automaton (automaton.hpp: a DFA per rule, non-recursive rules inlined). A matcher
-/// runs it as a set of positions with hash-consed stacks (stack_walker.hpp). A mask is the
-/// union, over the matcher's positions, of the tokens the position's state accepts whatever
-/// the stack (cached per state, token_cache.hpp), plus the few stack-dependent ones walked
-/// with the real stack through the vocabulary trie (vocabulary.hpp).
+/// pushdown automaton (automaton.hpp: a DFA per rule; rules that do not recurse are inlined
+/// unless marked shared). A matcher runs it as a set of positions, each a state and a
+/// hash-consed stack of return states (stack_walker.hpp) — a stack-of-positions matcher
+/// rather than Earley items, because what schemas and regexes produce is mostly regular: one
+/// position, no stack, in the common case, and a position's future depends only on its state
+/// and stack, which is what makes the caches below possible. A mask is the union over the
+/// positions of: the tokens the state accepts whatever the stack (computed once per state by
+/// walking the vocabulary trie, token_cache.hpp); those decided knowing the frame just below
+/// (once per state and return state); and the last few, read with the real stack
+/// (token_walk.hpp). A sequence's state can be rebuilt by replaying its tokens.
 ///
 /// Every compile function throws grammar_error with the parser's message and position for
 /// bad input, and names any feature it cannot enforce instead of ignoring it.

@@ -3,12 +3,15 @@
 /// tokens may come next (fill_mask), and whether it may stop.
 ///
 /// Cheap to create (one per sequence) and to copy: a copy is an independent fork (n > 1)
-/// sharing the compiled grammar. Not thread-safe: one thread at a time per matcher.
+/// sharing the compiled grammar. Const members (fill_mask included) may run on any thread,
+/// concurrently with each other; accept_*, rollback and assignment need the matcher alone.
 ///
 ///   auto g = compile_json_schema(schema, {}, vocab);      // once per request (grammar.hpp)
 ///   matcher m(g, request_stop_ids);                       // once per sequence
 ///   loop: m.fill_mask(bits); sample with bits; m.accept_token(id); stop when
 ///         m.is_terminated() (EOS accepted) or the engine's own limits end the sequence.
+/// After a preemption or restart, replaying the generated ids into a fresh matcher gives the
+/// same state.
 #include <cstdint>
 #include <deque>
 #include <memory>
