@@ -49,6 +49,30 @@ TEST(compiled_grammar, threads_fill_the_caches_concurrently_with_the_same_masks)
   for (uint32_t t = 0; t < 8; ++t) EXPECT_EQ(got[t], expected[t % 4]) << "thread " << t;
 }
 
+TEST(compiled_grammar, one_matcher_fills_masks_on_several_threads_at_once) {
+  auto v = testing::shared_vocabulary("llama2");
+  auto g = compile_json_object({}, v);
+  matcher m(g);
+  ASSERT_TRUE(m.accept_bytes(R"({"a": [{"b": "x)"));
+  std::vector<uint32_t> expected(m.mask_words());
+  m.fill_mask(expected);
+  auto cold = compile_json_object({}, v);  // masks computed while the caches fill
+  matcher same(cold);
+  ASSERT_TRUE(same.accept_bytes(R"({"a": [{"b": "x)"));
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      std::vector<uint32_t> mask(same.mask_words());
+      for (int i = 0; i < 20; ++i) {
+        same.fill_mask(mask);
+        mismatches[t] += mask != expected;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches, std::vector<int>(4, 0));
+}
+
 TEST(compiled_grammar, precompute_on_threads_fills_every_state) {
   auto v = testing::shared_vocabulary("llama2");
   auto g = compile_json_object({}, v);
