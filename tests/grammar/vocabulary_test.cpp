@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "grammar/grammar.hpp"
 #include "tests/grammar/grammar_tokenizers.hpp"
 
 namespace actorllm::grammar {
@@ -57,6 +58,22 @@ TEST(vocabulary, every_text_token_decodes_to_its_bytes) {
     }
     EXPECT_GT(checked, 10000u);
   }
+}
+
+TEST(vocabulary, the_default_model_can_write_json_through_its_byte_tokens) {
+  // stories260K has 512 tokens and no '{': only the byte fallback <0x7B> writes one.
+  auto tok = tokenizer::load(actorllm::testing::stories260k_dir());
+  auto v = vocabulary::from_tokenizer(tok);
+  EXPECT_EQ(v->bytes(126), "{");
+  EXPECT_EQ(v->bytes(265), " the");
+  auto g = compile_json_schema(std::string_view(R"({"type": "object", "properties":
+      {"name": {"type": "string"}}, "required": ["name"]})"),
+                               {.strict = true}, v);
+  matcher m(g);
+  std::vector<uint32_t> mask(m.mask_words());
+  m.fill_mask(mask);
+  EXPECT_EQ(mask[126 / 32], uint32_t{1} << (126 % 32));  // only '{' in that word
+  EXPECT_TRUE(m.accept_token(126));
 }
 
 TEST(vocabulary, trie_lists_every_text_token_once_in_byte_order) {
