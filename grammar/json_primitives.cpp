@@ -58,8 +58,8 @@ expr natural_range(uint64_t lo, std::optional<uint64_t> hi) {
   const std::string a = std::to_string(lo);
   const size_t last_len = hi ? std::to_string(*hi).size() : a.size();
   for (size_t len = a.size(); len <= last_len; ++len) {
-    std::string from = len == a.size() ? a : "1" + std::string(len - 1, '0');
-    if (len == 1 && from.empty()) from = "0";
+    std::string from = a;  // the first number of `len` digits, 10...0, after the first length
+    if (len != a.size()) from.assign(len, '0').front() = '1';
     std::string to = hi && len == last_len ? std::to_string(*hi) : std::string(len, '9');
     parts.push_back(same_length_range(from, to));
   }

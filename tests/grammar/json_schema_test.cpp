@@ -230,7 +230,7 @@ TEST(json_schema, deep_and_wide_schemas) {
   // 3000 optional properties: compiles, and any one of them alone matches.
   std::string wide = R"({"type": "object", "properties": {)";
   for (int i = 0; i < 3000; ++i)
-    wide += (i ? "," : "") + std::string("\"p") + std::to_string(i) + R"(": {"type": "integer"})";
+    wide.append(i ? ",\"p" : "\"p").append(std::to_string(i)).append(R"(": {"type": "integer"})");
   wide += "}}";
   auto g = schema(wide);
   EXPECT_TRUE(matches(g, R"({"p2999":1})"));
