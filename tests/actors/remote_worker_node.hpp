@@ -2,8 +2,10 @@
 /// A worker "process" inside the test: its own actor system (its own middleman and node id),
 /// a worker on the model `config` names, and the join as `actorllm worker --connect` does it.
 /// The server under test and this node talk over loopback TCP, as two processes would.
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <variant>
 
 #include "actors/gpu_worker/gpu_worker_actor.hpp"
@@ -23,7 +25,16 @@ class remote_worker_node {
     // Not detached, as in `actorllm worker` (CAF 0.17 can hang at shutdown on detached ones).
     worker_ = system_.spawn(gpu_worker, setup_->model, setup_->backend, setup_->runner, name_);
   }
-  ~remote_worker_node() { caf::anon_send_exit(worker_, caf::exit_reason::user_shutdown); }
+  /// Stops the worker as `actorllm worker` does on SIGTERM: waits for its actor to end and
+  /// gives the network layer a moment to send its down message, so that the server sees a
+  /// clean exit (user_shutdown), not a broken link.
+  ~remote_worker_node() {
+    caf::scoped_actor self{system_};
+    self->monitor(worker_);
+    caf::anon_send_exit(worker_, caf::exit_reason::user_shutdown);
+    self->receive([](caf::down_msg&) {}, caf::after(std::chrono::seconds(10)) >> [] {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
   remote_worker_node(const remote_worker_node&) = delete;
   remote_worker_node& operator=(const remote_worker_node&) = delete;
 
