@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "common/engine_stats.hpp"
 #include "common/generate_request.hpp"
 #include "common/model_identity.hpp"
 #include "common/sampling_params.hpp"
-#include "common/engine_stats.hpp"
 #include "common/step_plan.hpp"
 
 namespace actorllm {
 
 // --- atoms (at most 10 characters) ---------------------------------------------------------
-using tick_atom = caf::atom_constant<caf::atom("tick")>;          ///< scheduler: run one step
+using tick_atom = caf::atom_constant<caf::atom("tick")>;  ///< scheduler: run one step
 /// scheduler: check that the oldest step in flight has not been waiting too long
 using watchdog_atom = caf::atom_constant<caf::atom("watchdog")>;
 using step_atom = caf::atom_constant<caf::atom("step")>;          ///< worker: execute a plan

@@ -108,21 +108,20 @@ int run_worker(int argc, char** argv) {
   // The join point's down message says the server went away (its process ended, or the
   // connection broke). NOTE: the watcher needs a behavior of its own: an actor without one
   // ends at once in CAF 0.17, monitors and all.
-  auto watcher =
-      system.spawn([&server_gone](caf::event_based_actor* self,
-                                  cluster_actor join_point) -> caf::behavior {
+  auto watcher = system.spawn(
+      [&server_gone](caf::event_based_actor* self, cluster_actor join_point) -> caf::behavior {
         self->monitor(join_point);
         self->set_down_handler([&server_gone, self](caf::down_msg&) {
           server_gone = true;
           self->quit();
         });
         return {[](tick_atom) {}};
-      }, join_point);  // an argument: CAF 0.17 binds a null tuple for a function taking none
+      },
+      join_point);  // an argument: CAF 0.17 binds a null tuple for a function taking none
   while (!stop_requested() && !server_gone)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   if (server_gone)
-    std::fprintf(stderr, "actorllm worker: the server at %s went away; exiting\n",
-                 connect.c_str());
+    std::fprintf(stderr, "actorllm worker: the server at %s went away; exiting\n", connect.c_str());
   else
     std::fprintf(stderr, "actorllm worker: stopping\n");
   bound_shutdown("actorllm worker");

@@ -366,36 +366,32 @@ bool call_test(const std::string& name, const value& v, value_list& args) {
 }
 
 void add_globals(value_dict& globals) {
-  globals.set("range", value(value_function{"range", [](value_list& args, keyword_args&) {
-                                              int64_t start = 0, stop = 0, step = 1;
-                                              if (args.size() == 1)
-                                                stop = args[0].as_int();
-                                              else if (args.size() >= 2)
-                                                start = args[0].as_int(), stop = args[1].as_int();
-                                              if (args.size() >= 3) step = args[2].as_int();
-                                              if (step == 0)
-                                                throw error("range() arg 3 must not be zero");
-                                              // Jinja's sandbox (Hugging Face's) stops here too.
-                                              constexpr uint64_t max_range = 100000;
-                                              const bool up = step > 0;
-                                              if (up ? start >= stop : start <= stop)
-                                                return value(value_list{});
-                                              const uint64_t span =
-                                                  up ? uint64_t(stop) - uint64_t(start)
-                                                     : uint64_t(start) - uint64_t(stop);
-                                              const uint64_t stride =
-                                                  up ? uint64_t(step) : 0 - uint64_t(step);
-                                              const uint64_t count = (span - 1) / stride + 1;
-                                              if (count > max_range)
-                                                throw error("range too big: " +
-                                                            std::to_string(count) +
-                                                            " items, at most 100000");
-                                              value_list out;
-                                              for (uint64_t k = 0; k < count; ++k)
-                                                out.emplace_back(static_cast<int64_t>(
-                                                    uint64_t(start) + k * uint64_t(step)));
-                                              return value(std::move(out));
-                                            }}));
+  globals.set(
+      "range",
+      value(value_function{
+          "range", [](value_list& args, keyword_args&) {
+            int64_t start = 0, stop = 0, step = 1;
+            if (args.size() == 1)
+              stop = args[0].as_int();
+            else if (args.size() >= 2)
+              start = args[0].as_int(), stop = args[1].as_int();
+            if (args.size() >= 3) step = args[2].as_int();
+            if (step == 0) throw error("range() arg 3 must not be zero");
+            // Jinja's sandbox (Hugging Face's) stops here too.
+            constexpr uint64_t max_range = 100000;
+            const bool up = step > 0;
+            if (up ? start >= stop : start <= stop) return value(value_list{});
+            const uint64_t span =
+                up ? uint64_t(stop) - uint64_t(start) : uint64_t(start) - uint64_t(stop);
+            const uint64_t stride = up ? uint64_t(step) : 0 - uint64_t(step);
+            const uint64_t count = (span - 1) / stride + 1;
+            if (count > max_range)
+              throw error("range too big: " + std::to_string(count) + " items, at most 100000");
+            value_list out;
+            for (uint64_t k = 0; k < count; ++k)
+              out.emplace_back(static_cast<int64_t>(uint64_t(start) + k * uint64_t(step)));
+            return value(std::move(out));
+          }}));
   auto make_dict = [](bool is_namespace) {
     return [is_namespace](value_list& args, keyword_args& kwargs) {
       value_dict d;

@@ -32,8 +32,8 @@ value arithmetic(const std::string& op, const value& a, const value& b) {
 /// any amount of memory ('x' * 10**12).
 value repeat(const value& seq, int64_t n) {
   constexpr int64_t max_repeated = int64_t{1} << 24;  // bytes or items
-  const int64_t unit = static_cast<int64_t>(seq.is_string() ? seq.as_string().size()
-                                                            : seq.as_list().size());
+  const int64_t unit =
+      static_cast<int64_t>(seq.is_string() ? seq.as_string().size() : seq.as_list().size());
   if (n > 0 && unit > 0 && n > max_repeated / unit)
     throw error("repeating a sequence of " + std::to_string(unit) + " " + std::to_string(n) +
                 " times is too big (at most " + std::to_string(max_repeated) + ")");
@@ -284,7 +284,7 @@ value evaluator::eval(const expr& e) {
           throw error("bad operand type for unary " + e.name + ": '" + v.type_name() + "'");
         if (e.name == "+") return v;
         return v.type() == value::kind::number ? value(-v.as_double())
-                                                : value(integer_op("-", 0, v.as_int()));
+                                               : value(integer_op("-", 0, v.as_int()));
       }
       case expr::kind::binary:
         return eval_binary(e);

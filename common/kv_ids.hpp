@@ -9,7 +9,7 @@ using block_id = int32_t;  ///< index into a device or CPU block pool
 /// A table entry whose block was released because every layer's sliding window has moved past
 /// it: never read, never copied.
 inline constexpr block_id no_block = -1;
-using seq_id = int64_t;    ///< one sample of one request, unique within a scheduler
+using seq_id = int64_t;  ///< one sample of one request, unique within a scheduler
 
 /// Copy block `src` into block `dst` (copy-on-write within the device, or a swap).
 struct block_copy {

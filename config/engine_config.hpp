@@ -72,9 +72,9 @@ struct server_config {
 /// insecure_loopback and on a loopback address (anyone who can reach the port could
 /// otherwise attach a worker and answer requests).
 struct cluster_config {
-  int32_t port = -1;  ///< serve: the join port (-1: none, 0: any free port)
-  std::string host;   ///< serve: address the join port listens on; empty: --host's
-  std::string secret;  ///< shared by a server and its workers; never logged
+  int32_t port = -1;               ///< serve: the join port (-1: none, 0: any free port)
+  std::string host;                ///< serve: address the join port listens on; empty: --host's
+  std::string secret;              ///< shared by a server and its workers; never logged
   bool insecure_loopback = false;  ///< join without a secret, on a loopback address only
 
   /// Why joining through `address` (the server's listen address, or the host a worker

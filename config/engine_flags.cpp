@@ -88,9 +88,10 @@ void add_vllm_compatibility_flags(flag_parser& p) {
              [] {});
   p.add_flag("--enforce-eager", "accepted for vLLM compatibility: no CUDA graphs are captured",
              [] {});
-  p.add_flag("--trust-remote-code",
-             "accepted for vLLM compatibility: no code from a model folder ever runs",
-             note("--trust-remote-code: no remote code runs here; only built-in architectures load"));
+  p.add_flag(
+      "--trust-remote-code",
+      "accepted for vLLM compatibility: no code from a model folder ever runs",
+      note("--trust-remote-code: no remote code runs here; only built-in architectures load"));
 }
 
 void add_server_flags(flag_parser& p, engine_config& c) {
@@ -129,23 +130,23 @@ void add_cluster_flags(flag_parser& p, cluster_config& c, bool serving) {
                  "refused without --cluster-secret-file unless --cluster-insecure-loopback is "
                  "given and --cluster-host is a loopback address",
                  c.port);
-    p.add_string("--cluster-host", "address the cluster port listens on (default: --host)",
-                 c.host);
+    p.add_string("--cluster-host", "address the cluster port listens on (default: --host)", c.host);
   }
-  p.add("--cluster-secret-file", "PATH",
-        "file holding the secret the server and its workers share (its first line; at least "
-        "one character, ideally 32 random bytes); a worker without it is refused",
-        [&c](std::string_view path) -> std::string {
-          std::ifstream in{std::string(path)};
-          if (!in) return "cannot read '" + std::string(path) + "'";
-          std::string line;
-          std::getline(in, line);
-          while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
-            line.pop_back();
-          if (line.empty()) return "'" + std::string(path) + "' holds no secret";
-          c.secret = std::move(line);
-          return {};
-        });
+  p.add(
+      "--cluster-secret-file", "PATH",
+      "file holding the secret the server and its workers share (its first line; at least "
+      "one character, ideally 32 random bytes); a worker without it is refused",
+      [&c](std::string_view path) -> std::string {
+        std::ifstream in{std::string(path)};
+        if (!in) return "cannot read '" + std::string(path) + "'";
+        std::string line;
+        std::getline(in, line);
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+          line.pop_back();
+        if (line.empty()) return "'" + std::string(path) + "' holds no secret";
+        c.secret = std::move(line);
+        return {};
+      });
   p.add("--cluster-secret", "SECRET",
         "the shared secret itself (visible to other users in the process list: prefer "
         "--cluster-secret-file)",

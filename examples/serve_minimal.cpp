@@ -1,7 +1,8 @@
 // The smallest OpenAI server: the actor engine behind the Beast HTTP server, until Ctrl-C.
 //
 //   build/examples/example_serve_minimal [MODEL] [PORT]
-//   curl localhost:8000/v1/completions -H 'Content-Type: application/json' -d '{"prompt": "Once upon a time", "max_tokens": 32}'
+//   curl localhost:8000/v1/completions -H 'Content-Type: application/json' -d '{"prompt": "Once
+//   upon a time", "max_tokens": 32}'
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>

@@ -17,7 +17,8 @@ namespace actorllm::fuzz {
 /// A folder of this process's own under $TMPDIR, made on first use and removed at exit.
 inline const std::filesystem::path& scratch_dir() {
   static const std::filesystem::path dir = [] {
-    std::string pattern = (std::filesystem::temp_directory_path() / "actorllm-fuzz-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "actorllm-fuzz-XXXXXX").string();
     if (!mkdtemp(pattern.data())) {
       std::perror("mkdtemp");
       std::abort();
@@ -49,12 +50,12 @@ inline std::filesystem::path shared_dir() {
 
 /// Stops the process with a message when an invariant of the code under test does not hold:
 /// libFuzzer reports the abort as a crash and keeps the input.
-#define FUZZ_CHECK(cond)                                                                     \
-  do {                                                                                       \
-    if (!(cond)) {                                                                           \
-      std::fprintf(stderr, "FUZZ_CHECK failed: %s at %s:%d\n", #cond, __FILE__, __LINE__);  \
-      std::abort();                                                                          \
-    }                                                                                        \
+#define FUZZ_CHECK(cond)                                                                   \
+  do {                                                                                     \
+    if (!(cond)) {                                                                         \
+      std::fprintf(stderr, "FUZZ_CHECK failed: %s at %s:%d\n", #cond, __FILE__, __LINE__); \
+      std::abort();                                                                        \
+    }                                                                                      \
   } while (0)
 
 }  // namespace actorllm::fuzz

@@ -1,8 +1,8 @@
 // The tokenizer (tokenizer/tokenizer.hpp) of stories260K, loaded once, on arbitrary bytes:
 // encode never crashes and gives ids inside the vocabulary; decode gives valid UTF-8, which is
 // the lossy reading of the input when no special token came out and the input holds no "▁"
-// (this tokenizer does not normalize); the same bytes read as ids decode to valid UTF-8, and streamed through the
-// incremental detokenizer they give what decode gives at once (its contract).
+// (this tokenizer does not normalize); the same bytes read as ids decode to valid UTF-8, and
+// streamed through the incremental detokenizer they give what decode gives at once (its contract).
 // ACTORLLM_FUZZ_TOKENIZER=path loads another tokenizer.json or folder instead; then the round
 // trip is not checked, since a tokenizer may normalize.
 #include <cstddef>

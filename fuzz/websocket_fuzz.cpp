@@ -6,11 +6,10 @@
 // server sends must be a JSON object, and it must never crash.
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz_support.hpp"
 #include "fuzz/loopback.hpp"
@@ -72,7 +71,7 @@ bool take_messages(std::string& bytes, std::string& partial, std::vector<std::st
       closed = true;
       return true;
     }
-    if (opcode >= 0x8) continue;  // ping, pong
+    if (opcode >= 0x8) continue;                       // ping, pong
     if (opcode != 0x0 && opcode != 0x1) return false;  // the server sends text only
     partial += payload;
     if (b0 & 0x80) messages.push_back(std::move(partial)), partial.clear();

@@ -135,14 +135,15 @@ void read_qwen3_moe(const field_reader& f, model_config_hf& c) {
 /// Gemma 2 and 3: GeGLU, (1 + w) norms around both halves of a layer, scaled embeddings,
 /// query_pre_attn_scalar, tied embeddings.
 void read_gemma(const field_reader& f, model_config_hf& c) {
-  c.activation = read_activation(f, "hidden_activation",
-                                 f.string("hidden_act", "gelu_pytorch_tanh").c_str());
+  c.activation =
+      read_activation(f, "hidden_activation", f.string("hidden_act", "gelu_pytorch_tanh").c_str());
   c.norm_adds_one = true;
   c.sandwich_norms = true;
   c.embedding_multiplier = std::sqrt(static_cast<double>(c.hidden_size));
   c.tie_word_embeddings = f.boolean("tie_word_embeddings", true);
   c.attention_bias = f.boolean("attention_bias", false);
-  const double scalar = f.number("query_pre_attn_scalar", static_cast<double>(c.head_dim), 0.0, 1e9);
+  const double scalar =
+      f.number("query_pre_attn_scalar", static_cast<double>(c.head_dim), 0.0, 1e9);
   c.attention_scale = 1.0 / std::sqrt(scalar);
   c.final_logit_softcapping = f.number("final_logit_softcapping", 0.0, -1e-300, 1e9);
   c.attn_logit_softcapping = f.number("attn_logit_softcapping", 0.0, -1e-300, 1e9);
@@ -169,11 +170,11 @@ using reader = void (*)(const field_reader&, model_config_hf&);
 
 const std::map<std::string, reader>& architectures() {
   static const std::map<std::string, reader> table = {
-      {"LlamaForCausalLM", read_llama},       {"MistralForCausalLM", read_mistral},
-      {"Qwen2ForCausalLM", read_qwen2},       {"Qwen3ForCausalLM", read_qwen3},
-      {"Phi3ForCausalLM", read_phi3},         {"MixtralForCausalLM", read_mixtral},
+      {"LlamaForCausalLM", read_llama},        {"MistralForCausalLM", read_mistral},
+      {"Qwen2ForCausalLM", read_qwen2},        {"Qwen3ForCausalLM", read_qwen3},
+      {"Phi3ForCausalLM", read_phi3},          {"MixtralForCausalLM", read_mixtral},
       {"Qwen2MoeForCausalLM", read_qwen2_moe}, {"Qwen3MoeForCausalLM", read_qwen3_moe},
-      {"Gemma2ForCausalLM", read_gemma2},     {"Gemma3ForCausalLM", read_gemma3},
+      {"Gemma2ForCausalLM", read_gemma2},      {"Gemma3ForCausalLM", read_gemma3},
   };
   return table;
 }
@@ -191,8 +192,8 @@ void read_architecture_fields(const field_reader& f, model_config_hf& c) {
   if (it == architectures().end()) {
     std::string names;
     for (const auto& n : supported_architectures()) names += (names.empty() ? "" : ", ") + n;
-    throw std::runtime_error(f.path().string() + ": unsupported architecture '" +
-                             c.architecture + "' (supported: " + names + ")");
+    throw std::runtime_error(f.path().string() + ": unsupported architecture '" + c.architecture +
+                             "' (supported: " + names + ")");
   }
   it->second(f, c);
 }

@@ -66,8 +66,8 @@ class field_reader {
     const auto& v = j_[key];
     if (!v.is_array()) fail(key, "must be a list of numbers, got " + type_of(v));
     if (v.size() > max_items)
-      fail(key, "has " + std::to_string(v.size()) + " items, at most " +
-                    std::to_string(max_items) + " allowed");
+      fail(key, "has " + std::to_string(v.size()) + " items, at most " + std::to_string(max_items) +
+                    " allowed");
     std::vector<double> out;
     for (const auto& item : v) out.push_back(checked_number(key, item, lo, hi));
     return out;

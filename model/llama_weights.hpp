@@ -23,23 +23,23 @@ struct mlp_weights {
 struct moe_weights {
   std::vector<float> router;  // (num_experts, dim)
   std::vector<mlp_weights> experts;
-  mlp_weights shared;                // width 0: none
-  std::vector<float> shared_gate;    // (dim): sigmoid(x . shared_gate) scales the shared expert
+  mlp_weights shared;              // width 0: none
+  std::vector<float> shared_gate;  // (dim): sigmoid(x . shared_gate) scales the shared expert
 };
 
 struct llama_layer_weights {
-  std::vector<float> input_norm;  // (dim)
-  std::vector<float> qkv;         // (q_size + 2 * kv_size, dim)  q, k, v projections fused
-  std::vector<float> qkv_bias;    // (q_size + 2 * kv_size) or empty
-  std::vector<float> q_norm;      // (head_dim) or empty: RMSNorm over each head of q
-  std::vector<float> k_norm;      // (head_dim) or empty
-  std::vector<float> o;           // (dim, q_size)
+  std::vector<float> input_norm;     // (dim)
+  std::vector<float> qkv;            // (q_size + 2 * kv_size, dim)  q, k, v projections fused
+  std::vector<float> qkv_bias;       // (q_size + 2 * kv_size) or empty
+  std::vector<float> q_norm;         // (head_dim) or empty: RMSNorm over each head of q
+  std::vector<float> k_norm;         // (head_dim) or empty
+  std::vector<float> o;              // (dim, q_size)
   std::vector<float> attn_out_norm;  // (dim) or empty: norm of the attention's output (Gemma)
   std::vector<float> post_norm;      // (dim) the norm before the MLP
   std::vector<float> mlp_out_norm;   // (dim) or empty: norm of the MLP's output (Gemma)
-  std::vector<float> gate_up;     // (2 * hidden, dim)  gate then up, fused; empty when sparse
-  std::vector<float> down;        // (dim, hidden)
-  moe_weights moe;                // experts empty: a dense layer
+  std::vector<float> gate_up;        // (2 * hidden, dim)  gate then up, fused; empty when sparse
+  std::vector<float> down;           // (dim, hidden)
+  moe_weights moe;                   // experts empty: a dense layer
   bool sparse() const { return !moe.experts.empty(); }
 };
 

@@ -41,9 +41,9 @@ void read_rope_scaling(const field_reader& rs, const field_reader& top, model_co
   r.low_freq_factor = rs.number("low_freq_factor", 1.0, 0.0, 1e6);
   r.high_freq_factor = rs.number("high_freq_factor", 4.0, 0.0, 1e6);
   // Phi-3 keeps original_max_position_embeddings beside rope_scaling, not inside it.
-  const int64_t original = top.integer("original_max_position_embeddings",
-                                       r.kind == "llama3" ? 8192 : c.max_position_embeddings, 1,
-                                       max_positions);
+  const int64_t original =
+      top.integer("original_max_position_embeddings",
+                  r.kind == "llama3" ? 8192 : c.max_position_embeddings, 1, max_positions);
   r.original_max_position_embeddings =
       rs.integer("original_max_position_embeddings", original, 1, max_positions);
   r.beta_fast = rs.number("beta_fast", 32.0, 0.0, 1e6);
@@ -105,7 +105,8 @@ int64_t model_config_hf::num_parameters() const {
            : 0);
   int64_t layers = 0;
   for (int64_t l = 0; l < num_layers; ++l) {
-    const bool sparse = moe.num_experts > 0 && l < static_cast<int64_t>(moe.layer_is_sparse.size()) &&
+    const bool sparse = moe.num_experts > 0 &&
+                        l < static_cast<int64_t>(moe.layer_is_sparse.size()) &&
                         moe.layer_is_sparse[l];
     layers += attention + norms + (sparse ? sparse_mlp : dense_mlp);
   }
@@ -121,8 +122,9 @@ std::string model_config_hf::describe_attention() const {
   int32_t widest = 0;
   for (int32_t w : layer_sliding_window)
     if (w > 0) ++windowed, widest = std::max(widest, w);
-  if (windowed > 0) out << ": " << windowed << " windowed (" << widest << " tokens), "
-                        << num_layers - windowed << " full";
+  if (windowed > 0)
+    out << ": " << windowed << " windowed (" << widest << " tokens), " << num_layers - windowed
+        << " full";
   if (moe.num_experts > 0) out << "; " << moe.num_experts << " experts, top " << moe.top_k;
   return out.str();
 }
@@ -138,9 +140,8 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
   const field_reader f(j, path);
 
   model_config_hf c;
-  if (f.has("architectures") &&
-      (!j["architectures"].is_array() || j["architectures"].empty() ||
-       !j["architectures"][0].is_string()))
+  if (f.has("architectures") && (!j["architectures"].is_array() || j["architectures"].empty() ||
+                                 !j["architectures"][0].is_string()))
     f.fail("architectures", "must be a list of names, got " + j["architectures"].dump());
   c.architecture = f.has("architectures") ? j["architectures"][0].get<std::string>() : "";
   const auto names = supported_architectures();
@@ -160,20 +161,19 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
                               ") must be a multiple of num_attention_heads (" +
                               std::to_string(c.num_heads) + ") when head_dim is not given");
   c.head_dim = f.integer("head_dim", c.hidden_size / c.num_heads, 2, max_head_dim);
-  if (c.head_dim % 2 != 0) f.fail("head_dim", "must be even (rotary pairs), got " +
-                                                  std::to_string(c.head_dim));
+  if (c.head_dim % 2 != 0)
+    f.fail("head_dim", "must be even (rotary pairs), got " + std::to_string(c.head_dim));
   c.vocab_size = f.integer("vocab_size", std::nullopt, 1, max_vocab_size);
   c.max_position_embeddings = f.integer("max_position_embeddings", 2048, 1, max_positions);
   if (c.max_position_embeddings * c.head_dim > max_rotary_floats)
-    f.fail("max_position_embeddings",
-           "(" + std::to_string(c.max_position_embeddings) + ") times head_dim (" +
-               std::to_string(c.head_dim) + ") exceeds the rotary table's bound of " +
-               std::to_string(max_rotary_floats) + " values");
+    f.fail("max_position_embeddings", "(" + std::to_string(c.max_position_embeddings) +
+                                          ") times head_dim (" + std::to_string(c.head_dim) +
+                                          ") exceeds the rotary table's bound of " +
+                                          std::to_string(max_rotary_floats) + " values");
   c.rms_norm_eps = f.number("rms_norm_eps", 1e-6, 0.0, 1.0);
   c.rope_theta = f.number("rope_theta", 10000.0, 0.0, 1e12);
   c.tie_word_embeddings = f.boolean("tie_word_embeddings", false);
-  c.bos_token_id =
-      static_cast<int32_t>(f.integer("bos_token_id", -1, -1, c.vocab_size - 1));
+  c.bos_token_id = static_cast<int32_t>(f.integer("bos_token_id", -1, -1, c.vocab_size - 1));
   c.eos_token_ids = f.integers("eos_token_id", 0, c.vocab_size - 1);
   c.torch_dtype = f.string("torch_dtype", "float32");
   read_architecture_fields(f, c);

@@ -56,11 +56,11 @@ struct model_config_hf {
 
   // What sets the other families apart from Llama (each default is Llama's).
   hidden_activation activation = hidden_activation::silu;
-  bool qk_norm = false;         ///< RMSNorm over each head of q and k before rotary (Qwen3, Gemma 3)
-  bool norm_adds_one = false;   ///< norms scale by (1 + w) (Gemma); folded into w at load
-  bool sandwich_norms = false;  ///< norms after attention and the MLP too (Gemma 2 and 3)
-  double embedding_multiplier = 1.0;  ///< embeddings scaled (Gemma: sqrt(hidden_size))
-  double attention_scale = 0.0;       ///< 0: 1/sqrt(head_dim) (Gemma: query_pre_attn_scalar)
+  bool qk_norm = false;        ///< RMSNorm over each head of q and k before rotary (Qwen3, Gemma 3)
+  bool norm_adds_one = false;  ///< norms scale by (1 + w) (Gemma); folded into w at load
+  bool sandwich_norms = false;           ///< norms after attention and the MLP too (Gemma 2 and 3)
+  double embedding_multiplier = 1.0;     ///< embeddings scaled (Gemma: sqrt(hidden_size))
+  double attention_scale = 0.0;          ///< 0: 1/sqrt(head_dim) (Gemma: query_pre_attn_scalar)
   double attn_logit_softcapping = 0.0;   ///< scores become c*tanh(s/c) (Gemma 2); 0: off
   double final_logit_softcapping = 0.0;  ///< the same on the logits; 0: off
   /// Per layer: the attention window in tokens (a query sees the last `window` positions,

@@ -10,7 +10,8 @@ namespace actorllm {
 
 namespace {
 
-void activate(const model_config_hf& c, const float* gate_up, int64_t n, int64_t width, float* out) {
+void activate(const model_config_hf& c, const float* gate_up, int64_t n, int64_t width,
+              float* out) {
   if (c.activation == hidden_activation::gelu_tanh)
     cpu::gelu_tanh_and_mul(gate_up, n, width, out);
   else

@@ -15,9 +15,10 @@ double yarn_correction_dim(double rotations, int64_t dim, double base, double co
 void scale_yarn(std::vector<double>& inv_freq, double theta, int64_t dim,
                 const rope_scaling_config& rs) {
   const double context = static_cast<double>(rs.original_max_position_embeddings);
-  const double low = std::max(0.0, std::floor(yarn_correction_dim(rs.beta_fast, dim, theta, context)));
-  const double high =
-      std::min(static_cast<double>(dim - 1), std::ceil(yarn_correction_dim(rs.beta_slow, dim, theta, context)));
+  const double low =
+      std::max(0.0, std::floor(yarn_correction_dim(rs.beta_fast, dim, theta, context)));
+  const double high = std::min(static_cast<double>(dim - 1),
+                               std::ceil(yarn_correction_dim(rs.beta_slow, dim, theta, context)));
   const double span = high == low ? 0.001 : high - low;
   for (size_t i = 0; i < inv_freq.size(); ++i) {
     // 1 where the pair keeps its frequency (extrapolation), 0 where it is interpolated.

@@ -3,12 +3,14 @@
 namespace actorllm {
 
 replica_health::replica_health(metrics_registry& registry, std::string model_name)
-    : up_(registry.gauge("replica_up", "1 while an engine replica serves, 0 while it is down or "
-                                       "restarting its workers.")),
-      unhealthy_(registry
-                     .gauge("replicas_unhealthy",
-                            "Engine replicas down or restarting; /health answers 503 while above 0.")
-                     .Add({{"model_name", model_name}})),
+    : up_(registry.gauge("replica_up",
+                         "1 while an engine replica serves, 0 while it is down or "
+                         "restarting its workers.")),
+      unhealthy_(
+          registry
+              .gauge("replicas_unhealthy",
+                     "Engine replicas down or restarting; /health answers 503 while above 0.")
+              .Add({{"model_name", model_name}})),
       model_name_(std::move(model_name)) {}
 
 replica_health::entry& replica_health::at(int32_t replica) {

@@ -51,7 +51,7 @@ class replica_health {
     std::string reason;
     std::set<int32_t> missing_ranks;
   };
-  entry& at(int32_t replica);  // under mutex_
+  entry& at(int32_t replica);                     // under mutex_
   void publish(int32_t replica, const entry& e);  // under mutex_
 
   mutable std::mutex mutex_;

@@ -90,8 +90,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
     const auto& header = parser_->get();
     const bool expects_continue = beast::iequals(header[http::field::expect], "100-continue");
     const bool too_large = header.has_content_length() &&
-                           parser_->content_length() >
-                               static_cast<uint64_t>(std::max<int64_t>(0, context_.config.max_body_bytes));
+                           parser_->content_length() > static_cast<uint64_t>(std::max<int64_t>(
+                                                           0, context_.config.max_body_bytes));
     if (expects_continue && !too_large && !parser_->is_done()) {
       static const std::string continue_line = "HTTP/1.1 100 Continue\r\n\r\n";
       return asio::async_write(stream_, asio::buffer(continue_line),
@@ -185,7 +185,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
       allow_ = r.allow;
       return send_error(error);
     }
-    if (request_.method() == http::verb::post && !is_json_content_type(request_[http::field::content_type])) {
+    if (request_.method() == http::verb::post &&
+        !is_json_content_type(request_[http::field::content_type])) {
       // A browser sends text/plain or form data cross-origin without a preflight; refusing
       // them keeps another site's page from starting generations (vLLM's FastAPI does too).
       return send_error(api_error{415,
@@ -236,8 +237,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // ---- completions ------------------------------------------------------------------
   void start_completion(api_kind kind) {
     openai_request parsed;
-    if (auto error = parse_openai_request(request_.body(), kind, parsed,
-                                         context_.engine.model().sampling))
+    if (auto error =
+            parse_openai_request(request_.body(), kind, parsed, context_.engine.model().sampling))
       return send_error(*error);
     model_info model;
     if (auto error = admit(context_, parsed, model)) return send_error(*error);
@@ -495,12 +496,12 @@ class http_session : public std::enable_shared_from_this<http_session> {
     // Browsers let any page open a WebSocket anywhere; only the Origin tells them apart.
     const std::string_view origin = request_[http::field::origin];
     if (!origin.empty() && !origin_allowed(context_.config, origin, request_[http::field::host])) {
-      return send_error(api_error{403,
-                                  "WebSocket from origin '" + std::string(origin) +
-                                      "' refused (see --allowed-origins)",
-                                  "invalid_request_error",
-                                  {},
-                                  "origin_not_allowed"});
+      return send_error(api_error{
+          403,
+          "WebSocket from origin '" + std::string(origin) + "' refused (see --allowed-origins)",
+          "invalid_request_error",
+          {},
+          "origin_not_allowed"});
     }
     status_ = 101;
     log();
@@ -561,8 +562,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   /// A write (and the disconnect watch beside it) must finish within write_timeout_s: a
   /// client that stopped reading is closed, which fails both and aborts its request.
   void expire_writes() {
-    stream_.expires_after(std::chrono::milliseconds(
-        static_cast<int64_t>(context_.options.write_timeout_s * 1000.0)));
+    stream_.expires_after(
+        std::chrono::milliseconds(static_cast<int64_t>(context_.options.write_timeout_s * 1000.0)));
   }
 
   void end_request() {
@@ -645,7 +646,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   bool finished_ = false;  // [DONE] is in pending_ (or on the wire)
 
   bool watching_ = false;
-  bool read_side_done_ = false;  // the client half-closed: nothing more to read
+  bool read_side_done_ = false;         // the client half-closed: nothing more to read
   std::shared_ptr<http_session> hold_;  // keeps the session while no read is pending
   bool resume_reading_ = false;
   bool answering_ = false;  // between a request's arrival and its answer's last byte

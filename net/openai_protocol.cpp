@@ -163,8 +163,9 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
     if (!v->is_object()) return r.fail("logit_bias must be an object", "logit_bias");
     for (const auto& [key, bias] : v->items()) {
       // Digits only: strtoll alone would take " 5", "+5" and "05 " as token 5.
-      const bool digits = !key.empty() && key.size() <= 10 &&
-                          std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+      const bool digits =
+          !key.empty() && key.size() <= 10 &&
+          std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
       const long long id = digits ? std::strtoll(key.c_str(), nullptr, 10) : -1;
       if (id < 0 || id > max_int32) {
         return r.fail("logit_bias keys must be token ids, got '" + key + "'", "logit_bias");

@@ -102,31 +102,31 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
       return send_terminal("error", {}, error_object(bad_request("id is required", "id")));
     }
     if (id.size() > max_id_bytes) {
-      return send_terminal("error", {},
-                           error_object(bad_request("id must be at most " +
-                                                        std::to_string(max_id_bytes) + " bytes",
-                                                    "id")));
+      return send_terminal(
+          "error", {},
+          error_object(
+              bad_request("id must be at most " + std::to_string(max_id_bytes) + " bytes", "id")));
     }
     const std::string type = body.value("type", std::string());
     if (type == "cancel") return cancel(id);
     if (!type.empty() && type != "completion" && type != "completions" && type != "chat" &&
         type != "chat.completions") {
-      return send_terminal("error", id,
-                           error_object(bad_request("unknown message type '" + type +
-                                                        "' (completion, chat or cancel)",
-                                                    "type")));
+      return send_terminal(
+          "error", id,
+          error_object(bad_request(
+              "unknown message type '" + type + "' (completion, chat or cancel)", "type")));
     }
     if (calls_.count(id)) {
       return send_terminal("error", id,
                            error_object(bad_request("id " + id + " is already running", "id")));
     }
     if (calls_.size() >= max_calls_per_connection) {
-      return send_terminal("error", id,
-                           error_object(engine_error("at most " +
-                                                         std::to_string(max_calls_per_connection) +
-                                                         " calls may run at once on one "
-                                                         "connection; open another or wait",
-                                                     429)));
+      return send_terminal(
+          "error", id,
+          error_object(engine_error("at most " + std::to_string(max_calls_per_connection) +
+                                        " calls may run at once on one "
+                                        "connection; open another or wait",
+                                    429)));
     }
     const bool chat =
         type == "chat" || type == "chat.completions" || (type.empty() && body.contains("messages"));
@@ -222,8 +222,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     stopping_ = true;
     for (const auto& [id, active] : calls_) {
       abort_call(context_, *active->call);
-      send_terminal("error", id,
-                    error_object(engine_error("the server is shutting down", 503)));
+      send_terminal("error", id, error_object(engine_error("the server is shutting down", 503)));
       log_call(*active, 503);
     }
     calls_.clear();

@@ -173,8 +173,7 @@ tokenizer tokenizer::load(const fs::path& path) {
   auto check_prompt_id = [&](int64_t id, const char* what) {
     if (id < 0 || id >= vocab)
       throw std::runtime_error(std::string(what) + " token id " + std::to_string(id) +
-                               " is outside the vocabulary (" + std::to_string(vocab) +
-                               " tokens)");
+                               " is outside the vocabulary (" + std::to_string(vocab) + " tokens)");
   };
   for (int32_t id : s->prefix_ids) check_prompt_id(id, "the post_processor's leading");
   for (int32_t id : s->suffix_ids) check_prompt_id(id, "the post_processor's trailing");

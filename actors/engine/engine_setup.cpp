@@ -30,8 +30,8 @@ void check_token_ids_fit(const tokenizer& tok, const model_config_hf& mc,
                          const std::filesystem::path& tokenizer_path) {
   const auto vocab = static_cast<size_t>(mc.vocab_size);
   if (tok.vocab_size() > vocab)
-    throw std::runtime_error("the tokenizer (" + tokenizer_path.string() + ") has token ids up to " +
-                             std::to_string(tok.vocab_size() - 1) +
+    throw std::runtime_error("the tokenizer (" + tokenizer_path.string() +
+                             ") has token ids up to " + std::to_string(tok.vocab_size() - 1) +
                              ", beyond the model's vocab_size " + std::to_string(vocab) +
                              " (config.json): they would index past its embedding table");
   for (int32_t id : mc.eos_token_ids)
@@ -72,13 +72,11 @@ engine_setup engine_setup::load(const engine_config& config,
     s.model_aliases.push_back(config.model.model);
 
   const auto& mc = s.model->config();
-  s.max_model_len = config.model.max_model_len > 0
-                        ? config.model.max_model_len
-                        : static_cast<int32_t>(mc.max_context());
+  s.max_model_len = config.model.max_model_len > 0 ? config.model.max_model_len
+                                                   : static_cast<int32_t>(mc.max_context());
   if (s.max_model_len > mc.max_context())
     throw std::runtime_error("--max-model-len " + std::to_string(s.max_model_len) +
-                             " exceeds the model's context (" +
-                             std::to_string(mc.max_context()) +
+                             " exceeds the model's context (" + std::to_string(mc.max_context()) +
                              ": max_position_embeddings with its rope scaling)");
 
   // A sequence of a windowed model holds its window plus one step's chunk, not its history:

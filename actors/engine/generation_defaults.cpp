@@ -12,8 +12,8 @@ sampling_defaults load_generation_defaults(const std::string& setting,
                                            const std::filesystem::path& model_dir) {
   if (setting == "vllm") return {};
   const bool automatic = setting == "auto" || setting.empty();
-  const auto path = (automatic ? model_dir : std::filesystem::path(setting)) /
-                    "generation_config.json";
+  const auto path =
+      (automatic ? model_dir : std::filesystem::path(setting)) / "generation_config.json";
   std::ifstream in(path);
   if (!in) {
     if (automatic) return {};

@@ -36,7 +36,8 @@ int32_t add_replica(self_ptr self, scheduler_actor scheduler, bool remote = fals
 
 /// An exit reason as one readable line: the message a scheduler ended with, else CAF's text.
 std::string describe(const caf::error& reason) {
-  if (reason.context().match_elements<std::string>()) return reason.context().get_as<std::string>(0);
+  if (reason.context().match_elements<std::string>())
+    return reason.context().get_as<std::string>(0);
   return to_string(reason);
 }
 
@@ -94,10 +95,9 @@ void move_request(self_ptr self, std::map<std::string, router_request>::iterator
   r.charged_tokens = 0;
   const auto target = st.replicas.pick();
   if (!target || ++r.num_moves > max_moves) {
-    const std::string message =
-        "the engine replica serving this request failed (" + why + ")" +
-        (target ? ", as did " + std::to_string(max_moves) + " others"
-                : ", and no other replica is available");
+    const std::string message = "the engine replica serving this request failed (" + why + ")" +
+                                (target ? ", as did " + std::to_string(max_moves) + " others"
+                                        : ", and no other replica is available");
     send_one(self, r.client, error_output(it->first, message, target ? 500 : 503));
     st.requests.erase(it);
     return;
@@ -124,7 +124,8 @@ void replica_lost(self_ptr self, int32_t index, const std::string& why,
   std::vector<std::string> ids;
   for (const auto& [id, r] : st.requests)
     if (r.replica == index) ids.push_back(id);
-  std::fprintf(stderr, "router: replica %d is down (%s); moving its %zu requests to other replicas\n",
+  std::fprintf(stderr,
+               "router: replica %d is down (%s); moving its %zu requests to other replicas\n",
                index, why.c_str(), ids.size());
   for (const auto& id : ids)
     if (auto it = st.requests.find(id); it != st.requests.end()) move_request(self, it, why);
@@ -252,10 +253,10 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         for (int32_t i = 0; i < st.replicas.size() && index < 0; ++i)
           if (st.remote[i] && st.down[i]) index = i;
         if (index < 0) {
-          index = add_replica(self,
-                              st.make_remote_replica(self->system(), std::move(worker), info,
-                                                     st.replicas.size()),
-                              true);
+          index = add_replica(
+              self,
+              st.make_remote_replica(self->system(), std::move(worker), info, st.replicas.size()),
+              true);
         } else {
           st.schedulers[index] =
               st.make_remote_replica(self->system(), std::move(worker), info, index);

@@ -42,8 +42,8 @@ struct router_request {
   sampling_params params;
   std::vector<std::vector<int32_t>> generated;  ///< per choice: the tokens received so far
   std::vector<bool> finished;                   ///< per choice: the engine ended it
-  uint64_t attempt = 0;    ///< bumped at each hand-over to a scheduler; older replies are moot
-  int32_t num_moves = 0;   ///< replicas lost under this request
+  uint64_t attempt = 0;   ///< bumped at each hand-over to a scheduler; older replies are moot
+  int32_t num_moves = 0;  ///< replicas lost under this request
 };
 
 /// What the router reports as it goes (metrics, health). Each may be empty.

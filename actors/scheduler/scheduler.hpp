@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "actors/cache_engine/block_manager.hpp"
-#include "common/generate_request.hpp"
 #include "actors/scheduler/request.hpp"
 #include "actors/scheduler/scheduling_policy.hpp"
-#include "common/step_plan.hpp"
 #include "common/engine_stats.hpp"
+#include "common/generate_request.hpp"
+#include "common/step_plan.hpp"
 #include "config/engine_config.hpp"
 
 namespace actorllm {
@@ -37,7 +37,7 @@ struct scheduler_options {
   int32_t num_cpu_blocks = 0;     ///< swap space
   bool enable_prefix_caching = true;
   int32_t sliding_window = 0;  ///< block_manager_config::sliding_window
-  int32_t max_model_len = 0;  ///< prompt + output tokens at most
+  int32_t max_model_len = 0;   ///< prompt + output tokens at most
   std::vector<int32_t> eos_token_ids;
   /// Device blocks kept free when admitting, so that running sequences can grow a while
   /// before someone must be preempted (vLLM's watermark). Not applied to a lone request.

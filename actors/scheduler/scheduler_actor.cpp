@@ -245,7 +245,8 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
         if (waited > st.step_timeout)
           return on_worker_failure(
               "a step got no answer in " +
-              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()) +
+              std::to_string(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()) +
               " ms");
         arm_watchdog(self);
       },

@@ -1,8 +1,8 @@
 // Recovery after the loss of the workers' state (see scheduler::reset_workers), and of a whole
 // replica (resume_request: its requests go on here).
-#include "actors/scheduler/scheduler.hpp"
-
 #include <algorithm>
+
+#include "actors/scheduler/scheduler.hpp"
 
 namespace actorllm {
 
@@ -24,10 +24,9 @@ void scheduler::reset_workers() {
       s.num_pending_samples = 0;
     }
   }
-  blocks_ =
-      block_manager(block_manager_config{options_.block_size, options_.num_device_blocks,
-                                         options_.num_cpu_blocks, options_.enable_prefix_caching,
-                                         options_.sliding_window});
+  blocks_ = block_manager(
+      block_manager_config{options_.block_size, options_.num_device_blocks, options_.num_cpu_blocks,
+                           options_.enable_prefix_caching, options_.sliding_window});
   num_running_seqs_ = 0;
   finished_since_plan_.clear();  // the fresh workers never knew them
   in_flight_.clear();
@@ -35,17 +34,19 @@ void scheduler::reset_workers() {
 }
 
 std::optional<admission_error> scheduler::resume_request(std::string request_id,
-                                                        std::vector<int32_t> prompt_token_ids,
-                                                        const sampling_params& params,
-                                                        std::vector<resumed_choice> choices) {
-  if (choices.empty()) return add_request(std::move(request_id), std::move(prompt_token_ids), params);
+                                                         std::vector<int32_t> prompt_token_ids,
+                                                         const sampling_params& params,
+                                                         std::vector<resumed_choice> choices) {
+  if (choices.empty())
+    return add_request(std::move(request_id), std::move(prompt_token_ids), params);
   using code = admission_error::code;
   const auto num_prompt = static_cast<int32_t>(prompt_token_ids.size());
   const int32_t room = options_.max_model_len - num_prompt;
   const int32_t max_output = params.max_tokens < 0 ? room : std::min(params.max_tokens, room);
   size_t longest = 0;
   for (const auto& c : choices) {
-    if (c.index < 0 || c.index >= params.n || static_cast<int32_t>(c.token_ids.size()) >= max_output)
+    if (c.index < 0 || c.index >= params.n ||
+        static_cast<int32_t>(c.token_ids.size()) >= max_output)
       return admission_error{code::invalid_params,
                              "choice " + std::to_string(c.index) + " cannot be resumed with " +
                                  std::to_string(c.token_ids.size()) + " tokens"};

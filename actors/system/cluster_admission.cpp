@@ -73,9 +73,9 @@ std::string fingerprint_weights(const fs::path& model_dir) {
     constexpr uint64_t num_samples = 16, sample_bytes = 4096;
     const uint64_t data_size = size - data_start;
     for (uint64_t i = 0; i < num_samples && data_size > 0; ++i) {
-      const uint64_t at = data_start + (data_size > sample_bytes
-                                            ? (data_size - sample_bytes) * i / (num_samples - 1)
-                                            : 0);
+      const uint64_t at =
+          data_start +
+          (data_size > sample_bytes ? (data_size - sample_bytes) * i / (num_samples - 1) : 0);
       h.add(read_bytes(in, at, sample_bytes));
     }
   }
@@ -149,8 +149,8 @@ std::vector<std::string> identity_differences(const model_identity& server,
   if (server.tokenizer != worker.tokenizer)
     out.push_back("tokenizer.json hash: " + both(server.tokenizer, worker.tokenizer));
   if (server.block_size != worker.block_size)
-    out.push_back("--block-size: " + both(std::to_string(server.block_size),
-                                          std::to_string(worker.block_size)));
+    out.push_back("--block-size: " +
+                  both(std::to_string(server.block_size), std::to_string(worker.block_size)));
   return out;
 }
 

@@ -19,11 +19,14 @@ cluster_actor::behavior_type cluster_registry(cluster_actor::pointer self,
         auto rp = self->make_response_promise<join_reply>();
         self->request(router, std::chrono::seconds(30), join_atom::value, std::move(worker),
                       std::move(req.info))
-            .then([rp](int32_t replica) mutable { rp.deliver(join_reply{true, replica, {}}); },
-                  [rp](caf::error& e) mutable {
-                    rp.deliver(join_reply{false, -1, "the server could not add a replica: " +
-                                                         to_string(e)});
-                  });
+            .then(
+                [rp](int32_t replica) mutable {
+                  rp.deliver(join_reply{true, replica, {}});
+                },
+                [rp](caf::error& e) mutable {
+                  rp.deliver(
+                      join_reply{false, -1, "the server could not add a replica: " + to_string(e)});
+                });
         return rp;
       },
   };
@@ -31,8 +34,7 @@ cluster_actor::behavior_type cluster_registry(cluster_actor::pointer self,
 
 std::variant<joined_cluster, std::string> join_cluster(caf::actor_system& system,
                                                        const std::string& host, uint16_t port,
-                                                       join_request request,
-                                                       worker_actor worker) {
+                                                       join_request request, worker_actor worker) {
   auto join_point = system.middleman().remote_actor<cluster_actor>(host, port);
   if (!join_point)
     return "cannot reach " + host + ":" + std::to_string(port) + ": " +

@@ -2,8 +2,8 @@
 
 #include <condition_variable>
 
-#include "common/output_merge.hpp"
 #include "actors/http_gateway/http_gateway_actor.hpp"
+#include "common/output_merge.hpp"
 
 namespace actorllm {
 
@@ -69,41 +69,45 @@ void engine_client::tokenize(generate_request request, std::function<void(tokeni
   const int32_t max_len = info_.max_model_len;
   // The router goes in as a spawn argument: CAF 0.17 binds a null argument tuple when a
   // function actor takes none (undefined behaviour that UBSan reports).
-  system_.spawn([=](caf::event_based_actor* self, router_actor router) {
-    self->request(router, std::chrono::seconds(30), tokenize_atom::value, request)
-        .then(
-            [=](tokenize_reply& r) {
-              tokenize_result out;
-              out.tokens = std::move(r.tokens);
-              out.max_model_len = max_len;
-              out.error = std::move(r.error);
-              out.error_status = r.error.empty() ? 0 : r.status;
-              done(std::move(out));
-            },
-            [=](caf::error& e) {
-              tokenize_result out;
-              out.error = "engine unavailable: " + to_string(e);
-              out.error_status = 503;
-              done(std::move(out));
-            });
-  }, router_);
+  system_.spawn(
+      [=](caf::event_based_actor* self, router_actor router) {
+        self->request(router, std::chrono::seconds(30), tokenize_atom::value, request)
+            .then(
+                [=](tokenize_reply& r) {
+                  tokenize_result out;
+                  out.tokens = std::move(r.tokens);
+                  out.max_model_len = max_len;
+                  out.error = std::move(r.error);
+                  out.error_status = r.error.empty() ? 0 : r.status;
+                  done(std::move(out));
+                },
+                [=](caf::error& e) {
+                  tokenize_result out;
+                  out.error = "engine unavailable: " + to_string(e);
+                  out.error_status = 503;
+                  done(std::move(out));
+                });
+      },
+      router_);
 }
 
 void engine_client::detokenize(std::vector<int32_t> tokens,
                                std::function<void(detokenize_result)> done) {
-  system_.spawn([=](caf::event_based_actor* self, router_actor router) {
-    self->request(router, std::chrono::seconds(30), detok_atom::value, tokens)
-        .then(
-            [=](std::string& text) {
-              done({std::move(text), {}, 0});
-            },
-            [=](caf::error& e) {
-              // The router's refusal of an id outside the vocabulary is the client's mistake.
-              if (e == caf::sec::invalid_argument && e.context().match_elements<std::string>())
-                return done({{}, e.context().get_as<std::string>(0), 400});
-              done({{}, "engine unavailable: " + to_string(e), 503});
-            });
-  }, router_);
+  system_.spawn(
+      [=](caf::event_based_actor* self, router_actor router) {
+        self->request(router, std::chrono::seconds(30), detok_atom::value, tokens)
+            .then(
+                [=](std::string& text) {
+                  done({std::move(text), {}, 0});
+                },
+                [=](caf::error& e) {
+                  // The router's refusal of an id outside the vocabulary is the client's mistake.
+                  if (e == caf::sec::invalid_argument && e.context().match_elements<std::string>())
+                    return done({{}, e.context().get_as<std::string>(0), 400});
+                  done({{}, "engine unavailable: " + to_string(e), 503});
+                });
+      },
+      router_);
 }
 
 std::vector<std::vector<request_output>> engine_client::generate(

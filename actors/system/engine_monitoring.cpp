@@ -67,7 +67,8 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
       log_info("replica " + std::to_string(replica) + ": " + *line);
   };
   hooks.on_worker = [this, replica](int32_t rank, bool up) {
-    const std::string worker = "replica" + std::to_string(replica) + "-worker" + std::to_string(rank);
+    const std::string worker =
+        "replica" + std::to_string(replica) + "-worker" + std::to_string(rank);
     actors_.set_worker_up(worker, up);
     if (up)
       health_.worker_up(replica, rank);

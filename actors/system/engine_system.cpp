@@ -38,18 +38,20 @@ engine_system::engine_system(const engine_config& config)
     options.num_cpu_blocks = info.num_cpu_blocks;
     // A remote worker cannot be respawned from here: if it dies, its replica ends, and the
     // router moves its requests to the others.
-    return spawn_replica(index, {std::move(worker)}, nullptr, options,
-                         "replica " + std::to_string(index) + " (remote worker '" + info.name +
-                             "')");
+    return spawn_replica(
+        index, {std::move(worker)}, nullptr, options,
+        "replica " + std::to_string(index) + " (remote worker '" + info.name + "')");
   };
   // NOTE: the actors on a step's critical path (router, scheduler, gateway) run detached, on
   // threads of their own that wake at once when a message arrives. CAF 0.17's shared
   // scheduler threads poll with sleeps of up to 10 ms once idle, and they are idle for the
   // whole of a long forward pass: each step would wait that long for its result message.
   router_hooks hooks;
-  hooks.on_mailbox = [m = monitoring_.get()](size_t depth) { m->set_mailbox_depth("router", depth); };
+  hooks.on_mailbox = [m = monitoring_.get()](size_t depth) {
+    m->set_mailbox_depth("router", depth);
+  };
   hooks.on_replica_down = [m = monitoring_.get()](int32_t replica, const std::string& reason,
-                                                   bool retired) {
+                                                  bool retired) {
     m->replica_down(replica, reason, retired);
   };
   router_ = system_.spawn<caf::detached>(request_router, prompts_, std::vector<scheduler_actor>{},
@@ -58,9 +60,9 @@ engine_system::engine_system(const engine_config& config)
   own(caf::actor_cast<caf::actor>(router_));
   for (int32_t i = 0; i < config.parallel.replicas; ++i) add_replica();
 
-  model_info info{setup_->served_model_name, config.model.model, setup_->max_model_len,
-                  static_cast<int64_t>(std::time(nullptr)), setup_->model_aliases,
-                  setup_->sampling};
+  model_info info{setup_->served_model_name, config.model.model,
+                  setup_->max_model_len,     static_cast<int64_t>(std::time(nullptr)),
+                  setup_->model_aliases,     setup_->sampling};
   client_ = std::make_unique<engine_client>(system_, router_, std::move(info), monitoring_.get());
 }
 
@@ -160,7 +162,7 @@ std::vector<worker_actor> engine_system::initial_workers(int32_t replica) const 
 }
 
 std::variant<uint16_t, std::string> engine_system::publish(uint16_t port, const std::string& host,
-                                                          const std::string& secret) {
+                                                           const std::string& secret) {
   std::shared_ptr<const cluster_admission> admission;
   try {
     admission = std::make_shared<cluster_admission>(secret, identify_model(setup_->config));

@@ -12,9 +12,9 @@
 
 #include "actors/actor_types.hpp"
 #include "actors/engine/engine_setup.hpp"
+#include "actors/scheduler/scheduler_actor.hpp"
 #include "actors/system/engine_client.hpp"
 #include "actors/system/engine_monitoring.hpp"
-#include "actors/scheduler/scheduler_actor.hpp"
 
 namespace actorllm {
 

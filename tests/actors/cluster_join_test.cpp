@@ -2,11 +2,11 @@
 // identity a worker must share with the server, and the join point refusing (naming what
 // differs) or admitting a worker over real loopback TCP.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "actors/system/cluster_admission.hpp"
 #include "config/engine_flags.hpp"
@@ -67,7 +67,8 @@ TEST(cluster_config, joining_needs_a_secret_or_the_insecure_flag_on_a_loopback_a
 }
 
 TEST(cluster_config, the_secret_file_gives_its_first_line_and_a_missing_or_empty_one_is_refused) {
-  const fs::path file = fs::temp_directory_path() / ("actorllm-secret-" + std::to_string(::getpid()));
+  const fs::path file =
+      fs::temp_directory_path() / ("actorllm-secret-" + std::to_string(::getpid()));
   std::ofstream(file) << secret << "\n";
   cluster_config c;
   EXPECT_FALSE(parse_cluster(c, {"--cluster-secret-file", file.string(), "--cluster-port", "0"}));
@@ -162,8 +163,10 @@ struct cluster_server {
   uint16_t port = 0;
   explicit cluster_server(const std::string& key = secret) {
     auto bound = engine.publish(0, "127.0.0.1", key);
-    if (auto* p = std::get_if<uint16_t>(&bound)) port = *p;
-    else ADD_FAILURE() << std::get<std::string>(bound);
+    if (auto* p = std::get_if<uint16_t>(&bound))
+      port = *p;
+    else
+      ADD_FAILURE() << std::get<std::string>(bound);
   }
 };
 

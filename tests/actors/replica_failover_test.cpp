@@ -108,7 +108,7 @@ double gauge(const std::string& metrics, const std::string& name, int replica,
 struct streams {
   std::mutex m;
   std::map<std::string, std::map<int32_t, std::vector<int32_t>>> tokens;  // id -> choice -> ids
-  std::map<std::string, std::map<int32_t, request_output>> last;         // the final deltas
+  std::map<std::string, std::map<int32_t, request_output>> last;          // the final deltas
   std::atomic<int> num_open{0};
 
   std::map<std::string, int32_t> num_choices;

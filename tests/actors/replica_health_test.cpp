@@ -1,12 +1,13 @@
 // /health is the engine's liveness: not ok while any replica is down or restarting its
 // workers, with the reason naming it, and ok again once every replica serves (a worker that
 // joins takes the lost one's place). Two gauges say the same to Prometheus.
+#include "monitoring/replica_health.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <thread>
 
-#include "monitoring/replica_health.hpp"
 #include "tests/actors/remote_worker_node.hpp"
 #include "tests/support/requests.hpp"
 
@@ -74,8 +75,10 @@ struct cluster {
   uint16_t port = 0;
   cluster() {
     auto bound = engine.publish(0, "127.0.0.1", secret);
-    if (auto* p = std::get_if<uint16_t>(&bound)) port = *p;
-    else ADD_FAILURE() << std::get<std::string>(bound);
+    if (auto* p = std::get_if<uint16_t>(&bound))
+      port = *p;
+    else
+      ADD_FAILURE() << std::get<std::string>(bound);
   }
   engine_health health() { return engine.client().health(); }
   double up(int replica) {

@@ -38,10 +38,9 @@ TEST(scheduler_watchdog, a_worker_that_never_answers_a_step_fails_the_replica_af
   scheduler_shell_options shell;
   shell.step_timeout = std::chrono::milliseconds(200);
   auto cache = system.spawn(cache_engine, std::function<void(const cache_report&, size_t)>());
-  auto scheduler = system.spawn(scheduler_shell, options,
-                                std::vector<worker_actor>{system.spawn(silent_worker, 0)}, cache,
-                                system.spawn(ignoring_sink, 0), worker_factory{}, scheduler_hooks{},
-                                shell);
+  auto scheduler = system.spawn(
+      scheduler_shell, options, std::vector<worker_actor>{system.spawn(silent_worker, 0)}, cache,
+      system.spawn(ignoring_sink, 0), worker_factory{}, scheduler_hooks{}, shell);
   caf::scoped_actor self{system};
   self->monitor(scheduler);
   sampling_params params;

@@ -65,10 +65,10 @@ TEST(engine_config, bad_values_are_one_clear_line) {
 // in --help, and the two with an effect here take it.
 TEST(engine_config, vllms_common_launch_flags_are_accepted) {
   engine_config c;
-  EXPECT_FALSE(parse(c, {"m", "--enable-chunked-prefill", "--disable-log-requests",
-                         "--disable-log-stats", "--trust-remote-code", "--enforce-eager",
-                         "--max-logprobs", "5", "--generation-config", "vllm",
-                         "--no-enable-chunked-prefill"}));
+  EXPECT_FALSE(
+      parse(c, {"m", "--enable-chunked-prefill", "--disable-log-requests", "--disable-log-stats",
+                "--trust-remote-code", "--enforce-eager", "--max-logprobs", "5",
+                "--generation-config", "vllm", "--no-enable-chunked-prefill"}));
   EXPECT_EQ(c.server.log_stats_interval, 0.0);
   EXPECT_EQ(c.model.max_logprobs, 5);
   EXPECT_EQ(c.model.generation_config, "vllm");

@@ -55,12 +55,11 @@ TEST_F(generation_defaults, a_named_folder_is_read_and_must_hold_the_file) {
 }
 
 TEST_F(generation_defaults, values_a_request_could_not_give_are_refused_by_field) {
-  for (const auto& [text, field] :
-       std::vector<std::pair<std::string, std::string>>{{R"({"temperature": 5})", "temperature"},
-                                                        {R"({"top_p": 0})", "top_p"},
-                                                        {R"({"top_k": 1.5})", "top_k"},
-                                                        {R"({"repetition_penalty": -1})",
-                                                         "repetition_penalty"}}) {
+  for (const auto& [text, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"temperature": 5})", "temperature"},
+           {R"({"top_p": 0})", "top_p"},
+           {R"({"top_k": 1.5})", "top_k"},
+           {R"({"repetition_penalty": -1})", "repetition_penalty"}}) {
     write(dir_, text);
     try {
       load_generation_defaults("auto", dir_);

@@ -18,7 +18,9 @@ struct family {
   int64_t num_blocks = 16;  ///< of 8 tokens: 128 for 12 requests of up to 100
 };
 
-void PrintTo(const family& f, std::ostream* out) { *out << f.name; }
+void PrintTo(const family& f, std::ostream* out) {
+  *out << f.name;
+}
 
 engine_config config_for(const std::filesystem::path& model) {
   engine_config c = testing::stories_config(256, 64);
@@ -51,16 +53,18 @@ TEST_P(model_families_engine, batched_chunked_and_preempted_runs_match_alone) {
 
 INSTANTIATE_TEST_SUITE_P(
     architectures, model_families_engine,
-    ::testing::Values(family{"qwen3", "--arch qwen3"}, family{"phi3", "--arch phi3"},
-                      // A windowed sequence holds 3 blocks at most: fewer blocks for the same pressure.
-                      family{"mistral_window", "--arch mistral --sliding-window 12", 8},
-                      family{"gemma2", "--arch gemma2"}, family{"gemma3", "--arch gemma3"},
-                      family{"mixtral", "--arch mixtral"}, family{"qwen2_moe", "--arch qwen2_moe"},
-                      family{"qwen3_moe", "--arch qwen3_moe"}),
+    ::testing::Values(
+        family{"qwen3", "--arch qwen3"}, family{"phi3", "--arch phi3"},
+        // A windowed sequence holds 3 blocks at most: fewer blocks for the same pressure.
+        family{"mistral_window", "--arch mistral --sliding-window 12", 8},
+        family{"gemma2", "--arch gemma2"}, family{"gemma3", "--arch gemma3"},
+        family{"mixtral", "--arch mixtral"}, family{"qwen2_moe", "--arch qwen2_moe"},
+        family{"qwen3_moe", "--arch qwen3_moe"}),
     [](const auto& info) { return info.param.name; });
 
 TEST(model_families_engine, a_windowed_model_holds_only_its_window_of_blocks) {
-  const testing::random_model windowed("mistral_window_blocks", "--arch mistral --sliding-window 12");
+  const testing::random_model windowed("mistral_window_blocks",
+                                       "--arch mistral --sliding-window 12");
   const testing::random_model full("mistral_full_blocks", "--arch mistral --sliding-window 0");
   for (const auto* m : {&windowed, &full}) {
     llm_engine engine(engine_setup::load(config_for(m->dir())));

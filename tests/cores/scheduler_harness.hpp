@@ -97,9 +97,9 @@ class harness {
   void expect_reference(const std::string& id) {
     const auto& [prompt, params] = prompts_.at(id);
     for (int32_t j = 0; j < params.n; ++j) {
-      reference_output ref = generate_reference(prompt, params, j, options_.eos_token_ids,
-                                                options_.max_model_len, fake_vocab_size,
-                                                options_.sliding_window);
+      reference_output ref =
+          generate_reference(prompt, params, j, options_.eos_token_ids, options_.max_model_len,
+                             fake_vocab_size, options_.sliding_window);
       const collected_output& got = outputs_[id][j];
       EXPECT_EQ(got.token_ids, ref.token_ids) << id << " sample " << j;
       EXPECT_EQ(got.finish, ref.finish) << id << " sample " << j;
@@ -111,9 +111,9 @@ class harness {
   void expect_reference_prefix(const std::string& id) {
     const auto& [prompt, params] = prompts_.at(id);
     for (int32_t j = 0; j < params.n; ++j) {
-      reference_output ref = generate_reference(prompt, params, j, options_.eos_token_ids,
-                                                options_.max_model_len, fake_vocab_size,
-                                                options_.sliding_window);
+      reference_output ref =
+          generate_reference(prompt, params, j, options_.eos_token_ids, options_.max_model_len,
+                             fake_vocab_size, options_.sliding_window);
       const collected_output& got = outputs_[id][j];
       ASSERT_LE(got.token_ids.size(), ref.token_ids.size());
       EXPECT_TRUE(std::equal(got.token_ids.begin(), got.token_ids.end(), ref.token_ids.begin()))
@@ -125,9 +125,9 @@ class harness {
   void expect_consistent(const std::string& id) {
     const auto& [prompt, params] = prompts_.at(id);
     for (int32_t j = 0; j < params.n; ++j) {
-      reference_output ref = generate_reference(prompt, params, j, options_.eos_token_ids,
-                                                options_.max_model_len, fake_vocab_size,
-                                                options_.sliding_window);
+      reference_output ref =
+          generate_reference(prompt, params, j, options_.eos_token_ids, options_.max_model_len,
+                             fake_vocab_size, options_.sliding_window);
       const collected_output& got = outputs_[id][j];
       EXPECT_EQ(got.num_outputs_after_finish, 0) << id << " sample " << j;
       if (got.finish == finish_reason::abort) {

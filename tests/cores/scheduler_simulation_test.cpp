@@ -23,7 +23,7 @@ struct simulation_case {
   bool prefix_caching;
   scheduling_policy policy;
   uint64_t seed;
-  bool ahead;  // asynchronous scheduling: a second plan queued behind the one in flight
+  bool ahead;          // asynchronous scheduling: a second plan queued behind the one in flight
   int32_t window = 0;  // a sliding-window model: blocks behind the window are released
 };
 

@@ -31,17 +31,21 @@ struct family_case {
   std::string args;  // for make_random_model.py
   int steps = 40;    // generated after the prompt
   int32_t block_size = 8;
-  int chunk = 5;     // prefill chunk
+  int chunk = 5;  // prefill chunk
 };
 
-void PrintTo(const family_case& c, std::ostream* out) { *out << c.name; }
+void PrintTo(const family_case& c, std::ostream* out) {
+  *out << c.name;
+}
 
 std::string python() {
   const char* env = std::getenv("ACTORLLM_PYTHON");
   return env && *env ? env : "/usr/bin/python3";  // Debian's, with python3-numpy
 }
 
-fs::path source_dir() { return ACTORLLM_SOURCE_DIR; }
+fs::path source_dir() {
+  return ACTORLLM_SOURCE_DIR;
+}
 
 void run(const std::string& command) {
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
@@ -111,8 +115,8 @@ class model_families : public ::testing::TestWithParam<family_case> {};
 
 TEST_P(model_families, logits_and_greedy_tokens_match_the_reference) {
   const family_case& c = GetParam();
-  const fs::path dir = fs::temp_directory_path() / ("actorllm-family-" + c.name + "-" +
-                                                    std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("actorllm-family-" + c.name + "-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const reference_run ref = make_reference(c, dir);
   ASSERT_EQ(ref.tokens.size(), static_cast<size_t>(c.steps));
@@ -146,19 +150,18 @@ INSTANTIATE_TEST_SUITE_P(
         family_case{"llama_linear_rope", "--arch llama-tied --rope-scaling linear"},
         family_case{"llama_yarn_rope", "--arch llama-tied --rope-scaling yarn"},
         family_case{"mistral_window", "--arch mistral"},
-        family_case{"mistral_window_portable_kernel", "--arch mistral --sliding-window 11", 40, 4, 3},
+        family_case{"mistral_window_portable_kernel", "--arch mistral --sliding-window 11", 40, 4,
+                    3},
         family_case{"qwen2", "--arch qwen2"},
-        family_case{"qwen2_window", "--arch qwen2 --use-sliding-window --sliding-window 12 "
-                                    "--max-window-layers 1"},
-        family_case{"qwen3", "--arch qwen3"},
-        family_case{"phi3", "--arch phi3"},
+        family_case{"qwen2_window",
+                    "--arch qwen2 --use-sliding-window --sliding-window 12 "
+                    "--max-window-layers 1"},
+        family_case{"qwen3", "--arch qwen3"}, family_case{"phi3", "--arch phi3"},
         // LongRoPE within the original context (32 here): past it a KV cache keeps the keys
         // rotated by the short factors, as vLLM does, while the reference re-rotates them.
         family_case{"phi3_longrope", "--arch phi3 --rope-scaling longrope", 24},
-        family_case{"gemma2", "--arch gemma2"},
-        family_case{"gemma3", "--arch gemma3"},
-        family_case{"mixtral", "--arch mixtral"},
-        family_case{"qwen2_moe", "--arch qwen2_moe"},
+        family_case{"gemma2", "--arch gemma2"}, family_case{"gemma3", "--arch gemma3"},
+        family_case{"mixtral", "--arch mixtral"}, family_case{"qwen2_moe", "--arch qwen2_moe"},
         family_case{"qwen3_moe", "--arch qwen3_moe"}),
     [](const auto& info) { return info.param.name; });
 

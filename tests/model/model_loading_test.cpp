@@ -104,15 +104,26 @@ TEST(model_loading, absurd_config_values_are_refused_naming_the_field) {
       {[](auto& c) { c["head_dim"] = 7; }, "field 'head_dim' must be even"},
       {[](auto& c) { c["tie_word_embeddings"] = "yes"; }, "field 'tie_word_embeddings' must be"},
       {[](auto& c) { c["eos_token_id"] = 512; }, "field 'eos_token_id' must be in [0, 511]"},
-      {[](auto& c) { c["eos_token_id"] = {2, "x"}; }, "field 'eos_token_id' must hold integers"},
+      {[](auto& c) {
+         c["eos_token_id"] = {2, "x"};
+       },
+       "field 'eos_token_id' must hold integers"},
       {[](auto& c) { c["architectures"] = "LlamaForCausalLM"; }, "field 'architectures'"},
-      {[](auto& c) { c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", -8.0}}; },
+      {[](auto& c) {
+         c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", -8.0}};
+       },
        "field 'factor' must be above 0"},
-      {[](auto& c) { c["rope_scaling"] = {{"rope_type", "mrope"}}; },
+      {[](auto& c) {
+         c["rope_scaling"] = {{"rope_type", "mrope"}};
+       },
        "unsupported rope_scaling type 'mrope'"},
-      {[](auto& c) { c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 9e5}}; },
+      {[](auto& c) {
+         c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 9e5}};
+       },
        "field 'rope_scaling' stretches the context"},
-      {[](auto& c) { c["rope_scaling"] = {{"rope_type", "longrope"}, {"short_factor", {1.0}}}; },
+      {[](auto& c) {
+         c["rope_scaling"] = {{"rope_type", "longrope"}, {"short_factor", {1.0}}};
+       },
        "field 'short_factor' must list head_dim / 2"},
       {[](auto& c) {
          c["architectures"] = {"Qwen2ForCausalLM"};

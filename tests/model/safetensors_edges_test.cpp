@@ -43,8 +43,8 @@ TEST(safetensors_edges, a_refused_header_leaves_the_file_unmapped) {
   fs::create_directories(dir);
   const fs::path path = fs::canonical(dir) / "model.safetensors";
   for (const std::string& header : {std::string("not json"), std::string(R"({"a": 1})"),
-                                   std::string(R"({"a":{"dtype":"F32","shape":[9],)"
-                                               R"("data_offsets":[0,36]}})")}) {
+                                    std::string(R"({"a":{"dtype":"F32","shape":[9],)"
+                                                R"("data_offsets":[0,36]}})")}) {
     write_with_header(path, header);
     EXPECT_THROW(safetensors_file file(path), std::runtime_error) << header;
     EXPECT_EQ(num_mappings_of(path), 0) << header;

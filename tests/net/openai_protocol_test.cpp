@@ -110,8 +110,7 @@ TEST(openai_protocol, seeds_keep_all_64_bits) {
   ASSERT_FALSE(parse_openai_request(R"({"prompt":"x","seed":9223372036854775809})",
                                     api_kind::completion, r));
   EXPECT_EQ(r.prompts[0].params.seed, 9223372036854775809ull);  // not clamped to 2^63 - 1
-  ASSERT_FALSE(
-      parse_openai_request(R"({"prompt":"x","seed":-1})", api_kind::completion, r));
+  ASSERT_FALSE(parse_openai_request(R"({"prompt":"x","seed":-1})", api_kind::completion, r));
   EXPECT_EQ(r.prompts[0].params.seed, 18446744073709551615ull);  // two's complement, as C casts
 }
 

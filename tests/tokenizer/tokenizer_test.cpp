@@ -142,8 +142,8 @@ TEST(tokenizer, load_errors_name_the_file) {
 // the vocabulary, which encode() would put into every prompt (and so into the embedding
 // table's index). Such a tokenizer is refused at load, naming the id.
 TEST(tokenizer, post_processor_ids_outside_the_vocabulary_are_refused) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("actorllm-tok-ids-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("actorllm-tok-ids-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "tokenizer.json") << R"({"version": "1.0",
     "added_tokens": [{"id": 1, "content": "<s>", "special": true}],
