@@ -20,6 +20,7 @@
 
 #include "common/kv_ids.hpp"
 #include "model/llama_model.hpp"
+#include "tests/support/random_models.hpp"
 
 namespace actorllm {
 namespace {
@@ -36,11 +37,6 @@ struct family_case {
 
 void PrintTo(const family_case& c, std::ostream* out) {
   *out << c.name;
-}
-
-std::string python() {
-  const char* env = std::getenv("ACTORLLM_PYTHON");
-  return env && *env ? env : "/usr/bin/python3";  // Debian's, with python3-numpy
 }
 
 fs::path source_dir() {
@@ -61,11 +57,11 @@ struct reference_run {
 reference_run make_reference(const family_case& c, const fs::path& dir) {
   reference_run r;
   const std::string prompt = "1,5,9,13,17,21,25,29";
-  run(python() + " " + (source_dir() / "scripts/make_random_model.py").string() + " " + c.args +
-      " --out " + (dir / "model").string() + " >/dev/null");
-  run(python() + " " + (source_dir() / "tests/reference/reference_forward.py").string() + " " +
-      (dir / "model").string() + " --prompt " + prompt + " --steps " + std::to_string(c.steps) +
-      " --out " + (dir / "reference.json").string());
+  run(testing::python() + " " + (source_dir() / "scripts/make_random_model.py").string() + " " +
+      c.args + " --out " + (dir / "model").string() + " >/dev/null");
+  run(testing::python() + " " + (source_dir() / "tests/reference/reference_forward.py").string() +
+      " " + (dir / "model").string() + " --prompt " + prompt + " --steps " +
+      std::to_string(c.steps) + " --out " + (dir / "reference.json").string());
   std::ifstream in(dir / "reference.json");
   const auto j = nlohmann::json::parse(in);
   r.prompt = j["prompt"].get<std::vector<int32_t>>();
