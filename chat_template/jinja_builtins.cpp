@@ -355,7 +355,9 @@ bool call_test(const std::string& name, const value& v, value_list& args) {
   if (name == "odd") return v.as_int() % 2 != 0;
   if (name == "even") return v.as_int() % 2 == 0;
   if (name == "divisibleby") return other().as_int() != 0 && v.as_int() % other().as_int() == 0;
-  if (name == "lower") return v.is_string() && unicode::to_lower(v.as_string()) == v.as_string();
+  if (name == "lower")
+    return v.is_string() && unicode::is_valid_utf8(v.as_string()) &&
+           unicode::to_lower(v.as_string()) == v.as_string();
   if (name == "upper") {
     value_list none_args;
     keyword_args no_kwargs;

@@ -113,7 +113,11 @@ value string_method(const std::string& s, const std::string& name, value_list& a
     return split(s, a0, a1.is_number() ? a1.as_int() : -1);
   }
   if (name == "upper") return value(map_ascii(s, true));
-  if (name == "lower") return value(unicode::to_lower(s));
+  if (name == "lower") {
+    // Only a value built by hand can hold bytes that are not UTF-8; refuse them by name.
+    if (!unicode::is_valid_utf8(s)) throw error("lower() of a string that is not valid UTF-8");
+    return value(unicode::to_lower(s));
+  }
   if (name == "capitalize" || name == "title") {
     std::string out = map_ascii(s, false);
     bool start = true;

@@ -3,6 +3,7 @@
 #include <initializer_list>
 
 #include "chat_template/jinja_lexer.hpp"
+#include "text/unicode.hpp"
 
 namespace actorllm::jinja {
 namespace {
@@ -496,6 +497,9 @@ class parser {
 }  // namespace
 
 stmt_list parse_template(std::string_view source) {
+  // Python reads a template as text; bytes that are not UTF-8 would reach
+  // string methods (lower(), slicing by code point) that assume it.
+  if (!unicode::is_valid_utf8(source)) throw error("the template is not valid UTF-8");
   parser p(split_template(source));
   std::string found;
   return p.parse_body({}, &found);

@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "chat_template/jinja_value.hpp"
 #include "tests/support/test_data.hpp"
 
 namespace actorllm {
@@ -86,6 +87,17 @@ TEST(chat_template, unsupported_construct_names_the_line) {
   auto r = chat_template("\n{{ x | no_such_filter }}").render(ordered_json{{"x", 1}});
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.error.find("line 2"), std::string::npos) << r.error;
+}
+
+// Found by fuzz_jinja: bytes that are not UTF-8 in a template literal reached
+// lower(), whose ICU conversion threw past render()'s error reporting.
+TEST(chat_template, template_that_is_not_utf8_is_refused_when_parsed) {
+  EXPECT_THROW(chat_template("{{ 'A\xC3'.lower() }}"), jinja::error);
+  EXPECT_THROW(chat_template("{{ x }}\xFF"), jinja::error);
+  auto r = chat_template("{{ '\xC3\x89t\xC3\xA9'.lower() }}{{ 'x' is lower }}")
+               .render(ordered_json::object());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.text, "\xC3\xA9t\xC3\xA9True");
 }
 
 TEST(chat_template, tokenizer_config_supplies_special_tokens) {
