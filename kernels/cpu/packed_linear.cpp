@@ -1,6 +1,7 @@
 // The packed GEMM: a register tile of up to 6 rows by one 16-feature panel (12 accumulators
-// of 8 floats), streaming the panel along in_features. Rows are taken in blocks that stay
-// in L2 while every panel of the member's slice passes over them.
+// of 8 floats), streaming the panel along in_features, each weight widened to float32 in
+// registers from the panel's format (one instantiation of the tile per format). Rows are taken in
+// blocks that stay in L2 while every panel of the member's slice passes over them.
 #include "kernels/cpu/packed_linear.hpp"
 
 #include <immintrin.h>
@@ -27,12 +28,62 @@ constexpr int64_t block_depth = 256;
 /// Panels per unit of work handed to a member: 64 output features.
 constexpr int64_t panels_per_chunk = 4;
 
+/// The 16 weights of one input feature k in a panel, widened to float32 in two registers.
+/// f16 and bf16 widen exactly; q8 gives the integers, its scale applied after the sum.
+template <weight_format F>
+struct panel_loader;
+
+template <>
+struct panel_loader<weight_format::f32> {
+  using element = float;
+  ACTORLLM_AVX2 static void load(const float* p, __m256& w0, __m256& w1) {
+    w0 = _mm256_loadu_ps(p);
+    w1 = _mm256_loadu_ps(p + 8);
+  }
+};
+
+template <>
+struct panel_loader<weight_format::f16> {
+  using element = uint16_t;
+  ACTORLLM_AVX2 static void load(const uint16_t* p, __m256& w0, __m256& w1) {
+    w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    w1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
+  }
+};
+
+template <>
+struct panel_loader<weight_format::bf16> {
+  using element = uint16_t;
+  ACTORLLM_AVX2 static void load(const uint16_t* p, __m256& w0, __m256& w1) {
+    const __m256i lo = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256i hi =
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
+    w0 = _mm256_castsi256_ps(_mm256_slli_epi32(lo, 16));
+    w1 = _mm256_castsi256_ps(_mm256_slli_epi32(hi, 16));
+  }
+};
+
+template <>
+struct panel_loader<weight_format::q8> {
+  using element = int8_t;
+  ACTORLLM_AVX2 static void load(const int8_t* p, __m256& w0, __m256& w1) {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    w0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
+    w1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_unpackhi_epi64(q, q)));
+  }
+};
+
 /// y rows [0, ROWS) x panel columns [0, cols) (+)= x rows @ panel over `depth` input
 /// features; ldx is x's row stride. `accumulate`: add to what y holds (a later depth block).
-/// bias (may be null) is added by the caller's last depth block.
-template <int ROWS>
-ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const float* panel,
-                        const float* bias, int64_t cols, bool accumulate, float* y, int64_t ldy) {
+/// bias (may be null) is added by the caller's last depth block. scale (q8 only): the
+/// panel's 16 per-feature scales, applied to this block's sum before it is added to y.
+template <weight_format F, int ROWS>
+ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* panel_bytes,
+                        const float* scale, const float* bias, int64_t cols, bool accumulate,
+                        float* y, int64_t ldy) {
+  using loader = panel_loader<F>;
+  const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
+  constexpr bool scaled = F == weight_format::q8;
   // Twelve named accumulators, not an array: GCC spills an array of vectors to the stack on
   // every iteration, which made the loop store-bound at a third of its speed.
   __m256 a00, a01, a10, a11, a20, a21, a30, a31, a40, a41, a50, a51;
@@ -42,6 +93,7 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const float*
   // A full panel (all but a matrix's last) moves straight between registers and y; a
   // partial one goes through buf, whose tail lanes stay zero.
   const bool full = cols == width;
+  // A scaled block starts from zero and adds y back at the store (y += scale * sum).
 #define ACTORLLM_LOAD_ROW(r)                       \
   if constexpr (ROWS > r) {                        \
     const float* src = y + r * ldy;                \
@@ -52,20 +104,21 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const float*
     a##r##0 = _mm256_loadu_ps(src);                \
     a##r##1 = _mm256_loadu_ps(src + 8);            \
   }
-  if (accumulate) {
+  if (accumulate && !scaled) {
     ACTORLLM_LOAD_ROW(0)
     ACTORLLM_LOAD_ROW(1)
     ACTORLLM_LOAD_ROW(2) ACTORLLM_LOAD_ROW(3) ACTORLLM_LOAD_ROW(4) ACTORLLM_LOAD_ROW(5)
   }
 #undef ACTORLLM_LOAD_ROW
-  constexpr int64_t prefetch_rows = ROWS == 1 ? 64 : 16;
+  // The panel comes from DRAM on the first row tile of a block: ask for it this many bytes
+  // ahead. One row (single-stream decode) is a pure stream and needs to run further ahead.
+  constexpr int64_t row_bytes = width * sizeof(typename loader::element);
+  constexpr int64_t prefetch_k = (ROWS == 1 ? 4096 : 1024) / row_bytes;
 #pragma GCC unroll 4
   for (int64_t k = 0; k < depth; ++k) {
-    // The panel comes from DRAM on the first row tile of a block: ask for it ahead. One row
-    // (single-stream decode) is a pure stream and needs to run further ahead.
-    _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_rows) * width), _MM_HINT_T0);
-    const __m256 w0 = _mm256_loadu_ps(panel + k * width);
-    const __m256 w1 = _mm256_loadu_ps(panel + k * width + 8);
+    _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * width), _MM_HINT_T0);
+    __m256 w0, w1;
+    loader::load(panel + k * width, w0, w1);
 #define ACTORLLM_FMA_ROW(r)                                 \
   if constexpr (ROWS > r) {                                 \
     const __m256 xr = _mm256_broadcast_ss(x + r * ldx + k); \
@@ -76,6 +129,27 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const float*
     ACTORLLM_FMA_ROW(1)
     ACTORLLM_FMA_ROW(2) ACTORLLM_FMA_ROW(3) ACTORLLM_FMA_ROW(4) ACTORLLM_FMA_ROW(5)
 #undef ACTORLLM_FMA_ROW
+  }
+  if constexpr (scaled) {
+    const __m256 s0 = _mm256_loadu_ps(scale), s1 = _mm256_loadu_ps(scale + 8);
+#define ACTORLLM_SCALE_ROW(r)                                     \
+  if constexpr (ROWS > r) {                                       \
+    a##r##0 = _mm256_mul_ps(a##r##0, s0);                         \
+    a##r##1 = _mm256_mul_ps(a##r##1, s1);                         \
+    if (accumulate) {                                             \
+      const float* src = y + r * ldy;                             \
+      if (!full) {                                                \
+        std::memcpy(buf, src, cols * sizeof(float));              \
+        src = buf;                                                \
+      }                                                           \
+      a##r##0 = _mm256_add_ps(a##r##0, _mm256_loadu_ps(src));     \
+      a##r##1 = _mm256_add_ps(a##r##1, _mm256_loadu_ps(src + 8)); \
+    }                                                             \
+  }
+    ACTORLLM_SCALE_ROW(0)
+    ACTORLLM_SCALE_ROW(1)
+    ACTORLLM_SCALE_ROW(2) ACTORLLM_SCALE_ROW(3) ACTORLLM_SCALE_ROW(4) ACTORLLM_SCALE_ROW(5)
+#undef ACTORLLM_SCALE_ROW
   }
 #define ACTORLLM_STORE_ROW(r)                                         \
   if constexpr (ROWS > r) {                                           \
@@ -102,10 +176,43 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const float*
 #undef ACTORLLM_STORE_ROW
 }
 
-using tile_fn = void (*)(const float*, int64_t, int64_t, const float*, const float*, int64_t, bool,
-                         float*, int64_t);
-constexpr tile_fn tiles[tile_rows + 1] = {nullptr, tile<1>, tile<2>, tile<3>,
-                                          tile<4>, tile<5>, tile<6>};
+using tile_fn = void (*)(const float*, int64_t, int64_t, const void*, const float*, const float*,
+                         int64_t, bool, float*, int64_t);
+
+template <weight_format F>
+constexpr tile_fn tiles_of[tile_rows + 1] = {nullptr,    tile<F, 1>, tile<F, 2>, tile<F, 3>,
+                                             tile<F, 4>, tile<F, 5>, tile<F, 6>};
+
+/// The tiles reading `w`'s format, the start of its panels and the bytes of one panel.
+struct panel_access {
+  const tile_fn* tiles;
+  const unsigned char* base;
+  int64_t element_bytes;
+};
+
+panel_access access_of(const packed_matrix& w) {
+  switch (w.format) {
+    case weight_format::f16:
+      return {tiles_of<weight_format::f16>,
+              reinterpret_cast<const unsigned char*>(w.panels16.data()), 2};
+    case weight_format::bf16:
+      return {tiles_of<weight_format::bf16>,
+              reinterpret_cast<const unsigned char*>(w.panels16.data()), 2};
+    case weight_format::q8:
+      return {tiles_of<weight_format::q8>, reinterpret_cast<const unsigned char*>(w.panels8.data()),
+              1};
+    case weight_format::f32:
+      break;
+  }
+  return {tiles_of<weight_format::f32>, reinterpret_cast<const unsigned char*>(w.panels.data()), 4};
+}
+
+/// Whether every slice but the last ends on a panel boundary (then panels write in place).
+bool slices_on_panels(std::span<const output_slice> slices) {
+  for (size_t i = 0; i + 1 < slices.size(); ++i)
+    if (slices[i].num_features % width != 0) return false;
+  return true;
+}
 
 }  // namespace
 
@@ -113,23 +220,24 @@ bool packed_linear_supported() {
   return cpu_has_avx2();
 }
 
-packed_matrix pack_matrix(const float* w, int64_t out_features, int64_t in_features) {
-  packed_matrix p;
-  p.out_features = out_features;
-  p.in_features = in_features;
-  p.panels.assign(p.num_panels() * in_features * width, 0.0f);
-  for (int64_t o = 0; o < out_features; ++o) {
-    float* panel = p.panels.data() + (o / width) * in_features * width;
-    for (int64_t k = 0; k < in_features; ++k) panel[k * width + o % width] = w[o * in_features + k];
-  }
-  return p;
-}
-
 void linear_packed_split(const float* x, const packed_matrix& w, const float* bias, int64_t n,
                          std::span<const output_slice> slices) {
   const int64_t in = w.in_features, out = w.out_features;
   if (!packed_linear_supported())
     throw std::logic_error("linear_packed needs AVX2 and FMA (see packed_linear_supported())");
+  if (!slices_on_panels(slices)) {
+    // A panel would straddle two slices: compute the whole output, then cut it.
+    std::vector<float> whole(n * out);
+    linear_packed(x, w, bias, n, whole.data());
+    int64_t first = 0;
+    for (const auto& s : slices) {
+      for (int64_t i = 0; i < n; ++i)
+        std::copy_n(whole.data() + i * out + first, s.num_features, s.dst + i * s.num_features);
+      first += s.num_features;
+    }
+    return;
+  }
+  const panel_access access = access_of(w);
   // Where panel p's features go: its slice's tensor, column and row stride.
   struct target {
     float* dst;
@@ -150,7 +258,8 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       // one pass over the panel whatever its height.
       const int64_t num_tiles = (rows_in_block + tile_rows - 1) / tile_rows;
       for (int64_t p = first; p < last; ++p) {
-        const float* panel = w.panels.data() + p * in * width;
+        const unsigned char* panel = access.base + p * in * width * access.element_bytes;
+        const float* scale = w.scales.empty() ? nullptr : w.scales.data() + p * width;
         const int64_t col0 = p * width, cols = std::min(width, out - col0);
         const float* b = bias ? bias + col0 : nullptr;
         const target t = target_of(col0);
@@ -161,8 +270,9 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
           int64_t r = 0;
           for (int64_t i = 0; i < num_tiles; ++i) {
             const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
-            tiles[rows](x + (r0 + r) * in + k0, in, depth, panel + k0 * width,
-                        last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
+            access.tiles[rows](x + (r0 + r) * in + k0, in, depth,
+                               panel + k0 * width * access.element_bytes, scale,
+                               last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
             r += rows;
           }
         }

@@ -1,0 +1,221 @@
+// Packing weights into panels (float32, 16-bit as shipped, or int8 quantized per output
+// feature), and reading them back: the reference the kernel's tests and the CUDA upload use.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/cpu/packed_linear.hpp"
+#include "kernels/cpu/thread_team.hpp"
+#include "kernels/cpu/vector_math.hpp"
+
+namespace actorllm::cpu {
+
+namespace {
+
+constexpr int64_t width = packed_matrix::panel_width;
+
+ACTORLLM_AVX2 float f16_to_float(uint16_t h) {
+  return _cvtsh_ss(h);
+}
+
+ACTORLLM_AVX2 uint16_t float_to_f16(float f) {
+  return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT));
+}
+
+float bf16_to_float(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// Round to nearest even; a NaN stays a (quiet) NaN.
+uint16_t float_to_bf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((bits >> 16) | 0x40);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// The 16-bit value at element k of a row (read byte-wise: the row may sit at an odd address).
+uint16_t raw16(const void* row, int64_t k) {
+  uint16_t v;
+  std::memcpy(&v, static_cast<const unsigned char*>(row) + 2 * k, 2);
+  return v;
+}
+
+float element(const void* row, weight_format format, int64_t k) {
+  switch (format) {
+    case weight_format::f32: {
+      float f;
+      std::memcpy(&f, static_cast<const unsigned char*>(row) + 4 * k, 4);
+      return f;
+    }
+    case weight_format::f16:
+      return f16_to_float(raw16(row, k));
+    case weight_format::bf16:
+      return bf16_to_float(raw16(row, k));
+    case weight_format::q8:
+      break;
+  }
+  throw std::logic_error("a q8 matrix is not a packing source");
+}
+
+struct source_row {
+  const void* data;
+  weight_format format;
+};
+
+/// Writes source row `row` into lane `lane` of `panel` (in_features x 16) of w.
+void pack_row(packed_matrix& w, int64_t panel, int64_t lane, source_row row,
+              std::vector<float>& scratch) {
+  const int64_t in = w.in_features;
+  const int64_t base = panel * in * width + lane;
+  switch (w.format) {
+    case weight_format::f32:
+      for (int64_t k = 0; k < in; ++k)
+        w.panels[base + k * width] = element(row.data, row.format, k);
+      return;
+    case weight_format::f16:
+    case weight_format::bf16:
+      if (row.format == w.format) {
+        for (int64_t k = 0; k < in; ++k) w.panels16[base + k * width] = raw16(row.data, k);
+      } else {
+        const bool f16 = w.format == weight_format::f16;
+        for (int64_t k = 0; k < in; ++k) {
+          const float f = element(row.data, row.format, k);
+          w.panels16[base + k * width] = f16 ? float_to_f16(f) : float_to_bf16(f);
+        }
+      }
+      return;
+    case weight_format::q8: {
+      scratch.resize(in);
+      float max_abs = 0.0f;
+      for (int64_t k = 0; k < in; ++k) {
+        scratch[k] = element(row.data, row.format, k);
+        max_abs = std::max(max_abs, std::fabs(scratch[k]));
+      }
+      const float scale = max_abs / 127.0f;
+      w.scales[panel * width + lane] = scale;
+      for (int64_t k = 0; k < in; ++k) {
+        const float q = scale > 0.0f ? std::round(scratch[k] / scale) : 0.0f;
+        w.panels8[base + k * width] = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+const char* to_string(weight_format format) {
+  switch (format) {
+    case weight_format::f32:
+      return "float32";
+    case weight_format::f16:
+      return "float16";
+    case weight_format::bf16:
+      return "bfloat16";
+    case weight_format::q8:
+      return "int8";
+  }
+  return "?";
+}
+
+int64_t element_size(weight_format format) {
+  switch (format) {
+    case weight_format::f32:
+      return 4;
+    case weight_format::f16:
+    case weight_format::bf16:
+      return 2;
+    case weight_format::q8:
+      return 1;
+  }
+  return 0;
+}
+
+int64_t packed_matrix::bytes() const {
+  return static_cast<int64_t>(panels.size() * sizeof(float) + panels16.size() * 2 + panels8.size() +
+                              scales.size() * sizeof(float));
+}
+
+packed_matrix pack_matrix(const float* w, int64_t out_features, int64_t in_features) {
+  const matrix_rows whole{w, weight_format::f32, out_features};
+  return pack_matrix({&whole, 1}, in_features, weight_format::f32);
+}
+
+packed_matrix pack_matrix(std::span<const matrix_rows> parts, int64_t in_features,
+                          weight_format format) {
+  packed_matrix p;
+  p.format = format;
+  p.in_features = in_features;
+  std::vector<source_row> rows;
+  for (const auto& part : parts)
+    for (int64_t r = 0; r < part.num_rows; ++r)
+      rows.push_back({static_cast<const unsigned char*>(part.data) +
+                          r * in_features * element_size(part.format),
+                      part.format});
+  p.out_features = static_cast<int64_t>(rows.size());
+  const size_t n = p.num_panels() * in_features * width;
+  switch (format) {
+    case weight_format::f32:
+      p.panels.assign(n, 0.0f);
+      break;
+    case weight_format::f16:
+    case weight_format::bf16:
+      p.panels16.assign(n, 0);
+      break;
+    case weight_format::q8:
+      p.panels8.assign(n, 0);
+      p.scales.assign(p.num_panels() * width, 0.0f);
+      break;
+  }
+  // Panels are independent: packed on the team (a 1B model has 50k of them).
+  parallel_for(p.num_panels(), 1, 0, [&](int64_t first, int64_t last) {
+    std::vector<float> scratch;
+    for (int64_t panel = first; panel < last; ++panel)
+      for (int64_t lane = 0; lane < width && panel * width + lane < p.out_features; ++lane)
+        pack_row(p, panel, lane, rows[panel * width + lane], scratch);
+  });
+  return p;
+}
+
+void gather_rows(const packed_matrix& w, const int32_t* ids, int64_t n, float* out) {
+  const int64_t in = w.in_features;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t panel = ids[i] / width, lane = ids[i] % width;
+    const int64_t base = panel * in * width + lane;
+    float* dst = out + i * in;
+    switch (w.format) {
+      case weight_format::f32:
+        for (int64_t k = 0; k < in; ++k) dst[k] = w.panels[base + k * width];
+        break;
+      case weight_format::f16:
+        for (int64_t k = 0; k < in; ++k) dst[k] = f16_to_float(w.panels16[base + k * width]);
+        break;
+      case weight_format::bf16:
+        for (int64_t k = 0; k < in; ++k) dst[k] = bf16_to_float(w.panels16[base + k * width]);
+        break;
+      case weight_format::q8: {
+        const float scale = w.scales[panel * width + lane];
+        for (int64_t k = 0; k < in; ++k) dst[k] = w.panels8[base + k * width] * scale;
+        break;
+      }
+    }
+  }
+}
+
+std::vector<float> unpack_matrix(const packed_matrix& w) {
+  std::vector<int32_t> ids(w.out_features);
+  for (int64_t o = 0; o < w.out_features; ++o) ids[o] = static_cast<int32_t>(o);
+  std::vector<float> out(w.out_features * w.in_features);
+  gather_rows(w, ids.data(), w.out_features, out.data());
+  return out;
+}
+
+}  // namespace actorllm::cpu
