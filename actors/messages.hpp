@@ -110,6 +110,18 @@ struct tokenize_reply {
 // --- inspect() ------------------------------------------------------------------------------
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, structured_output& x) {
+  auto kind = static_cast<uint8_t>(x.kind);
+  return f(caf::meta::type_name("structured_output"), kind, x.source, x.choices,
+           x.compact_whitespace, x.field, caf::meta::load_callback([&]() -> caf::error {
+             if (kind > static_cast<uint8_t>(output_constraint::grammar))
+               return caf::make_error(caf::sec::invalid_argument, "unknown output constraint");
+             x.kind = static_cast<output_constraint>(kind);
+             return caf::none;
+           }));
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
   bool has_seed = x.seed.has_value();
   uint64_t seed = x.seed.value_or(0);
@@ -117,7 +129,7 @@ typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
            x.presence_penalty, x.frequency_penalty, x.repetition_penalty, x.logit_bias, has_seed,
            seed, x.max_tokens, x.min_tokens, x.ignore_eos, x.stop_token_ids, x.stop, x.logprobs,
            x.prompt_logprobs, x.skip_special_tokens, x.priority, x.include_stop_str_in_output,
-           x.truncate_prompt_tokens, caf::meta::load_callback([&]() -> caf::error {
+           x.truncate_prompt_tokens, x.structured, caf::meta::load_callback([&]() -> caf::error {
              x.seed = has_seed ? std::optional<uint64_t>(seed) : std::nullopt;
              return caf::none;
            }));
@@ -173,7 +185,7 @@ typename Inspector::result_type inspect(Inspector& f, sequence_sample& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_result& x) {
-  return f(caf::meta::type_name("step_result"), x.step, x.seqs, x.worker_seconds);
+  return f(caf::meta::type_name("step_result"), x.step, x.seqs, x.worker_seconds, x.mask_seconds);
 }
 
 template <class Inspector>

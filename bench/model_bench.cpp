@@ -58,7 +58,7 @@ nlohmann::json bench_model(const std::string& path, int prompt_len, int decode_t
     }
     return bench::now_seconds() - t0;
   };
-  const double weight_bytes = static_cast<double>(model.weights().bytes_read_per_token(c));
+  const double weight_bytes = static_cast<double>(model.bytes_read_per_token());
   struct decode_run {
     double vs_bound, tps, bound_tps, bandwidth;
   };

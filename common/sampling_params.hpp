@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/structured_output.hpp"
+
 namespace actorllm {
 
 struct sampling_params {
@@ -35,7 +37,8 @@ struct sampling_params {
   int32_t logprobs = -1;  ///< -1: none; k >= 0: chosen token's logprob plus top k
   int32_t prompt_logprobs = -1;
   bool skip_special_tokens = true;
-  int32_t priority = 0;  ///< priority policy: lower runs first
+  int32_t priority = 0;          ///< priority policy: lower runs first
+  structured_output structured;  ///< what the output must match; none by default
 
   bool greedy() const { return temperature <= 0.0f; }
 };

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "common/kv_ids.hpp"
 #include "common/generate_request.hpp"
+#include "common/kv_ids.hpp"
 #include "common/sampling_params.hpp"
 
 namespace actorllm {
@@ -72,6 +72,8 @@ struct step_result {
   uint64_t step = 0;
   std::vector<sequence_sample> seqs;  ///< sequences that sampled; others may be left out
   double worker_seconds = 0;  ///< the worker's own time on this step: moves, forward, sampling
+  /// Computing the structured-output masks (beside the forward, so not all of it is waited for).
+  double mask_seconds = 0;
 };
 
 }  // namespace actorllm

@@ -14,8 +14,12 @@ struct model_config {
   std::string model;      ///< Hugging Face folder (config.json, *.safetensors, tokenizer.json)
   std::string tokenizer;  ///< folder or tokenizer.json; empty: same as model
   std::string served_model_name;  ///< name in the API; empty: the folder's (--model also accepted)
-  std::string dtype = "auto";     ///< auto | float32 | float16 | bfloat16 (compute dtype)
-  int32_t max_model_len = 0;      ///< 0: max_position_embeddings of the model
+  /// auto | float32 | float16 | bfloat16: the weights' type on the CPU (auto: the
+  /// checkpoint's, as vLLM), the compute type on CUDA (auto: float32 there).
+  std::string dtype = "auto";
+  /// none | int8: quantize a 16/32-bit checkpoint's matrices at load (per output channel).
+  std::string quantization = "none";
+  int32_t max_model_len = 0;  ///< 0: max_position_embeddings of the model
   uint64_t seed = 0;
   std::string chat_template;  ///< a .jinja file or tokenizer_config.json; empty: the model's own
   int32_t max_logprobs = 20;  ///< the most logprobs / top_logprobs a request may ask

@@ -18,7 +18,13 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
       "--served-model-name",
       "model name in the API (default: the folder's name, with the --model argument also accepted)",
       c.model.served_model_name);
-  p.add_string("--dtype", "compute dtype: auto, float32, float16, bfloat16", c.model.dtype);
+  p.add_string("--dtype",
+               "weight dtype: auto (the checkpoint's; float32 compute on CUDA), float32, float16, "
+               "bfloat16",
+               c.model.dtype);
+  p.add_string("--quantization",
+               "none, or int8: quantize the weights at load, one scale per output channel",
+               c.model.quantization);
   p.add_number("--max-model-len", "context length; 0: the model's max_position_embeddings",
                c.model.max_model_len);
   p.add_number("--seed", "global random seed", c.model.seed);

@@ -9,17 +9,56 @@
 
 namespace actorllm {
 
-llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard)
+namespace {
+
+/// Why this model must keep float32 weights; empty when packed panels can be its only copy.
+std::string why_float32_only(const model_config_hf& c, tp_shard shard) {
+  if (c.moe.num_experts > 0) return "16-bit and int8 weights do not cover experts yet";
+  if (shard.size > 1) return "tensor parallelism shards float32 weights only";
+  if (!cpu::packed_linear_supported()) return "this CPU lacks AVX2, FMA or F16C";
+  return "";
+}
+
+}  // namespace
+
+llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard,
+                         const weight_options& options)
     : config_(load_model_config(model_dir)), shard_(shard) {
+  check_checkpoint_quantization(config_.quantization_method);
   const tensor_store store(model_dir);
   if (shard.size > 1 && config_.moe.num_experts > 0)
     throw std::runtime_error(config_.architecture +
                              ": tensor parallelism over experts is not supported yet "
                              "(--tensor-parallel-size 1, or several replicas)");
-  weights_ = load_llama_weights(store, config_);
+  storage_ =
+      choose_weight_format(options, source_format(store.get("model.embed_tokens.weight").dtype),
+                           why_float32_only(config_, shard));
+  // Packed panels as the only copy: made from the mapped file, which is unmapped when the
+  // store goes at the end of this constructor.
+  weights_ = load_llama_weights(store, config_, /*with_matrices=*/!packed_only());
+  if (packed_only()) {
+    std::call_once(packed_->once, [&] {
+      packed_->weights = load_packed_llama_weights(store, config_, storage_.format);
+    });
+  }
   weights_.rotary = build_rotary_table(config_, config_.max_context());
   weights_.local_rotary = build_local_rotary_table(config_, config_.max_context());
   if (shard.size > 1) shard_llama_weights(weights_, config_, shard);
+}
+
+int64_t llama_model::bytes_read_per_token() const {
+  int64_t bytes = weights_.bytes_read_per_token(config_);
+  if (packed_only()) bytes += packed_->weights->bytes() - packed_->weights->embed.bytes();
+  return bytes;
+}
+
+int64_t llama_model::num_weights_read_per_token() const {
+  int64_t n = weights_.bytes_read_per_token(config_) / 4;
+  if (!packed_only()) return n;
+  const auto& p = *packed_->weights;
+  auto count = [](const cpu::packed_matrix& m) { return m.out_features * m.in_features; };
+  for (const auto& l : p.layers) n += count(l.qkv) + count(l.o) + count(l.gate_up) + count(l.down);
+  return n + count(p.lm_head);
 }
 
 kv_cache_shape llama_model::cache_shape(int64_t num_blocks, int64_t block_size,
@@ -62,7 +101,8 @@ const packed_llama_weights* llama_model::packed() const {
 
 void llama_model::project(const float* x, const std::vector<float>& w, const cpu::packed_matrix* pw,
                           const float* bias, int64_t n, int64_t in, int64_t out, float* y) {
-  if (pw && n <= max_packed_rows)
+  // Empty float32 weights: the panels are the only copy, for every batch size.
+  if (pw && (n <= max_packed_rows || w.empty()))
     cpu::linear_packed(x, *pw, bias, n, y);
   else
     cpu::linear(x, w.data(), bias, n, in, out, y);
@@ -77,7 +117,8 @@ void llama_model::project_qkv(const float* x, const llama_layer_weights& w,
   const cpu::output_slice parts[] = {
       {q_size, ws.q.data()}, {kv_size, ws.k.data()}, {kv_size, ws.v.data()}};
   constexpr int64_t panel = cpu::packed_matrix::panel_width;
-  if (pl && n <= max_packed_rows && q_size % panel == 0 && kv_size % panel == 0)
+  if (pl &&
+      ((n <= max_packed_rows && q_size % panel == 0 && kv_size % panel == 0) || w.qkv.empty()))
     return cpu::linear_packed_split(x, pl->qkv, bias, n, parts);
   // One GEMM per part, each over its rows of the fused weight.
   int64_t first = 0;
@@ -137,7 +178,10 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
   float* x = ws_.x.data();                // (n, dim)
   float* residual = ws_.residual.data();  // (n, dim)
 
-  cpu::embedding(weights_.embed.data(), batch.token_ids.data(), n, dim, residual);
+  if (weights_.embed.empty())  // the table's only copy is packed
+    cpu::gather_rows(packs->embedding_table(), batch.token_ids.data(), n, residual);
+  else
+    cpu::embedding(weights_.embed.data(), batch.token_ids.data(), n, dim, residual);
   if (c.embedding_multiplier != 1.0) {
     const auto multiplier = static_cast<float>(c.embedding_multiplier);  // in float32, as HF
     for (int64_t i = 0; i < n * dim; ++i) residual[i] *= multiplier;

@@ -1,6 +1,7 @@
 #pragma once
 /// Decoder-only transformers on the CPU (the families of model/architectures.cpp: Llama,
-/// Mistral, Qwen2/3, Phi-3, Gemma 2/3 and the mixtures of experts): float32 weights, one
+/// Mistral, Qwen2/3, Phi-3, Gemma 2/3 and the mixtures of experts): float32 weights, or
+/// (dense models) packed 16-bit or int8 matrices as their only copy (weight_options.hpp), one
 /// forward pass over a whole step's batch (prefill chunks and decodes together) against the
 /// paged KV cache. What sets a family apart is data in model_config_hf, read here as hooks
 /// (q/k norms, windows, soft-capping, sandwich norms, GeGLU, experts).
@@ -20,6 +21,7 @@
 #include "model/moe_layer.hpp"
 #include "model/packed_weights.hpp"
 #include "model/tensor_parallel.hpp"
+#include "model/weight_options.hpp"
 
 namespace actorllm {
 
@@ -37,15 +39,30 @@ struct forward_workspace {
 
 class llama_model {
  public:
-  /// Loads config.json and the safetensors weights of `model_dir`. Throws std::runtime_error
-  /// naming a missing tensor, a wrong shape or an unsupported architecture.
-  explicit llama_model(const std::filesystem::path& model_dir, tp_shard shard = {});
+  /// Loads config.json and the safetensors weights of `model_dir`, stored as `options` and
+  /// the checkpoint say (choose_weight_format). Throws std::runtime_error naming a missing
+  /// tensor, a wrong shape, an unsupported architecture, dtype or quantization method.
+  explicit llama_model(const std::filesystem::path& model_dir, tp_shard shard = {},
+                       const weight_options& options = {});
 
   /// The shard's view: num_heads, num_kv_heads and intermediate_size are this rank's share.
   const model_config_hf& config() const { return config_; }
   tp_shard shard() const { return shard_; }
+  /// The float32 weights. Where packed panels are the only copy of the matrices (a 16-bit or
+  /// int8 store), the embedding table, projections and LM head here are empty: read them
+  /// through cpu_weights() (cpu::unpack_matrix gives them as float32).
   const llama_weights& weights() const { return weights_; }
-
+  /// What the matrices are stored as, and the startup log's line for it.
+  const weight_choice& storage() const { return storage_; }
+  /// Whether packed panels are the only copy of the matrices (storage() is not float32).
+  bool packed_only() const { return storage_.format != cpu::weight_format::f32; }
+  /// The packed weights (made now where they are a copy); null where the CPU lacks AVX2.
+  const packed_llama_weights* cpu_weights() const { return packed(); }
+  /// Bytes of weights one decoded token reads, in the form they are stored.
+  int64_t bytes_read_per_token() const;
+  /// Number of weights one decoded token reads (the bytes a device copy of another element
+  /// type takes follow from it).
+  int64_t num_weights_read_per_token() const;
   /// Computes the batch's new K/V into `cache` and writes logits (logits_indices.size(), vocab)
   /// into `logits`, resized as needed. The model is read-only: concurrent calls are safe with
   /// distinct caches and workspaces.
@@ -81,6 +98,7 @@ class llama_model {
 
   model_config_hf config_;
   tp_shard shard_;
+  weight_choice storage_;
   llama_weights weights_;
   struct lazy_packed {
     std::once_flag once;

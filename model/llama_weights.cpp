@@ -60,20 +60,21 @@ moe_weights load_moe(const tensor_store& store, const std::string& p, const mode
 
 }  // namespace
 
-llama_weights load_llama_weights(const tensor_store& store, const model_config_hf& c) {
+llama_weights load_llama_weights(const tensor_store& store, const model_config_hf& c,
+                                 bool with_matrices) {
   const int64_t dim = c.hidden_size, hidden = c.intermediate_size;
   const int64_t q = c.q_size(), kv = c.kv_size();
   const norm_reader norm(store, c.norm_adds_one);
   llama_weights w;
-  w.embed = store.load_f32("model.embed_tokens.weight", {c.vocab_size, dim});
+  if (with_matrices) w.embed = store.load_f32("model.embed_tokens.weight", {c.vocab_size, dim});
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
     llama_layer_weights lw;
     lw.input_norm = norm(p + "input_layernorm.weight", dim);
     // Phi-3 ships q, k and v fused already, in our order.
-    if (store.contains(p + "self_attn.qkv_proj.weight"))
+    if (with_matrices && store.contains(p + "self_attn.qkv_proj.weight"))
       lw.qkv = store.load_f32(p + "self_attn.qkv_proj.weight", {q + 2 * kv, dim});
-    else
+    else if (with_matrices)
       lw.qkv = concat({store.load_f32(p + "self_attn.q_proj.weight", {q, dim}),
                        store.load_f32(p + "self_attn.k_proj.weight", {kv, dim}),
                        store.load_f32(p + "self_attn.v_proj.weight", {kv, dim})});
@@ -85,7 +86,7 @@ llama_weights load_llama_weights(const tensor_store& store, const model_config_h
       lw.q_norm = norm(p + "self_attn.q_norm.weight", c.head_dim);
       lw.k_norm = norm(p + "self_attn.k_norm.weight", c.head_dim);
     }
-    lw.o = store.load_f32(p + "self_attn.o_proj.weight", {dim, q});
+    if (with_matrices) lw.o = store.load_f32(p + "self_attn.o_proj.weight", {dim, q});
     if (c.sandwich_norms) {
       // Gemma: post_attention_layernorm normalises the attention's output; the MLP's input
       // and output norms are pre_ and post_feedforward_layernorm.
@@ -98,10 +99,10 @@ llama_weights load_llama_weights(const tensor_store& store, const model_config_h
     const bool sparse = c.moe.num_experts > 0 && c.moe.layer_is_sparse[l];
     if (sparse) {
       lw.moe = load_moe(store, p, c);
-    } else if (store.contains(p + "mlp.gate_up_proj.weight")) {
+    } else if (with_matrices && store.contains(p + "mlp.gate_up_proj.weight")) {
       lw.gate_up = store.load_f32(p + "mlp.gate_up_proj.weight", {2 * hidden, dim});  // Phi-3
       lw.down = store.load_f32(p + "mlp.down_proj.weight", {dim, hidden});
-    } else {
+    } else if (with_matrices) {
       auto m = load_mlp(store, p + "mlp.", dim, hidden);
       lw.gate_up = std::move(m.gate_up);
       lw.down = std::move(m.down);
@@ -109,7 +110,7 @@ llama_weights load_llama_weights(const tensor_store& store, const model_config_h
     w.layers.push_back(std::move(lw));
   }
   w.final_norm = norm("model.norm.weight", dim);
-  if (store.contains("lm_head.weight") || !c.tie_word_embeddings)
+  if (with_matrices && (store.contains("lm_head.weight") || !c.tie_word_embeddings))
     w.lm_head = store.load_f32("lm_head.weight", {c.vocab_size, dim});
   return w;
 }
@@ -127,7 +128,7 @@ int64_t llama_weights::bytes_read_per_token(const model_config_hf& c) const {
                 c.moe.top_k * mlp(l.moe.experts.front());
     }
   }
-  floats += lm_head.empty() ? c.vocab_size * c.hidden_size : size(lm_head);
+  floats += size(head());  // empty where packed panels are the only copy
   return floats * 4;
 }
 

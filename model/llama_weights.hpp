@@ -56,13 +56,18 @@ struct llama_weights {
   /// The LM head: lm_head, or the embedding table where the two are tied.
   const std::vector<float>& head() const { return lm_head.empty() ? embed : lm_head; }
 
-  /// Bytes of weights read per decoded token (everything but the embedding table, which is
-  /// only gathered, unless it doubles as the LM head; of the experts, the top-k's share).
+  /// Bytes of these float32 weights read per decoded token (everything but the embedding
+  /// table, which is only gathered, unless it doubles as the LM head; of the experts, the
+  /// top-k's share); matrices kept only as packed panels are not counted here.
   int64_t bytes_read_per_token(const model_config_hf& config) const;
 };
 
 /// Reads every tensor of the checkpoint in `store` for `config`'s architecture (without the
 /// rotary tables). Throws std::runtime_error naming a missing tensor or a wrong shape.
-llama_weights load_llama_weights(const tensor_store& store, const model_config_hf& config);
+/// Without `with_matrices` (a dense model whose packed panels are the only copy of its
+/// matrices: load_packed_llama_weights) the embedding table, the projections and the LM head
+/// stay empty, and only norms and biases are read.
+llama_weights load_llama_weights(const tensor_store& store, const model_config_hf& config,
+                                 bool with_matrices = true);
 
 }  // namespace actorllm

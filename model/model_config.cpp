@@ -176,6 +176,13 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
   c.bos_token_id = static_cast<int32_t>(f.integer("bos_token_id", -1, -1, c.vocab_size - 1));
   c.eos_token_ids = f.integers("eos_token_id", 0, c.vocab_size - 1);
   c.torch_dtype = f.string("torch_dtype", "float32");
+  if (f.has("quantization_config")) {
+    if (!j["quantization_config"].is_object())
+      f.fail("quantization_config", "must be an object, got " + j["quantization_config"].dump());
+    c.quantization_method =
+        field_reader(j["quantization_config"], path.string() + " (quantization_config)")
+            .string("quant_method", "unnamed");
+  }
   read_architecture_fields(f, c);
 
   if (f.has("rope_scaling")) {

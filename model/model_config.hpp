@@ -53,6 +53,9 @@ struct model_config_hf {
   int32_t bos_token_id = -1;
   std::vector<int32_t> eos_token_ids;
   std::string torch_dtype = "float32";
+  /// quantization_config.quant_method of a quantized checkpoint (gptq, awq, fp8, ...); empty
+  /// for a checkpoint of plain float tensors.
+  std::string quantization_method;
 
   // What sets the other families apart from Llama (each default is Llama's).
   hidden_activation activation = hidden_activation::silu;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "net/structured_output_fields.hpp"
 #include "net/unsupported_fields.hpp"
 
 namespace actorllm::net {
@@ -328,11 +329,12 @@ std::optional<api_error> parse_openai_request(std::string_view body, api_kind ki
                                               const sampling_defaults& defaults) {
   json parsed;
   if (auto error = parse_json_object(body, parsed)) return error;
-  return parse_openai_json(parsed, kind, out, defaults);
+  return parse_openai_json(parsed, kind, out, defaults, body);
 }
 
 std::optional<api_error> parse_openai_json(const json& body, api_kind kind, openai_request& out,
-                                           const sampling_defaults& defaults) {
+                                           const sampling_defaults& defaults,
+                                           std::string_view raw_body) {
   if (!body.is_object()) return bad_request("the request must be a JSON object");
   if (auto refused = refuse_unsupported_fields(body, kind)) return refused;
   field_reader r{body, std::nullopt};
@@ -360,6 +362,7 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
   generate_request base;
   defaults.apply(base.params);
   if (!read_sampling(r, kind, base.params)) return r.error;
+  if (auto error = read_structured_output(body, raw_body, base.params.structured)) return error;
   out.n = base.params.n;
   if (kind == api_kind::completion) {
     r.read_bool("echo", base.echo);

@@ -61,9 +61,12 @@ std::optional<api_error> parse_openai_request(std::string_view body, api_kind ki
                                               openai_request& out,
                                               const sampling_defaults& defaults = {});
 /// Same from JSON already parsed (a WebSocket message); unknown fields are ignored.
+/// `raw_body`, the text it was parsed from when the caller has it, keeps a JSON schema's
+/// property order (structured_output_fields.hpp).
 std::optional<api_error> parse_openai_json(const nlohmann::json& body, api_kind kind,
                                            openai_request& out,
-                                           const sampling_defaults& defaults = {});
+                                           const sampling_defaults& defaults = {},
+                                           std::string_view raw_body = {});
 
 /// /tokenize: {"prompt": "..."} (add_special_tokens) or {"messages": [...]}
 /// (add_generation_prompt) into a text or chat generate_request.

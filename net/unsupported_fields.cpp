@@ -9,26 +9,16 @@ namespace {
 using nlohmann::json;
 
 api_error needs_structured_output(const std::string& what, const char* param) {
-  return bad_request(what + " asks for structured output (constrained decoding), which this " +
-                         "server does not implement; leave it out to get free text",
+  return bad_request(what + " asks for a kind of structured output this server does not " +
+                         "implement; use response_format, structured_outputs or guided_*",
                      param);
 }
 
 }  // namespace
 
 std::optional<api_error> refuse_unsupported_fields(const json& body, api_kind kind) {
-  if (const json* format = given_field(body, "response_format")) {
-    const json* type = format->is_object() ? given_field(*format, "type") : nullptr;
-    if (!type || !type->is_string())
-      return bad_request("response_format must be an object with a string type", "response_format");
-    if (type->get_ref<const std::string&>() != "text")
-      return needs_structured_output("response_format of type " + type->get<std::string>(),
-                                     "response_format");
-  }
-  for (const char* key : {"guided_json", "guided_regex", "guided_choice", "guided_grammar",
-                          "structural_tag", "structured_outputs"}) {
-    if (given_field(body, key)) return needs_structured_output(key, key);
-  }
+  if (given_field(body, "structural_tag"))
+    return needs_structured_output("structural_tag", "structural_tag");
   if (kind == api_kind::chat) {
     const json* choice = given_field(body, "tool_choice");
     if (choice && !(choice->is_string() && (*choice == "none" || *choice == "auto")))

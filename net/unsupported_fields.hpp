@@ -1,6 +1,6 @@
 #pragma once
-/// Request fields that vLLM honors and this server cannot: structured output (response_format
-/// beyond "text", the guided_* family, a forced tool call), "auto" tool choice (vLLM's
+/// Request fields that vLLM honors and this server cannot: structural_tag and a forced tool
+/// call (structured output of kinds not built), "auto" tool choice (vLLM's
 /// --enable-auto-tool-choice with a --tool-call-parser; tools without tool_choice imply it),
 /// beam search, best_of, suffix,
 /// prompt_logprobs (and so echo with logprobs), allowed_token_ids, bad_words,

@@ -133,7 +133,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     body["stream"] = true;  // a WebSocket call always streams
     openai_request parsed;
     if (auto error = parse_openai_json(body, chat ? api_kind::chat : api_kind::completion, parsed,
-                                       context_.engine.model().sampling)) {
+                                       context_.engine.model().sampling, message)) {
       return send_terminal("error", id, error_object(*error));
     }
     model_info model;

@@ -61,7 +61,9 @@ engine_setup engine_setup::load(const engine_config& config,
     throw std::runtime_error("--tensor-parallel-size " + std::to_string(tp) +
                              " runs on the CPU backend only (use --device cpu)");
   for (int32_t rank = 0; rank < tp; ++rank)
-    s.shards.push_back(std::make_shared<llama_model>(model_dir, tp_shard{rank, tp}));
+    s.shards.push_back(std::make_shared<llama_model>(
+        model_dir, tp_shard{rank, tp},
+        weight_options{config.model.dtype, config.model.quantization}));
   s.model = s.shards.front();
   check_token_ids_fit(s.tok, s.model->config(), tokenizer_dir);
   s.render_chat = load_chat_renderer(config.model.chat_template, model_dir, s.tok);
@@ -108,20 +110,26 @@ engine_setup engine_setup::load(const engine_config& config,
   s.runner.num_cpu_blocks = budget.num_cpu_blocks;
   s.runner.seed = config.model.seed;
   s.runner.cache_dtype = cpu_cache_dtype(config.cache);
+  s.runner.eos_token_ids = s.scheduler.eos_token_ids;
+  // Shared by the router (which refuses what does not compile) and this process's workers.
+  const int64_t mask_size = s.model->config().vocab_size;
+  s.grammars = std::make_shared<grammar::grammar_compiler>(
+      [tok = s.tok, mask_size] { return grammar::vocabulary::from_tokenizer(tok, mask_size); });
+  s.runner.grammars = s.grammars;
   return s;
 }
 
 prompt_builder engine_setup::make_prompt_builder() const {
   return prompt_builder(tok, render_chat, served_model_name, max_model_len,
-                        config.model.max_logprobs);
+                        config.model.max_logprobs, grammars);
 }
 
 std::string engine_setup::describe() const {
   const auto& mc = model->config();
   std::ostringstream out;
   out << "model " << config.model.model << " (" << mc.architecture << ", "
-      << mc.num_parameters() / 1e6 << "M parameters, float32) served as '" << served_model_name
-      << "'\n"
+      << mc.num_parameters() / 1e6 << "M parameters) served as '" << served_model_name << "'\n"
+      << "weights " << model->storage().description << "\n"
       << "attention " << mc.describe_attention() << "\n"
       << (sampling.empty() ? std::string()
                            : "sampling defaults from generation_config.json: " +

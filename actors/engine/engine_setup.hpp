@@ -13,6 +13,7 @@
 #include "actors/scheduler/scheduler.hpp"
 #include "common/sampling_defaults.hpp"
 #include "config/engine_config.hpp"
+#include "grammar/grammar_compiler.hpp"
 #include "model/llama_model.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -35,6 +36,8 @@ struct engine_setup {
   scheduler_options scheduler;
   model_runner_config runner;
   std::shared_ptr<const backend_provider> backend;  ///< sized the pools; builds workers' backends
+  /// Compiles requests' structured output for this model's vocabulary (runner.grammars too).
+  std::shared_ptr<grammar::grammar_compiler> grammars;
 
   /// Loads and sizes everything on `backend` (null: the CPU, which refuses --device cuda; the
   /// shells pass select_backend(config)). Throws std::runtime_error with one clear line (an

@@ -40,7 +40,7 @@ kv_budget cpu_backend_provider::plan_kv(const llama_model& model, const engine_c
                                         int32_t max_model_len) const {
   return plan_kv_budget(
       config.cache, model.cache_shape(1, config.cache.block_size, cpu_cache_dtype(config.cache)),
-      model.weights().bytes_read_per_token(model.config()), max_model_len);
+      model.bytes_read_per_token(), max_model_len);
 }
 
 std::unique_ptr<forward_backend> cpu_backend_provider::make_backend(

@@ -72,7 +72,7 @@ cuda_storage cuda_storage_for(const std::string& dtype) {
 // Members in construction order: the stream outlives the runner and the cache that use it.
 struct cuda_backend::impl {
   impl(const llama_model& model, const model_runner_config& config, cuda::dtype storage)
-      : runner(runner_config_of(model), host_weights_of(model.weights()), storage, stream.get()),
+      : runner(runner_config_of(model), host_weights_of(model), storage, stream.get()),
         cache(runner.cache_layout(config.num_device_blocks, config.block_size),
               config.num_cpu_blocks) {}
 
@@ -135,7 +135,7 @@ cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_c
   p.total = cuda::device_memory_info().total_bytes;
   p.in_use_before = cuda::device_memory_in_use();
   const cuda::llama_runner_config rc = runner_config_of(model);
-  cuda::llama_runner runner(rc, host_weights_of(model.weights()), to_dtype(storage));
+  cuda::llama_runner runner(rc, host_weights_of(model), to_dtype(storage));
   const size_t with_weights = cuda::device_memory_in_use();
   p.weights = with_weights - std::min(p.in_use_before, with_weights);
 
@@ -188,8 +188,7 @@ kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_
   constexpr int64_t max_blocks = int64_t(1) << 30;
 
   kv_budget budget;
-  int64_t weight_bytes =
-      model.weights().bytes_read_per_token(mc) / 4 * cuda::dtype_size(layout.type);
+  int64_t weight_bytes = model.num_weights_read_per_token() * cuda::dtype_size(layout.type);
   if (config.cache.num_gpu_blocks_override >= 0) {
     budget.num_device_blocks =
         static_cast<int32_t>(std::min(config.cache.num_gpu_blocks_override, max_blocks));

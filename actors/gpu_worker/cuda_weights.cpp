@@ -54,24 +54,39 @@ cuda::llama_runner_config runner_config_of(const llama_model& model) {
   return r;
 }
 
-cuda::llama_host_weights host_weights_of(const llama_weights& w) {
-  cuda::llama_host_weights h;
-  h.embed = data_or_null(w.embed);
-  for (const auto& l : w.layers) {
+staged_host_weights host_weights_of(const llama_model& model) {
+  const llama_weights& w = model.weights();
+  staged_host_weights staged;
+  cuda::llama_host_weights& h = staged.view;
+  // Packed-only matrices are unpacked to float32 here: the runner converts float32 to its
+  // storage type on the device.
+  const packed_llama_weights* packed = model.packed_only() ? model.cpu_weights() : nullptr;
+  auto matrix = [&](const std::vector<float>& plain, const cpu::packed_matrix* panels) {
+    if (!packed || !panels || panels->empty()) return data_or_null(plain);
+    staged.unpacked.push_back(cpu::unpack_matrix(*panels));
+    return static_cast<const float*>(staged.unpacked.back().data());
+  };
+  staged.unpacked.reserve(4 * w.layers.size() + 2);  // pointers into it stay valid
+  h.embed = matrix(w.embed, packed ? &packed->embedding_table() : nullptr);
+  for (size_t i = 0; i < w.layers.size(); ++i) {
+    const auto& l = w.layers[i];
+    const auto* pl = packed ? &packed->layers[i] : nullptr;
     cuda::llama_host_layer hl;
     hl.input_norm = data_or_null(l.input_norm);
-    hl.qkv = data_or_null(l.qkv);
+    hl.qkv = matrix(l.qkv, pl ? &pl->qkv : nullptr);
     hl.qkv_bias = data_or_null(l.qkv_bias);
-    hl.o = data_or_null(l.o);
+    hl.o = matrix(l.o, pl ? &pl->o : nullptr);
     hl.post_norm = data_or_null(l.post_norm);
-    hl.gate_up = data_or_null(l.gate_up);
-    hl.down = data_or_null(l.down);
+    hl.gate_up = matrix(l.gate_up, pl ? &pl->gate_up : nullptr);
+    hl.down = matrix(l.down, pl ? &pl->down : nullptr);
     h.layers.push_back(hl);
   }
   h.final_norm = data_or_null(w.final_norm);
-  h.lm_head = data_or_null(w.lm_head);
+  // Tied (no packed embed of its own): the runner reads the embedding table as the head.
+  h.lm_head = packed ? (packed->embed.empty() ? nullptr : matrix(w.lm_head, &packed->lm_head))
+                     : data_or_null(w.lm_head);
   h.cos_sin = data_or_null(w.cos_sin());
-  return h;
+  return staged;
 }
 
 cuda::llama_host_batch host_batch_of(const forward_batch& b) {

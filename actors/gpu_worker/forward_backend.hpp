@@ -18,6 +18,10 @@
 
 namespace actorllm {
 
+namespace grammar {
+class grammar_compiler;
+}
+
 struct model_runner_config {
   int32_t block_size = 16;
   int32_t num_device_blocks = 0;
@@ -27,6 +31,10 @@ struct model_runner_config {
   /// Tensor parallelism (CPU): this worker's rank and its replica's group (null: none).
   std::shared_ptr<cpu::host_all_reduce> all_reduce;
   int32_t tp_rank = 0;
+  /// Structured output: the compiler of requests' constraints (null: a constrained sequence
+  /// is a broken plan), and the ids that end a sequence, allowed where its grammar may end.
+  std::shared_ptr<grammar::grammar_compiler> grammars;
+  std::vector<int32_t> eos_token_ids;
 };
 
 /// One worker's device: its KV pool, its CPU swap pool and the forward pass over them.

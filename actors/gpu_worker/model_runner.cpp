@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "actors/gpu_worker/cpu_backend.hpp"
+#include "grammar/token_mask.hpp"
 
 namespace actorllm {
 
@@ -13,7 +14,10 @@ model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runne
 
 model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runner_config& config,
                            std::unique_ptr<forward_backend> backend)
-    : model_(std::move(model)), config_(config), backend_(std::move(backend)) {}
+    : model_(std::move(model)),
+      config_(config),
+      backend_(std::move(backend)),
+      constraints_(config.grammars, config.eos_token_ids) {}
 
 sampler_state& model_runner::state_for(const batch_sequence& seq, int32_t index) {
   const sampler_key key{*seq.request_id, index};
@@ -40,6 +44,7 @@ step_result model_runner::run_plan(const step_plan& plan) {
   for (seq_id id : plan.finished_seq_ids) {
     if (auto it = sampler_of_seq_.find(id); it != sampler_of_seq_.end()) {
       samplers_.erase(it->second);
+      constraints_.forget(it->second);
       sampler_of_seq_.erase(it);
     }
   }
@@ -88,7 +93,9 @@ step_result model_runner::run_plan(const step_plan& plan) {
     return result;
   }
 
+  constraints_.prepare(work);  // masks computed while the forward runs
   backend_->forward(batch_, logits_);
+  result.mask_seconds = constraints_.wait();
 
   const int64_t vocab = model_->config().vocab_size;
   size_t row = 0;
@@ -106,7 +113,10 @@ step_result model_runner::run_plan(const step_plan& plan) {
         logits_row = row_;
       }
       const int32_t index = s.num_samples > 1 ? k : s.index;
+      if (const auto mask = constraints_.mask(&s - work.data()); !mask.empty())
+        grammar::apply_token_mask(logits_row, mask);
       auto sample = sampler_.sample(logits_row, *s.params, prompt, state_for(s, index));
+      constraints_.accept(s, index, sample.token_id);
       out.token_ids.push_back(sample.token_id);
       if (s.params->logprobs >= 0) out.logprobs.push_back(std::move(sample.logprob));
     }

@@ -2,7 +2,8 @@
 /// The worker's core: executes step plans on a forward_backend (the CPU or a CUDA device, which
 /// owns the KV pools): block moves first, then one forward pass over every scheduled sequence,
 /// then sampling on the host logits. It keeps what the plan sends only once (each sequence's
-/// tokens, block table, sampling parameters and generator state).
+/// tokens, block table, sampling parameters and generator state). A constrained sequence's
+/// mask is computed while the forward runs and applied to its logits before sampling.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -10,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/gpu_worker/constraint_tracker.hpp"
 #include "actors/gpu_worker/forward_backend.hpp"
 #include "actors/gpu_worker/sampler.hpp"
 #include "actors/scheduler/sequence_mirror.hpp"
@@ -50,6 +52,7 @@ class model_runner {
   std::map<sampler_key, sampler_state> samplers_;
   std::unordered_map<seq_id, sampler_key> sampler_of_seq_;
   sampler sampler_;
+  constraint_tracker constraints_;  ///< structured output: matchers and masks
   forward_batch batch_;
   std::vector<float> logits_, row_;
   std::vector<int32_t> greedy_tokens_;

@@ -43,8 +43,8 @@ class sampler {
 int32_t argmax(std::span<const float> logits);
 /// Whether penalties or a logit bias change the logits before sampling.
 bool needs_processing(const sampling_params& params);
-/// A draw that is just the argmax: greedy, no logprobs, nothing that changes the logits. The
-/// sampler then neither modifies nor copies the row.
+/// A draw that is just the argmax: greedy, no logprobs, nothing that changes the logits (no
+/// penalties, no structured-output mask). The sampler then neither modifies nor copies the row.
 bool is_plain_greedy(const sampling_params& params);
 
 /// Applies logit_bias and the three penalties in place (vLLM's semantics).

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "grammar/grammar_error.hpp"
+
 namespace actorllm {
 
 namespace {
@@ -19,9 +21,11 @@ prepared_prompt refuse(std::string message, std::string param = {}, int32_t stat
 
 prompt_builder::prompt_builder(tokenizer tok, chat_renderer render_chat,
                                std::string served_model_name, int32_t max_model_len,
-                               int32_t max_logprobs)
+                               int32_t max_logprobs,
+                               std::shared_ptr<grammar::grammar_compiler> grammars)
     : tok_(std::move(tok)),
       render_chat_(std::move(render_chat)),
+      grammars_(std::move(grammars)),
       served_model_name_(std::move(served_model_name)),
       max_model_len_(max_model_len),
       max_logprobs_(max_logprobs) {
@@ -73,6 +77,21 @@ prepared_prompt prompt_builder::validate_params(const sampling_params& p) const 
     if (id < 0 || id >= vocab)
       return refuse("stop_token_ids names token " + std::to_string(id) + ", outside the vocabulary",
                     "stop_token_ids");
+  if (p.structured.active()) return check_structured_output(p.structured);
+  return {};
+}
+
+prepared_prompt prompt_builder::check_structured_output(const structured_output& spec) const {
+  const std::string param = spec.field.empty() ? "structured_outputs" : spec.field;
+  if (!grammars_) return refuse("this server was started without structured output", param);
+  try {
+    // Compiled now, and kept: the workers of this process find it in the compiler's cache.
+    (void)grammars_->compile(spec);
+  } catch (const grammar::grammar_error& e) {
+    return refuse(std::string("invalid ") + constraint_name(spec.kind) +
+                      " for structured output: " + e.what(),
+                  param);
+  }
   return {};
 }
 

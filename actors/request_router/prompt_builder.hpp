@@ -4,10 +4,12 @@
 /// prompt against max_model_len. Every refusal is a value with the HTTP status it maps to.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/generate_request.hpp"
+#include "grammar/grammar_compiler.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace actorllm {
@@ -28,9 +30,11 @@ using chat_renderer =
 class prompt_builder {
  public:
   /// `max_logprobs`: the most logprobs / top_logprobs a request may ask (vLLM's
-  /// --max-logprobs).
+  /// --max-logprobs). `grammars` compiles a request's structured output, so that a schema,
+  /// regex or grammar that does not compile is a 400 here (null: such requests are refused).
   prompt_builder(tokenizer tok, chat_renderer render_chat, std::string served_model_name,
-                 int32_t max_model_len, int32_t max_logprobs = 20);
+                 int32_t max_model_len, int32_t max_logprobs = 20,
+                 std::shared_ptr<grammar::grammar_compiler> grammars = nullptr);
 
   prepared_prompt prepare(const generate_request& request) const;
   /// The parameter check alone (also used by the tokenizer endpoints' callers).
@@ -40,8 +44,11 @@ class prompt_builder {
   int32_t max_model_len() const { return max_model_len_; }
 
  private:
+  prepared_prompt check_structured_output(const structured_output& spec) const;
+
   tokenizer tok_;
   chat_renderer render_chat_;
+  std::shared_ptr<grammar::grammar_compiler> grammars_;
   /// Refuses, without tokenizing, a text that cannot fit in max_model_len tokens whatever
   /// its tokens: tokenizing 15 MB of text costs a second of CPU for a certain 400.
   prepared_prompt check_text_length(std::string_view text, const sampling_params& params) const;

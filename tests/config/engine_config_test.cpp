@@ -56,6 +56,12 @@ TEST(engine_config, bad_values_are_one_clear_line) {
   EXPECT_FALSE(parse(d, {"m", "--kv-cache-dtype", "int4"}));
   ASSERT_EQ(d.validate().size(), 1u);
   EXPECT_EQ(d.validate()[0], "--kv-cache-dtype: must be auto, float32 or float16");
+  engine_config q;
+  EXPECT_FALSE(parse(q, {"m", "--quantization", "gptq"}));
+  ASSERT_EQ(q.validate().size(), 1u);
+  EXPECT_EQ(q.validate()[0],
+            "--quantization: must be none or int8 (got 'gptq'; quantized checkpoints are "
+            "recognised from config.json)");
   engine_config e;
   EXPECT_FALSE(parse(e, {"m", "--stream-interval", "0"}));
   EXPECT_EQ(e.validate(), std::vector<std::string>{"--stream-interval: must be >= 1"});
@@ -98,7 +104,8 @@ TEST(engine_config, help_lists_every_flag) {
        {"--model", "--dtype", "--max-model-len", "--block-size", "--swap-space",
         "--num-gpu-blocks-override", "--num-cpu-blocks-override", "--preemption-mode",
         "--max-num-seqs", "--max-num-batched-tokens", "--gpu-memory-utilization",
-        "--tensor-parallel-size", "--seed", "--host", "--port", "--api-key", "--served-model-name"})
+        "--tensor-parallel-size", "--seed", "--quantization", "--host", "--port", "--api-key",
+        "--served-model-name"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
 }
 

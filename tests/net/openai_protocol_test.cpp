@@ -161,16 +161,7 @@ TEST(openai_protocol, wrong_types_and_ranges_name_the_parameter) {
 TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
   // Each asks for output this server cannot give; silently ignoring it would answer wrongly.
   const std::tuple<const char*, api_kind, const char*> refused[] = {
-      {R"({"prompt":"x","response_format":{"type":"json_object"}})", api_kind::completion,
-       "response_format"},
-      {R"({"messages":[],"response_format":{"type":"json_schema","json_schema":{}}})",
-       api_kind::chat, "response_format"},
-      {R"({"prompt":"x","response_format":"json"})", api_kind::completion, "response_format"},
-      {R"({"prompt":"x","guided_json":{"type":"object"}})", api_kind::completion, "guided_json"},
-      {R"({"prompt":"x","guided_choice":["a","b"]})", api_kind::completion, "guided_choice"},
-      {R"({"prompt":"x","guided_regex":"a+"})", api_kind::completion, "guided_regex"},
-      {R"({"prompt":"x","structured_outputs":{"json":{}}})", api_kind::completion,
-       "structured_outputs"},
+      {R"({"prompt":"x","structural_tag":{"type":"x"}})", api_kind::completion, "structural_tag"},
       {R"({"messages":[],"tool_choice":"required"})", api_kind::chat, "tool_choice"},
       {R"({"messages":[],"tool_choice":{"type":"function","function":{"name":"f"}}})",
        api_kind::chat, "tool_choice"},

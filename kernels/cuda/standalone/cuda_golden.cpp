@@ -50,7 +50,7 @@ class model_under_test {
 class cuda_model : public model_under_test {
  public:
   cuda_model(const llama_model& m, cuda::dtype t)
-      : runner_(runner_config_of(m), host_weights_of(m.weights()), t) {}
+      : runner_(runner_config_of(m), host_weights_of(m), t) {}
   void reset(int64_t num_blocks, int64_t block_size) override {
     cache_.reset();  // free the old cache first
     cache_ =

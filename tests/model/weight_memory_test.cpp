@@ -1,0 +1,50 @@
+// Resident memory of a loaded model against its checkpoint's bytes: the 110M-parameter random
+// Llama in bf16 (220 MB), loaded as bf16 (--dtype auto) and as int8 (--quantization int8),
+// holds its matrices once, as packed panels, and the mapped checkpoint is released after load.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kernels/cpu/thread_team.hpp"
+#include "model/llama_model.hpp"
+#include "tests/support/random_models.hpp"
+
+namespace actorllm {
+namespace {
+
+/// This process's resident bytes (/proc/self/statm's second field, in pages).
+int64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+/// Resident bytes the model adds while loaded.
+int64_t resident_bytes_of(const std::filesystem::path& dir, const weight_options& options) {
+  const int64_t before = resident_bytes();
+  const llama_model model(dir, {}, options);
+  return resident_bytes() - before;
+}
+
+TEST(weight_memory, bf16_and_int8_models_hold_their_weights_once) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+  testing::random_model ckpt("memory-110M", "--shape 110M --dtype bf16");
+  const double checkpoint =
+      static_cast<double>(std::filesystem::file_size(ckpt.dir() / "model.safetensors"));
+  // The thread team and its stacks exist before the first measurement.
+  cpu::this_thread_team();
+  const int64_t bf16 = resident_bytes_of(ckpt.dir(), {"auto", "none"});
+  EXPECT_LE(bf16, 1.15 * checkpoint) << bf16 / 1e6 << " MB for " << checkpoint / 1e6 << " MB";
+  // int8 against what an int8 checkpoint of the same model would be: half the bf16 one.
+  const int64_t int8 = resident_bytes_of(ckpt.dir(), {"auto", "int8"});
+  RecordProperty("checkpoint_MB", std::to_string(checkpoint / 1e6));
+  RecordProperty("bf16_resident_MB", std::to_string(bf16 / 1e6));
+  RecordProperty("int8_resident_MB", std::to_string(int8 / 1e6));
+  EXPECT_LE(int8, 1.15 * checkpoint / 2) << int8 / 1e6 << " MB for " << checkpoint / 2e6 << " MB";
+}
+
+}  // namespace
+}  // namespace actorllm
