@@ -114,21 +114,50 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
   // ahead. One row (single-stream decode) is a pure stream and needs to run further ahead.
   constexpr int64_t row_bytes = width * sizeof(typename loader::element);
   constexpr int64_t prefetch_k = (ROWS == 1 ? 4096 : 1024) / row_bytes;
+  if constexpr (ROWS == 1) {
+    // One row has one FMA per accumulator per k: the FMA's latency, not memory, would bound
+    // a 16-bit or int8 stream. Even and odd k go to two chains (a1x are free with one row).
+    int64_t k = 0;
+    for (; k + 1 < depth; k += 2) {
+      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * width), _MM_HINT_T0);
+      if constexpr (2 * row_bytes > 64)
+        _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 1 + prefetch_k) * width),
+                     _MM_HINT_T0);
+      __m256 w0, w1, v0, v1;
+      loader::load(panel + k * width, w0, w1);
+      loader::load(panel + (k + 1) * width, v0, v1);
+      const __m256 xk = _mm256_broadcast_ss(x + k), xn = _mm256_broadcast_ss(x + k + 1);
+      a00 = _mm256_fmadd_ps(xk, w0, a00);
+      a01 = _mm256_fmadd_ps(xk, w1, a01);
+      a10 = _mm256_fmadd_ps(xn, v0, a10);
+      a11 = _mm256_fmadd_ps(xn, v1, a11);
+    }
+    if (k < depth) {
+      __m256 w0, w1;
+      loader::load(panel + k * width, w0, w1);
+      const __m256 xk = _mm256_broadcast_ss(x + k);
+      a00 = _mm256_fmadd_ps(xk, w0, a00);
+      a01 = _mm256_fmadd_ps(xk, w1, a01);
+    }
+    a00 = _mm256_add_ps(a00, a10);
+    a01 = _mm256_add_ps(a01, a11);
+  } else {
 #pragma GCC unroll 4
-  for (int64_t k = 0; k < depth; ++k) {
-    _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * width), _MM_HINT_T0);
-    __m256 w0, w1;
-    loader::load(panel + k * width, w0, w1);
+    for (int64_t k = 0; k < depth; ++k) {
+      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * width), _MM_HINT_T0);
+      __m256 w0, w1;
+      loader::load(panel + k * width, w0, w1);
 #define ACTORLLM_FMA_ROW(r)                                 \
   if constexpr (ROWS > r) {                                 \
     const __m256 xr = _mm256_broadcast_ss(x + r * ldx + k); \
     a##r##0 = _mm256_fmadd_ps(xr, w0, a##r##0);             \
     a##r##1 = _mm256_fmadd_ps(xr, w1, a##r##1);             \
   }
-    ACTORLLM_FMA_ROW(0)
-    ACTORLLM_FMA_ROW(1)
-    ACTORLLM_FMA_ROW(2) ACTORLLM_FMA_ROW(3) ACTORLLM_FMA_ROW(4) ACTORLLM_FMA_ROW(5)
+      ACTORLLM_FMA_ROW(0)
+      ACTORLLM_FMA_ROW(1)
+      ACTORLLM_FMA_ROW(2) ACTORLLM_FMA_ROW(3) ACTORLLM_FMA_ROW(4) ACTORLLM_FMA_ROW(5)
 #undef ACTORLLM_FMA_ROW
+    }
   }
   if constexpr (scaled) {
     const __m256 s0 = _mm256_loadu_ps(scale), s1 = _mm256_loadu_ps(scale + 8);
@@ -179,32 +208,62 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
 using tile_fn = void (*)(const float*, int64_t, int64_t, const void*, const float*, const float*,
                          int64_t, bool, float*, int64_t);
 
+/// dst (depth, 16) = a panel's block widened to float32 (q8: q * scale, the weights
+/// unpack_matrix gives). With several row tiles per block, widening once and running the
+/// float32 tiles beats widening in every tile: the conversions then cost once per block.
+template <weight_format F>
+ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const float* scale, int64_t depth,
+                               float* dst) {
+  using loader = panel_loader<F>;
+  const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
+  __m256 s0 = _mm256_set1_ps(1.0f), s1 = s0;
+  if constexpr (F == weight_format::q8) {
+    s0 = _mm256_loadu_ps(scale);
+    s1 = _mm256_loadu_ps(scale + 8);
+  }
+  for (int64_t k = 0; k < depth; ++k) {
+    __m256 w0, w1;
+    loader::load(panel + k * width, w0, w1);
+    if constexpr (F == weight_format::q8) {
+      w0 = _mm256_mul_ps(w0, s0);
+      w1 = _mm256_mul_ps(w1, s1);
+    }
+    _mm256_store_ps(dst + k * width, w0);
+    _mm256_store_ps(dst + k * width + 8, w1);
+  }
+}
+
+using widen_fn = void (*)(const void*, const float*, int64_t, float*);
+
 template <weight_format F>
 constexpr tile_fn tiles_of[tile_rows + 1] = {nullptr,    tile<F, 1>, tile<F, 2>, tile<F, 3>,
                                              tile<F, 4>, tile<F, 5>, tile<F, 6>};
 
-/// The tiles reading `w`'s format, the start of its panels and the bytes of one panel.
+/// The tiles reading `w`'s format, its block widener (null for float32), the start of its
+/// panels and the bytes of one weight.
 struct panel_access {
   const tile_fn* tiles;
+  widen_fn widen;
   const unsigned char* base;
   int64_t element_bytes;
 };
 
 panel_access access_of(const packed_matrix& w) {
+  using F = weight_format;
   switch (w.format) {
-    case weight_format::f16:
-      return {tiles_of<weight_format::f16>,
+    case F::f16:
+      return {tiles_of<F::f16>, widen_block<F::f16>,
               reinterpret_cast<const unsigned char*>(w.panels16.data()), 2};
-    case weight_format::bf16:
-      return {tiles_of<weight_format::bf16>,
+    case F::bf16:
+      return {tiles_of<F::bf16>, widen_block<F::bf16>,
               reinterpret_cast<const unsigned char*>(w.panels16.data()), 2};
-    case weight_format::q8:
-      return {tiles_of<weight_format::q8>, reinterpret_cast<const unsigned char*>(w.panels8.data()),
-              1};
-    case weight_format::f32:
+    case F::q8:
+      return {tiles_of<F::q8>, widen_block<F::q8>,
+              reinterpret_cast<const unsigned char*>(w.panels8.data()), 1};
+    case F::f32:
       break;
   }
-  return {tiles_of<weight_format::f32>, reinterpret_cast<const unsigned char*>(w.panels.data()), 4};
+  return {tiles_of<F::f32>, nullptr, reinterpret_cast<const unsigned char*>(w.panels.data()), 4};
 }
 
 /// Whether every slice but the last ends on a panel boundary (then panels write in place).
@@ -252,6 +311,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
     return target{nullptr, 0};  // unreachable: the widths sum to out_features
   };
   auto run_panels = [&](int64_t first, int64_t last) {
+    alignas(64) float widened[block_depth * width];  // one block of a 16-bit or int8 panel
     for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
       const int64_t rows_in_block = std::min(block_rows, n - r0);
       // Tiles of nearly equal height (32 rows: 6 6 5 5 5 5, not 6 6 6 6 6 2): a tile costs
@@ -267,12 +327,20 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
         for (int64_t k0 = 0; k0 < in; k0 += block_depth) {
           const int64_t depth = std::min(block_depth, in - k0);
           const bool last_block = k0 + depth == in;
+          const void* block = panel + k0 * width * access.element_bytes;
+          const tile_fn* tiles = access.tiles;
+          const float* block_scale = scale;
+          if (access.widen && num_tiles > 1) {
+            access.widen(block, scale, depth, widened);
+            block = widened;
+            tiles = tiles_of<weight_format::f32>;
+            block_scale = nullptr;
+          }
           int64_t r = 0;
           for (int64_t i = 0; i < num_tiles; ++i) {
             const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
-            access.tiles[rows](x + (r0 + r) * in + k0, in, depth,
-                               panel + k0 * width * access.element_bytes, scale,
-                               last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
+            tiles[rows](x + (r0 + r) * in + k0, in, depth, block, block_scale,
+                        last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
             r += rows;
           }
         }

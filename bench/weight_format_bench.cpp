@@ -1,0 +1,145 @@
+// Decode speed of one checkpoint stored three ways, float32, its 16-bit type and int8 (the
+// weight store of model/weight_options.hpp), at concurrency 1 and 32, on the CPU forward
+// (llama_model::forward over the paged cache, no engine around it).
+//
+//   build/bench/weight_format_bench [--decode-tokens 64] [--concurrency 32] [--rounds 3]
+//       [--threads 0] [--out FILE.json] MODEL
+//
+// MODEL is a bf16 or f16 checkpoint (scripts/make_random_model.py --shape 110M --dtype bf16).
+// All three models stay loaded. Each round measures, for each concurrency, float32 then the
+// 16-bit store then int8, back to back, and each ratio to float32 is taken within its round;
+// the median over rounds is reported (a shared VM drifts by tens of percent within minutes).
+// A run: every sequence prefilled with a 16-token prompt, then `decode_tokens` steps of one
+// token per sequence; decode tok/s = sequences * steps / the steps' time.
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <numeric>
+
+#include "bench/bench_util.hpp"
+#include "kernels/cpu/ops.hpp"
+#include "model/llama_model.hpp"
+
+using namespace actorllm;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+/// Decode tok/s of `num_seqs` sequences decoding together for `steps` steps.
+double decode_tok_s(const llama_model& model, int num_seqs, int steps) {
+  const auto& c = model.config();
+  const int32_t block_size = 16, prompt_len = 16;
+  const int32_t blocks_per_seq = (prompt_len + steps) / block_size + 1;
+  kv_cache cache(model.cache_shape(num_seqs * blocks_per_seq, block_size));
+  std::vector<std::vector<int32_t>> tables(num_seqs, std::vector<int32_t>(blocks_per_seq));
+  for (int s = 0; s < num_seqs; ++s)
+    std::iota(tables[s].begin(), tables[s].end(), s * blocks_per_seq);
+  forward_workspace ws;
+  forward_batch batch;
+  std::vector<float> logits;
+  std::vector<int32_t> next(num_seqs);
+  for (int s = 0; s < num_seqs; ++s) {
+    std::vector<int32_t> prompt(prompt_len);
+    for (int i = 0; i < prompt_len; ++i)
+      prompt[i] = static_cast<int32_t>(1 + (s * 7919 + i * 104729) % (c.vocab_size - 1));
+    batch.add_sequence(prompt, 0, tables[s], block_size, true);
+  }
+  batch.finalize();
+  model.forward(batch, cache, ws, logits);
+  auto argmax = [&](int s) {
+    const float* row = logits.data() + static_cast<int64_t>(s) * c.vocab_size;
+    return static_cast<int32_t>(std::max_element(row, row + c.vocab_size) - row);
+  };
+  for (int s = 0; s < num_seqs; ++s) next[s] = argmax(s);
+  const double t0 = bench::now_seconds();
+  for (int step = 0; step < steps; ++step) {
+    batch.clear();
+    for (int s = 0; s < num_seqs; ++s) {
+      const int32_t one[] = {next[s]};
+      batch.add_sequence(one, prompt_len + step, tables[s], block_size, true);
+    }
+    batch.finalize();
+    model.forward(batch, cache, ws, logits);
+    for (int s = 0; s < num_seqs; ++s) next[s] = argmax(s);
+  }
+  return num_seqs * steps / (bench::now_seconds() - t0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int decode_tokens = 64, concurrency = 32, rounds = 3, threads = 0;
+  std::string model_dir, out;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (arg == "--decode-tokens")
+      decode_tokens = std::atoi(value().c_str());
+    else if (arg == "--concurrency")
+      concurrency = std::atoi(value().c_str());
+    else if (arg == "--rounds")
+      rounds = std::atoi(value().c_str());
+    else if (arg == "--threads")
+      threads = std::atoi(value().c_str());
+    else if (arg == "--out")
+      out = value();
+    else
+      model_dir = arg;
+  }
+  if (model_dir.empty() || rounds < 1) {
+    std::fprintf(stderr,
+                 "usage: weight_format_bench [--decode-tokens N] [--concurrency N] [--rounds N] "
+                 "[--threads N] [--out FILE.json] MODEL\n");
+    return 2;
+  }
+  cpu::set_num_threads(threads);
+  struct variant {
+    std::string name;
+    std::unique_ptr<llama_model> model;
+  };
+  std::vector<variant> variants;
+  variants.push_back({"float32", std::make_unique<llama_model>(model_dir, tp_shard{},
+                                                               weight_options{"float32", "none"})});
+  variants.push_back({"", std::make_unique<llama_model>(model_dir)});  // --dtype auto
+  variants.back().name = cpu::to_string(variants.back().model->storage().format);
+  variants.push_back({"int8", std::make_unique<llama_model>(model_dir, tp_shard{},
+                                                            weight_options{"auto", "int8"})});
+  for (auto& v : variants) v.model->prepare_cpu_weights();
+
+  const std::vector<int> concurrencies = {1, concurrency};
+  // (variant, concurrency) -> per-round tok/s and ratio to float32.
+  std::map<std::pair<size_t, int>, std::vector<double>> rates, ratios;
+  for (int r = 0; r < rounds; ++r) {
+    for (int c : concurrencies) {
+      double float32 = 0;
+      for (size_t v = 0; v < variants.size(); ++v) {
+        const double rate = decode_tok_s(*variants[v].model, c, decode_tokens);
+        if (v == 0) float32 = rate;
+        rates[{v, c}].push_back(rate);
+        ratios[{v, c}].push_back(rate / float32);
+      }
+    }
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (int c : concurrencies)
+    for (size_t v = 0; v < variants.size(); ++v)
+      rows.push_back({{"weights", variants[v].name},
+                      {"concurrency", c},
+                      {"decode_tok_s", median(rates[{v, c}])},
+                      {"vs_float32", median(ratios[{v, c}])},
+                      {"weight_MB_per_token", variants[v].model->bytes_read_per_token() / 1e6},
+                      {"rounds", rounds},
+                      {"decode_tokens", decode_tokens},
+                      {"threads", cpu::num_threads()}});
+  if (!out.empty()) std::ofstream(out) << rows.dump(2) << "\n";
+  bench::print_report(
+      "decode tok/s by weight storage (CPU, " +
+          std::filesystem::path(model_dir).filename().string() + ")",
+      {"weights", "concurrency", "decode_tok_s", "vs_float32", "weight_MB_per_token"}, rows);
+}
