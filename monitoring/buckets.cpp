@@ -22,6 +22,11 @@ std::vector<double> step_duration() {
           0.25,   0.5,   0.75,   1.0,   2.5,  5.0,   10.0, 20.0,  40.0};
 }
 
+std::vector<double> mask_time() {
+  return {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001,
+          0.0025,  0.005,    0.01,    0.025,  0.05,    0.1,    0.25};
+}
+
 std::vector<double> one_two_five(double max_value) {
   std::vector<double> bounds;
   for (double scale = 1.0;; scale *= 10.0) {

@@ -14,6 +14,9 @@ std::vector<double> request_latency();
 /// step_duration_seconds: one engine step, from well under a millisecond (a tiny model on a
 /// GPU) to seconds (a long prefill on a CPU).
 std::vector<double> step_duration();
+/// structured_output_mask_seconds: a step's masks, from microseconds (warm caches) to tens of
+/// milliseconds (a grammar's first visits to its states).
+std::vector<double> mask_time();
 /// Token counts: 1, 2, 5, 10, 20, 50, ... up to and including `max_value` where it is one of
 /// them (vLLM's build_1_2_5_buckets). Empty when max_value < 1.
 std::vector<double> one_two_five(double max_value);

@@ -86,7 +86,14 @@ engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels,
                                        buckets::one_two_five(labels.max_model_len))),
       request_generation_tokens_(histogram(r, base, "request_generation_tokens",
                                            "Generated tokens per finished request.",
-                                           buckets::one_two_five(labels.max_model_len))) {
+                                           buckets::one_two_five(labels.max_model_len))),
+      structured_requests_(counter(r, base, "structured_output_requests_total",
+                                   "Requests whose output follows a schema, regex, choice list or "
+                                   "grammar.")),
+      mask_time_(histogram(r, base, "structured_output_mask_seconds",
+                           "Time one step spent computing structured-output token masks (beside "
+                           "the forward pass).",
+                           buckets::mask_time())) {
   auto& free_blocks = r.gauge("num_free_blocks", "Empty KV-cache blocks, by pool.");
   auto& cached_blocks =
       r.gauge("num_cached_blocks", "Unreferenced blocks still holding a reusable prefix, by pool.");

@@ -3,6 +3,8 @@
 /// already returns (scheduler_stats, step_plan, request_output) and the shell's clock:
 ///
 ///   metrics.on_request_added(id, params.n, now_seconds());   // add_request accepted
+///   metrics.on_constrained_request();                        // ... with structured output
+///   metrics.on_masks(result.mask_seconds);                   // a step with constrained draws
 ///   metrics.on_scheduled(plan, now_seconds());               // after schedule()
 ///   metrics.on_outputs(outputs, now_seconds());              // after update() or abort()
 ///   metrics.on_step(core.stats(), step_seconds);             // after update()
@@ -39,6 +41,10 @@ class engine_metrics {
   engine_metrics(metrics_registry& registry, const engine_labels& labels);
 
   void on_request_added(const std::string& request_id, int32_t n, double now);
+  /// An accepted request asks for structured output.
+  void on_constrained_request() { structured_requests_.Increment(); }
+  /// A step computed structured-output masks for `seconds` (beside its forward pass).
+  void on_masks(double seconds) { mask_time_.Observe(seconds); }
   void on_scheduled(const step_plan& plan, double now);
   void on_outputs(const std::vector<request_output>& outputs, double now);
   /// Gauges and cumulative counters from the core's stats after a step, plus the step's
@@ -96,6 +102,8 @@ class engine_metrics {
   prometheus::Histogram& inference_time_;
   prometheus::Histogram& request_prompt_tokens_;
   prometheus::Histogram& request_generation_tokens_;
+  prometheus::Counter& structured_requests_;
+  prometheus::Histogram& mask_time_;
 };
 
 }  // namespace actorllm

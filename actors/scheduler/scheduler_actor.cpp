@@ -137,6 +137,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
     st.last_step_finished = now;
     ++st.num_steps;
     st.worker_busy_seconds += result.worker_seconds;
+    if (result.mask_seconds > 0 && st.hooks.on_masks) st.hooks.on_masks(result.mask_seconds);
     emit(self, st.core->update(result));
     const auto stats = st.core->stats();
     cache_report report{result.step,
@@ -178,7 +179,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
           return {refused->message, status};
         }
         auto& hooks = self->state.hooks;
-        if (hooks.on_added) hooks.on_added(req.request_id, n);
+        if (hooks.on_added) hooks.on_added(req.request_id, n, req.params.structured.active());
         if (hooks.on_stats) hooks.on_stats(self->state.core->stats());
         wake(self);
         return {};

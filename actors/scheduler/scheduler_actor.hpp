@@ -32,7 +32,10 @@ using worker_factory = std::function<worker_actor(caf::actor_system& system, int
 /// What the shell reports as it goes (metrics, logs). Each may be empty. Called on the
 /// scheduler's own thread, so one replica's observer needs no locking.
 struct scheduler_hooks {
-  std::function<void(const std::string& request_id, int32_t n)> on_added;
+  /// A request was accepted: its id, its choices, and whether its output is constrained.
+  std::function<void(const std::string& request_id, int32_t n, bool constrained)> on_added;
+  /// A step's workers spent `seconds` computing structured-output masks.
+  std::function<void(double seconds)> on_masks;
   std::function<void(const step_plan&)> on_scheduled;
   std::function<void(const std::vector<request_output>&)> on_outputs;
   /// After each step: the core's stats, the step's wall time and the mailbox depth.

@@ -50,9 +50,11 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
   const std::string scheduler_name = "scheduler-" + std::to_string(replica);
   const double interval = log_stats_interval_;
   scheduler_hooks hooks;
-  hooks.on_added = [m](const std::string& id, int32_t n) {
+  hooks.on_added = [m](const std::string& id, int32_t n, bool constrained) {
     m->metrics.on_request_added(id, n, now_seconds());
+    if (constrained) m->metrics.on_constrained_request();
   };
+  hooks.on_masks = [m](double seconds) { m->metrics.on_masks(seconds); };
   hooks.on_scheduled = [m](const step_plan& plan) { m->metrics.on_scheduled(plan, now_seconds()); };
   hooks.on_outputs = [m](const std::vector<request_output>& outs) {
     m->metrics.on_outputs(outs, now_seconds());

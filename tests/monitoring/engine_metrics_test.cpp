@@ -112,6 +112,23 @@ TEST(engine_metrics, histograms_use_vllm_buckets) {
   EXPECT_EQ(bounds_of("step_duration_seconds"), buckets::step_duration());
 }
 
+TEST(engine_metrics, structured_output_requests_and_mask_time) {
+  metrics_registry registry;
+  engine_metrics metrics(registry, {"m", 0, 128});
+  metrics.on_constrained_request();
+  metrics.on_constrained_request();
+  metrics.on_masks(0.00002);
+  metrics.on_masks(0.003);
+  EXPECT_EQ(counter_value(registry, "actorllm:structured_output_requests_total", replica0), 2);
+  auto m = testing::find_metric(registry, "actorllm:structured_output_mask_seconds");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->histogram.sample_count, 2u);
+  EXPECT_NEAR(m->histogram.sample_sum, 0.00302, 1e-9);
+  auto bounds = testing::bucket_bounds(*m);
+  bounds.pop_back();
+  EXPECT_EQ(bounds, buckets::mask_time());
+}
+
 TEST(engine_metrics, one_two_five_buckets_end_at_max_model_len) {
   EXPECT_EQ(buckets::one_two_five(0), std::vector<double>{});
   EXPECT_EQ(buckets::one_two_five(1), std::vector<double>{1});
