@@ -73,6 +73,11 @@ std::string make_body(const options& o, const std::string& model, const sample_r
     body["max_tokens"] = s.output_len;
   }
   if (o.ignore_eos) body["ignore_eos"] = true;
+  if (!o.extra_body.empty()) {
+    const json extra = json::parse(o.extra_body);
+    if (!extra.is_object()) throw std::invalid_argument("--extra-body must be a JSON object");
+    body.update(extra);
+  }
   return body.dump();
 }
 
@@ -157,6 +162,7 @@ json result_json(const options& o, const std::string& model, const summary& s,
   j["burstiness"] = o.burstiness;
   j["max_concurrency"] = o.max_concurrency > 0 ? json(o.max_concurrency) : json(nullptr);
   j["ignore_eos"] = o.ignore_eos;
+  j["extra_body"] = o.extra_body.empty() ? json() : json::parse(o.extra_body);
   j["seed"] = o.seed;
   if (o.dataset_name == "random") {
     j["random_input_len"] = o.random_input_len;

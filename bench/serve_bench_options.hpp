@@ -31,6 +31,7 @@ struct options {
   double burstiness = 1;
   int max_concurrency = 0;  // 0: no cap
   bool ignore_eos = false;
+  std::string extra_body;  // a JSON object merged into every request body
   bool keep_alive = true;  // reuse connections across requests, as vLLM's benchmark does
   uint64_t seed = 0;
   goodput_slo goodput;
@@ -56,6 +57,8 @@ Load generator for an OpenAI-compatible server (streaming), after vLLM's benchma
   --burstiness B            gamma shape; 1 = Poisson (default 1)
   --max-concurrency N       cap on requests in flight
   --ignore-eos              send ignore_eos; responses must have exactly max_tokens tokens
+  --extra-body JSON         fields merged into every request, e.g.
+                            '{"response_format": {"type": "json_object"}}'
   --goodput ttft:MS tpot:MS e2el:MS
   --result-json FILE, --label NAME (stored in the JSON, for plots)
   --request-timeout S       per request (600)
@@ -105,6 +108,7 @@ inline options parse_options(int argc, char** argv) {
       {"--seed", [&](const std::string& v) { o.seed = static_cast<uint64_t>(to_int(v)); }},
       {"--result-json", [&](const std::string& v) { o.result_json = v; }},
       {"--label", [&](const std::string& v) { o.label = v; }},
+      {"--extra-body", [&](const std::string& v) { o.extra_body = v; }},
       {"--request-timeout", [&](const std::string& v) { o.request_timeout_s = to_int(v); }},
   };
   std::vector<std::string> args(argv + 1, argv + argc);
