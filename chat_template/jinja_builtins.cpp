@@ -10,8 +10,10 @@
 namespace actorllm::jinja {
 namespace {
 
-const value& arg(value_list& args, keyword_args& kwargs, size_t index, const char* name,
-                 const value& fallback) {
+// By value: callers pass temporaries as `fallback` (arg(..., value(""))), which a returned
+// reference would outlive.
+value arg(value_list& args, keyword_args& kwargs, size_t index, const char* name,
+          const value& fallback) {
   for (auto& [k, v] : kwargs)
     if (k == name) return v;
   return index < args.size() ? args[index] : fallback;

@@ -264,6 +264,34 @@ def websocket():
         write("websocket", name, data)
 
 
+def grammar():
+    # Byte 0: 0 GBNF, 1 regex, 2 JSON Schema strict, 3 JSON Schema; byte 1 seeds the walk.
+    seeds = {
+        "gbnf_list": (0, 'root ::= "(" item ("," item)* ")"\nitem ::= [0-9]+ | "x"'),
+        "gbnf_recursive": (0, 'root ::= expr\nexpr ::= term ("+" term)*\n'
+                              'term ::= [a-z] | "(" expr ")"'),
+        "gbnf_repeat": (0, 'root ::= [^"\\\\]{2,5} ("a" | "b"){0,3}'),
+        "regex_email": (1, "[a-z]+@[a-z]+\\.(com|org)"),
+        "regex_classes": (1, "(\\d{2,4}|[A-F]+)-\\w*\\s?"),
+        "schema_object": (2, json.dumps({
+            "type": "object", "required": ["a"], "additionalProperties": False,
+            "properties": {"a": {"type": "integer", "minimum": -3, "maximum": 12},
+                           "b": {"type": "array", "items": {"enum": ["x", 1, None]},
+                                 "maxItems": 2}}})),
+        "schema_refs": (3, json.dumps({
+            "$defs": {"n": {"type": "object", "properties": {
+                "v": {"type": "string", "maxLength": 3},
+                "kids": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}},
+            "$ref": "#/$defs/n"})),
+        "schema_any_of": (3, json.dumps({"anyOf": [{"type": "string", "format": "date"},
+                                                   {"type": ["number", "boolean"]},
+                                                   {"const": {"k": [1, 2]}}]})),
+        "schema_pattern": (2, json.dumps({"type": "string", "pattern": "^[a-c]{1,4}$"})),
+    }
+    for name, (kind, text) in seeds.items():
+        write("grammar", name, bytes([kind, len(name)]) + text.encode())
+
+
 def main():
     if CORPUS.exists():
         shutil.rmtree(CORPUS)
@@ -275,6 +303,7 @@ def main():
     model_config()
     http_session()
     websocket()
+    grammar()
 
 
 if __name__ == "__main__":

@@ -100,6 +100,15 @@ TEST(chat_template, template_that_is_not_utf8_is_refused_when_parsed) {
   EXPECT_EQ(r.text, "\xC3\xA9t\xC3\xA9True");
 }
 
+// Found by fuzz_jinja: a filter's default argument was a temporary that the argument lookup
+// returned by reference (ASan: stack-use-after-scope in the sanitizer build).
+TEST(chat_template, filters_without_their_optional_arguments) {
+  auto r = chat_template("[{{ missing | default }}][{{ ['a', 'b'] | join }}][{{ 'x' | d }}]")
+               .render(ordered_json::object());
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.text, "[][ab][x]");
+}
+
 TEST(chat_template, tokenizer_config_supplies_special_tokens) {
   auto tmpl =
       chat_template::load(testing::shared_dir() / "tokenizers/llama3/tokenizer_config.json");
