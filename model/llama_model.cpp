@@ -24,7 +24,8 @@ std::string why_float32_only(const model_config_hf& c, tp_shard shard) {
 llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard,
                          const weight_options& options)
     : config_(load_model_config(model_dir)), shard_(shard) {
-  check_checkpoint_quantization(config_.quantization_method);
+  const checkpoint_quantization quantized =
+      read_checkpoint_quantization(config_.quantization_config);
   const tensor_store store(model_dir);
   if (shard.size > 1 && config_.moe.num_experts > 0)
     throw std::runtime_error(config_.architecture +
@@ -32,7 +33,7 @@ llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard,
                              "(--tensor-parallel-size 1, or several replicas)");
   storage_ =
       choose_weight_format(options, source_format(store.get("model.embed_tokens.weight").dtype),
-                           why_float32_only(config_, shard));
+                           why_float32_only(config_, shard), quantized);
   // Packed panels as the only copy: made from the mapped file, which is unmapped when the
   // store goes at the end of this constructor.
   weights_ = load_llama_weights(store, config_, /*with_matrices=*/!packed_only());

@@ -55,7 +55,7 @@ class llama_model {
   /// What the matrices are stored as, and the startup log's line for it.
   const weight_choice& storage() const { return storage_; }
   /// Whether packed panels are the only copy of the matrices (storage() is not float32).
-  bool packed_only() const { return storage_.format != cpu::weight_format::f32; }
+  bool packed_only() const { return storage_.packed_only(); }
   /// The packed weights (made now where they are a copy); null where the CPU lacks AVX2.
   const packed_llama_weights* cpu_weights() const { return packed(); }
   /// Bytes of weights one decoded token reads, in the form they are stored.

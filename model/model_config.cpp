@@ -182,6 +182,7 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
     c.quantization_method =
         field_reader(j["quantization_config"], path.string() + " (quantization_config)")
             .string("quant_method", "unnamed");
+    c.quantization_config = j["quantization_config"].dump();
   }
   read_architecture_fields(f, c);
 

@@ -56,6 +56,8 @@ struct model_config_hf {
   /// quantization_config.quant_method of a quantized checkpoint (gptq, awq, fp8, ...); empty
   /// for a checkpoint of plain float tensors.
   std::string quantization_method;
+  /// The whole quantization_config object as JSON text; empty when there is none.
+  std::string quantization_config;
 
   // What sets the other families apart from Llama (each default is Llama's).
   hidden_activation activation = hidden_activation::silu;

@@ -1,23 +1,54 @@
 #include "model/packed_weights.hpp"
 
+#include <deque>
 #include <string>
 
 namespace actorllm {
 
 namespace {
 
-/// The checkpoint tensor `name` as rows to pack, after checking its shape.
-cpu::matrix_rows rows_of(const tensor_store& store, const std::string& name, int64_t rows,
-                         int64_t cols) {
-  const tensor_view& view = store.get(name);
-  if (view.shape != std::vector<int64_t>{rows, cols}) {
-    std::string shape;
-    for (int64_t d : view.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-    throw std::runtime_error("tensor '" + name + "' has shape [" + shape + "], expected [" +
-                             std::to_string(rows) + ", " + std::to_string(cols) + "]");
+/// Reads checkpoint tensors as rows to pack, after checking their shapes, and keeps the
+/// per-row scales of float8 ones (their weight_scale, per tensor or per output channel) while
+/// the packing reads them.
+class rows_reader {
+ public:
+  explicit rows_reader(const tensor_store& store) : store_(store) {}
+
+  cpu::matrix_rows operator()(const std::string& name, int64_t rows, int64_t cols) {
+    const tensor_view& view = store_.get(name);
+    if (view.shape != std::vector<int64_t>{rows, cols})
+      throw std::runtime_error("tensor '" + name + "' has shape " + shape_text(view.shape) +
+                               ", expected [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                               "]");
+    cpu::matrix_rows r{view.data, source_format(view.dtype), rows};
+    if (view.dtype == tensor_dtype::f8_e4m3) r.row_scales = scales_of(name + "_scale", rows).data();
+    return r;
   }
-  return {view.data, source_format(view.dtype), rows};
-}
+
+ private:
+  static std::string shape_text(const std::vector<int64_t>& shape) {
+    std::string s;
+    for (int64_t d : shape) s += (s.empty() ? "" : ", ") + std::to_string(d);
+    return "[" + s + "]";
+  }
+
+  /// `name` (shape [], [1], [rows] or [rows, 1]) as one float32 scale per row.
+  const std::vector<float>& scales_of(const std::string& name, int64_t rows) {
+    const tensor_view& view = store_.get(name);
+    const int64_t n = view.numel();
+    if (view.dtype == tensor_dtype::f8_e4m3 || (n != 1 && n != rows) || view.shape.size() > 2)
+      throw std::runtime_error("tensor '" + name + "' has shape " + shape_text(view.shape) +
+                               ": expected one scale per tensor or per output channel (" +
+                               std::to_string(rows) + ")");
+    std::vector<float> values(n);
+    convert_to_f32(view.dtype, view.data, n, values.data());
+    if (n == 1) values.assign(rows, values[0]);
+    return scales_.emplace_back(std::move(values));
+  }
+
+  const tensor_store& store_;
+  std::deque<std::vector<float>> scales_;  // stable addresses while the reader lives
+};
 
 }  // namespace
 
@@ -27,6 +58,8 @@ cpu::weight_format source_format(tensor_dtype dtype) {
       return cpu::weight_format::f16;
     case tensor_dtype::bf16:
       return cpu::weight_format::bf16;
+    case tensor_dtype::f8_e4m3:
+      return cpu::weight_format::fp8;
     case tensor_dtype::f32:
       break;
   }
@@ -64,8 +97,12 @@ std::unique_ptr<packed_llama_weights> load_packed_llama_weights(const tensor_sto
                                                                 cpu::weight_format format) {
   const int64_t dim = c.hidden_size, hidden = c.intermediate_size;
   const int64_t q = c.q_size(), kv = c.kv_size();
+  rows_reader rows_of(store);
+  // float8 rows stay float8; the rest is packed as `format`.
   auto pack = [&](std::initializer_list<cpu::matrix_rows> parts, int64_t in) {
-    return cpu::pack_matrix({parts.begin(), parts.size()}, in, format);
+    const bool fp8 = parts.begin()->format == cpu::weight_format::fp8;
+    return cpu::pack_matrix({parts.begin(), parts.size()}, in,
+                            fp8 ? cpu::weight_format::fp8 : format);
   };
   auto p = std::make_unique<packed_llama_weights>();
   for (int64_t l = 0; l < c.num_layers; ++l) {
@@ -73,24 +110,24 @@ std::unique_ptr<packed_llama_weights> load_packed_llama_weights(const tensor_sto
     const std::string m = "model.layers." + std::to_string(l) + ".mlp.";
     packed_llama_weights::layer layer;
     // Phi-3 ships q, k and v fused already, and gate and up, in our order.
-    layer.qkv = store.contains(a + "qkv_proj.weight")
-                    ? pack({rows_of(store, a + "qkv_proj.weight", q + 2 * kv, dim)}, dim)
-                    : pack({rows_of(store, a + "q_proj.weight", q, dim),
-                            rows_of(store, a + "k_proj.weight", kv, dim),
-                            rows_of(store, a + "v_proj.weight", kv, dim)},
-                           dim);
-    layer.o = pack({rows_of(store, a + "o_proj.weight", dim, q)}, q);
+    layer.qkv =
+        store.contains(a + "qkv_proj.weight")
+            ? pack({rows_of(a + "qkv_proj.weight", q + 2 * kv, dim)}, dim)
+            : pack({rows_of(a + "q_proj.weight", q, dim), rows_of(a + "k_proj.weight", kv, dim),
+                    rows_of(a + "v_proj.weight", kv, dim)},
+                   dim);
+    layer.o = pack({rows_of(a + "o_proj.weight", dim, q)}, q);
     layer.gate_up = store.contains(m + "gate_up_proj.weight")
-                        ? pack({rows_of(store, m + "gate_up_proj.weight", 2 * hidden, dim)}, dim)
-                        : pack({rows_of(store, m + "gate_proj.weight", hidden, dim),
-                                rows_of(store, m + "up_proj.weight", hidden, dim)},
+                        ? pack({rows_of(m + "gate_up_proj.weight", 2 * hidden, dim)}, dim)
+                        : pack({rows_of(m + "gate_proj.weight", hidden, dim),
+                                rows_of(m + "up_proj.weight", hidden, dim)},
                                dim);
-    layer.down = pack({rows_of(store, m + "down_proj.weight", dim, hidden)}, hidden);
+    layer.down = pack({rows_of(m + "down_proj.weight", dim, hidden)}, hidden);
     p->layers.push_back(std::move(layer));
   }
-  const auto embed = rows_of(store, "model.embed_tokens.weight", c.vocab_size, dim);
+  const auto embed = rows_of("model.embed_tokens.weight", c.vocab_size, dim);
   if (store.contains("lm_head.weight") || !c.tie_word_embeddings) {
-    p->lm_head = pack({rows_of(store, "lm_head.weight", c.vocab_size, dim)}, dim);
+    p->lm_head = pack({rows_of("lm_head.weight", c.vocab_size, dim)}, dim);
     p->embed = pack({embed}, dim);
   } else {
     p->lm_head = pack({embed}, dim);

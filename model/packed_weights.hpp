@@ -39,8 +39,9 @@ std::unique_ptr<packed_llama_weights> pack_llama_weights(const llama_weights& we
 
 /// Packs the matrices of a dense model (no experts, one shard) straight from the checkpoint
 /// into `format`: q, k and v fused, gate and up fused, the LM head, and the embedding table
-/// (the LM head where tied). Throws std::runtime_error naming a missing tensor or a wrong
-/// shape. Needs cpu::packed_linear_supported().
+/// (the LM head where tied). float8 tensors stay float8, with their weight_scale. Throws
+/// std::runtime_error naming a missing tensor or a wrong shape. Needs
+/// cpu::packed_linear_supported().
 std::unique_ptr<packed_llama_weights> load_packed_llama_weights(const tensor_store& store,
                                                                 const model_config_hf& config,
                                                                 cpu::weight_format format);

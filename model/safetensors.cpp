@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -25,11 +27,21 @@ tensor_dtype parse_dtype(const std::string& name, const std::filesystem::path& p
   if (name == "F32") return tensor_dtype::f32;
   if (name == "F16") return tensor_dtype::f16;
   if (name == "BF16") return tensor_dtype::bf16;
-  fail(path, "tensor '" + tensor + "' has unsupported dtype " + name + " (F32, F16, BF16 only)");
+  if (name == "F8_E4M3") return tensor_dtype::f8_e4m3;
+  fail(path,
+       "tensor '" + tensor + "' has unsupported dtype " + name + " (F32, F16, BF16, F8_E4M3 only)");
 }
 
 size_t dtype_size(tensor_dtype dtype) {
-  return dtype == tensor_dtype::f32 ? 4 : 2;
+  return dtype == tensor_dtype::f32 ? 4 : dtype == tensor_dtype::f8_e4m3 ? 1 : 2;
+}
+
+float e4m3_to_float(uint8_t b) {
+  const int exponent = (b >> 3) & 0xf, mantissa = b & 0x7;
+  const float sign = (b & 0x80) ? -1.0f : 1.0f;
+  if (exponent == 0xf && mantissa == 0x7) return std::numeric_limits<float>::quiet_NaN();
+  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -9);  // subnormal
+  return sign * std::ldexp(1.0f + mantissa / 8.0f, exponent - 7);
 }
 
 float half_to_float(uint16_t h) {
@@ -97,6 +109,11 @@ void convert_to_f32(tensor_dtype dtype, const void* src, int64_t n, float* dst) 
         const uint32_t bits = static_cast<uint32_t>(b) << 16;
         std::memcpy(dst + i, &bits, 4);
       }
+      return;
+    }
+    case tensor_dtype::f8_e4m3: {
+      const auto* bytes = static_cast<const uint8_t*>(src);
+      for (int64_t i = 0; i < n; ++i) dst[i] = e4m3_to_float(bytes[i]);
       return;
     }
   }
@@ -221,6 +238,10 @@ std::vector<float> tensor_store::load_f32(const std::string& name,
   if (view.shape != expected_shape)
     throw std::runtime_error("tensor '" + name + "' has shape " + shape_string(view.shape) +
                              ", expected " + shape_string(expected_shape));
+  if (view.dtype == tensor_dtype::f8_e4m3)
+    throw std::runtime_error("tensor '" + name +
+                             "' is float8 (F8_E4M3): only the dense layers' projections of a "
+                             "checkpoint with a quantization_config are read as float8");
   std::vector<float> out(view.numel());
   convert_to_f32(view.dtype, view.data, view.numel(), out.data());
   return out;

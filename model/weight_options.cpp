@@ -1,5 +1,6 @@
 #include "model/weight_options.hpp"
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace actorllm {
@@ -18,7 +19,22 @@ cpu::weight_format parse_dtype(const std::string& dtype) {
 }  // namespace
 
 weight_choice choose_weight_format(const weight_options& options, cpu::weight_format checkpoint,
-                                   const std::string& why_float32_only) {
+                                   const std::string& why_float32_only,
+                                   checkpoint_quantization quantized) {
+  if (quantized == checkpoint_quantization::fp8) {
+    if (options.quantization != "none" && !options.quantization.empty())
+      throw std::runtime_error("--quantization " + options.quantization +
+                               ": the checkpoint is float8 already (quantization_config)");
+    if (!why_float32_only.empty())
+      throw std::runtime_error("a float8 checkpoint: " + why_float32_only);
+    weight_choice rest = choose_weight_format(options, checkpoint, "");
+    rest.float8_projections = true;
+    rest.description =
+        "float8_e4m3 projections as shipped, one scale per output channel or tensor; "
+        "embedding and LM head " +
+        rest.description;
+    return rest;
+  }
   const std::string from = std::string("the checkpoint's ") + cpu::to_string(checkpoint);
   const cpu::weight_format asked = parse_dtype(options.dtype);
   if (options.quantization == "int8") {
@@ -52,12 +68,34 @@ weight_choice choose_weight_format(const weight_options& options, cpu::weight_fo
   return {format, std::string(cpu::to_string(format)) + " (" + because + ")"};
 }
 
-void check_checkpoint_quantization(const std::string& quant_method) {
-  if (quant_method.empty()) return;
-  throw std::runtime_error(
-      "config.json: quantization_config's quant_method '" + quant_method +
-      "' is not supported yet (checkpoints of float32, float16 or bfloat16 tensors only; "
-      "--quantization int8 quantizes one at load)");
+checkpoint_quantization read_checkpoint_quantization(const std::string& config_json) {
+  if (config_json.empty()) return checkpoint_quantization::none;
+  const auto q = nlohmann::json::parse(config_json);
+  const std::string method = q.value("quant_method", "unnamed");
+  auto refuse = [&](const std::string& what) {
+    throw std::runtime_error("config.json: quantization_config's quant_method '" + method + "'" +
+                             what +
+                             " is not supported yet (float8 E4M3 weights with per-channel or "
+                             "per-tensor scales, or float32, float16 or bfloat16 tensors; "
+                             "--quantization int8 quantizes one at load)");
+  };
+  if (method == "fp8") {
+    if (q.contains("weight_block_size") && !q["weight_block_size"].is_null())
+      refuse(" with weight_block_size (block-wise scales)");
+    return checkpoint_quantization::fp8;
+  }
+  if (method != "compressed-tensors") refuse("");
+  const std::string format = q.value("format", "");
+  if (format != "float-quantized") refuse(" in format '" + format + "'");
+  if (!q.contains("config_groups") || !q["config_groups"].is_object()) refuse(" without groups");
+  for (const auto& [name, group] : q["config_groups"].items()) {
+    const auto& w = group.value("weights", nlohmann::json::object());
+    const std::string strategy = w.value("strategy", "");
+    if (w.value("num_bits", 0) != 8 || w.value("type", "") != "float" ||
+        (strategy != "channel" && strategy != "tensor"))
+      refuse(" (group " + name + ": weights " + w.dump() + ")");
+  }
+  return checkpoint_quantization::fp8;
 }
 
 }  // namespace actorllm

@@ -15,6 +15,12 @@ mixtral, qwen2_moe, qwen3_moe. Tensor names and config.json keys are those of th
 checkpoints of each family; shapes default to a tiny model per family (see ARCHS) that every
 shape flag overrides.
 
+--quantize fp8-channel / fp8-tensor writes the layers' projections as float8 E4M3 with a
+weight_scale per output channel or per tensor, in compressed-tensors' layout and
+quantization_config (the rest in --dtype):
+
+  scripts/make_random_model.py --dtype bf16 --quantize fp8-channel --out /tmp/m-fp8
+
 --rope-scaling takes a JSON object (written to config.json as given; a longrope object without
 short_factor/long_factor gets generated lists), "none", or one of the presets linear, dynamic,
 yarn, llama3, longrope, sized so that a 60-token sequence exercises them (max_position_embeddings
@@ -76,11 +82,21 @@ DTYPES = {"f32": ("F32", "float32"), "f16": ("F16", "float16"), "bf16": ("BF16",
 
 
 def write_safetensors(path, tensors, dtype="F32", metadata=None):
-    """Writes tensors (float32 arrays) as F32, F16 or BF16 (round to nearest even)."""
-    blobs = {}
+    """Writes tensors (float32 arrays) as F32, F16 or BF16 (round to nearest even). A tensor
+    given as an (array, dtype) pair is written as that dtype instead: "F32", or "F8_E4M3" for
+    a uint8 array of float8 codes (see quantize_fp8)."""
+    blobs, dtypes = {}, {}
     for name, array in tensors.items():
+        dtypes[name] = dtype
+        if isinstance(array, tuple):
+            array, dtypes[name] = array
+            if dtypes[name] == "F8_E4M3":
+                blobs[name] = np.ascontiguousarray(array, dtype=np.uint8).tobytes()
+                continue
         a = np.ascontiguousarray(array, dtype="<f4")
-        if dtype == "F16":
+        if dtypes[name] == "F32":
+            blobs[name] = a.tobytes()
+        elif dtype == "F16":
             blobs[name] = a.astype("<f2").tobytes()
         elif dtype == "BF16":
             u = a.view("<u4").astype(np.uint64)
@@ -89,7 +105,8 @@ def write_safetensors(path, tensors, dtype="F32", metadata=None):
             blobs[name] = a.tobytes()
     header, offset = ({"__metadata__": metadata} if metadata else {}), 0
     for name, array in tensors.items():
-        header[name] = {"dtype": dtype, "shape": list(array.shape),
+        shape = list((array[0] if isinstance(array, tuple) else array).shape)
+        header[name] = {"dtype": dtypes[name], "shape": shape,
                         "data_offsets": [offset, offset + len(blobs[name])]}
         offset += len(blobs[name])
     blob = json.dumps(header, separators=(",", ":")).encode()
@@ -99,6 +116,56 @@ def write_safetensors(path, tensors, dtype="F32", metadata=None):
         f.write(blob)
         for data in blobs.values():
             f.write(data)
+
+
+def e4m3_values():
+    """The 127 non-negative finite values of float8 E4M3FN by code (0x00 - 0x7e): sign, 4
+    exponent bits biased by 7, 3 mantissa bits; exponent 0 is subnormal (m / 8 * 2^-6); 0x7f
+    is NaN and there are no infinities (the OCP 8-bit floating point specification)."""
+    codes = np.arange(0x7F)
+    e, m = codes >> 3, codes & 7
+    return np.where(e == 0, m / 8.0 * 2.0**-6, (1 + m / 8.0) * 2.0 ** (e - 7))
+
+
+def quantize_fp8(w, strategy):
+    """w (out, in) as float8 E4M3 codes and float32 scales, as compressed-tensors' FP8 format
+    lays them out: scale = max |w| / 448 per output channel ((out, 1)) or per tensor ((1,)),
+    code = the E4M3 value nearest to w / scale (ties to the even code), saturated at 448."""
+    w = np.asarray(w, dtype=np.float32)
+    amax = np.abs(w).max(axis=1, keepdims=True) if strategy == "channel" else np.abs(w).max().reshape(1)
+    scale = (np.maximum(amax, 1e-12) / np.float32(448.0)).astype(np.float32)
+    x = np.abs(w / (scale if strategy == "channel" else scale[0])).astype(np.float64)
+    values = e4m3_values()
+    x = np.minimum(x, 448.0)
+    i = np.clip(np.searchsorted(values, x), 1, 0x7E)
+    lo, hi = values[i - 1], values[i]
+    up = (hi - x < x - lo) | ((hi - x == x - lo) & (i % 2 == 0))
+    codes = np.where(up, i, i - 1).astype(np.uint8)
+    codes |= np.where(w < 0, 0x80, 0).astype(np.uint8)
+    return codes, scale
+
+
+def quantize_linears(tensors, strategy):
+    """Every projection of the decoder layers (not the embedding, the LM head, norms or
+    routers) as float8 with its weight_scale, and the compressed-tensors quantization_config
+    that describes them (weights only: no input_activations, as a W8A16 checkpoint)."""
+    out = {}
+    for name, w in tensors.items():
+        if name.startswith("model.layers.") and name.endswith("_proj.weight") and w.ndim == 2:
+            codes, scale = quantize_fp8(w, strategy)
+            out[name] = (codes, "F8_E4M3")
+            out[name[: -len("weight")] + "weight_scale"] = (scale, "F32")
+        else:
+            out[name] = w
+    config = {
+        "quant_method": "compressed-tensors", "format": "float-quantized",
+        "config_groups": {"group_0": {
+            "targets": ["Linear"],
+            "weights": {"num_bits": 8, "type": "float", "symmetric": True, "strategy": strategy,
+                        "dynamic": False}}},
+        "ignore": ["lm_head"],
+    }
+    return out, config
 
 
 def rope_preset(kind, rot_dim, max_pos):
@@ -145,6 +212,9 @@ def parse_args():
     ap.add_argument("--final-logit-softcapping", type=float, help="gemma; 0 writes null")
     ap.add_argument("--generation-config", help="JSON object written as generation_config.json")
     ap.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
+    ap.add_argument("--quantize", choices=["fp8-channel", "fp8-tensor"],
+                    help="write the layers' projections as float8 E4M3 with per-channel or per-tensor "
+                         "scales (compressed-tensors); the rest in --dtype")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
     return ap.parse_args()
@@ -391,7 +461,9 @@ def main():
     tensors, config, metadata = llama_model(args) if args.arch == "llama" else family_model(args)
 
     os.makedirs(args.out, exist_ok=True)
-    if args.arch == "llama" and args.dtype == "f32":
+    if args.quantize:
+        tensors, config["quantization_config"] = quantize_linears(tensors, args.quantize.split("-")[1])
+    if args.arch == "llama" and args.dtype == "f32" and not args.quantize:
         write_safetensors(os.path.join(args.out, "model.safetensors"), tensors)
     else:
         config["torch_dtype"] = DTYPES[args.dtype][1]
@@ -410,7 +482,8 @@ def main():
     if os.path.exists(source) and (vocab in (32000, 512)):
         shutil.copy(source, os.path.join(args.out, "tokenizer.json"))
     label = "" if args.arch == "llama" else args.arch + ", "
-    print(f"make_random_model: wrote {args.out} ({label}{sum(t.size for t in tensors.values()) / 1e6:.1f}M parameters)")
+    size = sum((t[0] if isinstance(t, tuple) else t).size for t in tensors.values())
+    print(f"make_random_model: wrote {args.out} ({label}{size / 1e6:.1f}M parameters)")
 
 
 if __name__ == "__main__":

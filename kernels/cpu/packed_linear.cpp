@@ -73,9 +73,24 @@ struct panel_loader<weight_format::q8> {
   }
 };
 
+template <>
+struct panel_loader<weight_format::fp8> {
+  using element = int8_t;
+  /// E4M3FN codes through float16 (packed_matrix::scales says why the value is 2^8 smaller).
+  ACTORLLM_AVX2 static void load(const int8_t* p, __m256& w0, __m256& w1) {
+    const __m256i codes =
+        _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256i sign = _mm256_slli_epi16(_mm256_and_si256(codes, _mm256_set1_epi16(0x80)), 8);
+    const __m256i rest = _mm256_slli_epi16(_mm256_and_si256(codes, _mm256_set1_epi16(0x7f)), 7);
+    const __m256i halves = _mm256_or_si256(sign, rest);
+    w0 = _mm256_cvtph_ps(_mm256_castsi256_si128(halves));
+    w1 = _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1));
+  }
+};
+
 /// y rows [0, ROWS) x panel columns [0, cols) (+)= x rows @ panel over `depth` input
 /// features; ldx is x's row stride. `accumulate`: add to what y holds (a later depth block).
-/// bias (may be null) is added by the caller's last depth block. scale (q8 only): the
+/// bias (may be null) is added by the caller's last depth block. scale (q8, fp8): the
 /// panel's 16 per-feature scales, applied to this block's sum before it is added to y.
 template <weight_format F, int ROWS>
 ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* panel_bytes,
@@ -83,7 +98,7 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
                         float* y, int64_t ldy) {
   using loader = panel_loader<F>;
   const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
-  constexpr bool scaled = F == weight_format::q8;
+  constexpr bool scaled = F == weight_format::q8 || F == weight_format::fp8;
   // Twelve named accumulators, not an array: GCC spills an array of vectors to the stack on
   // every iteration, which made the loop store-bound at a third of its speed.
   __m256 a00, a01, a10, a11, a20, a21, a30, a31, a40, a41, a50, a51;
@@ -208,7 +223,7 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
 using tile_fn = void (*)(const float*, int64_t, int64_t, const void*, const float*, const float*,
                          int64_t, bool, float*, int64_t);
 
-/// dst (depth, 16) = a panel's block widened to float32 (q8: q * scale, the weights
+/// dst (depth, 16) = a panel's block widened to float32 (q8, fp8: q * scale, the weights
 /// unpack_matrix gives). With several row tiles per block, widening once and running the
 /// float32 tiles beats widening in every tile: the conversions then cost once per block.
 template <weight_format F>
@@ -216,15 +231,16 @@ ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const float* scale, int6
                                float* dst) {
   using loader = panel_loader<F>;
   const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
+  constexpr bool scaled = F == weight_format::q8 || F == weight_format::fp8;
   __m256 s0 = _mm256_set1_ps(1.0f), s1 = s0;
-  if constexpr (F == weight_format::q8) {
+  if constexpr (scaled) {
     s0 = _mm256_loadu_ps(scale);
     s1 = _mm256_loadu_ps(scale + 8);
   }
   for (int64_t k = 0; k < depth; ++k) {
     __m256 w0, w1;
     loader::load(panel + k * width, w0, w1);
-    if constexpr (F == weight_format::q8) {
+    if constexpr (scaled) {
       w0 = _mm256_mul_ps(w0, s0);
       w1 = _mm256_mul_ps(w1, s1);
     }
@@ -259,6 +275,9 @@ panel_access access_of(const packed_matrix& w) {
               reinterpret_cast<const unsigned char*>(w.panels16.data()), 2};
     case F::q8:
       return {tiles_of<F::q8>, widen_block<F::q8>,
+              reinterpret_cast<const unsigned char*>(w.panels8.data()), 1};
+    case F::fp8:
+      return {tiles_of<F::fp8>, widen_block<F::fp8>,
               reinterpret_cast<const unsigned char*>(w.panels8.data()), 1};
     case F::f32:
       break;

@@ -24,6 +24,7 @@ enum class weight_format {
   f16,   ///< IEEE binary16
   bf16,  ///< bfloat16: the top half of a float32
   q8,    ///< int8, w = q * scale of the output feature (symmetric, per output feature)
+  fp8,   ///< float8 E4M3FN codes as shipped, w = e4m3 * scale of the output feature
 };
 const char* to_string(weight_format format);
 /// Bytes per weight, the scales of q8 aside.
@@ -40,8 +41,11 @@ struct packed_matrix {
   int64_t in_features = 0;
   std::vector<float, streamed_allocator<float>> panels;          // f32: (num_panels, in, 16)
   std::vector<uint16_t, streamed_allocator<uint16_t>> panels16;  // f16, bf16: the same
-  std::vector<int8_t, streamed_allocator<int8_t>> panels8;       // q8: the same
-  std::vector<float> scales;  // q8: (num_panels * 16), per output feature; 0 past out_features
+  std::vector<int8_t, streamed_allocator<int8_t>> panels8;       // q8, fp8: the same
+  /// q8, fp8: (num_panels * 16), per output feature; 0 past out_features. fp8 keeps 256 times
+  /// the checkpoint's scale: its codes are widened through float16, which reads them 2^8
+  /// smaller (exactly), so that q * scale is the same product.
+  std::vector<float> scales;
 
   int64_t num_panels() const { return (out_features + panel_width - 1) / panel_width; }
   bool empty() const { return out_features == 0; }
@@ -51,19 +55,21 @@ struct packed_matrix {
 
 packed_matrix pack_matrix(const float* w, int64_t out_features, int64_t in_features);
 
-/// Consecutive rows of a source matrix, row-major, stored as `format` (f32, f16 or bf16; a
-/// 16-bit source may sit at any address, as tensors in a mapped checkpoint do).
+/// Consecutive rows of a source matrix, row-major, stored as `format` (f32, f16, bf16 or
+/// fp8; a 16-bit source may sit at any address, as tensors in a mapped checkpoint do).
 struct matrix_rows {
   const void* data;
   weight_format format;
   int64_t num_rows;
+  const float* row_scales = nullptr;  ///< fp8: one scale per row (w = e4m3 * scale)
 };
 
 /// Packs the rows of `parts`, stacked in order (q, k and v into one fused projection), as
 /// `format`. A 16-bit source kept in its own format is copied bit for bit; float32 to f16 or
 /// bf16 rounds to nearest even. q8 quantizes each output feature o on its own:
 /// scale_o = max_k |w[o][k]| / 127, q[o][k] = round(w[o][k] / scale_o) (halves away from zero),
-/// in [-127, 127]; a row of zeros gets scale 0. Needs packed_linear_supported() for f16.
+/// in [-127, 127]; a row of zeros gets scale 0. fp8 is packed from fp8 rows only (codes and
+/// scales as they are). Needs packed_linear_supported() for f16 and fp8.
 packed_matrix pack_matrix(std::span<const matrix_rows> parts, int64_t in_features,
                           weight_format format);
 

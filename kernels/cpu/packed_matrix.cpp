@@ -48,6 +48,12 @@ uint16_t raw16(const void* row, int64_t k) {
   return v;
 }
 
+/// A float8 E4M3FN code through float16: the code's exponent and mantissa bits moved into a
+/// float16's read the value 2^8 smaller (bias 15 against 7), subnormals included; exact.
+uint16_t e4m3_as_f16_bits(uint8_t code) {
+  return static_cast<uint16_t>(((code & 0x80) << 8) | ((code & 0x7f) << 7));
+}
+
 float element(const void* row, weight_format format, int64_t k) {
   switch (format) {
     case weight_format::f32: {
@@ -59,6 +65,8 @@ float element(const void* row, weight_format format, int64_t k) {
       return f16_to_float(raw16(row, k));
     case weight_format::bf16:
       return bf16_to_float(raw16(row, k));
+    case weight_format::fp8:
+      return f16_to_float(e4m3_as_f16_bits(static_cast<const uint8_t*>(row)[k])) * 256.0f;
     case weight_format::q8:
       break;
   }
@@ -68,6 +76,7 @@ float element(const void* row, weight_format format, int64_t k) {
 struct source_row {
   const void* data;
   weight_format format;
+  float scale;  ///< fp8 rows: their scale; 1 otherwise
 };
 
 /// Writes source row `row` into lane `lane` of `panel` (in_features x 16) of w.
@@ -75,10 +84,17 @@ void pack_row(packed_matrix& w, int64_t panel, int64_t lane, source_row row,
               std::vector<float>& scratch) {
   const int64_t in = w.in_features;
   const int64_t base = panel * in * width + lane;
+  if (w.format == weight_format::fp8 && row.format != weight_format::fp8)
+    throw std::logic_error("fp8 panels are packed from fp8 rows only");
+  auto value = [&](int64_t k) { return element(row.data, row.format, k) * row.scale; };
   switch (w.format) {
-    case weight_format::f32:
+    case weight_format::fp8:
+      w.scales[panel * width + lane] = row.scale * 256.0f;
       for (int64_t k = 0; k < in; ++k)
-        w.panels[base + k * width] = element(row.data, row.format, k);
+        w.panels8[base + k * width] = static_cast<const int8_t*>(row.data)[k];
+      return;
+    case weight_format::f32:
+      for (int64_t k = 0; k < in; ++k) w.panels[base + k * width] = value(k);
       return;
     case weight_format::f16:
     case weight_format::bf16:
@@ -87,7 +103,7 @@ void pack_row(packed_matrix& w, int64_t panel, int64_t lane, source_row row,
       } else {
         const bool f16 = w.format == weight_format::f16;
         for (int64_t k = 0; k < in; ++k) {
-          const float f = element(row.data, row.format, k);
+          const float f = value(k);
           w.panels16[base + k * width] = f16 ? float_to_f16(f) : float_to_bf16(f);
         }
       }
@@ -96,7 +112,7 @@ void pack_row(packed_matrix& w, int64_t panel, int64_t lane, source_row row,
       scratch.resize(in);
       float max_abs = 0.0f;
       for (int64_t k = 0; k < in; ++k) {
-        scratch[k] = element(row.data, row.format, k);
+        scratch[k] = value(k);
         max_abs = std::max(max_abs, std::fabs(scratch[k]));
       }
       const float scale = max_abs / 127.0f;
@@ -122,6 +138,8 @@ const char* to_string(weight_format format) {
       return "bfloat16";
     case weight_format::q8:
       return "int8";
+    case weight_format::fp8:
+      return "float8_e4m3";
   }
   return "?";
 }
@@ -134,6 +152,7 @@ int64_t element_size(weight_format format) {
     case weight_format::bf16:
       return 2;
     case weight_format::q8:
+    case weight_format::fp8:
       return 1;
   }
   return 0;
@@ -159,7 +178,7 @@ packed_matrix pack_matrix(std::span<const matrix_rows> parts, int64_t in_feature
     for (int64_t r = 0; r < part.num_rows; ++r)
       rows.push_back({static_cast<const unsigned char*>(part.data) +
                           r * in_features * element_size(part.format),
-                      part.format});
+                      part.format, part.row_scales ? part.row_scales[r] : 1.0f});
   p.out_features = static_cast<int64_t>(rows.size());
   const size_t n = p.num_panels() * in_features * width;
   switch (format) {
@@ -171,6 +190,7 @@ packed_matrix pack_matrix(std::span<const matrix_rows> parts, int64_t in_feature
       p.panels16.assign(n, 0);
       break;
     case weight_format::q8:
+    case weight_format::fp8:
       p.panels8.assign(n, 0);
       p.scales.assign(p.num_panels() * width, 0.0f);
       break;
@@ -204,6 +224,14 @@ void gather_rows(const packed_matrix& w, const int32_t* ids, int64_t n, float* o
       case weight_format::q8: {
         const float scale = w.scales[panel * width + lane];
         for (int64_t k = 0; k < in; ++k) dst[k] = w.panels8[base + k * width] * scale;
+        break;
+      }
+      case weight_format::fp8: {
+        const float scale = w.scales[panel * width + lane];
+        for (int64_t k = 0; k < in; ++k) {
+          const auto code = static_cast<uint8_t>(w.panels8[base + k * width]);
+          dst[k] = f16_to_float(e4m3_as_f16_bits(code)) * scale;
+        }
         break;
       }
     }

@@ -170,6 +170,40 @@ TEST(packed_formats, int8_of_bf16_rows_quantizes_the_bf16_values) {
             reference_q8(wide, in, out));
 }
 
+/// float8 E4M3FN from the OCP 8-bit floating point specification: sign, 4 exponent bits
+/// biased by 7, 3 mantissa bits; exponent 0 is subnormal (m / 8 * 2^-6); 0x7f is NaN.
+float from_e4m3(uint8_t code) {
+  const int exponent = (code >> 3) & 0xf, mantissa = code & 7;
+  const float sign = (code & 0x80) ? -1.0f : 1.0f;
+  if (exponent == 0) return sign * std::ldexp(mantissa / 8.0f, -6);
+  return sign * std::ldexp(1.0f + mantissa / 8.0f, exponent - 7);
+}
+
+TEST(packed_formats, fp8_codes_pack_as_shipped_and_read_as_code_times_scale) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  const int in = 300, out = 37;
+  std::mt19937 rng(10);
+  std::vector<uint8_t> codes(out * in);
+  for (auto& c : codes) {
+    c = static_cast<uint8_t>(rng());
+    if ((c & 0x7f) == 0x7f) c ^= 1;  // no NaN
+  }
+  codes[0] = 0x01;  // the smallest subnormal, 2^-9
+  codes[1] = 0xfe;  // -448, the largest magnitude
+  std::vector<float> scales(out);
+  for (int o = 0; o < out; ++o) scales[o] = 1e-3f * (1 + o);
+  const cpu::matrix_rows parts[] = {
+      {codes.data(), weight_format::fp8, 20, scales.data()},
+      {codes.data() + 20 * in, weight_format::fp8, out - 20, scales.data() + 20}};
+  const auto packed = cpu::pack_matrix(parts, in, weight_format::fp8);
+  EXPECT_EQ(packed.bytes(), 3 * in * 16 + 3 * 16 * 4);
+  std::vector<float> want(out * in);
+  for (int o = 0; o < out; ++o)
+    for (int k = 0; k < in; ++k) want[o * in + k] = from_e4m3(codes[o * in + k]) * scales[o];
+  EXPECT_EQ(cpu::unpack_matrix(packed), want);
+  expect_kernel_matches(packed, want, in, out);
+}
+
 TEST(packed_formats, gather_reads_rows_of_every_format) {
   if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   const int in = 24, out = 35;

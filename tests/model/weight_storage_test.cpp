@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -42,12 +43,31 @@ float f16_value(const unsigned char* p) {
   return sign * std::ldexp(1.0f + fraction / 1024.0f, exponent - 15);
 }
 
-/// The checkpoint's tensors `names` stacked by rows, read from the file by the formats' rules.
+/// float8 E4M3FN (the OCP 8-bit floating point specification): sign, 4 exponent bits biased
+/// by 7, 3 mantissa bits; exponent 0 is subnormal (m / 8 * 2^-6).
+float e4m3_value(unsigned char code) {
+  const int exponent = (code >> 3) & 0xf, mantissa = code & 7;
+  const float sign = (code & 0x80) ? -1.0f : 1.0f;
+  if (exponent == 0) return sign * std::ldexp(mantissa / 8.0f, -6);
+  return sign * std::ldexp(1.0f + mantissa / 8.0f, exponent - 7);
+}
+
+/// The checkpoint's tensors `names` stacked by rows, read from the file by the formats' rules;
+/// a float8 tensor as code * its float32 weight_scale (compressed-tensors: shape (rows, 1) per
+/// output channel, (1) per tensor).
 std::vector<float> file_rows(const tensor_store& store, std::initializer_list<std::string> names) {
   std::vector<float> out;
   for (const auto& name : names) {
     const tensor_view& v = store.get(name);
     const auto* bytes = static_cast<const unsigned char*>(v.data);
+    if (v.dtype == tensor_dtype::f8_e4m3) {
+      const tensor_view& s = store.get(name + "_scale");
+      const auto* scales = static_cast<const float*>(s.data);
+      const int64_t cols = v.shape[1];
+      for (int64_t i = 0; i < v.numel(); ++i)
+        out.push_back(e4m3_value(bytes[i]) * scales[s.numel() == 1 ? 0 : i / cols]);
+      continue;
+    }
     for (int64_t i = 0; i < v.numel(); ++i)
       out.push_back(v.dtype == tensor_dtype::bf16  ? bf16_value(bytes + 2 * i)
                     : v.dtype == tensor_dtype::f16 ? f16_value(bytes + 2 * i)
@@ -248,6 +268,81 @@ TEST(weight_storage, experts_keep_float32_under_auto_and_refuse_16_bit_or_int8) 
               "float32 serves it)");
   }
   EXPECT_THROW(llama_model(ckpt.dir(), {}, {"auto", "int8"}), std::runtime_error);
+}
+
+/// A float8 checkpoint (compressed-tensors, --quantize of make_random_model.py) of the small
+/// Llama and the float32 checkpoint it was quantized from (the same seed).
+void expect_float8_checkpoint(const std::string& strategy) {
+  const std::string args = std::string(small_llama) + " --vocab 512";
+  testing::random_model ckpt("fp8-" + strategy, args + " --dtype bf16 --quantize fp8-" + strategy);
+  testing::random_model original("fp8-original-" + strategy, args);
+  const llama_model model(ckpt.dir());
+  EXPECT_TRUE(model.packed_only());
+  EXPECT_EQ(model.storage().description,
+            "float8_e4m3 projections as shipped, one scale per output channel or tensor; "
+            "embedding and LM head bfloat16 (the checkpoint's bfloat16; --dtype auto)");
+  const auto& layer = model.cpu_weights()->layers[0];
+  EXPECT_EQ(layer.qkv.format, weight_format::fp8);
+  EXPECT_EQ(layer.down.format, weight_format::fp8);
+  EXPECT_EQ(model.cpu_weights()->lm_head.format, weight_format::bf16);
+  expect_matrices(model, tensor_store(ckpt.dir()), as_is);
+  const llama_model float32(original.dir());
+  const kl_stats kl = kl_from_float32(float32, model);
+  ::testing::Test::RecordProperty("kl_mean_" + strategy, std::to_string(kl.mean));
+  ::testing::Test::RecordProperty("kl_max_" + strategy, std::to_string(kl.max));
+  // Bound: mean 0.02, max 0.05 nats (measured 5.5e-3 and 1.0e-2 per channel, 5.5e-3 and
+  // 8.1e-3 per tensor, on this model): 3 mantissa bits per weight, and the embedding and
+  // head rounded to bfloat16 besides.
+  EXPECT_LT(kl.mean, 0.02);
+  EXPECT_LT(kl.max, 0.05);
+}
+
+TEST(weight_storage, float8_per_channel_checkpoints_read_back_exactly_within_a_kl_bound) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+  expect_float8_checkpoint("channel");
+}
+
+TEST(weight_storage, float8_per_tensor_checkpoints_read_back_exactly_within_a_kl_bound) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+  expect_float8_checkpoint("tensor");
+}
+
+/// The error loading `dir` after its config.json's quantization_config is set to `q`.
+std::string refusal_of(const std::filesystem::path& dir, const nlohmann::json& q,
+                       const weight_options& options = {}) {
+  std::ifstream in(dir / "config.json");
+  auto config = nlohmann::json::parse(in);
+  in.close();
+  config["quantization_config"] = q;
+  std::ofstream(dir / "config.json") << config.dump();
+  try {
+    llama_model model(dir, {}, options);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "loaded";
+}
+
+TEST(weight_storage, float8_layouts_not_read_here_are_refused_by_name) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+  testing::random_model ckpt("fp8-refused",
+                             "--dim 64 --layers 1 --heads 4 --hidden 96 --vocab "
+                             "512 --dtype bf16 --quantize fp8-channel");
+  EXPECT_NE(refusal_of(ckpt.dir(), {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}}})
+                .find("quant_method 'fp8' with weight_block_size (block-wise scales) is not "
+                      "supported yet"),
+            std::string::npos);
+  auto group = nlohmann::json::parse(
+      R"({"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups":
+          {"group_0": {"weights": {"num_bits": 4, "type": "int", "strategy": "group"}}}})");
+  EXPECT_NE(refusal_of(ckpt.dir(), group)
+                .find("quant_method 'compressed-tensors' in format 'pack-quantized' is not "
+                      "supported yet"),
+            std::string::npos);
+  const auto fp8 = nlohmann::json{{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}};
+  EXPECT_EQ(refusal_of(ckpt.dir(), fp8, {"auto", "int8"}),
+            "--quantization int8: the checkpoint is float8 already (quantization_config)");
+  EXPECT_EQ(refusal_of(ckpt.dir(), fp8), "loaded");  // vLLM's own fp8 name for the same layout
 }
 
 TEST(weight_storage, unsupported_quantization_methods_are_refused_by_name) {
