@@ -84,19 +84,26 @@ TEST(hostile_input, deep_nesting_is_malformed) {
 
 TEST(hostile_input, long_outputs_take_linear_time) {
   // 4 MB each of text full of marker prefixes, of whitespace, and of one huge call, fed in
-  // small deltas: quadratic work would take minutes.
+  // 3-byte deltas: work quadratic in the text or in what is held back would take hours.
   std::string prefixes;
   while (prefixes.size() < 4'000'000) prefixes += "<tool_cal [TOOL_CALL <|python_ta ";
   const std::string spaces(4'000'000, ' ');
   const std::string huge_call = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"" +
                                 std::string(4'000'000, 'y') + "\"}}</tool_call>";
+  constexpr auto kBudget = std::chrono::seconds(30);
   const auto start = std::chrono::steady_clock::now();
   for (std::string_view name : tool_call_parser_names()) {
     for (const std::string* text :
          std::vector<const std::string*>{&prefixes, &spaces, &huge_call}) {
-      auto parser = make_tool_call_parser(name, {});
+      // A bound past the text's size, so that held-back text grows to megabytes.
+      tool_parser_options options;
+      options.limits.max_pending_bytes = 16 << 20;
+      auto parser = make_tool_call_parser(name, options);
       std::size_t out = 0;
       for (std::size_t at = 0; at < text->size(); at += 3) {
+        if (at % (1 << 12) == 0 && std::chrono::steady_clock::now() - start > kBudget) {
+          FAIL() << name << " is too slow: quadratic?";
+        }
         for (const stream_event& e : parser->feed(std::string_view(*text).substr(at, 3))) {
           out += e.text.size();
         }
@@ -105,9 +112,6 @@ TEST(hostile_input, long_outputs_take_linear_time) {
       EXPECT_GT(out, 0u);
     }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 30.0);
 }
 
 // Random texts from the formats' pieces: every chunking gives the whole-text result.
