@@ -2,34 +2,39 @@
 /// Tool calls and reasoning in generated text, as vLLM's --tool-call-parser and
 /// --reasoning-parser find them. Pure cores: text in, OpenAI-shaped values out.
 ///
-/// Per request (one parser object per choice / sequence; parsers are not shared):
+/// At startup, validate the configured names: check_tool_call_parser_name(name) and
+/// check_reasoning_parser_name(name) return the error to show (it lists the known names).
 ///
-///   auto reasoning = make_reasoning_parser("qwen3", prompt_opens_reasoning(prompt));
-///   auto tools = make_tool_call_parser("hermes", {.tool_names = names_from_request});
+/// Per generated sequence (parsers keep state; one per choice, never shared):
 ///
-/// Streaming: for every detokenized delta of the sequence,
+///   assistant_output_parser parser(
+///       reasoning_name.empty() ? nullptr
+///           : make_reasoning_parser(reasoning_name, prompt_opens_reasoning(prompt_text)),
+///       tool_choice_is_none || tools.empty() ? nullptr
+///           : make_tool_call_parser(tool_parser_name, {.tool_names = names_of(tools)}));
 ///
-///   reasoning_split r = reasoning->feed(delta);        // reasoning first, then content
-///   send r.reasoning as delta.reasoning_content (and vLLM's delta.reasoning);
-///   for (const stream_event& e : tools->feed(r.content)) {
+/// Streaming: for every detokenized delta, output_delta d = parser.feed(delta), and at the end
+/// d = parser.finish(). Send
+///   d.reasoning                    -> delta.reasoning_content (and vLLM's delta.reasoning)
+///   each event in d.events, in order:
 ///     content        -> delta.content = e.text
-///     call_start     -> delta.tool_calls = [to_openai_delta(e)]   // index, id, type, name
-///     call_arguments -> delta.tool_calls = [to_openai_delta(e)]   // an arguments fragment
-///   }
+///     call_start     -> delta.tool_calls = [to_openai_delta(e)]  (index, id, type, name, "")
+///     call_arguments -> delta.tool_calls = [to_openai_delta(e)]  (index, arguments fragment)
+/// Events may be packed into fewer chunks as long as their order is kept. finish_reason is
+/// "tool_calls" when parser.has_calls() and the sequence stopped on its own (not "length").
+/// If every delta fed is whole UTF-8, so is every piece sent.
 ///
-/// and at the end of the sequence the same with reasoning->finish() and tools->finish()
-/// (feed finish()'s content through tools->feed first). finish_reason is "tool_calls" when
-/// tools->has_calls() and the sequence stopped normally. Events may be merged freely into
-/// fewer chunks; adjacent ones of one kind already are.
+/// Whole text: parse_whole(parser, text) gives reasoning_content, content and the calls
+/// (to_openai_json for message.tool_calls; send content as null when there are calls and it
+/// is empty; vLLM sends whitespace-only content as it is). It equals what the streamed pieces
+/// concatenate to, for any chunking, by construction: the tests check every split point.
 ///
-/// Whole text: split_reasoning(*reasoning, text), then parse_whole(*tools, content) gives
-/// message.content ("" means null when there are calls) and message.tool_calls
-/// (to_openai_json). It is by construction what the streamed events concatenate to, for any
-/// chunking: the tests check every split point.
-///
-/// Text that might start a call is held back until decided, within
-/// parser_limits::max_pending_bytes; tool_call_parser.hpp states what happens to malformed
-/// calls (they become content, as in vLLM). With tool_choice "none" do not make a tool parser.
+/// What is held back while undecided (a marker's prefix, a call before its name and arguments
+/// are known, whitespace between calls) is bounded by parser_limits::max_pending_bytes; what
+/// becomes of malformed and cut calls is stated in tool_call_parser.hpp (malformed calls are
+/// content, as in vLLM). parser.reasoning_ended() tells when a structured-output constraint
+/// should start, as vLLM starts it after the thinking.
+#include "tool_calls/assistant_output_parser.hpp"
 #include "tool_calls/openai_json.hpp"
 #include "tool_calls/reasoning_parser.hpp"
 #include "tool_calls/registry.hpp"
