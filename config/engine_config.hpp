@@ -69,6 +69,10 @@ struct server_config {
   int32_t io_threads = 1;                    ///< Beast I/O threads
   double log_stats_interval = 5.0;           ///< seconds between stats log lines; 0: off
   uint16_t metrics_port = 0;                 ///< 0: /metrics on the API port only
+  /// Chat output parsing, with vLLM's flags: tool_choice "auto" needs both of the first two.
+  bool enable_auto_tool_choice = false;
+  std::string tool_call_parser;  ///< hermes, llama3_json, mistral, pythonic; empty: none
+  std::string reasoning_parser;  ///< deepseek_r1, qwen3; empty: none
 };
 
 /// Remote workers joining a server (`serve --cluster-port`, `worker --connect`). The join

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "tool_calls/registry.hpp"
+
 namespace actorllm {
 
 void add_engine_flags(flag_parser& p, engine_config& c) {
@@ -115,6 +117,23 @@ void add_server_flags(flag_parser& p, engine_config& c) {
   p.add_number("--max-body-bytes", "largest request body; larger gets 413",
                c.server.max_body_bytes);
   p.add_number("--io-threads", "network I/O threads", c.server.io_threads);
+  p.add_flag("--enable-auto-tool-choice",
+             "parse the model's tool calls for tool_choice \"auto\" (with --tool-call-parser)",
+             [&c] { c.server.enable_auto_tool_choice = true; });
+  p.add("--tool-call-parser", "NAME",
+        "how the model writes tool calls: hermes, llama3_json, mistral or pythonic",
+        [&c](std::string_view v) -> std::string {
+          if (auto e = tool_calls::check_tool_call_parser_name(v)) return *e;
+          c.server.tool_call_parser = std::string(v);
+          return {};
+        });
+  p.add("--reasoning-parser", "NAME",
+        "split <think> reasoning into reasoning_content: deepseek_r1 or qwen3",
+        [&c](std::string_view v) -> std::string {
+          if (auto e = tool_calls::check_reasoning_parser_name(v)) return *e;
+          c.server.reasoning_parser = std::string(v);
+          return {};
+        });
   p.add_number("--log-stats-interval", "seconds between stats log lines; 0: off",
                c.server.log_stats_interval);
   p.add_flag("--disable-log-stats", "no stats log lines (as --log-stats-interval 0)",

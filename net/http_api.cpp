@@ -105,8 +105,8 @@ std::string cors_allow_origin(const server_config& config, std::string_view orig
 bool origin_allowed(const server_config& config, std::string_view origin, std::string_view host) {
   if (!cors_allow_origin(config, origin).empty()) return true;
   for (std::string_view scheme : {"http://", "https://"})
-    if (!host.empty() && origin.size() == scheme.size() + host.size() && origin.starts_with(scheme) &&
-        origin.substr(scheme.size()) == host)
+    if (!host.empty() && origin.size() == scheme.size() + host.size() &&
+        origin.starts_with(scheme) && origin.substr(scheme.size()) == host)
       return true;
   return false;
 }
@@ -114,7 +114,8 @@ bool origin_allowed(const server_config& config, std::string_view origin, std::s
 bool is_json_content_type(std::string_view content_type) {
   std::string type;
   for (char c : content_type.substr(0, content_type.find(';')))
-    if (c != ' ' && c != '\t') type.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (c != ' ' && c != '\t')
+      type.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   return type.empty() || type == "application/json" ||
          (type.starts_with("application/") && type.ends_with("+json"));
 }
@@ -192,8 +193,7 @@ std::optional<api_error> check_request_size(const openai_request& request, int32
   if (max_waiting_requests > 0 && num_choices > max_waiting_requests)
     return bad_request("this request needs " + std::to_string(num_choices) +
                            " sequences (prompts x n), more than the server ever queues (" +
-                           std::to_string(max_waiting_requests) +
-                           "): it could never be admitted",
+                           std::to_string(max_waiting_requests) + "): it could never be admitted",
                        request.n > 1 ? "n" : "prompt");
   // The size of an answer with logprobs: every choice's tokens, each with its alternatives
   // (a token of plain text costs a few bytes; one with logprobs an object per alternative).
@@ -222,8 +222,8 @@ std::optional<api_error> admit(server_context& context, const openai_request& re
     error.param = "model";
     return error;
   }
-  if (auto too_much = check_request_size(request, model.max_model_len,
-                                         context.options.max_waiting_requests)) {
+  if (auto too_much =
+          check_request_size(request, model.max_model_len, context.options.max_waiting_requests)) {
     return too_much;
   }
   if (!context.engine.healthy()) {
@@ -260,6 +260,11 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
   options.error_chunk = error_chunk;
   options.logprobs = !request.prompts.empty() && request.prompts.front().params.logprobs >= 0;
   options.system_fingerprint = system_fingerprint();
+  if (chat) {
+    options.chat.tools = request.tools;
+    options.chat.tool_call_parser = context.config.tool_call_parser;
+    options.chat.reasoning_parser = context.config.reasoning_parser;
+  }
   auto call = std::make_unique<openai_call>(std::move(options), engine_ids);
   for (std::size_t p = 0; p < request.prompts.size(); ++p) {
     generate_request& prompt = request.prompts[p];

@@ -8,12 +8,12 @@
 #include <string>
 #include <string_view>
 
-#include "config/engine_config.hpp"
 #include "common/engine_port.hpp"
+#include "config/engine_config.hpp"
 #include "net/mailbox.hpp"
-#include "net/session_registry.hpp"
 #include "net/openai_call.hpp"
 #include "net/openai_protocol.hpp"
+#include "net/session_registry.hpp"
 
 namespace actorllm::net {
 
@@ -42,6 +42,9 @@ struct server_context {
   http_options options;
   std::shared_ptr<post_gate> gate = std::make_shared<post_gate>();
   std::shared_ptr<session_registry> sessions = std::make_shared<session_registry>();
+
+  /// The tool-call flags, as the request parser takes them.
+  tool_settings tools() const { return {config.enable_auto_tool_choice, config.tool_call_parser}; }
 };
 
 enum class endpoint : uint8_t {

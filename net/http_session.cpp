@@ -237,8 +237,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // ---- completions ------------------------------------------------------------------
   void start_completion(api_kind kind) {
     openai_request parsed;
-    if (auto error =
-            parse_openai_request(request_.body(), kind, parsed, context_.engine.model().sampling))
+    if (auto error = parse_openai_request(request_.body(), kind, parsed,
+                                          context_.engine.model().sampling, context_.tools()))
       return send_error(*error);
     model_info model;
     if (auto error = admit(context_, parsed, model)) return send_error(*error);

@@ -63,6 +63,8 @@ openai_call::openai_call(call_options options, std::vector<std::string> engine_i
   }
   choices_.resize(engine_ids_.size() * static_cast<std::size_t>(options_.n));
   prompts_.resize(engine_ids_.size());
+  if (options_.kind == api_kind::chat && options_.chat.active())
+    for (auto& c : choices_) c.output = std::make_unique<chat_output>(options_.chat);
 }
 
 json openai_call::chunk_base() const {
@@ -169,6 +171,8 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
   c.stop_token = out.stop_token;
   if (c.finish != finish_reason::none) ++num_finished_;
   json logprobs = render_logprobs(out, c);
+  json parsed;  // chat_output's delta
+  if (c.output) parsed = c.output->feed(out.text, c.finish != finish_reason::none);
 
   if (!options_.stream) {
     c.text += out.text;
@@ -188,8 +192,26 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
     }
   }
   started_ = true;
+  if (c.output) {
+    if (parsed.is_null() && out.finish == finish_reason::none && logprobs.is_null()) return;
+    chunks.push_back(render_parsed_chunk(index, parsed, logprobs, c));
+    return;
+  }
   if (out.text.empty() && out.finish == finish_reason::none && logprobs.is_null()) return;
   chunks.push_back(render_chunk(index, out, logprobs, c));
+}
+
+std::string openai_call::render_parsed_chunk(std::size_t index, const json& delta,
+                                             const json& logprobs, const choice& c) const {
+  json chunk = chunk_base();
+  chunk["choices"] = json::array(
+      {{{"index", index},
+        {"delta", delta.is_null() ? json::object() : delta},
+        {"logprobs", logprobs},
+        {"finish_reason",
+         c.finish == finish_reason::none ? json() : json(c.output->finish_reason(c.finish))},
+        {"stop_reason", stop_reason_json(c.stop_token, c.stop_reason)}}});
+  return to_wire(chunk);
 }
 
 // NOTE: a streamed chunk is written as text around the call's fixed frame rather than built
@@ -253,7 +275,9 @@ std::string openai_call::response() const {
   for (std::size_t i = 0; i < choices_.size(); ++i) {
     const choice& c = choices_[i];
     json entry = {{"index", i}};
-    if (chat) {
+    if (c.output) {
+      entry["message"] = c.output->message();
+    } else if (chat) {
       entry["message"] = {{"role", "assistant"}, {"content", c.text}};
     } else {
       entry["text"] = c.text;
@@ -261,7 +285,9 @@ std::string openai_call::response() const {
     entry["logprobs"] = options_.logprobs && c.logprobs.is_null()
                             ? (chat ? json{{"content", json::array()}} : json())
                             : c.logprobs;
-    entry["finish_reason"] = finish_json(c.finish);
+    entry["finish_reason"] = c.output && c.finish != finish_reason::none
+                                 ? json(c.output->finish_reason(c.finish))
+                                 : finish_json(c.finish);
     entry["stop_reason"] = stop_reason_json(c.stop_token, c.stop_reason);
     choices.push_back(std::move(entry));
   }

@@ -2,6 +2,7 @@
 /// One API call (completions or chat, streamed or not): engine deltas in, OpenAI objects out.
 /// Used from one strand at a time; not thread-safe. Knows nothing of sockets.
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "common/generate_request.hpp"
+#include "net/chat_output.hpp"
 #include "net/openai_protocol.hpp"
 
 namespace actorllm::net {
@@ -26,6 +28,8 @@ struct call_options {
   bool error_chunk = true;        ///< streaming: a failure after the first chunk is an error chunk
   /// "system_fingerprint" of every completion, chat and chunk object (left out when empty).
   std::string system_fingerprint;
+  /// Chat: reasoning and tool calls to find in each choice's text (chat_output.hpp).
+  chat_output_options chat;
 };
 
 /// This build's system_fingerprint: "fp_actorllm_<version>". The same for every response of
@@ -67,6 +71,7 @@ class openai_call {
     int32_t stop_token = -1;  ///< the stop token id that ended the choice, else -1
     int32_t num_generated = 0;
     int32_t text_offset = 0;  ///< completions logprobs: code points before the next token
+    std::unique_ptr<chat_output> output;  ///< chat with reasoning or tools: the parsed text
   };
   struct prompt {
     int32_t num_prompt_tokens = 0;
@@ -81,6 +86,9 @@ class openai_call {
   /// One streamed chunk with one choice entry, as to_wire() would write the object.
   std::string render_chunk(std::size_t index, const request_output& out,
                            const nlohmann::json& logprobs, const choice& c);
+  /// The same for a chat choice whose text went through chat_output: `delta` as it made it.
+  std::string render_parsed_chunk(std::size_t index, const nlohmann::json& delta,
+                                  const nlohmann::json& logprobs, const choice& c) const;
 
   call_options options_;
   std::vector<std::string> engine_ids_;

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "net/structured_output_fields.hpp"
+#include "net/tool_fields.hpp"
 #include "net/unsupported_fields.hpp"
 
 namespace actorllm::net {
@@ -326,15 +327,16 @@ std::optional<api_error> parse_json_object(std::string_view body, json& out) {
 
 std::optional<api_error> parse_openai_request(std::string_view body, api_kind kind,
                                               openai_request& out,
-                                              const sampling_defaults& defaults) {
+                                              const sampling_defaults& defaults,
+                                              const tool_settings& tools) {
   json parsed;
   if (auto error = parse_json_object(body, parsed)) return error;
-  return parse_openai_json(parsed, kind, out, defaults, body);
+  return parse_openai_json(parsed, kind, out, defaults, body, tools);
 }
 
 std::optional<api_error> parse_openai_json(const json& body, api_kind kind, openai_request& out,
                                            const sampling_defaults& defaults,
-                                           std::string_view raw_body) {
+                                           std::string_view raw_body, const tool_settings& tools) {
   if (!body.is_object()) return bad_request("the request must be a JSON object");
   if (auto refused = refuse_unsupported_fields(body, kind)) return refused;
   field_reader r{body, std::nullopt};
@@ -363,6 +365,10 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
   defaults.apply(base.params);
   if (!read_sampling(r, kind, base.params)) return r.error;
   if (auto error = read_structured_output(body, raw_body, base.params.structured)) return error;
+  if (kind == api_kind::chat) {
+    if (auto error = read_tool_fields(body, raw_body, tools, out.tools, base.params.structured))
+      return error;
+  }
   out.n = base.params.n;
   if (kind == api_kind::completion) {
     r.read_bool("echo", base.echo);

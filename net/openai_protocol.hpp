@@ -10,6 +10,7 @@
 
 #include "common/generate_request.hpp"
 #include "common/sampling_defaults.hpp"
+#include "net/tool_request.hpp"
 
 namespace actorllm::net {
 
@@ -46,6 +47,7 @@ struct openai_request {
   bool continuous_usage_stats = false;  ///< vLLM's: with include_usage, usage in every chunk
   int32_t n = 1;
   std::vector<generate_request> prompts;  ///< request_id and model left for the caller
+  tool_request tools;                     ///< chat: what to make of the model's tool calls
 };
 
 /// Nesting depth past which a body is refused (keeps recursion in the JSON library bounded).
@@ -59,14 +61,16 @@ const nlohmann::json* given_field(const nlohmann::json& object, const char* key)
 /// Sampling fields the body leaves out take `defaults` (the model's), else OpenAI's.
 std::optional<api_error> parse_openai_request(std::string_view body, api_kind kind,
                                               openai_request& out,
-                                              const sampling_defaults& defaults = {});
+                                              const sampling_defaults& defaults = {},
+                                              const tool_settings& tools = {});
 /// Same from JSON already parsed (a WebSocket message); unknown fields are ignored.
 /// `raw_body`, the text it was parsed from when the caller has it, keeps a JSON schema's
 /// property order (structured_output_fields.hpp).
 std::optional<api_error> parse_openai_json(const nlohmann::json& body, api_kind kind,
                                            openai_request& out,
                                            const sampling_defaults& defaults = {},
-                                           std::string_view raw_body = {});
+                                           std::string_view raw_body = {},
+                                           const tool_settings& tools = {});
 
 /// /tokenize: {"prompt": "..."} (add_special_tokens) or {"messages": [...]}
 /// (add_generation_prompt) into a text or chat generate_request.

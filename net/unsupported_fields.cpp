@@ -19,23 +19,6 @@ api_error needs_structured_output(const std::string& what, const char* param) {
 std::optional<api_error> refuse_unsupported_fields(const json& body, api_kind kind) {
   if (given_field(body, "structural_tag"))
     return needs_structured_output("structural_tag", "structural_tag");
-  if (kind == api_kind::chat) {
-    const json* choice = given_field(body, "tool_choice");
-    if (choice && !(choice->is_string() && (*choice == "none" || *choice == "auto")))
-      return needs_structured_output("tool_choice other than \"none\" or \"auto\"", "tool_choice");
-    // As in vLLM, tools without any tool_choice field mean "auto" (an explicit null does not),
-    // and "auto" needs a tool-call parser to turn the model's text into tool_calls.
-    const json* tools = given_field(body, "tools");
-    const bool implied =
-        !body.contains("tool_choice") && tools && tools->is_array() && !tools->empty();
-    if ((choice && *choice == "auto") || implied)
-      return bad_request(std::string(implied ? "tools without tool_choice mean \"auto\"; " : "") +
-                             "\"auto\" tool choice requires --enable-auto-tool-choice and "
-                             "--tool-call-parser to be set, and this server parses no tool "
-                             "calls; send tool_choice \"none\" to have the tools rendered into "
-                             "the prompt only",
-                         "tool_choice");
-  }
   if (const json* beam = given_field(body, "use_beam_search"); beam && *beam != false)
     return bad_request("beam search is not supported", "use_beam_search");
   if (const json* turn = given_field(body, "continue_final_message"); turn && *turn != false)

@@ -1,8 +1,6 @@
 #pragma once
-/// Request fields that vLLM honors and this server cannot: structural_tag and a forced tool
-/// call (structured output of kinds not built), "auto" tool choice (vLLM's
-/// --enable-auto-tool-choice with a --tool-call-parser; tools without tool_choice imply it),
-/// beam search, best_of, suffix,
+/// Request fields that vLLM honors and this server cannot: structural_tag, beam search,
+/// best_of, suffix,
 /// prompt_logprobs (and so echo with logprobs), allowed_token_ids, bad_words,
 /// logits_processors and continue_final_message. Ignoring one would answer with text that looks
 /// right and is not what was asked, so the request is refused with a 400 naming the field. Fields

@@ -132,8 +132,9 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
         type == "chat" || type == "chat.completions" || (type.empty() && body.contains("messages"));
     body["stream"] = true;  // a WebSocket call always streams
     openai_request parsed;
-    if (auto error = parse_openai_json(body, chat ? api_kind::chat : api_kind::completion, parsed,
-                                       context_.engine.model().sampling, message)) {
+    if (auto error =
+            parse_openai_json(body, chat ? api_kind::chat : api_kind::completion, parsed,
+                              context_.engine.model().sampling, message, context_.tools())) {
       return send_terminal("error", id, error_object(*error));
     }
     model_info model;

@@ -191,15 +191,17 @@ TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
 }
 
 TEST(openai_protocol, auto_tool_choice_is_refused_naming_the_flags_vllm_needs) {
-  // vLLM answers 400 unless started with a tool-call parser, which this server does not have;
-  // answering as if the tools were used would be silently wrong.
+  // vLLM answers 400 unless started with a tool-call parser (tool_fields_test.cpp has the
+  // server that has one); answering as if the tools were used would be silently wrong.
   const std::string hi = R"("messages":[{"role":"user","content":"hi"}])";
   const std::string tools = R"("tools":[{"type":"function","function":{"name":"f"}}])";
   const std::vector<std::string> refused = {
       "{" + hi + "," + tools + R"(,"tool_choice":"auto"})",
-      "{" + hi + R"(,"tool_choice":"auto"})",
       "{" + hi + "," + tools + "}",
   };
+  // A tool choice without tools has nothing to choose from.
+  EXPECT_EQ(parse_error("{" + hi + R"(,"tool_choice":"auto"})", api_kind::chat).param,
+            "tool_choice");
   for (const std::string& body : refused) {
     const api_error e = parse_error(body, api_kind::chat);
     EXPECT_EQ(e.status, 400) << body;
