@@ -22,7 +22,10 @@
 ///     call_arguments -> delta.tool_calls = [to_openai_delta(e)]  (index, arguments fragment)
 /// Events may be packed into fewer chunks as long as their order is kept. finish_reason is
 /// "tool_calls" when parser.has_calls() and the sequence stopped on its own (not "length").
-/// If every delta fed is whole UTF-8, so is every piece sent.
+/// If every delta fed is whole UTF-8, so is every piece sent. Detokenize with
+/// skip_special_tokens false for mistral, as vLLM does: [TOOL_CALLS] and [ARGS] are special
+/// tokens. Qwen's <tool_call> and <think> are not special; Llama's <|python_tag|> is, and
+/// llama3_json recognises the call without it.
 ///
 /// Whole text: parse_whole(parser, text) gives reasoning_content, content and the calls
 /// (to_openai_json for message.tool_calls; send content as null when there are calls and it
