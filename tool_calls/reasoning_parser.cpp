@@ -1,5 +1,7 @@
 #include "tool_calls/reasoning_parser.hpp"
 
+#include <stdexcept>
+
 namespace actorllm::tool_calls {
 namespace {
 constexpr std::string_view kThink = "<think>";
@@ -18,7 +20,11 @@ reasoning_parser::reasoning_parser(std::string_view parser_name, bool starts_in_
     : name_(parser_name),
       optional_(parser_name == "qwen3" && !starts_in_reasoning),
       state_(state::lead),
-      end_(kEndThink) {}
+      end_(kEndThink) {
+  if (parser_name != "deepseek_r1" && parser_name != "qwen3") {
+    throw std::invalid_argument("unknown reasoning parser \"" + name_ + "\"");
+  }
+}
 
 reasoning_split reasoning_parser::feed(std::string_view delta) {
   reasoning_split out;

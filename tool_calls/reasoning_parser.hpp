@@ -31,12 +31,13 @@ struct reasoning_split {
 
 class reasoning_parser {
  public:
+  /// parser_name: "deepseek_r1" or "qwen3" (std::invalid_argument otherwise).
   /// starts_in_reasoning: the prompt opened <think>, so the output begins inside it.
   reasoning_parser(std::string_view parser_name, bool starts_in_reasoning);
 
   reasoning_split feed(std::string_view delta);
   reasoning_split finish();
-  std::string_view name() const { return name_; }
+  const std::string& name() const { return name_; }
   /// Whether </think> has been read (from then on everything is content): the point where
   /// vLLM starts enforcing a structured output.
   bool reasoning_ended() const { return state_ == state::content; }
@@ -45,7 +46,7 @@ class reasoning_parser {
   enum class state { lead, reasoning, content };
   void consume(char c, reasoning_split& out);
 
-  std::string_view name_;
+  std::string name_;
   bool optional_;  // qwen3 without an open <think>: no tag at the start means no thinking
   state state_;
   std::size_t lead_matched_ = 0;  // bytes of <think> read at the start

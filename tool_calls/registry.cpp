@@ -55,9 +55,9 @@ std::unique_ptr<tool_call_parser> make_tool_call_parser(std::string_view name,
 
 std::unique_ptr<reasoning_parser> make_reasoning_parser(std::string_view name,
                                                         bool starts_in_reasoning) {
-  // The parser keeps a view of its name: give it the registry's static one.
-  for (std::string_view known : kReasoningParsers) {
-    if (known == name) return std::make_unique<reasoning_parser>(known, starts_in_reasoning);
+  if (std::find(kReasoningParsers.begin(), kReasoningParsers.end(), name) !=
+      kReasoningParsers.end()) {
+    return std::make_unique<reasoning_parser>(name, starts_in_reasoning);
   }
   throw std::invalid_argument(*check_reasoning_parser_name(name));
 }

@@ -10,9 +10,9 @@ namespace actorllm::tool_calls {
 namespace {
 
 struct pipeline {
-  std::string_view reasoning;  // "" for none
+  std::string_view reasoning = {};  // "" for none
   bool starts_in_reasoning = false;
-  std::string_view tools;  // "" for none
+  std::string_view tools = {};  // "" for none
 
   std::unique_ptr<assistant_output_parser> make() const {
     tool_parser_options options;
