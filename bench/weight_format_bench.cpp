@@ -3,9 +3,11 @@
 // (llama_model::forward over the paged cache, no engine around it).
 //
 //   build/bench/weight_format_bench [--decode-tokens 64] [--concurrency 32] [--rounds 3]
-//       [--threads 0] [--out FILE.json] MODEL
+//       [--threads 0] [--fp8 FP8_MODEL] [--out FILE.json] MODEL
 //
-// MODEL is a bf16 or f16 checkpoint (scripts/make_random_model.py --shape 110M --dtype bf16).
+// MODEL is a bf16 or f16 checkpoint (scripts/make_random_model.py --shape 110M --dtype bf16);
+// FP8_MODEL, when given, the same shape with float8 projections (--quantize fp8-channel), a
+// fourth variant.
 // All three models stay loaded. Each round measures, for each concurrency, float32 then the
 // 16-bit store then int8, back to back, and each ratio to float32 is taken within its round;
 // the median over rounds is reported (a shared VM drifts by tens of percent within minutes).
@@ -75,7 +77,7 @@ double decode_tok_s(const llama_model& model, int num_seqs, int steps) {
 
 int main(int argc, char** argv) {
   int decode_tokens = 64, concurrency = 32, rounds = 3, threads = 0;
-  std::string model_dir, out;
+  std::string model_dir, out, fp8_dir;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -89,13 +91,15 @@ int main(int argc, char** argv) {
       threads = std::atoi(value().c_str());
     else if (arg == "--out")
       out = value();
+    else if (arg == "--fp8")
+      fp8_dir = value();
     else
       model_dir = arg;
   }
   if (model_dir.empty() || rounds < 1) {
     std::fprintf(stderr,
                  "usage: weight_format_bench [--decode-tokens N] [--concurrency N] [--rounds N] "
-                 "[--threads N] [--out FILE.json] MODEL\n");
+                 "[--threads N] [--fp8 FP8_MODEL] [--out FILE.json] MODEL\n");
     return 2;
   }
   cpu::set_num_threads(threads);
@@ -110,6 +114,7 @@ int main(int argc, char** argv) {
   variants.back().name = cpu::to_string(variants.back().model->storage().format);
   variants.push_back({"int8", std::make_unique<llama_model>(model_dir, tp_shard{},
                                                             weight_options{"auto", "int8"})});
+  if (!fp8_dir.empty()) variants.push_back({"float8_e4m3", std::make_unique<llama_model>(fp8_dir)});
   for (auto& v : variants) v.model->prepare_cpu_weights();
 
   const std::vector<int> concurrencies = {1, concurrency};
