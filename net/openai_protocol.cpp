@@ -235,6 +235,22 @@ bool read_prompts(field_reader& r, const generate_request& base,
 
 /// Chat messages are passed on as JSON; text parts are joined into one string because chat
 /// templates expect string content. Non-text parts (images, audio) are refused.
+/// An assistant message's tool_calls carry their arguments as JSON text (OpenAI's shape);
+/// chat templates read them as a mapping (`arguments | tojson`, `arguments.items()`), so, as
+/// vLLM does, text that is a JSON object is handed to the template parsed.
+void parse_tool_call_arguments(json& message) {
+  auto calls = message.find("tool_calls");
+  if (calls == message.end() || !calls->is_array()) return;
+  for (json& call : *calls) {
+    if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) continue;
+    json& function = call["function"];
+    auto arguments = function.find("arguments");
+    if (arguments == function.end() || !arguments->is_string()) continue;
+    json parsed = json::parse(arguments->get_ref<const std::string&>(), nullptr, false);
+    if (parsed.is_object()) *arguments = std::move(parsed);
+  }
+}
+
 bool read_messages(field_reader& r, json& chat) {
   const json* v = r.find("messages");
   if (!v || !v->is_array() || v->empty()) {
@@ -265,6 +281,7 @@ bool read_messages(field_reader& r, json& chat) {
     } else if (content != m.end() && !content->is_string() && !content->is_null()) {
       return r.fail("message content must be a string, a list of parts or null", "messages");
     }
+    parse_tool_call_arguments(message);
     messages.push_back(std::move(message));
   }
   chat = json::object();

@@ -261,6 +261,20 @@ TEST(openai_protocol, null_means_not_given) {
   EXPECT_FALSE(r.prompts[0].params.seed);
 }
 
+TEST(openai_protocol, tool_call_arguments_reach_the_template_as_a_mapping) {
+  const auto r = parse_ok(R"({"messages":[{"role":"user","content":"x"},
+      {"role":"assistant","content":null,"tool_calls":[
+        {"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\": 1}"}},
+        {"id":"call_2","type":"function","function":{"name":"g","arguments":"not json"}}]},
+      {"role":"tool","tool_call_id":"call_1","content":"2"}]})",
+                          api_kind::chat);
+  const auto chat = nlohmann::json::parse(r.prompts[0].chat_json);
+  const auto& calls = chat["messages"][1]["tool_calls"];
+  EXPECT_EQ(calls[0]["function"]["arguments"], nlohmann::json({{"a", 1}}));
+  EXPECT_EQ(calls[1]["function"]["arguments"], "not json");  // left as it came
+  EXPECT_EQ(chat["messages"][2]["tool_call_id"], "call_1");
+}
+
 TEST(openai_protocol, chat_messages_and_logprobs) {
   const auto r = parse_ok(R"({"model":"m","messages":[
       {"role":"system","content":"be brief"},
