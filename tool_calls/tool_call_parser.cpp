@@ -34,6 +34,9 @@ void tool_call_parser::emit_content(std::string_view text) {
 
 bool tool_call_parser::start_call(std::string call_name) {
   if (options_.reject_unknown_names && !name_is_known(call_name)) return false;
+  // Calls past max_calls are read as usual but not sent (parallel_tool_calls false).
+  dropping_call_ = num_calls_ >= options_.max_calls;
+  if (dropping_call_) return true;
   stream_event e;
   e.what = stream_event::kind::call_start;
   e.call_index = num_calls_;
@@ -45,7 +48,7 @@ bool tool_call_parser::start_call(std::string call_name) {
 }
 
 void tool_call_parser::emit_arguments(std::string_view text) {
-  if (text.empty()) return;
+  if (text.empty() || dropping_call_) return;
   if (!events_.empty() && events_.back().what == stream_event::kind::call_arguments) {
     events_.back().text.append(text);
     return;

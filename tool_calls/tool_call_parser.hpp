@@ -47,7 +47,8 @@ class tool_call_parser {
 
   void emit_content(std::string_view text);
   /// Starts call number num_calls_ (unless reject_unknown_names refuses the name: then
-  /// returns false and nothing is sent).
+  /// returns false and nothing is sent). A call past max_calls is accepted but neither it
+  /// nor its arguments are sent.
   bool start_call(std::string call_name);
   void emit_arguments(std::string_view text);
   /// Sends `held` as content and treats the rest of the output as content.
@@ -68,6 +69,7 @@ class tool_call_parser {
   call_id_source ids_;
   std::vector<stream_event> events_;
   std::size_t num_calls_ = 0;
+  bool dropping_call_ = false;  // the current call is past max_calls
   bool gave_up_ = false;
 };
 

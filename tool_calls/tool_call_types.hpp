@@ -55,6 +55,9 @@ struct tool_parser_options {
   /// reject_unknown_names a call to a name not listed here is malformed (left as content).
   std::vector<std::string> tool_names;
   bool reject_unknown_names = false;
+  /// At most this many calls are returned; later ones are parsed and dropped (1 for
+  /// parallel_tool_calls false, as vLLM keeps only the first call).
+  std::size_t max_calls = static_cast<std::size_t>(-1);
   parser_limits limits;
   /// Seeds the call ids; 0 draws a seed from std::random_device. Equal seeds give equal ids,
   /// which is what lets a test compare streamed and whole-text results field by field.

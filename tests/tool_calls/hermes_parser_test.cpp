@@ -142,6 +142,20 @@ TEST(hermes_parser, unknown_names_pass_by_default_and_are_content_when_rejected)
   EXPECT_EQ(known.calls.size(), 1u);
 }
 
+TEST(hermes_parser, max_calls_drops_later_calls) {
+  tool_parser_options one;
+  one.max_calls = 1;
+  const std::string text =
+      "<tool_call>{\"name\": \"a\", \"arguments\": {\"x\": 1}}</tool_call>\n"
+      "<tool_call>{\"name\": \"b\", \"arguments\": {\"y\": 2}}</tool_call> ok";
+  const parsed_output out = parse_text(hermes(one), text);
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(out.calls[0].name, "a");
+  EXPECT_EQ(out.calls[0].arguments, "{\"x\": 1}");
+  EXPECT_EQ(out.content, " ok");
+  expect_chunking_invariant(hermes(one), text);
+}
+
 TEST(hermes_parser, streams_name_first_then_argument_fragments) {
   tool_parser_options options;
   options.id_seed = 1;
