@@ -13,6 +13,11 @@
 ///       tool_choice_is_none || tools.empty() ? nullptr
 ///           : make_tool_call_parser(tool_parser_name, {.tool_names = names_of(tools)}));
 ///
+/// With tool_choice "required" or a named function the output is forced by the
+/// structured-output engine with required_calls_schema(tools) / named_call_schema(tools, name),
+/// and read by required_calls_parser / named_call_parser in place of the model's format.
+/// parallel_tool_calls false: tool_parser_options::max_calls = 1.
+///
 /// Streaming: for every detokenized delta, output_delta d = parser.feed(delta), and at the end
 /// d = parser.finish(). Send
 ///   d.reasoning                    -> delta.reasoning_content (and vLLM's delta.reasoning)
@@ -38,6 +43,8 @@
 /// content, as in vLLM). parser.reasoning_ended() tells when a structured-output constraint
 /// should start, as vLLM starts it after the thinking.
 #include "tool_calls/assistant_output_parser.hpp"
+#include "tool_calls/forced_calls_parser.hpp"
+#include "tool_calls/forced_calls_schema.hpp"
 #include "tool_calls/openai_json.hpp"
 #include "tool_calls/reasoning_parser.hpp"
 #include "tool_calls/registry.hpp"
