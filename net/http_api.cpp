@@ -49,6 +49,7 @@ route find_route(std::string_view method, std::string_view target) {
   if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   if (path == "/v1/completions") return make(endpoint::completions, method, "POST");
   if (path == "/v1/chat/completions") return make(endpoint::chat_completions, method, "POST");
+  if (path == "/v1/responses") return make(endpoint::responses, method, "POST");
   if (path == "/v1/models") return make(endpoint::models, method, "GET, HEAD");
   if (path.starts_with("/v1/models/")) {
     route r = make(endpoint::model, method, "GET, HEAD");
@@ -242,8 +243,10 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
                                         const model_info& model, std::string display_id,
                                         std::function<void(request_output)> sink,
                                         bool error_chunk) {
-  const bool chat = request.kind == api_kind::chat;
-  const std::string base = random_id(chat ? "chatcmpl-" : "cmpl-");
+  const bool chat = request.kind != api_kind::completion;
+  const std::string base = random_id(request.kind == api_kind::responses ? "resp_"
+                                     : chat                              ? "chatcmpl-"
+                                                                         : "cmpl-");
   std::vector<std::string> engine_ids;
   for (std::size_t p = 0; p < request.prompts.size(); ++p) {
     engine_ids.push_back(request.prompts.size() == 1 ? base : base + "-" + std::to_string(p));

@@ -50,6 +50,7 @@ struct server_context {
 enum class endpoint : uint8_t {
   completions,
   chat_completions,
+  responses,
   models,
   model,
   tokenize,

@@ -8,6 +8,7 @@
 
 #include "common/output_merge.hpp"
 #include "net/beast.hpp"
+#include "net/responses_protocol.hpp"
 #include "net/sse.hpp"
 
 namespace actorllm::net {
@@ -227,6 +228,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
         return start_completion(api_kind::completion);
       case endpoint::chat_completions:
         return start_completion(api_kind::chat);
+      case endpoint::responses:
+        return start_completion(api_kind::responses);
       case endpoint::websocket:
         return upgrade();
       case endpoint::unknown:
@@ -237,8 +240,11 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // ---- completions ------------------------------------------------------------------
   void start_completion(api_kind kind) {
     openai_request parsed;
-    if (auto error = parse_openai_request(request_.body(), kind, parsed,
-                                          context_.engine.model().sampling, context_.tools()))
+    const auto& defaults = context_.engine.model().sampling;
+    if (auto error =
+            kind == api_kind::responses
+                ? parse_responses_request(request_.body(), parsed, defaults, context_.tools())
+                : parse_openai_request(request_.body(), kind, parsed, defaults, context_.tools()))
       return send_error(*error);
     model_info model;
     if (auto error = admit(context_, parsed, model)) return send_error(*error);
@@ -324,10 +330,13 @@ class http_session : public std::enable_shared_from_this<http_session> {
       return on_client_gone();
     }
     if (call_->done()) {
-      if (call_->options().include_usage && !call_->failed()) {
-        append_sse_event(pending_, call_->usage_chunk());
+      // The Responses API ends with its response.completed event, not a [DONE].
+      if (call_->options().kind != api_kind::responses) {
+        if (call_->options().include_usage && !call_->failed()) {
+          append_sse_event(pending_, call_->usage_chunk());
+        }
+        append_sse_done(pending_);
       }
-      append_sse_done(pending_);
       finished_ = true;
     }
     flush_stream();

@@ -63,8 +63,12 @@ openai_call::openai_call(call_options options, std::vector<std::string> engine_i
   }
   choices_.resize(engine_ids_.size() * static_cast<std::size_t>(options_.n));
   prompts_.resize(engine_ids_.size());
-  if (options_.kind == api_kind::chat && options_.chat.active())
+  const bool responses = options_.kind == api_kind::responses;
+  if ((options_.kind == api_kind::chat && options_.chat.active()) || responses)
     for (auto& c : choices_) c.output = std::make_unique<chat_output>(options_.chat);
+  if (responses)
+    responses_ =
+        std::make_unique<responses_renderer>(options_.id, options_.model, options_.created);
 }
 
 json openai_call::chunk_base() const {
@@ -179,6 +183,14 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
     append_logprobs(c.logprobs, logprobs);
     return;
   }
+  if (responses_) {
+    if (!started_) responses_->open(chunks);
+    started_ = true;
+    responses_->on_delta(parsed, chunks);
+    if (c.finish != finish_reason::none)
+      responses_->close(c.output->finish_reason(c.finish), usage(), chunks);
+    return;
+  }
   const bool chat = options_.kind == api_kind::chat;
   if (chat && !started_) {
     // OpenAI opens every chat choice with a delta that carries only the role.
@@ -270,6 +282,11 @@ std::string openai_call::usage_chunk() const {
 }
 
 std::string openai_call::response() const {
+  if (responses_) {
+    const choice& c = choices_.front();
+    return to_wire(
+        responses_->response(c.output->message(), c.output->finish_reason(c.finish), usage()));
+  }
   const bool chat = options_.kind == api_kind::chat;
   json choices = json::array();
   for (std::size_t i = 0; i < choices_.size(); ++i) {

@@ -12,6 +12,7 @@
 #include "common/generate_request.hpp"
 #include "net/chat_output.hpp"
 #include "net/openai_protocol.hpp"
+#include "net/responses_render.hpp"
 
 namespace actorllm::net {
 
@@ -98,6 +99,7 @@ class openai_call {
   std::size_t num_finished_ = 0;
   bool started_ = false;
   std::optional<api_error> error_;
+  std::unique_ptr<responses_renderer> responses_;  ///< api_kind::responses
   // What every streamed chunk has after its choice: ],"created":...} (rendered on first use;
   // before the choice there is always {"choices":[).
   std::string frame_suffix_;

@@ -14,7 +14,8 @@
 
 namespace actorllm::net {
 
-enum class api_kind : uint8_t { completion, chat };
+/// responses: POST /v1/responses, a chat underneath (responses_protocol.hpp).
+enum class api_kind : uint8_t { completion, chat, responses };
 
 /// An error as OpenAI reports it: {"error": {"message", "type", "param", "code"}} with an
 /// HTTP status. Empty param / code are sent as null.
