@@ -29,6 +29,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int64_t n = view.numel();
     FUZZ_CHECK(n >= 0 && static_cast<size_t>(n) <= size);
     FUZZ_CHECK(store->contains(name));
+    if (view.dtype == tensor_dtype::f8_e4m3) {
+      // float8 is read only with its scales (load_f32 refuses it): convert the codes alone.
+      std::vector<float> values(static_cast<size_t>(n));
+      convert_to_f32(view.dtype, view.data, n, values.data());
+      continue;
+    }
     const std::vector<float> values = store->load_f32(name, view.shape);
     FUZZ_CHECK(static_cast<int64_t>(values.size()) == n);
   }

@@ -68,9 +68,11 @@ weight_choice choose_weight_format(const weight_options& options, cpu::weight_fo
   return {format, std::string(cpu::to_string(format)) + " (" + because + ")"};
 }
 
-checkpoint_quantization read_checkpoint_quantization(const std::string& config_json) {
-  if (config_json.empty()) return checkpoint_quantization::none;
-  const auto q = nlohmann::json::parse(config_json);
+namespace {
+
+/// read_checkpoint_quantization on the parsed object; nlohmann throws on a field of the wrong
+/// type.
+checkpoint_quantization read_quantization_config(const nlohmann::json& q) {
   const std::string method = q.value("quant_method", "unnamed");
   auto refuse = [&](const std::string& what) {
     throw std::runtime_error("config.json: quantization_config's quant_method '" + method + "'" +
@@ -96,6 +98,17 @@ checkpoint_quantization read_checkpoint_quantization(const std::string& config_j
       refuse(" (group " + name + ": weights " + w.dump() + ")");
   }
   return checkpoint_quantization::fp8;
+}
+
+}  // namespace
+
+checkpoint_quantization read_checkpoint_quantization(const std::string& config_json) {
+  if (config_json.empty()) return checkpoint_quantization::none;
+  try {
+    return read_quantization_config(nlohmann::json::parse(config_json));
+  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+    throw std::runtime_error(std::string("config.json: quantization_config: ") + e.what());
+  }
 }
 
 }  // namespace actorllm

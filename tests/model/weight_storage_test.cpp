@@ -339,6 +339,10 @@ TEST(weight_storage, float8_layouts_not_read_here_are_refused_by_name) {
                 .find("quant_method 'compressed-tensors' in format 'pack-quantized' is not "
                       "supported yet"),
             std::string::npos);
+  auto wrong_type = nlohmann::json::parse(
+      R"({"quant_method": "compressed-tensors", "format": "float-quantized", "config_groups":
+          {"group_0": {"weights": {"num_bits": "8"}}}})");
+  EXPECT_EQ(refusal_of(ckpt.dir(), wrong_type).rfind("config.json: quantization_config: ", 0), 0u);
   const auto fp8 = nlohmann::json{{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}};
   EXPECT_EQ(refusal_of(ckpt.dir(), fp8, {"auto", "int8"}),
             "--quantization int8: the checkpoint is float8 already (quantization_config)");
