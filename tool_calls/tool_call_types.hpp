@@ -8,8 +8,9 @@
 namespace actorllm::tool_calls {
 
 /// One OpenAI tool call ("type": "function" always). `arguments` is JSON text, as OpenAI sends
-/// it: for the JSON formats the model's own text of the arguments value, for pythonic the
-/// JSON written from the Python literals.
+/// it: for the JSON formats the model's own text of the arguments value (vLLM writes it again
+/// with json.dumps; keeping the model's bytes lets the streamed pieces be sent as they come
+/// and still add up to exactly this), for pythonic the JSON written from the Python literals.
 struct tool_call {
   std::string id;
   std::string name;

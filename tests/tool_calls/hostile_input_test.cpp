@@ -7,6 +7,7 @@
 #include <random>
 
 #include "tests/tool_calls/stream_check.hpp"
+#include "tool_calls/forced_calls_parser.hpp"
 #include "tool_calls/registry.hpp"
 
 namespace actorllm::tool_calls {
@@ -154,14 +155,20 @@ TEST(hostile_input, random_texts_stream_as_they_parse_whole) {
                                                 "\xc3\xa9",
                                                 "</"};
   std::mt19937 rng(1234);
-  for (std::string_view name : tool_call_parser_names()) {
+  std::vector<testing::parser_factory> factories;
+  for (std::string_view name : tool_call_parser_names()) factories.push_back(by_name(name));
+  tool_parser_options seeded;
+  seeded.id_seed = 42;
+  factories.push_back([seeded] { return std::make_unique<required_calls_parser>(seeded); });
+  factories.push_back([seeded] { return std::make_unique<named_call_parser>("f", seeded); });
+  for (const testing::parser_factory& make : factories) {
     for (int round = 0; round < 150; ++round) {
       std::string text;
       const int n = std::uniform_int_distribution<int>(1, 25)(rng);
       for (int i = 0; i < n; ++i) {
         text += pieces[std::uniform_int_distribution<std::size_t>(0, pieces.size() - 1)(rng)];
       }
-      testing::expect_chunking_invariant(by_name(name), text, 3);
+      testing::expect_chunking_invariant(make, text, 3);
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
