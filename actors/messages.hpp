@@ -113,7 +113,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, structured_output& x) {
   auto kind = static_cast<uint8_t>(x.kind);
   return f(caf::meta::type_name("structured_output"), kind, x.source, x.choices,
-           x.compact_whitespace, x.field, caf::meta::load_callback([&]() -> caf::error {
+           x.compact_whitespace, x.after_reasoning, x.field,
+           caf::meta::load_callback([&]() -> caf::error {
              if (kind > static_cast<uint8_t>(output_constraint::grammar))
                return caf::make_error(caf::sec::invalid_argument, "unknown output constraint");
              x.kind = static_cast<output_constraint>(kind);

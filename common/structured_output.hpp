@@ -20,6 +20,10 @@ struct structured_output {
   /// JSON without any whitespace between tokens (OpenAI's strict json_schema, vLLM's
   /// disable_any_whitespace); otherwise a bounded amount of optional whitespace.
   bool compact_whitespace = false;
+  /// With a reasoning parser (net/ sets this), the constraint starts once the reasoning has
+  /// ended, as in vLLM: after the model's "</think>" token, in the prompt or the output (from
+  /// the start when the vocabulary has no such token).
+  bool after_reasoning = false;
   /// The request field it came from ("response_format", "structured_outputs", "guided_json",
   /// ...), named in the error when it does not compile.
   std::string field;

@@ -272,6 +272,9 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
   for (std::size_t p = 0; p < request.prompts.size(); ++p) {
     generate_request& prompt = request.prompts[p];
     prompt.request_id = engine_ids[p];
+    // The thinking is free; the constraint holds the answer after it (as vLLM does).
+    if (chat && !context.config.reasoning_parser.empty())
+      prompt.params.structured.after_reasoning = prompt.params.structured.active();
     prompt.model = model.name;
     try {
       context.engine.submit(std::move(prompt), sink);

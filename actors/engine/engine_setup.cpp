@@ -116,6 +116,7 @@ engine_setup engine_setup::load(const engine_config& config,
   s.grammars = std::make_shared<grammar::grammar_compiler>(
       [tok = s.tok, mask_size] { return grammar::vocabulary::from_tokenizer(tok, mask_size); });
   s.runner.grammars = s.grammars;
+  s.runner.reasoning_end_token = s.tok.piece_to_id("</think>").value_or(-1);
   return s;
 }
 

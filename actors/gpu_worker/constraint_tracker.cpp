@@ -23,8 +23,26 @@ bool is_constrained_draw(const batch_sequence& seq) {
 }  // namespace
 
 constraint_tracker::constraint_tracker(std::shared_ptr<grammar::grammar_compiler> grammars,
-                                       std::vector<int32_t> eos_token_ids)
-    : grammars_(std::move(grammars)), eos_token_ids_(std::move(eos_token_ids)) {}
+                                       std::vector<int32_t> eos_token_ids,
+                                       int32_t reasoning_end_token)
+    : grammars_(std::move(grammars)),
+      eos_token_ids_(std::move(eos_token_ids)),
+      reasoning_end_token_(reasoning_end_token) {}
+
+std::optional<std::span<const int32_t>> constraint_tracker::constrained_tokens(
+    const batch_sequence& seq) const {
+  const std::span<const int32_t> generated = generated_before_draw(seq);
+  if (!seq.params->structured.after_reasoning || reasoning_end_token_ < 0) return generated;
+  // The first end of reasoning, in the prompt (a template that closed it, as Qwen3's does
+  // without thinking) or in what was generated.
+  const auto before =
+      seq.all_token_ids.first(static_cast<size_t>(seq.num_prompt_tokens) + generated.size());
+  const auto end = std::find(before.begin(), before.end(), reasoning_end_token_);
+  if (end == before.end()) return std::nullopt;
+  const auto from = static_cast<size_t>(end - before.begin()) + 1;
+  const auto prompt = static_cast<size_t>(seq.num_prompt_tokens);
+  return from <= prompt ? generated : generated.subspan(from - prompt);
+}
 
 constraint_tracker::~constraint_tracker() {
   if (pending_.valid()) pending_.wait();
@@ -44,13 +62,15 @@ constraint_tracker::tracked constraint_tracker::make(const batch_sequence& seq) 
   return tracked{grammar::matcher(std::move(grammar), std::move(stop_ids)), {}};
 }
 
-constraint_tracker::tracked& constraint_tracker::catch_up(const batch_sequence& seq,
+constraint_tracker::tracked* constraint_tracker::catch_up(const batch_sequence& seq,
                                                           int32_t index) {
+  const auto constrained = constrained_tokens(seq);
+  if (!constrained) return nullptr;  // still reasoning: the draw is free
+  const std::span<const int32_t> tokens = *constrained;
   const sample_key key{*seq.request_id, index};
   auto it = matchers_.find(key);
   if (it == matchers_.end()) it = matchers_.emplace(key, make(seq)).first;
   tracked& t = it->second;
-  const std::span<const int32_t> tokens = generated_before_draw(seq);
   // What the matcher saw must be a prefix of the sequence's tokens; otherwise (a sample the
   // scheduler did not keep) start over from the tokens the plan holds.
   const bool prefix = t.generated.size() <= tokens.size() &&
@@ -60,7 +80,7 @@ constraint_tracker::tracked& constraint_tracker::catch_up(const batch_sequence& 
     if (!t.matcher.accept_token(tokens[i])) ++num_rejected_;
     t.generated.push_back(tokens[i]);
   }
-  return t;
+  return &t;
 }
 
 void constraint_tracker::prepare(const std::vector<batch_sequence>& work) {
@@ -70,8 +90,10 @@ void constraint_tracker::prepare(const std::vector<batch_sequence>& work) {
   for (size_t i = 0; i < work.size(); ++i) {
     if (!is_constrained_draw(work[i])) continue;
     // A first draw of n > 1 samples draws them all from this state: one mask serves all.
-    sources_[i] = &catch_up(work[i], work[i].index).matcher;
-    any = true;
+    if (tracked* t = catch_up(work[i], work[i].index)) {
+      sources_[i] = &t->matcher;
+      any = true;
+    }
   }
   masks_.resize(work.size());
   if (!any) return;
@@ -102,9 +124,10 @@ std::span<const uint32_t> constraint_tracker::mask(size_t i) const {
 
 void constraint_tracker::accept(const batch_sequence& seq, int32_t index, int32_t token) {
   if (!is_constrained_draw(seq)) return;
-  tracked& t = catch_up(seq, index);
-  if (!t.matcher.accept_token(token)) ++num_rejected_;
-  t.generated.push_back(token);
+  tracked* t = catch_up(seq, index);
+  if (!t) return;  // a reasoning token (the end marker itself included)
+  if (!t->matcher.accept_token(token)) ++num_rejected_;
+  t->generated.push_back(token);
 }
 
 }  // namespace actorllm

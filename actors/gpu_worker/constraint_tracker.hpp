@@ -33,8 +33,9 @@ class constraint_tracker {
 
   /// `eos_token_ids` end a sequence where its grammar may end (with each request's own
   /// stop_token_ids). A null compiler makes a constrained sequence a std::runtime_error.
+  /// `reasoning_end_token`: where a constraint with after_reasoning starts (-1: none).
   constraint_tracker(std::shared_ptr<grammar::grammar_compiler> grammars,
-                     std::vector<int32_t> eos_token_ids);
+                     std::vector<int32_t> eos_token_ids, int32_t reasoning_end_token = -1);
   ~constraint_tracker();
 
   /// Brings the matcher of every constrained draw in `work` up to its sequence's tokens, then
@@ -58,12 +59,15 @@ class constraint_tracker {
     grammar::matcher matcher;
     std::vector<int32_t> generated;  // tokens accepted, in order
   };
-  tracked& catch_up(const batch_sequence& seq, int32_t index);
+  /// The tokens the grammar follows before the draw; nullopt while the reasoning goes on.
+  std::optional<std::span<const int32_t>> constrained_tokens(const batch_sequence& seq) const;
+  tracked* catch_up(const batch_sequence& seq, int32_t index);
   tracked make(const batch_sequence& seq) const;
   void compute_masks();
 
   std::shared_ptr<grammar::grammar_compiler> grammars_;
   std::vector<int32_t> eos_token_ids_;
+  int32_t reasoning_end_token_;
   std::map<sample_key, tracked> matchers_;
 
   // The last prepare(): for each work item, the matcher its mask comes from (null: free).

@@ -35,6 +35,9 @@ struct model_runner_config {
   /// is a broken plan), and the ids that end a sequence, allowed where its grammar may end.
   std::shared_ptr<grammar::grammar_compiler> grammars;
   std::vector<int32_t> eos_token_ids;
+  /// The token that ends reasoning ("</think>"), where a constraint with after_reasoning
+  /// starts; -1: the vocabulary has none.
+  int32_t reasoning_end_token = -1;
 };
 
 /// One worker's device: its KV pool, its CPU swap pool and the forward pass over them.

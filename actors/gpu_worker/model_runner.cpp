@@ -17,7 +17,7 @@ model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runne
     : model_(std::move(model)),
       config_(config),
       backend_(std::move(backend)),
-      constraints_(config.grammars, config.eos_token_ids) {}
+      constraints_(config.grammars, config.eos_token_ids, config.reasoning_end_token) {}
 
 sampler_state& model_runner::state_for(const batch_sequence& seq, int32_t index) {
   const sampler_key key{*seq.request_id, index};

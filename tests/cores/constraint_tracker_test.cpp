@@ -116,6 +116,34 @@ TEST_F(constraint_tracker_test, a_draw_the_grammar_refuses_is_counted) {
   EXPECT_EQ(t.num_rejected(), 1);
 }
 
+TEST_F(constraint_tracker_test, after_reasoning_the_constraint_starts_behind_the_end_marker) {
+  const int32_t end = id("e");  // stands for "</think>" in this small vocabulary
+  params_.structured.after_reasoning = true;
+  constraint_tracker t(compiler_, {}, end);
+  // Reasoning: any token, no mask, nothing accepted (even what the grammar would refuse).
+  EXPECT_TRUE(tracked_mask(t, {id("x")}).empty());
+  t.accept(draw({id("x")}), 0, end);
+  EXPECT_EQ(t.num_matchers(), 0u);
+  // After the marker the grammar starts from its beginning.
+  EXPECT_EQ(tracked_mask(t, {id("x"), end}), expected_mask({}));
+  t.accept(draw({id("x"), end}), 0, id("a"));
+  EXPECT_EQ(tracked_mask(t, {id("x"), end, id("a")}), expected_mask({id("a")}));
+  EXPECT_EQ(t.num_rejected(), 0);
+  // A prompt that closed the reasoning already (thinking turned off): constrained at once.
+  tokens_ = {};
+  auto closed = draw({});
+  std::vector<int32_t> prompt{1, end};
+  closed.all_token_ids = prompt;
+  closed.num_prompt_tokens = 2;
+  closed.start_position = 1;
+  closed.token_ids = std::span<const int32_t>(prompt).last(1);
+  constraint_tracker u(compiler_, {}, end);
+  u.prepare({closed});
+  u.wait();
+  const auto m = u.mask(0);
+  EXPECT_EQ(std::vector<uint32_t>(m.begin(), m.end()), expected_mask({}));
+}
+
 TEST_F(constraint_tracker_test, free_draws_have_no_mask_and_no_compiler_is_an_error) {
   constraint_tracker t(nullptr, {});
   params_.structured = {};
