@@ -4,7 +4,7 @@
 #   - tool_choice "required" and a named function: the structured-output engine forces the
 #     calls, and every response's tool_calls arguments validate against the tool's schema
 #     (python3-jsonschema), whole, streamed and with n = 2; the official openai SDK too
-#     (tool_calls_client.mjs: create, stream, runTools).
+#     (tool_calls_client.mjs: create, stream, runTools), and over the WebSocket.
 #   - tool_choice "auto" through each --tool-call-parser: a regex forces the model to write a
 #     call in the parser's own format, and the answer must come back as that call, with
 #     finish_reason tool_calls, whole and streamed.
@@ -106,6 +106,7 @@ sys.exit(1 if failures else 0)
 PY
 check "required and named tool_choice give schema-valid tool_calls" test "$status" -eq 0
 check "the openai SDK: create, stream and runTools" node "$e2e_dir/tool_calls_client.mjs" "$base"
+check "tool-call deltas over the WebSocket" node "$e2e_dir/ws_tool_calls.mjs" "${base/http/ws}/v1/ws"
 stop
 
 # auto: per parser, a regex makes the random model write one call in that parser's format.
