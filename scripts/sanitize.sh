@@ -48,7 +48,7 @@ run_preset() {
 
 ctest_args=("$@")
 if [[ "$which_one" == asan || "$which_one" == all ]]; then
-  run_preset asan config_tests kernels_tests tokenizer_tests chat_template_tests grammar_tests \
+  run_preset asan config_tests kernels_tests tokenizer_tests chat_template_tests grammar_tests tool_calls_tests \
     model_tests monitoring_tests cores_tests actors_tests app_tests net_tests fuzzers
 fi
 if [[ "$which_one" == tsan || "$which_one" == all ]]; then
