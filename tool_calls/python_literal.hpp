@@ -23,7 +23,8 @@ class python_literal_reader {
 
   /// Reads one byte; leading whitespace is skipped.
   status feed(char c);
-  /// The JSON written so far (complete once feed returned done or done_before).
+  /// The JSON written so far; it only grows (complete once feed returned done or
+  /// done_before).
   const std::string& json() const { return json_; }
 
  private:

@@ -73,7 +73,14 @@ void pythonic_parser::consume(char c) {
     case state::equals:
       if (is_space(c)) return;
       if (c != '=') return fail(c);
+      {
+        std::string key = num_arguments_++ == 0 ? "\"" : ", \"";
+        key += keyword_;
+        key += "\": ";
+        emit_arguments(key);
+      }
       value_.emplace(limits().max_depth);
+      value_sent_ = 0;
       state_ = state::value;
       return;
     case state::value:
@@ -120,15 +127,13 @@ void pythonic_parser::read_lead(char c) {
   state_ = state::call_start;
 }
 
+// The value's JSON only grows, so it is sent as it is written: a long string streams.
 void pythonic_parser::read_value(char c) {
   const python_literal_reader::status s = value_->feed(c);
   if (s == python_literal_reader::status::error) return fail(c);
+  emit_arguments(std::string_view(value_->json()).substr(value_sent_));
+  value_sent_ = value_->json().size();
   if (s == python_literal_reader::status::more) return;
-  std::string argument = num_arguments_++ == 0 ? "\"" : ", \"";
-  argument += keyword_;
-  argument += "\": ";
-  argument += value_->json();
-  emit_arguments(argument);
   state_ = state::after_value;
   if (s == python_literal_reader::status::done_before) consume(c);
 }

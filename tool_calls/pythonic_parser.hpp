@@ -3,10 +3,10 @@
 /// is a Python list of calls with keyword arguments,
 ///   [get_weather(city="Paris", days=3), get_time(zone='CET', exact=True)]
 /// optionally inside Llama 4's <|python_start|> ... <|python_end|>. Arguments are written as
-/// JSON in json.dumps' style ({"city": "Paris", "days": 3}), one keyword argument at a time as
-/// its value ends. As in vLLM, an output that does not begin with the list is content. Where
-/// vLLM refuses a list followed by other text, we keep the calls and return that text as
-/// content (streamed calls cannot be taken back).
+/// JSON in json.dumps' style ({"city": "Paris", "days": 3}) and streamed as they are read
+/// (a number or True/False/None when it ends, strings as they come). As in vLLM, an output that
+/// does not begin with the list is content. Where vLLM refuses a list followed by other text, we
+/// keep the calls and return that text as content (streamed calls cannot be taken back).
 #include <optional>
 
 #include "tool_calls/python_literal.hpp"
@@ -47,6 +47,7 @@ class pythonic_parser final : public tool_call_parser {
   std::size_t num_arguments_ = 0;
   std::size_t tag_matched_ = 0;  // bytes of <|python_start|> or <|python_end|> read
   std::optional<python_literal_reader> value_;
+  std::size_t value_sent_ = 0;  // bytes of the value's JSON already sent
 };
 
 }  // namespace actorllm::tool_calls

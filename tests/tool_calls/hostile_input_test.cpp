@@ -63,6 +63,25 @@ TEST(hostile_input, text_held_back_before_a_call_is_bounded) {
   }
 }
 
+TEST(hostile_input, long_arguments_stream_instead_of_being_held) {
+  const parser_limits limits{.max_pending_bytes = 1000, .max_depth = 64};
+  const std::string big(5000, 'z');
+  const std::vector<std::pair<std::string_view, std::string>> cases = {
+      {"hermes",
+       "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"" + big + "\"}}</tool_call>"},
+      {"llama3_json", "{\"name\": \"f\", \"parameters\": {\"a\": \"" + big + "\"}}"},
+      {"mistral", "[TOOL_CALLS]f[ARGS]{\"a\": \"" + big + "\"}"},
+      {"pythonic", "[f(a='" + big + "')]"},
+  };
+  for (const auto& [name, text] : cases) {
+    const auto make = by_name(name, limits);
+    EXPECT_LE(max_held_back(make, text), 64u) << name;
+    const parsed_output out = parse_text(make, text);
+    ASSERT_EQ(out.calls.size(), 1u) << name;
+    EXPECT_EQ(out.calls[0].arguments, "{\"a\": \"" + big + "\"}") << name;
+  }
+}
+
 TEST(hostile_input, deep_nesting_is_malformed) {
   const std::string deep = std::string(100, '[') + std::string(100, ']');
   const parser_limits limits{.max_pending_bytes = 64 * 1024, .max_depth = 32};
@@ -76,7 +95,8 @@ TEST(hostile_input, deep_nesting_is_malformed) {
   const std::string python = "[f(a=" + deep + ")]";
   const parsed_output p = parse_text(by_name("pythonic", limits), python);
   ASSERT_EQ(p.calls.size(), 1u);
-  EXPECT_EQ(p.calls[0].arguments, "{");
+  EXPECT_EQ(p.calls[0].arguments, "{\"a\": " + std::string(32, '['));
+  EXPECT_EQ(p.content, python.substr(5 + 32));
   // Within the bound it is fine.
   const std::string ok = "<tool_call>{\"name\": \"f\", \"arguments\": " + std::string(20, '[') +
                          std::string(20, ']') + "}</tool_call>";

@@ -124,7 +124,7 @@ TEST(pythonic_parser, cut_output_keeps_the_arguments_so_far) {
   const std::string text = "[f(a=1, b='x";
   const parsed_output out = parse_text(pythonic(), text);
   ASSERT_EQ(out.calls.size(), 1u);
-  EXPECT_EQ(out.calls[0].arguments, "{\"a\": 1");
+  EXPECT_EQ(out.calls[0].arguments, "{\"a\": 1, \"b\": \"x");
   expect_chunking_invariant(pythonic(), text);
 }
 
