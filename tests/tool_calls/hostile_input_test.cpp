@@ -104,14 +104,14 @@ TEST(hostile_input, deep_nesting_is_malformed) {
 }
 
 TEST(hostile_input, long_outputs_take_linear_time) {
-  // 4 MB each of text full of marker prefixes, of whitespace, and of one huge call, fed in
+  // 1 MB each of text full of marker prefixes, of whitespace, and of one huge call, fed in
   // 3-byte deltas: work quadratic in the text or in what is held back would take hours.
   std::string prefixes;
-  while (prefixes.size() < 4'000'000) prefixes += "<tool_cal [TOOL_CALL <|python_ta ";
-  const std::string spaces(4'000'000, ' ');
+  while (prefixes.size() < 1'000'000) prefixes += "<tool_cal [TOOL_CALL <|python_ta ";
+  const std::string spaces(1'000'000, ' ');
   const std::string huge_call = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"" +
-                                std::string(4'000'000, 'y') + "\"}}</tool_call>";
-  constexpr auto kBudget = std::chrono::seconds(30);
+                                std::string(1'000'000, 'y') + "\"}}</tool_call>";
+  constexpr auto kBudget = std::chrono::seconds(60);  // about 1 s in Release, 8 under ASan
   const auto start = std::chrono::steady_clock::now();
   for (std::string_view name : tool_call_parser_names()) {
     for (const std::string* text :
