@@ -385,6 +385,10 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
   if (kind == api_kind::chat) {
     if (auto error = read_tool_fields(body, raw_body, tools, out.tools, base.params.structured))
       return error;
+    // [TOOL_CALLS] is a special token in Mistral's vocabularies: the parser must see it, so
+    // such requests keep special tokens in their text, as vLLM arranges.
+    if (out.tools.mode == tool_mode::parse && tools.tool_call_parser == "mistral")
+      base.params.skip_special_tokens = false;
   }
   out.n = base.params.n;
   if (kind == api_kind::completion) {

@@ -1,6 +1,9 @@
 #include "net/tool_fields.hpp"
 
+#include <stdexcept>
 #include <utility>
+
+#include "tool_calls/forced_calls_schema.hpp"
 
 namespace actorllm::net {
 namespace {
@@ -44,21 +47,6 @@ std::vector<std::string> parameter_schemas(const json& tools, std::string_view r
     }
   }
   return out;
-}
-
-/// "required": a non-empty array of calls, each {"name": one of the tools, "parameters": its
-/// schema}; one call at most without parallel_tool_calls.
-std::string required_schema(const tool_request& tools, const std::vector<std::string>& params) {
-  std::string any_of;
-  for (std::size_t i = 0; i < tools.names.size(); ++i) {
-    if (i) any_of += ',';
-    any_of += R"({"type":"object","properties":{"name":{"const":)" + json(tools.names[i]).dump() +
-              R"(},"parameters":)" + params[i] +
-              R"(},"required":["name","parameters"],"additionalProperties":false})";
-  }
-  return R"({"type":"array","minItems":1,)" +
-         std::string(tools.parallel ? "" : R"("maxItems":1,)") + R"("items":{"anyOf":[)" + any_of +
-         "]}}";
 }
 
 std::optional<api_error> read_tools_list(const json* tools, tool_request& out) {
@@ -121,7 +109,15 @@ std::optional<api_error> read_tool_fields(const json& body, std::string_view raw
   const auto params = parameter_schemas(*tools, raw_body);
   if (*choice == "required") {
     out.mode = tool_mode::forced_required;
-    schema = required_schema(out, params);
+    // A non-empty array of {"name", "parameters"}, one of the tools each, with the tools'
+    // $defs gathered at the top so that their $refs still resolve.
+    try {
+      nlohmann::json calls = tool_calls::required_calls_schema(*tools);
+      if (!out.parallel) calls["maxItems"] = 1;
+      schema = calls.dump();
+    } catch (const std::invalid_argument& e) {
+      return bad_request(std::string("tool_choice \"required\": ") + e.what(), "tool_choice");
+    }
   } else {
     const json* function = choice->is_object() ? given_field(*choice, "function") : nullptr;
     const json* type = choice->is_object() ? given_field(*choice, "type") : nullptr;

@@ -74,11 +74,24 @@ TEST(tool_fields, required_is_an_array_of_calls_one_of_the_tools_each) {
   EXPECT_EQ(schema["minItems"], 1);
   EXPECT_FALSE(schema.contains("maxItems"));
   ASSERT_EQ(schema["items"]["anyOf"].size(), 2u);
-  EXPECT_EQ(schema["items"]["anyOf"][0]["properties"]["name"]["const"], "get_weather");
+  EXPECT_EQ(schema["items"]["anyOf"][0]["properties"]["name"]["enum"][0], "get_weather");
   EXPECT_EQ(schema["items"]["anyOf"][1]["properties"]["parameters"]["type"], "object");
+  // A tool whose parameters refer to their own $defs keeps them resolvable.
+  const auto refs = parse_ok(
+      R"("tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object",)"
+      R"("properties":{"p":{"$ref":"#/$defs/point"}},"$defs":{"point":{"type":"integer"}}}}}],)"
+      R"("tool_choice":"required")");
+  EXPECT_EQ(json::parse(refs.prompts[0].params.structured.source)["$defs"]["point"]["type"],
+            "integer");
   const auto one = parse_ok(tools + R"(,"tool_choice":"required","parallel_tool_calls":false)");
   EXPECT_FALSE(one.tools.parallel);
   EXPECT_EQ(json::parse(one.prompts[0].params.structured.source)["maxItems"], 1);
+}
+
+TEST(tool_fields, mistral_output_keeps_its_special_tokens_for_the_parser) {
+  EXPECT_FALSE(
+      parse_ok(tools, tool_settings{true, "mistral"}).prompts[0].params.skip_special_tokens);
+  EXPECT_TRUE(parse_ok(tools, tool_settings{true, "hermes"}).prompts[0].params.skip_special_tokens);
 }
 
 TEST(tool_fields, what_does_not_fit_is_a_400_naming_the_field) {

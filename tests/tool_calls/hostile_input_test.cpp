@@ -2,7 +2,6 @@
 // result equal to the whole-text one for random texts built from the formats' own pieces.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -105,14 +104,14 @@ TEST(hostile_input, deep_nesting_is_malformed) {
 
 TEST(hostile_input, long_outputs_take_linear_time) {
   // 1 MB each of text full of marker prefixes, of whitespace, and of one huge call, fed in
-  // 3-byte deltas: work quadratic in the text or in what is held back would take hours.
+  // 3-byte deltas: this runs in about a second (8 under ASan), where work quadratic in the
+  // text or in what is held back would take hours and hit ctest's timeout. No clock is read
+  // here: speed belongs to benchmarks, and a loaded machine must not fail a test.
   std::string prefixes;
   while (prefixes.size() < 1'000'000) prefixes += "<tool_cal [TOOL_CALL <|python_ta ";
   const std::string spaces(1'000'000, ' ');
   const std::string huge_call = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"" +
                                 std::string(1'000'000, 'y') + "\"}}</tool_call>";
-  constexpr auto kBudget = std::chrono::seconds(60);  // about 1 s in Release, 8 under ASan
-  const auto start = std::chrono::steady_clock::now();
   for (std::string_view name : tool_call_parser_names()) {
     for (const std::string* text :
          std::vector<const std::string*>{&prefixes, &spaces, &huge_call}) {
@@ -122,9 +121,6 @@ TEST(hostile_input, long_outputs_take_linear_time) {
       auto parser = make_tool_call_parser(name, options);
       std::size_t out = 0;
       for (std::size_t at = 0; at < text->size(); at += 3) {
-        if (at % (1 << 12) == 0 && std::chrono::steady_clock::now() - start > kBudget) {
-          FAIL() << name << " is too slow: quadratic?";
-        }
         for (const stream_event& e : parser->feed(std::string_view(*text).substr(at, 3))) {
           out += e.text.size();
         }
