@@ -106,7 +106,6 @@ std::optional<api_error> read_tool_fields(const json& body, std::string_view raw
   }
 
   std::string schema;
-  const auto params = parameter_schemas(*tools, raw_body);
   if (*choice == "required") {
     out.mode = tool_mode::forced_required;
     // A non-empty array of {"name", "parameters"}, one of the tools each, with the tools'
@@ -135,7 +134,7 @@ std::optional<api_error> read_tool_fields(const json& body, std::string_view raw
           "tool_choice names the function '" + out.forced_name + "', which is not among the tools",
           "tool_choice");
     out.mode = tool_mode::forced_named;
-    schema = params[index];
+    schema = parameter_schemas(*tools, raw_body)[index];
   }
   if (constraint.active())
     return bad_request(
