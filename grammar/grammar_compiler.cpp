@@ -1,6 +1,8 @@
 #include "grammar/grammar_compiler.hpp"
 
+#include <cctype>
 #include <stdexcept>
+#include <string_view>
 
 #include "grammar/grammar.hpp"
 #include "grammar/grammar_error.hpp"
@@ -54,6 +56,35 @@ std::shared_ptr<const compiled_grammar> grammar_compiler::compile(const structur
   return grammar;
 }
 
+namespace {
+
+/// vLLM also takes Lark grammars (converting simple ones); this engine reads GBNF only. A
+/// grammar with no "::=" whose lines read "name: ..." or "%import ..." is Lark: say so,
+/// rather than leave the GBNF parser's complaint about the first colon.
+bool looks_like_lark(std::string_view text) {
+  if (text.find("::=") != std::string_view::npos) return false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos) continue;
+    line.remove_prefix(first);
+    if (line.starts_with("%import") || line.starts_with("%ignore")) return true;
+    if (line.starts_with("?") || line.starts_with("!")) line.remove_prefix(1);
+    size_t name = 0;
+    while (name < line.size() && (std::isalnum(static_cast<unsigned char>(line[name])) ||
+                                  line[name] == '_' || line[name] == '.'))
+      ++name;
+    if (name > 0 && name < line.size() && line[name] == ':') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::shared_ptr<const compiled_grammar> grammar_compiler::build(const structured_output& spec) {
   auto v = vocab();
   const json_schema_options options{.strict = spec.compact_whitespace};
@@ -67,6 +98,10 @@ std::shared_ptr<const compiled_grammar> grammar_compiler::build(const structured
     case output_constraint::choice:
       return compile_choice(spec.choices, std::move(v));
     case output_constraint::grammar:
+      if (looks_like_lark(spec.source))
+        throw grammar_error(
+            "grammar: this looks like a Lark grammar (\"rule: ...\"); only GBNF is read here "
+            "(\"root ::= ...\", llama.cpp's dialect)");
       return compile_gbnf(spec.source, std::move(v));
     case output_constraint::none:
       break;
