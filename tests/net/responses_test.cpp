@@ -135,6 +135,37 @@ TEST(responses_render, text_whole_and_streamed_events_fold_into_the_same_respons
   EXPECT_TRUE(streamed.done());
 }
 
+TEST(responses_render, reasoning_is_its_own_item_before_the_message) {
+  auto options = responses_options(true);
+  options.chat.reasoning_parser = "qwen3";
+  openai_call streamed(options, {"e"});
+  std::vector<std::string> events;
+  streamed.add(delta("<think>plan</thi"), events);
+  streamed.add(delta("nk>Answer", finish_reason::stop), events);
+  std::string reasoning, text;
+  for (const auto& e : events) {
+    const json event = json::parse(e);
+    if (event["type"] == "response.reasoning_text.delta")
+      reasoning += event["delta"].get<std::string>();
+    if (event["type"] == "response.output_text.delta") text += event["delta"].get<std::string>();
+  }
+  EXPECT_EQ(reasoning, "plan");
+  EXPECT_EQ(text, "Answer");
+  const json output = json::parse(events.back())["response"]["output"];
+  ASSERT_EQ(output.size(), 2u);
+  EXPECT_EQ(output[0]["type"], "reasoning");
+  EXPECT_EQ(output[0]["content"][0]["text"], "plan");
+  EXPECT_EQ(output[1]["type"], "message");
+
+  options.stream = false;
+  openai_call whole(options, {"e"});
+  std::vector<std::string> none;
+  whole.add(delta("<think>plan</think>Answer", finish_reason::stop), none);
+  const json response = json::parse(whole.response());
+  EXPECT_EQ(response["output"][0]["type"], "reasoning");
+  EXPECT_EQ(response["output_text"], "Answer");
+}
+
 TEST(responses_render, a_forced_function_is_a_function_call_item) {
   openai_call streamed(responses_options(true, tool_mode::forced_named), {"e"});
   std::vector<std::string> events;
