@@ -5,13 +5,6 @@ namespace actorllm::tool_calls {
 required_calls_parser::required_calls_parser(tool_parser_options options)
     : tool_call_parser(std::move(options)) {}
 
-bool required_calls_parser::hold(char c) {
-  region_ += c;
-  if (region_.size() <= limits().max_pending_bytes) return true;
-  give_up(region_);
-  return false;
-}
-
 void required_calls_parser::consume(char c) {
   switch (state_) {
     case state::before_list:
@@ -48,26 +41,9 @@ void required_calls_parser::consume(char c) {
 }
 
 void required_calls_parser::read_object(char c) {
-  if (!committed_ && !hold(c)) return;
-  const json_call_scanner::byte_result r = scanner_->feed(c);
-  if (r.state == json_call_scanner::status::error) {
-    return give_up(committed_ ? std::string_view(&c, 1) : std::string_view(region_));
-  }
-  if (r.in_arguments) {
-    if (committed_) {
-      emit_arguments(std::string_view(&c, 1));
-    } else {
-      early_arguments_ += c;
-    }
-  }
-  if (!committed_ && scanner_->name() && scanner_->arguments_started()) {
-    if (!start_call(*scanner_->name())) return give_up(region_);
-    emit_arguments(early_arguments_);
-    committed_ = true;
-    region_.clear();
-  }
-  if (r.state == json_call_scanner::status::done) {
-    if (!committed_) return give_up(region_);
+  const json_call_step step = read_json_call_byte(*scanner_, committed_, early_arguments_, c);
+  if (step == json_call_step::failed) return;
+  if (step == json_call_step::done) {
     state_ = state::after_item;
     return;
   }

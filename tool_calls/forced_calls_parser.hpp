@@ -22,10 +22,8 @@ class required_calls_parser final : public tool_call_parser {
   void consume(char c) override;
   void at_end() override;
   void read_object(char c);
-  bool hold(char c);
 
   state state_ = state::before_list;
-  std::string region_;
   std::string early_arguments_;
   bool committed_ = false;
   std::optional<json_call_scanner> scanner_;

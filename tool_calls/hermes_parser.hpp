@@ -24,11 +24,9 @@ class hermes_parser final : public tool_call_parser {
   void read_text(char c);
   void read_object(char c);
   void read_after_object(char c);
-  bool hold(char c);
 
   state state_ = state::text;
   text_between_calls text_;
-  std::string region_;           // raw text of the call not yet committed (given back on error)
   std::string early_arguments_;  // arguments read before the name
   bool committed_ = false;
   std::optional<json_call_scanner> scanner_;

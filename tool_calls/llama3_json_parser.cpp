@@ -8,13 +8,6 @@ constexpr std::string_view kPythonTag = "<|python_tag|>";
 llama3_json_parser::llama3_json_parser(tool_parser_options options)
     : tool_call_parser(std::move(options)) {}
 
-bool llama3_json_parser::hold(char c) {
-  region_ += c;
-  if (region_.size() <= limits().max_pending_bytes) return true;
-  give_up(region_);
-  return false;
-}
-
 void llama3_json_parser::consume(char c) {
   switch (state_) {
     case state::lead:
@@ -51,26 +44,9 @@ void llama3_json_parser::read_lead(char c) {
 }
 
 void llama3_json_parser::read_object(char c) {
-  if (!committed_ && !hold(c)) return;
-  const json_call_scanner::byte_result r = scanner_->feed(c);
-  if (r.state == json_call_scanner::status::error) {
-    return give_up(committed_ ? std::string_view(&c, 1) : std::string_view(region_));
-  }
-  if (r.in_arguments) {
-    if (committed_) {
-      emit_arguments(std::string_view(&c, 1));
-    } else {
-      early_arguments_ += c;
-    }
-  }
-  if (!committed_ && scanner_->name() && scanner_->arguments_started()) {
-    if (!start_call(*scanner_->name())) return give_up(region_);
-    emit_arguments(early_arguments_);
-    committed_ = true;
-    region_.clear();
-  }
-  if (r.state == json_call_scanner::status::done) {
-    if (!committed_) return give_up(region_);
+  const json_call_step step = read_json_call_byte(*scanner_, committed_, early_arguments_, c);
+  if (step == json_call_step::failed) return;
+  if (step == json_call_step::done) {
     state_ = state::after_object;
     region_.clear();
     return;

@@ -24,10 +24,8 @@ class llama3_json_parser final : public tool_call_parser {
   void at_end() override;
   void read_lead(char c);
   void read_object(char c);
-  bool hold(char c);
 
   state state_ = state::lead;
-  std::string region_;  // raw text not yet committed to a call (given back as content)
   std::string early_arguments_;
   bool committed_ = false;
   std::size_t tag_matched_ = 0;  // bytes of <|python_tag|> read

@@ -22,13 +22,6 @@ std::string mistral_parser::next_call_id() {
   return ids().next_mistral_id();
 }
 
-bool mistral_parser::hold(char c) {
-  region_ += c;
-  if (region_.size() <= limits().max_pending_bytes) return true;
-  give_up(region_);
-  return false;
-}
-
 void mistral_parser::start_scanner(json_call_scanner::mode m) {
   scanner_.emplace(m, limits().max_depth);
   committed_ = false;
@@ -131,26 +124,9 @@ void mistral_parser::read_tag(char c) {
 }
 
 void mistral_parser::read_object(char c) {
-  if (!committed_ && !hold(c)) return;
-  const json_call_scanner::byte_result r = scanner_->feed(c);
-  if (r.state == json_call_scanner::status::error) {
-    return give_up(committed_ ? std::string_view(&c, 1) : std::string_view(region_));
-  }
-  if (r.in_arguments) {
-    if (committed_) {
-      emit_arguments(std::string_view(&c, 1));
-    } else {
-      early_arguments_ += c;
-    }
-  }
-  if (!committed_ && scanner_->name() && scanner_->arguments_started()) {
-    if (!start_call(*scanner_->name())) return give_up(region_);
-    emit_arguments(early_arguments_);
-    committed_ = true;
-    region_.clear();
-  }
-  if (r.state == json_call_scanner::status::done) {
-    if (!committed_) return give_up(region_);
+  const json_call_step step = read_json_call_byte(*scanner_, committed_, early_arguments_, c);
+  if (step == json_call_step::failed) return;
+  if (step == json_call_step::done) {
     state_ = state::after_item;
     return;
   }

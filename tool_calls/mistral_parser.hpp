@@ -39,12 +39,10 @@ class mistral_parser final : public tool_call_parser {
   void read_object(char c);
   void read_tag(char c);
   void read_arguments(char c);
-  bool hold(char c);
   void start_scanner(json_call_scanner::mode m);
 
   state state_ = state::text;
   text_between_calls text_;
-  std::string region_;  // raw text not yet committed (given back as content on error)
   std::string early_arguments_;
   bool committed_ = false;
   std::optional<json_call_scanner> scanner_;

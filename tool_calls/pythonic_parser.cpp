@@ -16,13 +16,6 @@ bool is_identifier_char(char c) {
 pythonic_parser::pythonic_parser(tool_parser_options options)
     : tool_call_parser(std::move(options)) {}
 
-bool pythonic_parser::hold(char c) {
-  region_ += c;
-  if (region_.size() <= limits().max_pending_bytes) return true;
-  give_up(region_);
-  return false;
-}
-
 // Inside a committed call only this byte and what follows are content; before, all held text.
 void pythonic_parser::fail(char c) {
   region_ += c;

@@ -37,11 +37,9 @@ class pythonic_parser final : public tool_call_parser {
   void read_lead(char c);
   void read_value(char c);
   void read_after_list(char c);
-  bool hold(char c);
   void fail(char c);
 
   state state_ = state::lead;
-  std::string region_;  // raw text not yet part of a call (given back as content on error)
   std::string call_name_;
   std::string keyword_;
   std::size_t num_arguments_ = 0;

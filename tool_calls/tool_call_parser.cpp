@@ -32,6 +32,48 @@ void tool_call_parser::emit_content(std::string_view text) {
   events_.push_back(std::move(e));
 }
 
+bool tool_call_parser::hold(char c) {
+  region_ += c;
+  if (region_.size() <= options_.limits.max_pending_bytes) return true;
+  give_up(region_);
+  return false;
+}
+
+tool_call_parser::json_call_step tool_call_parser::read_json_call_byte(json_call_scanner& scanner,
+                                                                       bool& committed,
+                                                                       std::string& early_arguments,
+                                                                       char c) {
+  if (!committed && !hold(c)) return json_call_step::failed;
+  const json_call_scanner::byte_result r = scanner.feed(c);
+  if (r.state == json_call_scanner::status::error) {
+    give_up(committed ? std::string_view(&c, 1) : std::string_view(region_));
+    return json_call_step::failed;
+  }
+  if (r.in_arguments) {
+    if (committed) {
+      emit_arguments(std::string_view(&c, 1));
+    } else {
+      early_arguments += c;
+    }
+  }
+  if (!committed && scanner.name() && scanner.arguments_started()) {
+    if (!start_call(*scanner.name())) {
+      give_up(region_);
+      return json_call_step::failed;
+    }
+    emit_arguments(early_arguments);
+    committed = true;
+    region_.clear();
+  }
+  if (r.state != json_call_scanner::status::done) return json_call_step::more;
+  // An object that ended without both a name and arguments is not a call.
+  if (!committed) {
+    give_up(region_);
+    return json_call_step::failed;
+  }
+  return json_call_step::done;
+}
+
 bool tool_call_parser::start_call(std::string call_name) {
   if (options_.reject_unknown_names && !name_is_known(call_name)) return false;
   // Calls past max_calls are read as usual but not sent (parallel_tool_calls false).

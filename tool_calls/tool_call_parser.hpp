@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "tool_calls/call_id.hpp"
+#include "tool_calls/json_call_scanner.hpp"
 #include "tool_calls/tool_call_types.hpp"
 
 namespace actorllm::tool_calls {
@@ -56,11 +57,26 @@ class tool_call_parser {
   bool gave_up() const { return gave_up_; }
 
   bool name_is_known(std::string_view call_name) const;
+
+  /// Holds `c` back in region_ while it may still turn out to be part of a call. Past
+  /// max_pending_bytes everything held is given up as content, and false comes back.
+  bool hold(char c);
+  /// What reading one byte of a JSON call object ({"name": ..., "arguments": ...}) gave.
+  enum class json_call_step { more, done, failed };
+  /// One byte of a JSON call object, as every JSON format reads it: held in region_ until
+  /// the call is committed (name complete and arguments begun: then its call_start and the
+  /// arguments read so far go out), then argument bytes sent as they come. `failed`: the
+  /// parser gave up (malformed object, refused name, or too much held). `done`: the object
+  /// closed as a committed call.
+  json_call_step read_json_call_byte(json_call_scanner& scanner, bool& committed,
+                                     std::string& early_arguments, char c);
   /// Mistral formats override this with 9-character ids.
   virtual std::string next_call_id() { return ids_.next_openai_id(); }
   const tool_parser_options& options() const { return options_; }
   const parser_limits& limits() const { return options_.limits; }
   call_id_source& ids() { return ids_; }
+
+  std::string region_;  ///< raw text held back: not yet content, not part of a sent call
 
  private:
   std::vector<stream_event> take_events();
