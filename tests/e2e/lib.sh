@@ -24,17 +24,26 @@ require_command() {
   fi
 }
 
-# require_node_clients <dir>: exits 1 unless node and the npm clients (openai, ws) of <dir>
-# are installed.
+# require_node_clients <dir> [package...]: exits 1 unless node and the npm clients of <dir>
+# (openai, ws, and any packages named) are installed.
 require_node_clients() {
   require_tools node
-  local pkg
-  for pkg in openai ws; do
-    [[ -d "$1/node_modules/$pkg" ]] || {
-      echo "FAIL: the npm package $pkg is missing in $1 (./scripts/setup.sh runs npm install)"
+  local dir=$1 pkg
+  shift
+  for pkg in openai ws "$@"; do
+    [[ -d "$dir/node_modules/$pkg" ]] || {
+      echo "FAIL: the npm package $pkg is missing in $dir (./scripts/setup.sh runs npm install)"
       exit 1
     }
   done
+}
+
+# small_random_model <dir>: a 2-layer random Llama with the Llama-2 vocabulary (32,000 tokens)
+# and a 2048-token context, whose free output is noise: what the structured-output and
+# tool-call scripts constrain.
+small_random_model() {
+  /usr/bin/python3 "$ACTORLLM_SOURCE_DIR/scripts/make_random_model.py" --dim 64 --layers 2 \
+    --heads 4 --kv-heads 2 --hidden 172 --vocab 32000 --max-pos 2048 --out "$1" >/dev/null
 }
 
 # A TCP port nobody listens on now.

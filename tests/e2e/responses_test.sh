@@ -10,14 +10,10 @@ source "$(dirname "$0")/lib.sh"
 require_tools curl
 require_command serve
 e2e_dir="$ACTORLLM_SOURCE_DIR/tests/e2e"
-require_node_clients "$e2e_dir"
-for pkg in ai @ai-sdk/openai; do
-  [[ -d "$e2e_dir/node_modules/$pkg" ]] || { echo "FAIL: the npm package $pkg is missing in $e2e_dir (./scripts/setup.sh runs npm install)"; exit 1; }
-done
+require_node_clients "$e2e_dir" ai @ai-sdk/openai
 
 model="$work/model"
-/usr/bin/python3 "$ACTORLLM_SOURCE_DIR/scripts/make_random_model.py" --dim 64 --layers 2 \
-  --heads 4 --kv-heads 2 --hidden 172 --vocab 32000 --max-pos 2048 --out "$model" >/dev/null
+small_random_model "$model"
 port=$(free_port)
 "$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" --device cpu \
   --chat-template "$ACTORLLM_SHARED_DIR/chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja" \

@@ -15,8 +15,7 @@ py=/usr/bin/python3  # Debian's, with python3-numpy and python3-jsonschema
 "$py" -c 'import jsonschema, numpy' || { echo "FAIL: python3-jsonschema and python3-numpy are needed (./scripts/setup.sh)"; exit 1; }
 
 model="$work/model"
-"$py" "$ACTORLLM_SOURCE_DIR/scripts/make_random_model.py" --dim 64 --layers 2 --heads 4 \
-  --kv-heads 2 --hidden 172 --vocab 32000 --out "$model" >/dev/null
+small_random_model "$model"
 port=$(free_port)
 # 48 blocks of 16 tokens for 32 clients of up to ~300 tokens each: preemption is certain.
 "$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" --device cpu \

@@ -19,8 +19,7 @@ py=/usr/bin/python3
 "$py" -c 'import jsonschema, numpy' || { echo "FAIL: python3-jsonschema and python3-numpy are needed (./scripts/setup.sh)"; exit 1; }
 
 model="$work/model"
-"$py" "$ACTORLLM_SOURCE_DIR/scripts/make_random_model.py" --dim 64 --layers 2 --heads 4 \
-  --kv-heads 2 --hidden 172 --vocab 32000 --max-pos 2048 --out "$model" >/dev/null
+small_random_model "$model"
 template="$ACTORLLM_SHARED_DIR/chat-templates/Qwen-Qwen2.5-7B-Instruct.jinja"
 
 # serve <parser>: a server with that tool-call parser; sets base and server.
