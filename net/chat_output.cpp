@@ -25,6 +25,7 @@ chat_output::chat_output(const chat_output_options& options) : options_(options)
   if (options_.tools.mode == tool_mode::parse) {
     tool_calls::tool_parser_options parser_options;
     parser_options.tool_names = options_.tools.names;
+    if (!options_.tools.parallel) parser_options.max_calls = 1;  // parallel_tool_calls false
     parser_ = tool_calls::make_tool_call_parser(options_.tool_call_parser, parser_options);
   }
 }
@@ -101,7 +102,8 @@ void chat_output::forced_required_end(json& delta) {
               delta);
     const json arguments = call.contains("parameters") ? call["parameters"] : json::object();
     add_event({stream_event::kind::call_arguments, index, arguments.dump(), {}, {}}, delta);
-    ++index;
+    // The schema holds parallel_tool_calls false to one call (maxItems); this reader agrees.
+    if (++index == 1 && !options_.tools.parallel) break;
   }
 }
 
@@ -112,8 +114,6 @@ void chat_output::add_event(const stream_event& event, json& delta) {
     append_text(delta, "content", event.text);
     return;
   }
-  // Without parallel_tool_calls, calls after the first are dropped.
-  if (!options_.tools.parallel && event.call_index > 0) return;
   if (event.what == stream_event::kind::call_arguments && event.text.empty()) return;
   tool_calls::apply_events(parsed_, {event});
   if (delta.is_null()) delta = json::object();

@@ -108,6 +108,22 @@ TEST(chat_output, hermes_calls_become_tool_calls_and_finish_reason_tool_calls) {
   expect_every_cut_agrees(options(tool_mode::parse), text);
 }
 
+TEST(chat_output, without_parallel_tool_calls_only_the_first_parsed_call_is_sent) {
+  const std::string text =
+      "<tool_call>{\"name\": \"noop\", \"arguments\": {}}</tool_call>\n"
+      "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call>";
+  chat_output both(options(tool_mode::parse));
+  stream(both, text, {});
+  EXPECT_EQ(both.message()["tool_calls"].size(), 2u);
+  auto one = options(tool_mode::parse);
+  one.tools.parallel = false;
+  expect_every_cut_agrees(one, text);
+  chat_output single(one);
+  stream(single, text, {30});
+  ASSERT_EQ(single.message()["tool_calls"].size(), 1u);
+  EXPECT_EQ(single.message()["tool_calls"][0]["function"]["name"], "noop");
+}
+
 TEST(chat_output, reasoning_is_split_before_the_tools_see_the_text) {
   const std::string text =
       "<think>The user wants weather.</think>Checking.<tool_call>{\"name\": \"noop\", "
