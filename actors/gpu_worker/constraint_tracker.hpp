@@ -11,6 +11,7 @@
 ///
 ///   prepare(work)   before the forward: catch up, then compute the masks on another thread
 ///   wait()          after the forward; then mask(i) for each work item, and accept() each draw
+#include <algorithm>
 #include <cstdint>
 #include <future>
 #include <map>
@@ -43,6 +44,10 @@ class constraint_tracker {
   void prepare(const std::vector<batch_sequence>& work);
   /// Waits for the masks of the last prepare(); returns the seconds they took.
   double wait();
+  /// Whether the last prepare() computes any mask (callable before wait()).
+  bool any_masks() const {
+    return std::any_of(sources_.begin(), sources_.end(), [](auto* m) { return m != nullptr; });
+  }
   /// The mask of work item `i` of the last prepare() (empty: the draw is free).
   std::span<const uint32_t> mask(size_t i) const;
   /// Advances sample `index` of `seq` by the token drawn for it.

@@ -117,9 +117,17 @@ void cuda_backend::forward(const forward_batch& batch, std::vector<float>& logit
   impl_->runner.forward(host_batch_of(batch), impl_->cache, logits);
 }
 
-bool cuda_backend::try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens) {
+bool cuda_backend::try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens,
+                                      const std::function<const row_token_masks&()>& masks) {
   use_device(device_index_);
-  impl_->runner.forward_greedy(host_batch_of(batch), impl_->cache, tokens);
+  std::function<cuda::host_token_masks()> device_masks;
+  if (masks)
+    device_masks = [&masks] {
+      const row_token_masks& m = masks();
+      return cuda::host_token_masks{m.rows.data(), m.words.data(),
+                                    static_cast<int64_t>(m.rows.size()), m.words_per_row};
+    };
+  impl_->runner.forward_greedy(host_batch_of(batch), impl_->cache, tokens, device_masks);
   return true;
 }
 

@@ -31,8 +31,9 @@ class cuda_backend : public forward_backend {
   std::string device() const override;
   void move_blocks(const step_plan& plan) override;
   void forward(const forward_batch& batch, std::vector<float>& logits) override;
-  /// The argmax on the device: only the token ids come back.
-  bool try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens) override;
+  /// The argmax on the device, after the masks' bitmask kernel: only the token ids come back.
+  bool try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens,
+                          const std::function<const row_token_masks&()>& masks = {}) override;
 
  private:
   struct impl;

@@ -5,6 +5,7 @@
 /// pools before any worker exists (the scheduler must know them) and builds each worker's
 /// backend, again for a worker that supervision respawns.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,13 @@ struct model_runner_config {
   int32_t reasoning_end_token = -1;
 };
 
+/// The allowed-token masks of some logits rows of one step (structured output).
+struct row_token_masks {
+  std::vector<int32_t> rows;    ///< logits rows that are constrained, ascending
+  std::vector<uint32_t> words;  ///< (rows.size(), words_per_row): bit id % 32 of word id / 32
+  int64_t words_per_row = 0;
+};
+
 /// One worker's device: its KV pool, its CPU swap pool and the forward pass over them.
 /// Errors throw (std::runtime_error, or cuda::cuda_error on a device); the worker shell turns
 /// them into an error reply and exits, and supervision recomputes on a fresh worker.
@@ -60,10 +68,13 @@ class forward_backend {
   virtual void forward(const forward_batch& batch, std::vector<float>& logits) = 0;
 
   /// As forward, but each logits row's argmax (the lowest index among equal maxima) is taken
-  /// where the logits are, into `tokens` (batch.logits_indices.size()). False, with nothing
-  /// done, when the backend has no such shortcut; the caller then calls forward.
-  virtual bool try_forward_greedy(const forward_batch& /*batch*/,
-                                  std::vector<int32_t>& /*tokens*/) {
+  /// where the logits are, into `tokens` (batch.logits_indices.size()). `masks`, when given,
+  /// is called once, after the forward has started and before the argmax (so the caller
+  /// computes masks while the device works); the rows it names are masked first, each id
+  /// whose bit is clear set to -infinity. False, with nothing done and `masks` not called,
+  /// when the backend has no such shortcut; the caller then calls forward.
+  virtual bool try_forward_greedy(const forward_batch& /*batch*/, std::vector<int32_t>& /*tokens*/,
+                                  const std::function<const row_token_masks&()>& /*masks*/ = {}) {
     return false;
   }
 };

@@ -40,6 +40,26 @@ step_result model_runner::execute(const step_plan& plan) {
   return result;
 }
 
+void model_runner::pack_masks(const std::vector<batch_sequence>& work) {
+  const auto words = static_cast<int64_t>((model_->config().vocab_size + 31) / 32);
+  row_masks_.rows.clear();
+  row_masks_.words.clear();
+  row_masks_.words_per_row = words;
+  int32_t row = 0;
+  for (size_t i = 0; i < work.size(); ++i) {
+    if (work[i].num_samples <= 0) continue;
+    const std::span<const uint32_t> mask = constraints_.mask(i);
+    if (!mask.empty()) {
+      row_masks_.rows.push_back(row);
+      const size_t from = row_masks_.words.size();
+      row_masks_.words.resize(from + static_cast<size_t>(words), 0u);  // ids past it: blocked
+      std::copy_n(mask.begin(), std::min<size_t>(mask.size(), static_cast<size_t>(words)),
+                  row_masks_.words.begin() + static_cast<std::ptrdiff_t>(from));
+    }
+    ++row;
+  }
+}
+
 step_result model_runner::run_plan(const step_plan& plan) {
   for (seq_id id : plan.finished_seq_ids) {
     if (auto it = sampler_of_seq_.find(id); it != sampler_of_seq_.end()) {
@@ -75,25 +95,36 @@ step_result model_runner::run_plan(const step_plan& plan) {
   }
   batch_.finalize();
 
-  // Where every draw is one plain greedy argmax, a device backend picks the tokens itself and
-  // no logits cross to the host. The sampler state is left alone: its output counts feed only
-  // penalties, which such a request never has.
-  const bool all_plain_greedy = std::all_of(work.begin(), work.end(), [](const batch_sequence& s) {
-    return s.num_samples <= 0 || (s.num_samples == 1 && is_plain_greedy(*s.params));
+  constraints_.prepare(work);  // masks computed while the forward runs
+
+  // Where every draw is one greedy argmax (after at most a structured-output mask), a device
+  // backend picks the tokens itself and no logits cross to the host. The sampler state is
+  // left alone: its output counts feed only penalties, which such a request never has.
+  const bool all_masked_greedy = std::all_of(work.begin(), work.end(), [](const batch_sequence& s) {
+    return s.num_samples <= 0 || (s.num_samples == 1 && is_masked_greedy(*s.params));
   });
-  if (all_plain_greedy && backend_->try_forward_greedy(batch_, greedy_tokens_)) {
-    size_t row = 0;
-    for (const auto& s : work) {
-      if (s.num_samples <= 0) continue;
-      sequence_sample out;
-      out.seq = s.seq;
-      out.token_ids.push_back(greedy_tokens_.at(row++));
-      result.seqs.push_back(std::move(out));
+  if (all_masked_greedy) {
+    std::function<const row_token_masks&()> masks;
+    if (constraints_.any_masks())
+      masks = [&]() -> const row_token_masks& {
+        result.mask_seconds = constraints_.wait();
+        pack_masks(work);
+        return row_masks_;
+      };
+    if (backend_->try_forward_greedy(batch_, greedy_tokens_, masks)) {
+      size_t row = 0;
+      for (const auto& s : work) {
+        if (s.num_samples <= 0) continue;
+        sequence_sample out;
+        out.seq = s.seq;
+        out.token_ids.push_back(greedy_tokens_.at(row++));
+        constraints_.accept(s, s.index, out.token_ids.back());
+        result.seqs.push_back(std::move(out));
+      }
+      return result;
     }
-    return result;
   }
 
-  constraints_.prepare(work);  // masks computed while the forward runs
   backend_->forward(batch_, logits_);
   result.mask_seconds = constraints_.wait();
 

@@ -43,6 +43,8 @@ class model_runner {
   using sampler_key = std::pair<std::string, int32_t>;  // (request id, sample index)
   sampler_state& state_for(const batch_sequence& seq, int32_t index);
   step_result run_plan(const step_plan& plan);
+  /// The masks of the last constraints_.prepare(work), by logits row, into row_masks_.
+  void pack_masks(const std::vector<batch_sequence>& work);
 
   std::shared_ptr<llama_model> model_;
   model_runner_config config_;
@@ -56,6 +58,7 @@ class model_runner {
   forward_batch batch_;
   std::vector<float> logits_, row_;
   std::vector<int32_t> greedy_tokens_;
+  row_token_masks row_masks_;
 };
 
 }  // namespace actorllm

@@ -47,8 +47,12 @@ bool needs_processing(const sampling_params& p) {
          p.frequency_penalty != 0.0f;
 }
 
+bool is_masked_greedy(const sampling_params& p) {
+  return p.greedy() && p.logprobs < 0 && !needs_processing(p);
+}
+
 bool is_plain_greedy(const sampling_params& p) {
-  return p.greedy() && p.logprobs < 0 && !needs_processing(p) && !p.structured.active();
+  return is_masked_greedy(p) && !p.structured.active();
 }
 
 sample_result sampler::sample(std::span<float> logits, const sampling_params& params,

@@ -46,6 +46,9 @@ bool needs_processing(const sampling_params& params);
 /// A draw that is just the argmax: greedy, no logprobs, nothing that changes the logits (no
 /// penalties, no structured-output mask). The sampler then neither modifies nor copies the row.
 bool is_plain_greedy(const sampling_params& params);
+/// A draw that is the argmax of the logits after at most a structured-output mask: what a
+/// device backend picks where the logits are (forward_backend::try_forward_greedy).
+bool is_masked_greedy(const sampling_params& params);
 
 /// Applies logit_bias and the three penalties in place (vLLM's semantics).
 void apply_penalties(std::span<float> logits, const sampling_params& params,

@@ -16,6 +16,7 @@
 #include "kernels/cuda/rotary.cuh"
 #include "kernels/cuda/sampling.cuh"
 #include "kernels/cuda/silu_and_mul.cuh"
+#include "kernels/cuda/token_bitmask.cuh"
 
 namespace actorllm::cuda {
 
@@ -137,7 +138,7 @@ void llama_runner::ensure_workspace(int64_t n, int64_t seqs, int64_t table) {
   }
 }
 
-const float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
+float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   const auto& c = config_;
   const dtype t = weights_.storage();
   const kv_cache_layout& layout = cache.layout();
@@ -275,10 +276,26 @@ void llama_runner::forward(const llama_host_batch& batch, device_kv_cache& cache
   CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
+void llama_runner::apply_masks(float* logits, int64_t num_logits, const host_token_masks& m) {
+  if (m.num_masked <= 0) return;
+  for (int64_t i = 0; i < m.num_masked; ++i)
+    require(m.rows[i] >= 0 && m.rows[i] < num_logits, "masked row outside the logits");
+  require(m.words_per_row >= 0, "negative mask width");
+  reserve(ws_.mask_rows, static_cast<size_t>(m.num_masked) * sizeof(int32_t));
+  reserve(ws_.mask_words, static_cast<size_t>(m.num_masked * m.words_per_row) * sizeof(uint32_t));
+  upload_async(ws_.mask_rows, m.rows, m.num_masked, stream_);
+  upload_async(ws_.mask_words, m.words, m.num_masked * m.words_per_row, stream_);
+  apply_token_bitmask(logits, config_.vocab_size, ws_.mask_rows.as<int32_t>(),
+                      ws_.mask_words.as<uint32_t>(), m.num_masked, m.words_per_row, stream_);
+}
+
 void llama_runner::forward_greedy(const llama_host_batch& batch, device_kv_cache& cache,
-                                  std::vector<int32_t>& tokens) {
-  const float* device_logits = run(batch, cache);
+                                  std::vector<int32_t>& tokens,
+                                  const std::function<host_token_masks()>& masks) {
+  float* device_logits = run(batch, cache);
   tokens.resize(static_cast<size_t>(batch.num_logits));
+  // The forward is queued, not done: the host computes the masks while the device works.
+  if (masks) apply_masks(device_logits, batch.num_logits, masks());
   if (!tokens.empty()) {
     argmax(device_logits, batch.num_logits, config_.vocab_size, ws_.next_tokens.as<int32_t>(),
            dtype::f32, stream_);

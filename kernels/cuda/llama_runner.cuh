@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "kernels/cuda/device.cuh"
@@ -70,6 +71,14 @@ struct llama_host_batch {
   int64_t num_logits = 0;
 };
 
+/// Allowed-token bitmasks of some logits rows, on the host (structured output).
+struct host_token_masks {
+  const int32_t* rows = nullptr;    ///< (num_masked) logits rows, each below num_logits
+  const uint32_t* words = nullptr;  ///< (num_masked, words_per_row)
+  int64_t num_masked = 0;
+  int64_t words_per_row = 0;
+};
+
 class llama_runner {
  public:
   /// Uploads the weights in `storage` (the rotary table stays fp32) on the current device.
@@ -91,13 +100,18 @@ class llama_runner {
   void forward(const llama_host_batch& batch, device_kv_cache& cache, std::vector<float>& logits);
 
   /// As forward, but the argmax of each logits row is taken on the device; `tokens`
-  /// (num_logits) gets the lowest index among equal maxima.
+  /// (num_logits) gets the lowest index among equal maxima. `masks`, when given, is called
+  /// once the forward is queued (so the host computes masks while the device works) and its
+  /// rows are masked on the device before the argmax.
   void forward_greedy(const llama_host_batch& batch, device_kv_cache& cache,
-                      std::vector<int32_t>& tokens);
+                      std::vector<int32_t>& tokens,
+                      const std::function<host_token_masks()>& masks = {});
 
  private:
   /// Runs the forward; returns the device float32 logits (num_logits, vocab).
-  const float* run(const llama_host_batch& batch, device_kv_cache& cache);
+  float* run(const llama_host_batch& batch, device_kv_cache& cache);
+  /// Masks rows of the device logits (num_logits, vocab) by `masks`.
+  void apply_masks(float* logits, int64_t num_logits, const host_token_masks& masks);
   void ensure_workspace(int64_t num_tokens, int64_t num_seqs, int64_t table_elems);
 
   llama_runner_config config_;
@@ -119,6 +133,7 @@ class llama_runner {
     device_buffer logits;                 // (n, vocab) storage type
     device_buffer logits_f32;             // (n, vocab) float32
     device_buffer next_tokens;            // (n) int32
+    device_buffer mask_rows, mask_words;  // structured output, grown on demand
     // The batch, on the device.
     device_buffer token_ids, positions, slot_mapping, logits_indices;  // (n)
     device_buffer query_start_loc, seq_lens;                           // (seqs + 1), (seqs)

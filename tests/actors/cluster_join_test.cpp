@@ -218,8 +218,11 @@ TEST(cluster_join, a_worker_with_the_secret_and_the_same_model_joins_and_serves)
   const auto stats = server.engine.stats();  // in the order the replicas answered
   ASSERT_EQ(stats.size(), 2u);
   for (const auto& s : stats) {
-    if (s.replica == 1) EXPECT_GT(s.num_steps, 0u) << "the remote replica served the request";
-    if (s.replica == 0) EXPECT_EQ(s.num_steps, 0u) << "the drained local replica served nothing";
+    if (s.replica == 1) {
+      EXPECT_GT(s.num_steps, 0u) << "the remote replica served the request";
+    } else {
+      EXPECT_EQ(s.num_steps, 0u) << "the drained local replica served nothing";
+    }
   }
 }
 

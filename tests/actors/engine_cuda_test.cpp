@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/engine/llm_engine.hpp"
-#include "actors/system/engine_system.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
+#include "actors/system/engine_system.hpp"
 #include "actors/system/worker_backend.hpp"
 #include "tests/support/engine_checks.hpp"
 #include "tests/support/requests.hpp"
@@ -153,6 +153,26 @@ TEST(engine_cuda, batched_chunked_and_preempted_runs_match_alone) {
     testing::expect_preempted_run_matches_alone(engine, run_to_completion(engine, requests), alone,
                                                 mode);
   }
+}
+
+TEST(engine_cuda, constrained_greedy_masks_on_the_device_as_the_cpu_does) {
+  REQUIRE_CUDA_DEVICE();
+  // A JSON-schema request beside a free one, greedy: the device applies the grammar's bitmask
+  // and takes the argmax there (no logits copy), and picks the CPU backend's tokens.
+  std::vector<generate_request> requests{testing::ids_request("json", {1, 300, 301}, 80),
+                                         testing::ids_request("free", {1, 302}, 80)};
+  requests[0].params.ignore_eos = false;
+  requests[0].params.structured.kind = output_constraint::json_object;
+  requests[0].params.structured.field = "response_format";
+  const auto cpu_config = testing::stories_config(512, 64);
+  llm_engine on_cpu(engine_setup::load(cpu_config));
+  const auto want = run_to_completion(on_cpu, requests);
+  const auto c = cuda_config(512, 64);
+  llm_engine on_gpu(engine_setup::load(c, select_backend(c)));
+  const auto got = run_to_completion(on_gpu, requests);
+  for (size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(got[i][0].token_ids, want[i][0].token_ids) << requests[i].request_id;
+  EXPECT_EQ(got[0][0].text.front(), '{') << got[0][0].text;
 }
 
 TEST(engine_cuda, device_pool_sized_by_gpu_memory_utilization) {

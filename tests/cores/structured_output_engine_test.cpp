@@ -2,7 +2,9 @@
 // free output is a children's story: every constrained answer must still be what was asked
 // (a JSON value valid against its schema, a regex match, one of the choices), alone, sampled,
 // with n = 3, under chunked prefill and preemption of both kinds, and the masks come off
-// the critical path without changing a single token.
+// the critical path without changing a single token. A backend that takes the argmax where
+// its logits are (as the CUDA one does, after its bitmask kernel) gets each row's mask
+// through try_forward_greedy and picks what the host sampler picks.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +12,8 @@
 #include <set>
 
 #include "actors/engine/llm_engine.hpp"
+#include "actors/gpu_worker/cpu_backend.hpp"
+#include "grammar/token_mask.hpp"
 #include "tests/support/engine_checks.hpp"
 #include "tests/support/requests.hpp"
 
@@ -182,8 +186,89 @@ TEST(structured_output_engine, chunked_prefill_and_preemption_change_no_token) {
     const auto out = run_to_completion(engine, requests);
     testing::expect_preempted_run_matches_alone(engine, out, alone, mode);
     for (size_t i = 0; i < requests.size(); i += 2)
-      if (out[i][0].finish == finish_reason::stop) EXPECT_TRUE(is_person(out[i][0].text));
+      if (out[i][0].finish == finish_reason::stop) {
+        EXPECT_TRUE(is_person(out[i][0].text));
+      }
   }
+}
+
+/// The CPU backend with a device-style greedy shortcut: the masks it is handed are applied
+/// to its own logits, then each row's argmax. Counts the masked rows it saw.
+class argmax_where_the_logits_are : public cpu_backend {
+ public:
+  argmax_where_the_logits_are(std::shared_ptr<const llama_model> model,
+                              const model_runner_config& config, std::shared_ptr<int64_t> masked)
+      : cpu_backend(model, config),
+        vocab_(model->config().vocab_size),
+        masked_(std::move(masked)) {}
+
+  bool try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens,
+                          const std::function<const row_token_masks&()>& masks) override {
+    forward(batch, logits_);
+    const size_t rows = logits_.size() / static_cast<size_t>(vocab_);
+    if (masks) {
+      const row_token_masks& m = masks();
+      for (size_t i = 0; i < m.rows.size(); ++i) {
+        const auto row = static_cast<size_t>(m.rows.at(i));
+        EXPECT_LT(row, rows);
+        if (row >= rows) return true;
+        grammar::apply_token_mask(
+            std::span<float>(logits_.data() + row * vocab_, static_cast<size_t>(vocab_)),
+            std::span<const uint32_t>(m.words).subspan(i * m.words_per_row, m.words_per_row));
+        ++*masked_;
+      }
+    }
+    tokens.clear();
+    for (size_t r = 0; r < rows; ++r)
+      tokens.push_back(argmax(std::span<const float>(logits_.data() + r * vocab_, vocab_)));
+    return true;
+  }
+
+ private:
+  int64_t vocab_;
+  std::shared_ptr<int64_t> masked_;
+  std::vector<float> logits_;
+};
+
+class argmax_where_the_logits_are_provider : public cpu_backend_provider {
+ public:
+  std::unique_ptr<forward_backend> make_backend(std::shared_ptr<const llama_model> model,
+                                                const model_runner_config& config) const override {
+    return std::make_unique<argmax_where_the_logits_are>(std::move(model), config, masked);
+  }
+  std::shared_ptr<int64_t> masked = std::make_shared<int64_t>(0);
+};
+
+TEST(structured_output_engine, a_device_greedy_backend_masks_each_constrained_row) {
+  // Constrained and free greedy requests batched together, with chunked prefill: the rows
+  // the backend masks must be the constrained ones, or the tokens differ from the host's.
+  std::vector<generate_request> requests = testing::varied_requests(8, 40, 40, "d");
+  for (size_t i = 0; i < requests.size(); i += 2) {
+    for (size_t j = 1; j < requests[i].token_ids.size(); ++j)
+      requests[i].token_ids[j] = 259 + requests[i].token_ids[j] % 250;
+    requests[i].params.ignore_eos = false;
+    requests[i].params.max_tokens = 100;
+    requests[i].params.structured.kind = output_constraint::json_schema;
+    requests[i].params.structured.source = person_schema;
+  }
+  auto c = config();
+  c.scheduler.max_num_batched_tokens = 37;
+  std::vector<std::vector<int32_t>> on_host;
+  {
+    llm_engine engine(engine_setup::load(c));
+    for (const auto& out : run_to_completion(engine, requests)) on_host.push_back(out[0].token_ids);
+  }
+  auto provider = std::make_shared<argmax_where_the_logits_are_provider>();
+  llm_engine engine(engine_setup::load(c, provider));
+  const auto out = run_to_completion(engine, requests);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_EQ(out[i][0].token_ids, on_host[i]) << requests[i].request_id;
+    if (i % 2 == 0 && out[i][0].finish == finish_reason::stop) {
+      EXPECT_TRUE(is_person(out[i][0].text));
+    }
+  }
+  EXPECT_GT(*provider->masked, 40) << "the constrained rows were masked on the backend";
+  EXPECT_EQ(engine.stats().device.num_used, 0);
 }
 
 TEST(structured_output_engine, what_does_not_compile_is_a_400_naming_the_field) {
