@@ -39,8 +39,10 @@ using router_actor =
                      caf::reacts_to<outputs_atom, std::vector<request_output>>,
                      caf::replies_to<tokenize_atom, generate_request>::with<tokenize_reply>,
                      caf::replies_to<detok_atom, std::vector<int32_t>>::with<std::string>,
-                     caf::replies_to<replica_atom, scheduler_actor>::with<int32_t>,
+                     caf::replies_to<reserve_atom>::with<int32_t>,
+                     caf::replies_to<replica_atom, int32_t, scheduler_actor>::with<bool>,
                      caf::replies_to<drain_atom, int32_t>::with<bool>,
+                     caf::replies_to<retire_atom, int32_t>::with<bool>,
                      caf::replies_to<join_atom, worker_actor, worker_info>::with<int32_t>,
                      caf::replies_to<stats_atom>::with<std::vector<replica_stats>>>;
 

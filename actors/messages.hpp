@@ -28,8 +28,10 @@ using stats_atom = caf::atom_constant<caf::atom("stats")>;        ///< ask for a
 using cache_atom = caf::atom_constant<caf::atom("cache")>;  ///< scheduler -> cache_engine report
 using tokenize_atom = caf::atom_constant<caf::atom("tokenize")>;
 using detok_atom = caf::atom_constant<caf::atom("detokenize")>;
-using replica_atom = caf::atom_constant<caf::atom("replica")>;  ///< router: add a replica
+using reserve_atom = caf::atom_constant<caf::atom("reserve")>;  ///< router: number a new replica
+using replica_atom = caf::atom_constant<caf::atom("replica")>;  ///< router: a replica serves
 using drain_atom = caf::atom_constant<caf::atom("drain")>;      ///< router: stop using a replica
+using retire_atom = caf::atom_constant<caf::atom("retire")>;    ///< router: stop a replica now
 using join_atom = caf::atom_constant<caf::atom("join")>;        ///< remote worker joins a head
 using info_atom = caf::atom_constant<caf::atom("info")>;        ///< worker: describe yourself
 /// scheduler: let go of a request the router ended by a stop string (counted as a stop)
@@ -85,6 +87,8 @@ struct replica_stats {
   double worker_busy_seconds = 0;  ///< rank 0's own time on all steps so far
   int32_t num_worker_restarts = 0;
   bool alive = true;
+  /// The router's word: starting, serving, draining or dead (replica_set's states).
+  std::string state = "serving";
 };
 
 /// A worker of another process asking to join a server (the worker's handle travels beside it).
@@ -227,7 +231,7 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, replica_stats& x) {
   return f(caf::meta::type_name("replica_stats"), x.replica, x.scheduler, x.num_steps,
-           x.last_step_seconds, x.worker_busy_seconds, x.num_worker_restarts, x.alive);
+           x.last_step_seconds, x.worker_busy_seconds, x.num_worker_restarts, x.alive, x.state);
 }
 
 template <class Inspector>

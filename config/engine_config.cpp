@@ -40,6 +40,13 @@ std::vector<std::string> engine_config::validate() const {
   require(scheduler.max_waiting_requests >= 1, "--max-waiting-requests: must be >= 1");
   require(parallel.tensor_parallel_size >= 1, "--tensor-parallel-size: must be >= 1");
   require(parallel.replicas >= 1, "--replicas: must be >= 1");
+  if (autoscale.enabled()) {
+    require(autoscale.min_replicas >= 1 && autoscale.min_replicas <= autoscale.max_replicas,
+            "--autoscale: must have 1 <= MIN <= MAX");
+    require(autoscale.up_window_s >= 0 && autoscale.down_window_s >= 0 && autoscale.cooldown_s >= 0,
+            "--autoscale-up-window, --autoscale-down-window, --autoscale-cooldown: must be >= 0");
+    require(autoscale.interval_s > 0, "the autoscaler's sampling interval must be > 0");
+  }
   require(parallel.cpu_threads >= 0, "--cpu-threads: must be >= 0");
   require(parallel.device == "auto" || parallel.device == "cpu" || parallel.device == "cuda",
           "--device: must be auto, cpu or cuda (got '" + parallel.device + "')");

@@ -60,10 +60,28 @@ struct parallel_config {
   std::string device = "auto";  ///< auto | cpu | cuda
 };
 
+/// --autoscale MIN:MAX: replicas follow the load. A replica is added when the waiting queue
+/// or the KV use stays high for up_window_s, one is drained when the load stays low for
+/// down_window_s, and after any change nothing changes for cooldown_s.
+struct autoscale_config {
+  int32_t min_replicas = 0;  ///< 0: autoscaling off
+  int32_t max_replicas = 0;
+  double up_window_s = 10.0;
+  double down_window_s = 30.0;
+  double cooldown_s = 30.0;
+  double interval_s = 0.5;         ///< how often the load is sampled
+  double waiting_per_replica = 1;  ///< waiting requests per serving replica that count as high
+  double kv_usage_high = 0.9;      ///< mean KV use that counts as high
+  double kv_usage_low = 0.3;       ///< mean KV use below which (with nothing waiting) load is low
+  bool enabled() const { return max_replicas > 0; }
+};
+
 struct server_config {
   std::string host = "0.0.0.0";
   uint16_t port = 8000;
-  std::string api_key;                       ///< empty: no authentication
+  std::string api_key;  ///< empty: no authentication
+  /// The key of /admin (replicas added, drained, stopped); empty: no admin API at all.
+  std::string admin_api_key;
   std::vector<std::string> allowed_origins;  ///< CORS; "*" allows any
   int64_t max_body_bytes = 16 << 20;         ///< larger requests get 413
   int32_t io_threads = 1;                    ///< Beast I/O threads
@@ -98,6 +116,7 @@ struct engine_config {
   cache_config cache;
   scheduler_config scheduler;
   parallel_config parallel;
+  autoscale_config autoscale;
   server_config server;
   cluster_config cluster;
 

@@ -79,6 +79,25 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
                c.parallel.tensor_parallel_size);
   p.add_number("--replicas", "engine replicas behind one router", c.parallel.replicas);
   p.add_number("--cpu-threads", "threads for the CPU math; 0: all cores", c.parallel.cpu_threads);
+  p.add("--autoscale", "MIN:MAX", "replicas follow the load, between MIN and MAX",
+        [&c](std::string_view v) -> std::string {
+          const auto colon = v.find(':');
+          if (colon == std::string_view::npos) return "must be MIN:MAX, as 1:4";
+          int64_t lo = 0, hi = 0;
+          if (!parse_number(v.substr(0, colon), lo).empty() ||
+              !parse_number(v.substr(colon + 1), hi).empty())
+            return "MIN and MAX must be whole numbers, as 1:4";
+          if (lo < 1 || hi < lo || hi > 64) return "must have 1 <= MIN <= MAX <= 64";
+          c.autoscale.min_replicas = static_cast<int32_t>(lo);
+          c.autoscale.max_replicas = static_cast<int32_t>(hi);
+          return {};
+        });
+  p.add_number("--autoscale-up-window", "seconds of high load before a replica is added",
+               c.autoscale.up_window_s);
+  p.add_number("--autoscale-down-window", "seconds of low load before a replica is drained",
+               c.autoscale.down_window_s);
+  p.add_number("--autoscale-cooldown", "seconds after a scale event before the next",
+               c.autoscale.cooldown_s);
   p.add_string("--device", "auto, cpu or cuda", c.parallel.device);
   add_vllm_compatibility_flags(p);
 }
@@ -113,6 +132,9 @@ void add_server_flags(flag_parser& p, engine_config& c) {
   });
   p.add_string("--api-key", "require 'Authorization: Bearer KEY' on /v1 endpoints",
                c.server.api_key);
+  p.add_string("--admin-api-key",
+               "enable /admin (replicas added, drained, stopped) behind 'Bearer KEY'",
+               c.server.admin_api_key);
   p.add_strings("--allowed-origins", "CORS origins ('*' for any)", c.server.allowed_origins);
   p.add_number("--max-body-bytes", "largest request body; larger gets 413",
                c.server.max_body_bytes);

@@ -7,8 +7,9 @@ namespace actorllm {
 kv_cache::kv_cache(const kv_cache_shape& shape) : shape_(shape) {
   const int64_t bytes = shape.num_blocks * shape.block_elems() * shape.element_bytes();
   for (int64_t layer = 0; layer < shape.num_layers; ++layer) {
-    k_.emplace_back(new std::byte[bytes]);
-    v_.emplace_back(new std::byte[bytes]);
+    const auto size = static_cast<std::size_t>(bytes);
+    k_.emplace_back(static_cast<std::byte*>(cpu::allocate_pages(size)), cpu::page_deleter{size});
+    v_.emplace_back(static_cast<std::byte*>(cpu::allocate_pages(size)), cpu::page_deleter{size});
   }
 }
 

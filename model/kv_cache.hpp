@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/host_memory.hpp"
 #include "kernels/cpu/ops.hpp"  // cpu::half
 
 namespace actorllm {
@@ -57,7 +58,7 @@ class kv_cache {
   /// One block of one layer's K (or V) tensor.
   int64_t block_bytes() const;
   template <class T>
-  T* typed(const std::unique_ptr<std::byte[]>& bytes) const {
+  T* typed(const std::unique_ptr<std::byte, cpu::page_deleter>& bytes) const {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, half>);
     if (static_cast<int64_t>(sizeof(T)) != shape_.element_bytes())
       throw std::logic_error("kv_cache: element type does not match the cache's dtype");
@@ -65,7 +66,8 @@ class kv_cache {
   }
 
   kv_cache_shape shape_;
-  std::vector<std::unique_ptr<std::byte[]>> k_, v_;
+  /// Pages of their own (cpu::allocate_pages): freed, they leave resident memory at once.
+  std::vector<std::unique_ptr<std::byte, cpu::page_deleter>> k_, v_;
 };
 
 }  // namespace actorllm

@@ -19,9 +19,19 @@ void send_one(self_ptr self, const output_sink_actor& client, request_output out
   self->send(client, outputs_atom::value, std::vector<request_output>{std::move(out)});
 }
 
+/// Stops a replica that holds nothing and takes nothing new, once.
+void retire_if_drained(self_ptr self, int32_t index) {
+  auto& st = self->state;
+  if (!st.replicas.take_drained(index)) return;
+  std::fprintf(stderr, "router: replica %d is drained; stopping it\n", index);
+  if (st.hooks.on_replica_retired) st.hooks.on_replica_retired(index);
+}
+
 void forget(self_ptr self, std::map<std::string, router_request>::iterator it) {
-  self->state.replicas.release(it->second.replica, it->second.charged_tokens);
+  const int32_t replica = it->second.replica;
+  self->state.replicas.release(replica, it->second.charged_tokens);
   self->state.requests.erase(it);
+  retire_if_drained(self, replica);
 }
 
 int32_t add_replica(self_ptr self, scheduler_actor scheduler, bool remote = false) {
@@ -91,8 +101,10 @@ void move_request(self_ptr self, std::map<std::string, router_request>::iterator
                   const std::string& why) {
   auto& st = self->state;
   auto& r = it->second;
-  st.replicas.release(r.replica, r.charged_tokens);
+  const int32_t from = r.replica;
+  st.replicas.release(from, r.charged_tokens);
   r.charged_tokens = 0;
+  retire_if_drained(self, from);
   const auto target = st.replicas.pick();
   if (!target || ++r.num_moves > max_moves) {
     const std::string message = "the engine replica serving this request failed (" + why + ")" +
@@ -193,10 +205,14 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         std::unordered_map<caf::actor_addr,
                            std::pair<output_sink_actor, std::vector<request_output>>>
             per_client;
+        const auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
         for (auto& out : raw) {
           auto it = st.requests.find(out.request_id);
           if (it == st.requests.end()) continue;
           auto& r = it->second;
+          // A replica stopped under the request may still send its last step: the request
+          // has moved on, and what it is owed comes from its new replica.
+          if (sender != st.schedulers[r.replica].address()) continue;
           if (out.index >= 0 && out.index < r.num_choices) {
             auto& g = r.generated[out.index];
             g.insert(g.end(), out.token_ids.begin(), out.token_ids.end());
@@ -238,10 +254,39 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
                                        std::to_string(tok.vocab_size()) + ")");
         return tok.decode(ids, false);
       },
-      [self](replica_atom, scheduler_actor scheduler) -> int32_t {
-        return add_replica(self, std::move(scheduler));
+      [self](reserve_atom) -> int32_t {
+        auto& st = self->state;
+        const int32_t index = st.replicas.reserve();
+        st.schedulers.emplace_back();  // none yet: nothing is routed to a starting replica
+        st.down.push_back(false);
+        st.remote.push_back(false);
+        return index;
       },
-      [self](drain_atom, int32_t index) -> bool { return self->state.replicas.drain(index); },
+      [self](replica_atom, int32_t index, scheduler_actor scheduler) -> bool {
+        auto& st = self->state;
+        if (!st.replicas.contains(index) || st.replicas.state(index) != replica_state::starting)
+          return false;
+        self->monitor(scheduler);
+        st.schedulers[index] = std::move(scheduler);
+        return st.replicas.start_serving(index);
+      },
+      [self](drain_atom, int32_t index) -> bool {
+        if (!self->state.replicas.drain(index)) return false;
+        std::fprintf(stderr, "router: draining replica %d (%d requests left)\n", index,
+                     self->state.replicas.num_requests(index));
+        retire_if_drained(self, index);
+        return true;
+      },
+      [self](retire_atom, int32_t index) -> bool {
+        auto& st = self->state;
+        if (!st.replicas.contains(index) || st.replicas.state(index) == replica_state::dead)
+          return false;
+        // As a lost replica: its requests move on from the tokens they have. It is marked
+        // dead first, so none moves back onto it.
+        replica_lost(self, index, "stopped by the operator", nullptr);
+        if (st.hooks.on_replica_retired) st.hooks.on_replica_retired(index);
+        return true;
+      },
       [self](join_atom, worker_actor worker, const worker_info& info) -> caf::result<int32_t> {
         // A worker from another process, admitted by the join point: build a replica around it.
         auto& st = self->state;
@@ -274,16 +319,18 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         auto collected = std::make_shared<std::vector<replica_stats>>();
         auto num_pending = std::make_shared<size_t>(0);
         for (int32_t i = 0; i < static_cast<int32_t>(st.schedulers.size()); ++i)
-          if (st.replicas.outstanding(i) >= 0) ++*num_pending;
+          if (st.schedulers[i]) ++*num_pending;
         if (*num_pending == 0) {
           rp.deliver(std::vector<replica_stats>{});
           return rp;
         }
         for (int32_t i = 0; i < static_cast<int32_t>(st.schedulers.size()); ++i) {
+          if (!st.schedulers[i]) continue;  // starting: the engine system reports it
           self->request(st.schedulers[i], std::chrono::seconds(10), stats_atom::value)
               .then(
                   [=](replica_stats& s) mutable {
                     s.replica = i;
+                    s.state = to_string(self->state.replicas.state(i));
                     collected->push_back(std::move(s));
                     if (--*num_pending == 0) rp.deliver(std::move(*collected));
                   },
@@ -291,6 +338,7 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
                     replica_stats dead;
                     dead.replica = i;
                     dead.alive = false;
+                    dead.state = to_string(replica_state::dead);
                     collected->push_back(dead);
                     if (--*num_pending == 0) rp.deliver(std::move(*collected));
                   });

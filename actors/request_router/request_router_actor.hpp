@@ -9,6 +9,11 @@
 /// repeated; only with no replica left do they end with an error. With a stream interval
 /// above 1, a choice's deltas are gathered until that many tokens are ready
 /// (stream_coalescer).
+///
+/// Replicas come and go while serving: `replica` adds one, `drain` lets one finish what it
+/// has (then on_replica_retired stops it), `retire` stops one at once, its requests moved as
+/// if it had been lost. Outputs are taken only from the replica a request is on now, so a
+/// stopped replica's last step cannot add to a request that moved on.
 #include <functional>
 #include <map>
 #include <memory>
@@ -52,6 +57,9 @@ struct router_hooks {
   /// A replica's scheduler ended: `reason` says why; `retired` when on purpose (its worker
   /// left cleanly), not by a failure.
   std::function<void(int32_t replica, const std::string& reason, bool retired)> on_replica_down;
+  /// A replica holds no request and takes no more (drained, or stopped and its requests
+  /// moved): its actors may stop now and free its memory.
+  std::function<void(int32_t replica)> on_replica_retired;
 };
 
 struct router_state {

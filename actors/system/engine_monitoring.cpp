@@ -24,6 +24,7 @@ engine_monitoring::engine_monitoring(std::string model_name, int32_t max_model_l
       log_stats_interval_(log_stats_interval),
       http_(registry_, model_name_),
       actors_(registry_, model_name_),
+      scaling_(registry_, model_name_),
       health_(registry_, model_name_) {}
 
 scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config_values& cache) {
@@ -96,6 +97,12 @@ void engine_monitoring::replica_down(int32_t replica, const std::string& reason,
   }
   // The replica's scheduler, the one other writer of these metrics, has ended.
   if (m) m->metrics.on_replica_down();
+}
+
+void engine_monitoring::set_replica_states(const std::vector<replica_view>& replicas) {
+  std::map<std::string, int32_t> counts;
+  for (const auto& r : replicas) ++counts[r.state];
+  scaling_.set_replicas(counts);
 }
 
 }  // namespace actorllm

@@ -9,10 +9,12 @@
 #include <vector>
 
 #include "actors/scheduler/scheduler_actor.hpp"
+#include "common/admin_port.hpp"
 #include "monitoring/actor_metrics.hpp"
 #include "monitoring/engine_metrics.hpp"
 #include "monitoring/http_metrics.hpp"
 #include "monitoring/replica_health.hpp"
+#include "monitoring/scaling_metrics.hpp"
 
 namespace actorllm {
 
@@ -38,6 +40,14 @@ class engine_monitoring {
   }
   std::string render() { return registry_.render(); }
 
+  /// The replicas by state, as the replica manager last sampled them.
+  void set_replica_states(const std::vector<replica_view>& replicas);
+  /// `count` replicas added ("up") or drained / stopped ("down") for `reason` (a bounded set:
+  /// admin, below_min, queue, kv_cache, low_load).
+  void scale_event(std::string_view direction, std::string_view reason, int32_t count) {
+    scaling_.scale_event(direction, reason, count);
+  }
+
  private:
   struct replica_metrics {
     engine_metrics metrics;
@@ -51,6 +61,7 @@ class engine_monitoring {
   metrics_registry registry_;
   http_metrics http_;
   actor_metrics actors_;
+  scaling_metrics scaling_;
   replica_health health_;
   std::mutex mutex_;  // guards replicas_ (replicas are added at run time)
   std::map<int32_t, std::unique_ptr<replica_metrics>> replicas_;  // by replica index

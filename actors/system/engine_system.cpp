@@ -1,5 +1,6 @@
 #include "actors/system/engine_system.hpp"
 
+#include <algorithm>
 #include <caf/io/all.hpp>
 #include <cstdio>
 
@@ -38,6 +39,11 @@ engine_system::engine_system(const engine_config& config)
     options.num_cpu_blocks = info.num_cpu_blocks;
     // A remote worker cannot be respawned from here: if it dies, its replica ends, and the
     // router moves its requests to the others.
+    {
+      std::lock_guard lock(owned_mutex_);
+      replicas_[index] = replica_record{{"remote:" + info.name, 1}, {}, false};
+    }
+    own(caf::actor_cast<caf::actor>(worker), index);
     return spawn_replica(
         index, {std::move(worker)}, nullptr, options,
         "replica " + std::to_string(index) + " (remote worker '" + info.name + "')");
@@ -54,6 +60,7 @@ engine_system::engine_system(const engine_config& config)
                                                   bool retired) {
     m->replica_down(replica, reason, retired);
   };
+  hooks.on_replica_retired = [this](int32_t replica) { stop_actors(replica); };
   router_ = system_.spawn<caf::detached>(request_router, prompts_, std::vector<scheduler_actor>{},
                                          remote_factory, std::move(hooks),
                                          config.scheduler.stream_interval);
@@ -79,7 +86,7 @@ worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank,
   // Detached: the forward pass occupies its own thread, never one of the actors' scheduler threads.
   auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->shards.at(rank), setup_->backend,
                                              runner, name);
-  own(caf::actor_cast<caf::actor>(worker));
+  own(caf::actor_cast<caf::actor>(worker), replica);
   return worker;
 }
 
@@ -102,13 +109,32 @@ scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_a
       scheduler_shell, options, std::move(workers), cache,
       caf::actor_cast<replica_sink_actor>(router_), std::move(respawn), std::move(hooks),
       scheduler_shell_options{index, options.scheduler.async_scheduling});
-  own(caf::actor_cast<caf::actor>(cache));
-  own(caf::actor_cast<caf::actor>(scheduler));
+  own(caf::actor_cast<caf::actor>(cache), index);
+  own(caf::actor_cast<caf::actor>(scheduler), index);
   return scheduler;
 }
 
 int32_t engine_system::add_replica() {
-  const int32_t index = num_replicas_++;
+  const int32_t index = reserve_replica();
+  if (index < 0 || !start_replica(index)) return -1;
+  return index;
+}
+
+int32_t engine_system::reserve_replica() {
+  caf::scoped_actor self{system_};
+  int32_t index = -1;
+  self->request(router_, std::chrono::seconds(30), reserve_atom::value)
+      .receive(
+          [&](int32_t i) { index = i; },
+          [&](caf::error& e) { std::fprintf(stderr, "add_replica: %s\n", to_string(e).c_str()); });
+  if (index < 0) return -1;
+  std::lock_guard lock(owned_mutex_);
+  replicas_[index] = replica_record{
+      {setup_->backend->device(), static_cast<int32_t>(setup_->shards.size())}, {}, false};
+  return index;
+}
+
+bool engine_system::start_replica(int32_t index) {
   // One worker per tensor-parallel rank, each with its shard; the ranks of a replica sum their
   // partial activations through one host all-reduce group (the role NCCL plays on GPUs).
   const auto tp = static_cast<int32_t>(setup_->shards.size());
@@ -117,7 +143,25 @@ int32_t engine_system::add_replica() {
   std::vector<worker_actor> workers;
   for (int32_t rank = 0; rank < tp; ++rank)
     workers.push_back(spawn_local_worker(index, rank, group));
-  initial_workers_.push_back(workers);
+  // A worker answers once its backend is built (weights on the device, KV pools allocated):
+  // the replica is starting until then, and serves nothing.
+  caf::scoped_actor self{system_};
+  std::string failure;
+  for (const auto& w : workers)
+    self->request(w, std::chrono::minutes(5), info_atom::value)
+        .receive([](const worker_info&) {}, [&](caf::error& e) { failure = to_string(e); });
+  if (!failure.empty()) {
+    std::fprintf(stderr, "replica %d: a worker failed to start (%s)\n", index, failure.c_str());
+    self->request(router_, std::chrono::seconds(30), retire_atom::value, index)
+        .receive([](bool) {}, [](caf::error&) {});
+    stop_actors(index);
+    return false;
+  }
+  {
+    std::lock_guard lock(owned_mutex_);
+    if (initial_workers_.size() <= static_cast<size_t>(index)) initial_workers_.resize(index + 1);
+    initial_workers_[index] = workers;
+  }
   // Replacements come as a whole group (ranks 0..tp-1 in order): rank 0 starts a fresh one,
   // because a lost rank leaves its peers' group unusable. The old group is aborted first, so
   // that survivors waiting in it for the lost rank return (with an error) instead of hanging.
@@ -132,13 +176,13 @@ int32_t engine_system::add_replica() {
   };
   auto scheduler = spawn_replica(index, std::move(workers), std::move(respawn), setup_->scheduler,
                                  "replica " + std::to_string(index));
-  caf::scoped_actor self{system_};
-  int32_t assigned = -1;
-  self->request(router_, std::chrono::seconds(30), replica_atom::value, scheduler)
+  bool serving = false;
+  self->request(router_, std::chrono::seconds(30), replica_atom::value, index, scheduler)
       .receive(
-          [&](int32_t i) { assigned = i; },
+          [&](bool ok) { serving = ok; },
           [&](caf::error& e) { std::fprintf(stderr, "add_replica: %s\n", to_string(e).c_str()); });
-  return assigned;
+  if (!serving) stop_actors(index);  // stopped while it was starting
+  return serving;
 }
 
 bool engine_system::drain_replica(int32_t index) {
@@ -149,6 +193,39 @@ bool engine_system::drain_replica(int32_t index) {
   return ok;
 }
 
+bool engine_system::stop_replica(int32_t index) {
+  caf::scoped_actor self{system_};
+  bool ok = false;
+  self->request(router_, std::chrono::seconds(30), retire_atom::value, index)
+      .receive([&](bool b) { ok = b; }, [&](caf::error&) {});
+  return ok;
+}
+
+std::vector<std::pair<int32_t, engine_system::replica_shape>> engine_system::replica_shapes() {
+  std::lock_guard lock(owned_mutex_);
+  std::vector<std::pair<int32_t, replica_shape>> out;
+  for (const auto& [index, record] : replicas_) out.emplace_back(index, record.shape);
+  return out;
+}
+
+void engine_system::stop_actors(int32_t replica) {
+  std::vector<caf::actor> actors;
+  {
+    std::lock_guard lock(owned_mutex_);
+    auto it = replicas_.find(replica);
+    if (it == replicas_.end()) return;
+    it->second.stopped = true;
+    actors.swap(it->second.actors);
+    if (static_cast<size_t>(replica) < initial_workers_.size()) initial_workers_[replica].clear();
+    // Their handles go too, so that nothing keeps a stopped worker's memory alive.
+    std::erase_if(owned_, [&](const caf::actor& a) {
+      return std::find(actors.begin(), actors.end(), a) != actors.end();
+    });
+  }
+  for (auto& a : actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  std::fprintf(stderr, "replica %d: stopped (%zu actors)\n", replica, actors.size());
+}
+
 std::vector<replica_stats> engine_system::stats() {
   caf::scoped_actor self{system_};
   std::vector<replica_stats> out;
@@ -157,7 +234,8 @@ std::vector<replica_stats> engine_system::stats() {
   return out;
 }
 
-std::vector<worker_actor> engine_system::initial_workers(int32_t replica) const {
+std::vector<worker_actor> engine_system::initial_workers(int32_t replica) {
+  std::lock_guard lock(owned_mutex_);
   return initial_workers_.at(replica);
 }
 
@@ -176,12 +254,16 @@ std::variant<uint16_t, std::string> engine_system::publish(uint16_t port, const 
   return *bound;
 }
 
-void engine_system::own(caf::actor actor) {
+void engine_system::own(caf::actor actor, int32_t replica) {
   std::lock_guard lock(owned_mutex_);
-  if (stopped_)
+  replica_record* record = nullptr;
+  if (replica >= 0) record = &replicas_[replica];
+  if (stopped_ || (record && record->stopped)) {
     caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
-  else
-    owned_.push_back(std::move(actor));
+    return;
+  }
+  if (record) record->actors.push_back(actor);
+  owned_.push_back(std::move(actor));
 }
 
 void engine_system::shutdown() {

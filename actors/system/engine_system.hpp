@@ -3,6 +3,7 @@
 /// cache_engine and its workers (one per device; CPU workers here), plus the gateway behind
 /// engine_client. Replicas can be added or drained at run time; workers of other processes
 /// join through CAF's middleman (publish / remote_actor). Shutting down stops every actor.
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,14 +38,32 @@ class engine_system {
   caf::actor_system& system() { return system_; }
   router_actor router() const { return router_; }
 
-  /// Spawns one more local replica; new requests may go to it at once. Returns its index.
+  /// Spawns one more local replica and returns its index once it serves (-1: its workers
+  /// failed to start). New requests may go to it at once.
   int32_t add_replica();
-  /// Stops sending new requests to a replica; it finishes what it has.
+  /// The two halves of add_replica: numbers a new replica (state starting) ...
+  int32_t reserve_replica();
+  /// ... then spawns its workers, waits until they are up and lets it serve. False when a
+  /// worker failed to start: the replica is dead.
+  bool start_replica(int32_t index);
+  /// Stops sending new requests to a replica; it finishes what it has, then its actors stop
+  /// and its memory is freed.
   bool drain_replica(int32_t index);
+  /// Stops a replica now: its requests move to the other replicas (nothing is lost while
+  /// another serves), its actors stop and its memory is freed.
+  bool stop_replica(int32_t index);
+
+  /// What a replica is made of, for the admin view.
+  struct replica_shape {
+    std::string device;  ///< "cpu", "cuda:0", "remote:<worker name>"
+    int32_t workers = 0;
+  };
+  /// Every replica ever numbered, by index.
+  std::vector<std::pair<int32_t, replica_shape>> replica_shapes();
   /// A snapshot of every replica (blocking, for tests and the stats logger).
   std::vector<replica_stats> stats();
   /// The workers spawned at start for `replica` (tests kill one to exercise supervision).
-  std::vector<worker_actor> initial_workers(int32_t replica) const;
+  std::vector<worker_actor> initial_workers(int32_t replica);
 
   /// Publishes the join point (cluster_registry) on host:port (0: any port) so that
   /// `actorllm worker --connect` can join: a worker must prove `secret` (empty: none; the
@@ -73,15 +92,23 @@ class engine_system {
   router_actor router_;
   std::unique_ptr<engine_client> client_;
   std::vector<std::vector<worker_actor>> initial_workers_;
-  /// Records an actor for shutdown; one spawned once shutdown began is told to exit at once.
+  /// Records an actor for shutdown, and as part of `replica` (-1: none) for stop_actors; one
+  /// spawned once shutdown began, or for a replica already stopped, is told to exit at once.
   /// Called from the router's thread (a remote worker joins) and the schedulers' (a worker is
   /// respawned) as well as the caller's.
-  void own(caf::actor actor);
+  void own(caf::actor actor, int32_t replica = -1);
+  /// Tells every actor of `replica` to exit (the router found it drained, or it was stopped).
+  void stop_actors(int32_t replica);
 
+  struct replica_record {
+    replica_shape shape;
+    std::vector<caf::actor> actors;  // scheduler, cache engine, workers (respawned ones too)
+    bool stopped = false;
+  };
   std::mutex owned_mutex_;
-  std::vector<caf::actor> owned_;  // every actor this system spawned, for shutdown
-  bool stopped_ = false;           // shutdown began (under owned_mutex_)
-  int32_t num_replicas_ = 0;
+  std::vector<caf::actor> owned_;               // every actor this system spawned, for shutdown
+  std::map<int32_t, replica_record> replicas_;  // under owned_mutex_
+  bool stopped_ = false;                        // shutdown began (under owned_mutex_)
 };
 
 }  // namespace actorllm

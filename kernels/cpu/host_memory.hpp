@@ -13,6 +13,22 @@ void* allocate_streamed(std::size_t bytes);
 /// `bytes` must be what allocate_streamed was given.
 void free_streamed(void* p, std::size_t bytes);
 
+/// Whole pages straight from the kernel (mmap), handed back by free_pages (munmap): the KV
+/// pools, so that a replica that stops leaves the process's resident memory at once (a
+/// malloc heap may keep freed memory). Pages read as zero and take no memory until written.
+/// Throws std::bad_alloc.
+void* allocate_pages(std::size_t bytes);
+/// `bytes` must be what allocate_pages was given.
+void free_pages(void* p, std::size_t bytes);
+/// Bytes held by allocate_pages now, process-wide (the KV pools of every live worker).
+std::size_t pages_in_use();
+
+/// Frees with free_pages, for a std::unique_ptr over allocate_pages.
+struct page_deleter {
+  std::size_t bytes = 0;
+  void operator()(void* p) const { free_pages(p, bytes); }
+};
+
 /// A std allocator over allocate_streamed, for vectors of streamed data.
 template <class T>
 struct streamed_allocator {

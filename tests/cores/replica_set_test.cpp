@@ -127,5 +127,38 @@ TEST(replica_set, a_replica_added_at_run_time_takes_the_next_request) {
   EXPECT_EQ(s.pick(), 2);
 }
 
+TEST(replica_set, a_reserved_replica_gets_nothing_until_it_serves) {
+  auto s = with(1);
+  s.charge(0, 1000);
+  const int32_t fresh = s.reserve();
+  EXPECT_EQ(s.state(fresh), replica_state::starting);
+  EXPECT_EQ(s.pick(), 0) << "a starting replica takes no request, however idle";
+  EXPECT_FALSE(s.drain(fresh)) << "only a serving replica drains";
+  EXPECT_TRUE(s.start_serving(fresh));
+  EXPECT_FALSE(s.start_serving(fresh));
+  EXPECT_EQ(s.pick(), fresh);
+  EXPECT_STREQ(to_string(s.state(fresh)), "serving");
+}
+
+TEST(replica_set, a_draining_replica_is_drained_once_its_last_request_leaves) {
+  auto s = with(2);
+  s.charge(0, 50);
+  s.charge(0, 70);
+  EXPECT_FALSE(s.take_drained(0)) << "serving, not draining";
+  ASSERT_TRUE(s.drain(0));
+  EXPECT_EQ(s.state(0), replica_state::draining);
+  EXPECT_EQ(s.num_requests(0), 2);
+  EXPECT_FALSE(s.take_drained(0));
+  s.release(0, 50);
+  EXPECT_FALSE(s.take_drained(0)) << "one request left";
+  s.release(0, 70);
+  EXPECT_TRUE(s.take_drained(0));
+  EXPECT_FALSE(s.take_drained(0)) << "reported once";
+  EXPECT_FALSE(s.take_drained(1));
+  EXPECT_FALSE(s.take_drained(7));
+  s.mark_dead(0);
+  EXPECT_FALSE(s.drain(0)) << "a dead replica does not drain";
+}
+
 }  // namespace
 }  // namespace actorllm

@@ -1,0 +1,225 @@
+// Replicas added, drained and stopped while serving, by hand (engine_system, and the admin
+// API's replica_manager) and by load (--autoscale): a replica added under a streaming load
+// takes a share of it; a drained one finishes every request it held, with the tokens of a
+// run alone, then stops and gives its KV pool back; an immediate stop loses no request; the
+// autoscaler goes 1 -> N -> 1 across a burst with every request complete.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <map>
+#include <thread>
+
+#include "actors/system/engine_system.hpp"
+#include "actors/system/replica_manager.hpp"
+#include "kernels/cpu/host_memory.hpp"
+#include "tests/actors/client_streams.hpp"
+#include "tests/support/requests.hpp"
+
+namespace actorllm {
+namespace {
+
+using testing::streams;
+
+/// Waits until `done` holds (polling), up to `limit`.
+template <class Pred>
+bool eventually(Pred done, std::chrono::milliseconds limit = std::chrono::seconds(30)) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+std::map<std::string, std::vector<int32_t>> solo_runs(engine_system& engine,
+                                                      const std::vector<generate_request>& rs) {
+  std::map<std::string, std::vector<int32_t>> alone;
+  for (const auto& r : rs) alone[r.request_id] = engine.client().generate({r})[0][0].token_ids;
+  return alone;
+}
+
+void expect_complete_and_exact(streams& s, const std::vector<generate_request>& requests,
+                               const std::map<std::string, std::vector<int32_t>>& alone) {
+  for (const auto& r : requests) {
+    const auto& out = s.last[r.request_id][0];
+    EXPECT_EQ(out.finish, finish_reason::length) << r.request_id << " " << out.error;
+    EXPECT_EQ(s.tokens[r.request_id][0], alone.at(r.request_id))
+        << r.request_id << ": tokens lost, repeated or changed";
+  }
+}
+
+replica_stats stats_of(engine_system& engine, int32_t replica) {
+  for (const auto& s : engine.stats())
+    if (s.replica == replica) return s;
+  return {};
+}
+
+std::string state_of(replica_manager& admin, int32_t replica) {
+  for (const auto& r : admin.snapshot())
+    if (r.id == replica) return r.state;
+  return "unknown";
+}
+
+TEST(elastic_scaling, a_replica_added_under_load_takes_a_share_of_it) {
+  engine_system engine(testing::stories_config(256, 16));
+  streams s;
+  auto first = testing::varied_requests(6, 200, 20, "a");
+  for (const auto& r : first) s.submit(engine.client(), r);
+  ASSERT_TRUE(eventually([&] { return s.min_tokens() >= 4; }));
+  EXPECT_EQ(engine.add_replica(), 1);
+  auto second = testing::varied_requests(6, 100, 20, "b");
+  for (const auto& r : second) s.submit(engine.client(), r);
+  ASSERT_TRUE(s.wait_done(std::chrono::seconds(120)));
+  for (const auto* rs : {&first, &second})
+    for (const auto& r : *rs) EXPECT_EQ(s.last[r.request_id][0].finish, finish_reason::length);
+  EXPECT_GT(stats_of(engine, 1).num_steps, 10u) << "the new replica generated nothing";
+  EXPECT_GT(stats_of(engine, 0).num_steps, 10u);
+}
+
+TEST(elastic_scaling, a_drained_replica_finishes_its_requests_then_stops_and_frees_its_pool) {
+  auto config = testing::stories_config(1024, 64);
+  config.parallel.replicas = 2;
+  engine_system engine(config);
+  replica_manager admin(engine, config);
+  const auto requests = testing::varied_requests(12, 200, 30, "d");
+  const auto alone = solo_runs(engine, requests);
+
+  const size_t pools_before = cpu::pages_in_use();
+  streams s;
+  for (const auto& r : requests) s.submit(engine.client(), r);
+  ASSERT_TRUE(eventually([&] { return s.min_tokens() >= 8; }));
+  ASSERT_GT(stats_of(engine, 0).scheduler.num_running, 0) << "replica 0 holds nothing to drain";
+
+  std::promise<admin_outcome> drained;
+  admin.drain_replica(0, [&](admin_outcome o) { drained.set_value(o); });
+  const admin_outcome out = drained.get_future().get();
+  EXPECT_EQ(out.status, 202) << out.error;
+  EXPECT_EQ(state_of(admin, 0), "draining");
+  // Nothing new goes to a draining replica.
+  const auto late = testing::ids_request("late", {1, 400, 401}, 20);
+  s.submit(engine.client(), late);
+
+  ASSERT_TRUE(s.wait_done(std::chrono::seconds(120)));
+  expect_complete_and_exact(s, requests, alone);
+  EXPECT_EQ(s.last["late"][0].finish, finish_reason::length);
+  ASSERT_TRUE(eventually([&] { return state_of(admin, 0) == "dead"; }))
+      << "the drained replica did not stop";
+  // Its workers' KV pools (device and swap) are unmapped: exactly one replica's worth fewer.
+  const auto& runner = engine.setup().runner;
+  const auto& mc = engine.setup().model->config();
+  const size_t pool_bytes = size_t(runner.num_device_blocks + runner.num_cpu_blocks) * 2 *
+                            size_t(mc.num_layers * mc.num_kv_heads * mc.head_dim) *
+                            size_t(runner.block_size) * sizeof(float);
+  ASSERT_TRUE(eventually([&] { return cpu::pages_in_use() + pool_bytes == pools_before; }))
+      << cpu::pages_in_use() << " bytes of pools, " << pools_before << " before";
+  EXPECT_EQ(state_of(admin, 1), "serving");
+  // A second drain is refused: it is no longer serving.
+  std::promise<admin_outcome> again;
+  admin.drain_replica(0, [&](admin_outcome o) { again.set_value(o); });
+  EXPECT_EQ(again.get_future().get().status, 409);
+}
+
+TEST(elastic_scaling, an_immediate_stop_moves_its_requests_and_loses_none) {
+  auto config = testing::stories_config(256, 16);
+  config.parallel.replicas = 2;
+  engine_system engine(config);
+  const auto requests = testing::varied_requests(10, 200, 30, "s");
+  const auto alone = solo_runs(engine, requests);
+  streams s;
+  for (const auto& r : requests) s.submit(engine.client(), r);
+  ASSERT_TRUE(eventually([&] { return s.min_tokens() >= 8; }));
+  ASSERT_GT(stats_of(engine, 0).scheduler.num_running, 0);
+  ASSERT_TRUE(engine.stop_replica(0));
+  EXPECT_FALSE(engine.stop_replica(0)) << "stopped twice";
+  ASSERT_TRUE(s.wait_done(std::chrono::seconds(120)));
+  expect_complete_and_exact(s, requests, alone);
+  EXPECT_GT(stats_of(engine, 1).num_steps, 0u);
+  EXPECT_FALSE(stats_of(engine, 0).alive);
+  // The engine goes on serving on the survivor.
+  EXPECT_EQ(engine.client().generate({requests[0]})[0][0].token_ids, alone.at("s0"));
+}
+
+TEST(elastic_scaling, the_admin_calls_check_their_arguments) {
+  auto config = testing::stories_config(64, 8);
+  engine_system engine(config);
+  replica_manager admin(engine, config);
+  auto call = [](auto&& start) {
+    std::promise<admin_outcome> p;
+    start([&](admin_outcome o) { p.set_value(std::move(o)); });
+    return p.get_future().get();
+  };
+  EXPECT_EQ(call([&](auto done) { admin.add_replicas(0, "", done); }).status, 400);
+  EXPECT_EQ(call([&](auto done) { admin.add_replicas(17, "", done); }).status, 400);
+  const auto wrong_device = call([&](auto done) { admin.add_replicas(1, "cuda:3", done); });
+  EXPECT_EQ(wrong_device.status, 400);
+  EXPECT_NE(wrong_device.error.find("run on cpu"), std::string::npos) << wrong_device.error;
+  EXPECT_EQ(call([&](auto done) { admin.drain_replica(9, done); }).status, 404);
+  EXPECT_EQ(call([&](auto done) { admin.stop_replica(-1, done); }).status, 404);
+
+  const auto added = call([&](auto done) { admin.add_replicas(2, "cpu", done); });
+  EXPECT_EQ(added.status, 202);
+  EXPECT_EQ(added.ids, (std::vector<int32_t>{1, 2}));
+  ASSERT_TRUE(eventually([&] { return state_of(admin, 2) == "serving"; }));
+  std::promise<std::vector<replica_view>> listed;
+  admin.replicas([&](std::vector<replica_view> v) { listed.set_value(std::move(v)); });
+  const auto views = listed.get_future().get();
+  ASSERT_EQ(views.size(), 3u);
+  EXPECT_EQ(views[1].device, "cpu");
+  EXPECT_EQ(views[1].workers, 1);
+  EXPECT_EQ(call([&](auto done) { admin.stop_replica(1, done); }).status, 202);
+  ASSERT_TRUE(eventually([&] { return state_of(admin, 1) == "dead"; }));
+  EXPECT_EQ(call([&](auto done) { admin.stop_replica(1, done); }).status, 409);
+  // What does not fit in memory is refused before anything starts.
+  EXPECT_NE(admin.memory_refusal(1 << 30).find("MiB"), std::string::npos);
+  EXPECT_EQ(admin.memory_refusal(1), "");
+  EXPECT_NE(engine.client().metrics_text().find("actorllm:scale_events_total"), std::string::npos);
+}
+
+TEST(elastic_scaling, autoscaling_goes_up_across_a_burst_and_back_to_min_with_nothing_lost) {
+  auto config = testing::stories_config(256, 16);
+  config.scheduler.max_num_seqs = 1;  // a burst queues at once
+  config.autoscale.min_replicas = 1;
+  config.autoscale.max_replicas = 3;
+  config.autoscale.up_window_s = 0.2;
+  config.autoscale.down_window_s = 0.5;
+  config.autoscale.cooldown_s = 0.3;
+  config.autoscale.interval_s = 0.05;
+  engine_system engine(config);
+  replica_manager scaler(engine, config);
+
+  streams s;
+  std::vector<generate_request> burst;
+  int32_t most_serving = 0;
+  auto count_serving = [&] {
+    int32_t n = 0;
+    for (const auto& r : scaler.snapshot()) n += r.state == "serving";
+    most_serving = std::max(most_serving, n);
+    return n;
+  };
+  // Arrivals far faster than a replica of one sequence serves them, for a second: its queue
+  // stays long past the up window, and later arrivals go to the new replicas.
+  for (int i = 0; i < 100; ++i) {
+    auto r = testing::ids_request("burst" + std::to_string(i), {1, 300 + i}, 400);
+    s.submit(engine.client(), r);
+    burst.push_back(std::move(r));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    count_serving();
+  }
+  while (!s.wait_done(std::chrono::seconds(0))) {
+    count_serving();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (const auto& r : burst) {
+    EXPECT_EQ(s.last[r.request_id][0].finish, finish_reason::length) << r.request_id;
+    EXPECT_EQ(s.tokens[r.request_id][0].size(), 400u) << r.request_id;
+  }
+  EXPECT_GE(most_serving, 2) << "the burst added no replica";
+  ASSERT_TRUE(eventually([&] { return count_serving() == 1; }, std::chrono::seconds(30)))
+      << "the idle engine did not scale back to MIN";
+  const std::string metrics = engine.client().metrics_text();
+  EXPECT_NE(metrics.find("direction=\"up\""), std::string::npos);
+  EXPECT_NE(metrics.find("direction=\"down\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace actorllm
