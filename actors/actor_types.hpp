@@ -17,19 +17,21 @@ using replica_sink_actor =
     caf::typed_actor<caf::reacts_to<outputs_atom, std::vector<request_output>>>;
 
 /// One per device: executes step plans on its KV cache and weights.
-using worker_actor = caf::typed_actor<caf::replies_to<step_atom, step_plan>::with<step_result>,
-                                      caf::replies_to<info_atom>::with<worker_info>>;
+using worker_actor =
+    caf::typed_actor<caf::replies_to<step_atom, step_plan>::with<step_result>,
+                     caf::replies_to<info_atom>::with<worker_info>, caf::reacts_to<sample_atom>>;
 
 /// One per replica: the cache ledger; the scheduler reports each step's block facts to it.
-using cache_engine_actor = caf::typed_actor<caf::reacts_to<cache_atom, cache_report>,
-                                            caf::replies_to<stats_atom>::with<cache_report>>;
+using cache_engine_actor =
+    caf::typed_actor<caf::reacts_to<cache_atom, cache_report>,
+                     caf::replies_to<stats_atom>::with<cache_report>, caf::reacts_to<sample_atom>>;
 
 /// One per replica: owns the queues and drives the step loop with `tick` messages to itself.
 using scheduler_actor =
     caf::typed_actor<caf::replies_to<add_atom, engine_request>::with<admission_reply>,
                      caf::reacts_to<abort_atom, std::string>,
                      caf::reacts_to<stopped_atom, std::string>, caf::reacts_to<tick_atom>,
-                     caf::reacts_to<watchdog_atom>,
+                     caf::reacts_to<watchdog_atom>, caf::reacts_to<sample_atom>,
                      caf::replies_to<stats_atom>::with<replica_stats>>;
 
 /// One per server: validates, tokenizes, routes to replicas and post-processes their outputs.
@@ -44,7 +46,8 @@ using router_actor =
                      caf::replies_to<drain_atom, int32_t>::with<bool>,
                      caf::replies_to<retire_atom, int32_t>::with<bool>,
                      caf::replies_to<join_atom, worker_actor, worker_info>::with<int32_t>,
-                     caf::replies_to<stats_atom>::with<std::vector<replica_stats>>>;
+                     caf::replies_to<stats_atom>::with<std::vector<replica_stats>>,
+                     caf::reacts_to<sample_atom>>;
 
 /// One per server with --cluster-port: the only actor published to other processes. It
 /// admits a worker that proves the shared secret and serves the same model, and hands it to
@@ -53,9 +56,9 @@ using cluster_actor =
     caf::typed_actor<caf::replies_to<join_atom, join_request, worker_actor>::with<join_reply>>;
 
 /// One per server: the network layer's door into the actors (see net/engine_port.hpp).
-using gateway_actor = caf::typed_actor<caf::reacts_to<generate_atom, generate_request>,
-                                       caf::reacts_to<abort_atom, std::string>,
-                                       caf::reacts_to<outputs_atom, std::vector<request_output>>>;
+using gateway_actor = caf::typed_actor<
+    caf::reacts_to<generate_atom, generate_request>, caf::reacts_to<abort_atom, std::string>,
+    caf::reacts_to<outputs_atom, std::vector<request_output>>, caf::reacts_to<sample_atom>>;
 
 /// Registers every message type with the actor system (the same in every process of a
 /// cluster, or remote connections fail their interface check).

@@ -31,6 +31,7 @@ using detok_atom = caf::atom_constant<caf::atom("detokenize")>;
 using reserve_atom = caf::atom_constant<caf::atom("reserve")>;  ///< router: number a new replica
 using replica_atom = caf::atom_constant<caf::atom("replica")>;  ///< router: a replica serves
 using drain_atom = caf::atom_constant<caf::atom("drain")>;      ///< router: stop using a replica
+using sample_atom = caf::atom_constant<caf::atom("sample")>;    ///< any: report the mailbox
 using retire_atom = caf::atom_constant<caf::atom("retire")>;    ///< router: stop a replica now
 using join_atom = caf::atom_constant<caf::atom("join")>;        ///< remote worker joins a head
 using info_atom = caf::atom_constant<caf::atom("info")>;        ///< worker: describe yourself

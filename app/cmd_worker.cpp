@@ -78,7 +78,8 @@ int run_worker(int argc, char** argv) {
   // issue 1196), and this process is nothing but the worker. The forward pass occupies one of
   // the two scheduler threads, which sleep on a condition variable ("sharing"), so the next
   // plan is still picked up at once.
-  auto worker = system.spawn(gpu_worker, setup->model, setup->backend, setup->runner, name);
+  auto worker =
+      system.spawn(gpu_worker, setup->model, setup->backend, setup->runner, name, mailbox_probe{});
   auto stop_worker = [&] { caf::anon_send_exit(worker, caf::exit_reason::user_shutdown); };
   {
     caf::scoped_actor self{system};

@@ -4,8 +4,10 @@ namespace actorllm {
 
 cache_engine_actor::behavior_type cache_engine(
     cache_engine_actor::stateful_pointer<cache_engine_state> self,
-    std::function<void(const cache_report&, size_t mailbox_depth)> publish) {
+    std::function<void(const cache_report&, size_t mailbox_depth)> publish, mailbox_probe probe) {
   self->state.publish = std::move(publish);
+  self->state.probe = std::move(probe);
+  self->state.probe.start(self);
   return {
       [self](cache_atom, const cache_report& report) {
         auto& s = self->state;
@@ -16,6 +18,7 @@ cache_engine_actor::behavior_type cache_engine(
         if (s.publish) s.publish(report, self->mailbox().size());
       },
       [self](stats_atom) { return self->state.last; },
+      [self](sample_atom) { self->state.probe.sample(self); },
   };
 }
 

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "actors/actor_types.hpp"
+#include "actors/mailbox_probe.hpp"
 
 namespace actorllm {
 
@@ -22,11 +23,12 @@ struct cache_engine_state {
   int64_t num_blocks_copied = 0;
   /// Metrics hook (may be empty): the report and this actor's mailbox depth.
   std::function<void(const cache_report&, size_t mailbox_depth)> publish;
+  mailbox_probe probe;
   static inline const char* name = "cache_engine";
 };
 
 cache_engine_actor::behavior_type cache_engine(
     cache_engine_actor::stateful_pointer<cache_engine_state> self,
-    std::function<void(const cache_report&, size_t mailbox_depth)> publish);
+    std::function<void(const cache_report&, size_t mailbox_depth)> publish, mailbox_probe probe);
 
 }  // namespace actorllm

@@ -5,12 +5,15 @@ namespace actorllm {
 worker_actor::behavior_type gpu_worker(worker_actor::stateful_pointer<gpu_worker_state> self,
                                        std::shared_ptr<llama_model> model,
                                        std::shared_ptr<const backend_provider> backend,
-                                       model_runner_config config, std::string name) {
+                                       model_runner_config config, std::string name,
+                                       mailbox_probe probe) {
   auto device_side = backend->make_backend(model, config);
   self->state.runner =
       std::make_unique<model_runner>(std::move(model), config, std::move(device_side));
   self->state.info = {std::move(name), config.num_device_blocks, config.num_cpu_blocks,
                       config.block_size, self->state.runner->device()};
+  self->state.probe = std::move(probe);
+  self->state.probe.start(self);
   return {
       [self](step_atom, const step_plan& plan) -> caf::result<step_result> {
         try {
@@ -25,6 +28,7 @@ worker_actor::behavior_type gpu_worker(worker_actor::stateful_pointer<gpu_worker
         }
       },
       [self](info_atom) { return self->state.info; },
+      [self](sample_atom) { self->state.probe.sample(self); },
   };
 }
 

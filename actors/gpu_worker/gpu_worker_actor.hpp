@@ -7,6 +7,7 @@
 
 #include "actors/actor_types.hpp"
 #include "actors/gpu_worker/model_runner.hpp"
+#include "actors/mailbox_probe.hpp"
 
 namespace actorllm {
 
@@ -17,6 +18,7 @@ struct gpu_worker_state {
 
   std::unique_ptr<model_runner> runner;
   worker_info info;
+  mailbox_probe probe;
   static inline const char* name = "gpu_worker";
 };
 
@@ -25,6 +27,7 @@ struct gpu_worker_state {
 worker_actor::behavior_type gpu_worker(worker_actor::stateful_pointer<gpu_worker_state> self,
                                        std::shared_ptr<llama_model> model,
                                        std::shared_ptr<const backend_provider> backend,
-                                       model_runner_config config, std::string name);
+                                       model_runner_config config, std::string name,
+                                       mailbox_probe probe);
 
 }  // namespace actorllm

@@ -2,11 +2,14 @@
 
 namespace actorllm {
 
-gateway_actor::behavior_type http_gateway(
-    gateway_actor::stateful_pointer<gateway_state> self, router_actor router,
-    std::function<void(std::vector<request_output>&)> deliver) {
+gateway_actor::behavior_type http_gateway(gateway_actor::stateful_pointer<gateway_state> self,
+                                          router_actor router,
+                                          std::function<void(std::vector<request_output>&)> deliver,
+                                          mailbox_probe probe) {
   self->state.router = std::move(router);
   self->state.deliver = std::move(deliver);
+  self->state.probe = std::move(probe);
+  self->state.probe.start(self);
   return {
       [self](generate_atom, generate_request& req) {
         self->send(self->state.router, generate_atom::value, std::move(req),
@@ -16,6 +19,7 @@ gateway_actor::behavior_type http_gateway(
         self->send(self->state.router, abort_atom::value, id);
       },
       [self](outputs_atom, std::vector<request_output>& outs) { self->state.deliver(outs); },
+      [self](sample_atom) { self->state.probe.sample(self); },
   };
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "actors/actor_types.hpp"
+#include "actors/mailbox_probe.hpp"
 
 namespace actorllm {
 
@@ -17,11 +18,13 @@ struct gateway_state {
 
   router_actor router;
   std::function<void(std::vector<request_output>&)> deliver;
+  mailbox_probe probe;
   static inline const char* name = "http_gateway";
 };
 
-gateway_actor::behavior_type http_gateway(
-    gateway_actor::stateful_pointer<gateway_state> self, router_actor router,
-    std::function<void(std::vector<request_output>&)> deliver);
+gateway_actor::behavior_type http_gateway(gateway_actor::stateful_pointer<gateway_state> self,
+                                          router_actor router,
+                                          std::function<void(std::vector<request_output>&)> deliver,
+                                          mailbox_probe probe);
 
 }  // namespace actorllm

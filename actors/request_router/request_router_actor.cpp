@@ -152,6 +152,8 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
   self->state.prompts = std::move(prompts);
   self->state.stream_interval = stream_interval;
   self->state.hooks = std::move(hooks);
+  self->state.probe.report = self->state.hooks.on_mailbox;
+  self->state.probe.start(self);
   self->state.make_remote_replica = std::move(make_remote_replica);
   for (auto& s : schedulers) add_replica(self, std::move(s));
 
@@ -313,6 +315,7 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
                      info.name.c_str(), index, info.num_device_blocks);
         return index;
       },
+      [self](sample_atom) { self->state.probe.sample(self); },
       [self](stats_atom) -> caf::result<std::vector<replica_stats>> {
         auto& st = self->state;
         auto rp = self->make_response_promise<std::vector<replica_stats>>();

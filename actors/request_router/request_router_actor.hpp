@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "actors/actor_types.hpp"
+#include "actors/mailbox_probe.hpp"
 #include "actors/request_router/output_processor.hpp"
 #include "actors/request_router/prompt_builder.hpp"
 #include "actors/request_router/replica_set.hpp"
@@ -53,6 +54,7 @@ struct router_request {
 
 /// What the router reports as it goes (metrics, health). Each may be empty.
 struct router_hooks {
+  /// The router's mailbox depth, after each batch of outputs and every half second.
   std::function<void(size_t mailbox_depth)> on_mailbox;
   /// A replica's scheduler ended: `reason` says why; `retired` when on purpose (its worker
   /// left cleanly), not by a failure.
@@ -75,6 +77,7 @@ struct router_state {
   std::map<std::string, router_request> requests;
   remote_replica_factory make_remote_replica;
   router_hooks hooks;
+  mailbox_probe probe;
   int32_t stream_interval = 1;  ///< tokens per streamed delta
   static inline const char* name = "request_router";
 };

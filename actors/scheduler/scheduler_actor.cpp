@@ -75,6 +75,8 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
   st.sink = std::move(sink);
   st.respawn = std::move(respawn);
   st.hooks = std::move(hooks);
+  st.probe.report = st.hooks.on_mailbox;
+  st.probe.start(self);
   st.replica = shell.replica;
   st.max_steps_in_flight = shell.async_scheduling ? 2 : 1;
   st.step_timeout = shell.step_timeout;
@@ -251,6 +253,7 @@ scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options 
               " ms");
         arm_watchdog(self);
       },
+      [self](sample_atom) { self->state.probe.sample(self); },
       [self](stats_atom) {
         auto& st = self->state;
         return replica_stats{st.replica,

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "actors/actor_types.hpp"
+#include "actors/mailbox_probe.hpp"
 #include "actors/scheduler/scheduler.hpp"
 
 namespace actorllm {
@@ -45,6 +46,8 @@ struct scheduler_hooks {
   std::function<void(const scheduler_event&)> on_event;
   /// A worker went down (false) or a fresh one came up (true).
   std::function<void(int32_t rank, bool up)> on_worker;
+  /// The scheduler's mailbox depth, sampled every half second (and after each step, on_step).
+  std::function<void(size_t mailbox_depth)> on_mailbox;
 };
 
 struct scheduler_shell_options {
@@ -67,6 +70,7 @@ struct scheduler_actor_state {
   replica_sink_actor sink;
   worker_factory respawn;
   scheduler_hooks hooks;
+  mailbox_probe probe;
   int32_t replica = 0;
   size_t max_steps_in_flight = 1;  ///< 2 with asynchronous scheduling
   bool tick_pending = false;

@@ -11,7 +11,8 @@ engine_client::engine_client(caf::actor_system& system, router_actor router, mod
                              engine_monitoring* monitoring)
     : system_(system), router_(router), info_(std::move(info)), monitoring_(monitoring) {
   gateway_ = system_.spawn<caf::detached>(
-      http_gateway, router_, [this](std::vector<request_output>& outs) { deliver(outs); });
+      http_gateway, router_, [this](std::vector<request_output>& outs) { deliver(outs); },
+      monitoring_ ? monitoring_->probe_for("http_gateway") : mailbox_probe{});
 }
 
 engine_client::~engine_client() {

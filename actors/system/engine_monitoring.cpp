@@ -61,6 +61,9 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
     m->metrics.on_outputs(outs, now_seconds());
   };
   hooks.on_stats = [m](const scheduler_stats& stats) { m->metrics.on_stats(stats); };
+  hooks.on_mailbox = [this, scheduler_name](size_t depth) {
+    actors_.set_mailbox_depth(scheduler_name, depth);
+  };
   hooks.on_step = [this, m, scheduler_name, interval, replica](
                       const scheduler_stats& stats, double seconds, size_t mailbox_depth) {
     m->metrics.on_step(stats, seconds);

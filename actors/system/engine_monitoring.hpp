@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/mailbox_probe.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "common/admin_port.hpp"
 #include "monitoring/actor_metrics.hpp"
@@ -37,6 +38,10 @@ class engine_monitoring {
   void set_worker_up(const std::string& worker, bool up) { actors_.set_worker_up(worker, up); }
   void set_mailbox_depth(const std::string& actor, size_t depth) {
     actors_.set_mailbox_depth(actor, depth);
+  }
+  /// What reports `actor`'s mailbox depth to the gauge, sampled by the actor (mailbox_probe).
+  mailbox_probe probe_for(std::string actor) {
+    return {[this, actor = std::move(actor)](size_t depth) { set_mailbox_depth(actor, depth); }};
   }
   std::string render() { return registry_.render(); }
 

@@ -85,7 +85,7 @@ worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank,
   runner.tp_rank = rank;
   // Detached: the forward pass occupies its own thread, never one of the actors' scheduler threads.
   auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->shards.at(rank), setup_->backend,
-                                             runner, name);
+                                             runner, name, monitoring_->probe_for(name));
   own(caf::actor_cast<caf::actor>(worker), replica);
   return worker;
 }
@@ -98,7 +98,8 @@ scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_a
       cache_engine,
       std::function<void(const cache_report&, size_t)>(
           [m = monitoring_.get(), name = "cache_engine-" + std::to_string(index)](
-              const cache_report&, size_t depth) { m->set_mailbox_depth(name, depth); }));
+              const cache_report&, size_t depth) { m->set_mailbox_depth(name, depth); }),
+      monitoring_->probe_for("cache_engine-" + std::to_string(index)));
   const cache_config_values cache_values{options.block_size, options.num_device_blocks,
                                          options.num_cpu_blocks,
                                          setup_->config.cache.swap_space_gib};

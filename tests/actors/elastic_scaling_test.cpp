@@ -7,6 +7,7 @@
 
 #include <future>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "actors/system/engine_system.hpp"
@@ -172,7 +173,29 @@ TEST(elastic_scaling, the_admin_calls_check_their_arguments) {
   // What does not fit in memory is refused before anything starts.
   EXPECT_NE(admin.memory_refusal(1 << 30).find("MiB"), std::string::npos);
   EXPECT_EQ(admin.memory_refusal(1), "");
-  EXPECT_NE(engine.client().metrics_text().find("actorllm:scale_events_total"), std::string::npos);
+  const std::string metrics = engine.client().metrics_text();
+  EXPECT_NE(metrics.find("actorllm:scale_events_total"), std::string::npos);
+  EXPECT_NE(metrics.find("actorllm:replicas{"), std::string::npos);
+}
+
+TEST(elastic_scaling, every_actor_samples_its_own_mailbox_depth) {
+  engine_system engine(testing::stories_config(64, 8));
+  // The first sample is taken as each actor starts; no request, no step needed.
+  for (const char* actor :
+       {"http_gateway", "router", "scheduler-0", "cache_engine-0", "replica0-worker0"}) {
+    const std::string series = std::string("actor=\"") + actor + "\"";
+    EXPECT_TRUE(eventually(
+        [&] {
+          std::istringstream lines(engine.client().metrics_text());
+          for (std::string line; std::getline(lines, line);)
+            if (line.rfind("actorllm:actor_mailbox_depth{", 0) == 0 &&
+                line.find(series) != std::string::npos)
+              return true;
+          return false;
+        },
+        std::chrono::seconds(5)))
+        << actor;
+  }
 }
 
 TEST(elastic_scaling, autoscaling_goes_up_across_a_burst_and_back_to_min_with_nothing_lost) {

@@ -23,7 +23,8 @@ class remote_worker_node {
         setup_(std::make_unique<engine_setup>(engine_setup::load(config, select_backend(config)))),
         name_(std::move(name)) {
     // Not detached, as in `actorllm worker` (CAF 0.17 can hang at shutdown on detached ones).
-    worker_ = system_.spawn(gpu_worker, setup_->model, setup_->backend, setup_->runner, name_);
+    worker_ = system_.spawn(gpu_worker, setup_->model, setup_->backend, setup_->runner, name_,
+                            mailbox_probe{});
   }
   /// Stops the worker as `actorllm worker` does on SIGTERM: waits for its actor to end and
   /// gives the network layer a moment to send its down message, so that the server sees a

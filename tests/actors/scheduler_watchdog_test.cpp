@@ -21,6 +21,7 @@ worker_actor::behavior_type silent_worker(worker_actor::pointer self, int32_t /*
   return {
       [self](step_atom, step_plan&) { return self->make_response_promise<step_result>(); },
       [](info_atom) { return worker_info{}; },
+      [](sample_atom) {},
   };
 }
 
@@ -37,7 +38,8 @@ TEST(scheduler_watchdog, a_worker_that_never_answers_a_step_fails_the_replica_af
   options.max_model_len = 64;
   scheduler_shell_options shell;
   shell.step_timeout = std::chrono::milliseconds(200);
-  auto cache = system.spawn(cache_engine, std::function<void(const cache_report&, size_t)>());
+  auto cache = system.spawn(cache_engine, std::function<void(const cache_report&, size_t)>(),
+                            mailbox_probe{});
   auto scheduler = system.spawn(
       scheduler_shell, options, std::vector<worker_actor>{system.spawn(silent_worker, 0)}, cache,
       system.spawn(ignoring_sink, 0), worker_factory{}, scheduler_hooks{}, shell);
