@@ -31,6 +31,30 @@ route make(endpoint target, std::string_view method, const char* allowed) {
   return r;
 }
 
+/// Whether `authorization` is "Bearer <key>", comparing every byte whatever the first
+/// difference, so that timing does not leak the key. An empty key matches nothing.
+bool bearer_matches(const std::string& key, std::string_view authorization) {
+  if (key.empty()) return false;
+  // The scheme is case-insensitive (RFC 9110 11.1); the token is not.
+  constexpr std::string_view scheme = "bearer ";
+  if (authorization.size() < scheme.size()) return false;
+  for (std::size_t i = 0; i < scheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(authorization[i])) != scheme[i]) return false;
+  const std::string_view given = authorization.substr(scheme.size());
+  unsigned diff = given.size() != key.size();
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    diff |= static_cast<unsigned char>(given[i]) ^ static_cast<unsigned char>(key[i % key.size()]);
+  }
+  return diff == 0;
+}
+
+/// The path without its query string and without one trailing slash.
+std::string_view path_of(std::string_view target) {
+  std::string_view path = target.substr(0, target.find('?'));
+  if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  return path;
+}
+
 json model_object(const model_info& model) {
   return {{"id", model.name},
           {"object", "model"},
@@ -45,8 +69,7 @@ json model_object(const model_info& model) {
 }  // namespace
 
 route find_route(std::string_view method, std::string_view target) {
-  std::string_view path = target.substr(0, target.find('?'));
-  if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  const std::string_view path = path_of(target);
   if (path == "/v1/completions") return make(endpoint::completions, method, "POST");
   if (path == "/v1/chat/completions") return make(endpoint::chat_completions, method, "POST");
   if (path == "/v1/responses") return make(endpoint::responses, method, "POST");
@@ -64,6 +87,20 @@ route find_route(std::string_view method, std::string_view target) {
   if (path == "/version") return make(endpoint::version, method, "GET, HEAD");
   if (path == "/metrics") return make(endpoint::metrics, method, "GET, HEAD");
   if (path == "/v1/ws") return make(endpoint::websocket, method, "GET");
+  if (path == "/admin/replicas") return make(endpoint::admin_replicas, method, "GET, POST");
+  constexpr std::string_view replicas = "/admin/replicas/";
+  if (path.starts_with(replicas)) {
+    // {id} or {id}/drain; the id is judged by the handler (400), after the key is checked.
+    std::string_view id = path.substr(replicas.size());
+    const bool drain = id.ends_with("/drain");
+    if (drain) id.remove_suffix(std::string_view("/drain").size());
+    if (id.empty() || id.find('/') != std::string_view::npos) return route{};
+    route r = drain ? make(endpoint::admin_drain, method, "POST")
+                    : make(endpoint::admin_replica, method, "DELETE");
+    r.replica_id = std::string(id);
+    r.pattern = drain ? "/admin/replicas/{id}/drain" : "/admin/replicas/{id}";
+    return r;
+  }
   return route{};
 }
 
@@ -79,20 +116,16 @@ bool needs_api_key(endpoint target) {
 }
 
 bool authorized(const server_config& config, std::string_view authorization) {
-  if (config.api_key.empty()) return true;
-  // The scheme is case-insensitive (RFC 9110 11.1); the token is not.
-  constexpr std::string_view scheme = "bearer ";
-  if (authorization.size() < scheme.size()) return false;
-  for (std::size_t i = 0; i < scheme.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(authorization[i])) != scheme[i]) return false;
-  const std::string_view given = authorization.substr(scheme.size());
-  const std::string& key = config.api_key;
-  // Compare every byte whatever the first difference, so timing does not leak the key.
-  unsigned diff = given.size() != key.size();
-  for (std::size_t i = 0; i < given.size(); ++i) {
-    diff |= static_cast<unsigned char>(given[i]) ^ static_cast<unsigned char>(key[i % key.size()]);
-  }
-  return diff == 0;
+  return config.api_key.empty() || bearer_matches(config.api_key, authorization);
+}
+
+bool is_admin_path(std::string_view target) {
+  const std::string_view path = path_of(target);
+  return path == "/admin" || path.starts_with("/admin/");
+}
+
+bool admin_authorized(const server_config& config, std::string_view authorization) {
+  return bearer_matches(config.admin_api_key, authorization);
 }
 
 std::string cors_allow_origin(const server_config& config, std::string_view origin) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/admin_port.hpp"
 #include "common/engine_port.hpp"
 #include "config/engine_config.hpp"
 #include "net/mailbox.hpp"
@@ -40,6 +41,7 @@ struct server_context {
   engine_port& engine;
   server_config config;
   http_options options;
+  admin_port* admin = nullptr;  ///< null: /admin answers 503 (when admin_api_key is set)
   std::shared_ptr<post_gate> gate = std::make_shared<post_gate>();
   std::shared_ptr<session_registry> sessions = std::make_shared<session_registry>();
 
@@ -59,6 +61,9 @@ enum class endpoint : uint8_t {
   version,
   metrics,
   websocket,
+  admin_replicas,  ///< GET (list) and POST (add) /admin/replicas
+  admin_drain,     ///< POST /admin/replicas/{id}/drain
+  admin_replica,   ///< DELETE /admin/replicas/{id} (stop)
   unknown
 };
 
@@ -67,16 +72,27 @@ struct route {
   bool method_allowed = false;
   const char* allow = "";  ///< the methods the path accepts, for 405's Allow header
   std::string model_id;    ///< GET /v1/models/{id}
+  std::string replica_id;  ///< /admin/replicas/{id}..., as written (admin_api.hpp reads it)
+  /// The path with its id replaced by {id} where it has one ("/admin/replicas/{id}/drain"),
+  /// the label of the request metrics; empty: the path itself.
+  const char* pattern = "";
 };
 
 /// Maps method and target (query string ignored) to an endpoint.
 route find_route(std::string_view method, std::string_view target);
 
 /// Whether the path needs the API key: the OpenAI API and tokenizer endpoints do; /health,
-/// /version and /metrics stay open for probes and scrapers.
+/// /version and /metrics stay open for probes and scrapers. The /admin paths take the admin
+/// key instead (is_admin_path, admin_authorized).
 bool needs_api_key(endpoint target);
 /// True when no key is configured or `authorization` is "Bearer <key>" (constant time).
 bool authorized(const server_config& config, std::string_view authorization);
+
+/// Whether `target` (query string ignored) is /admin or below it, known route or not.
+bool is_admin_path(std::string_view target);
+/// True when an admin key is configured and `authorization` is "Bearer <admin_api_key>"
+/// (constant time). The ordinary API key grants nothing here.
+bool admin_authorized(const server_config& config, std::string_view authorization);
 
 /// Access-Control-Allow-Origin for `origin`, or empty when CORS does not allow it.
 std::string cors_allow_origin(const server_config& config, std::string_view origin);

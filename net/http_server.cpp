@@ -14,8 +14,8 @@
 namespace actorllm::net {
 
 struct http_server::impl {
-  impl(const server_config& config, engine_port& engine, http_options options)
-      : context{engine, config, options},
+  impl(const server_config& config, engine_port& engine, http_options options, admin_port* admin)
+      : context{engine, config, options, admin},
         num_threads(std::max(1, config.io_threads)),
         io(num_threads),
         acceptor(io),
@@ -55,8 +55,9 @@ struct http_server::impl {
   bool stopped = false;
 };
 
-http_server::http_server(const server_config& config, engine_port& engine, http_options options)
-    : impl_(std::make_unique<impl>(config, engine, options)) {}
+http_server::http_server(const server_config& config, engine_port& engine, http_options options,
+                         admin_port* admin)
+    : impl_(std::make_unique<impl>(config, engine, options, admin)) {}
 
 http_server::~http_server() {
   stop();

@@ -2,7 +2,8 @@
 /// The OpenAI-compatible HTTP / SSE / WebSocket server. Owns its I/O threads; talks to the
 /// engine only through engine_port. Include this, not Beast: the Beast code is private.
 ///
-///   actorllm::net::http_server server(config.server, engine, {.max_waiting_requests = 4096});
+///   actorllm::net::http_server server(config.server, engine, {.max_waiting_requests = 4096},
+///                                     &admin);  // /admin, when config.admin_api_key is set
 ///   server.start();   // returns at once; serving on server.port()
 ///   server.wait();    // until stop() is called (from a signal handler thread, say)
 ///   server.stop();    // or let the destructor do it
@@ -10,8 +11,9 @@
 #include <memory>
 #include <string>
 
-#include "config/engine_config.hpp"
+#include "common/admin_port.hpp"
 #include "common/engine_port.hpp"
+#include "config/engine_config.hpp"
 #include "net/http_api.hpp"
 
 namespace actorllm::net {
@@ -20,8 +22,10 @@ class http_server {
  public:
   /// Binds host:port (port 0: a free port) with a listen backlog of the system's maximum,
   /// so a burst of hundreds of connections is accepted at once. Throws std::system_error
-  /// when the address cannot be bound. `engine` must outlive the server.
-  http_server(const server_config& config, engine_port& engine, http_options options = {});
+  /// when the address cannot be bound. `engine` must outlive the server; so must `admin`, the
+  /// engine's door for /admin (null: /admin answers 503 where config.admin_api_key is set).
+  http_server(const server_config& config, engine_port& engine, http_options options = {},
+              admin_port* admin = nullptr);
   ~http_server();
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "common/output_merge.hpp"
+#include "net/admin_api.hpp"
 #include "net/beast.hpp"
 #include "net/responses_protocol.hpp"
 #include "net/sse.hpp"
@@ -164,12 +165,21 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (request_.method() == http::verb::options) return send_preflight();
     route r = find_route(method_, target_);
     if (context_.options.metrics_only && r.target != endpoint::metrics) r = route{};
+    // /admin exists only with its own key; without one its paths are unknown like any other.
+    const bool admin = is_admin_path(target_) && !context_.options.metrics_only &&
+                       !context_.config.admin_api_key.empty();
+    if (is_admin_path(target_) && !admin) r = route{};
+    pattern_ = r.pattern;
     // The key is asked for before the path is judged, so that a client without it learns
-    // nothing about which paths exist.
-    if ((r.target == endpoint::unknown || needs_api_key(r.target)) &&
-        !authorized(context_.config, request_[http::field::authorization])) {
+    // nothing about which paths exist. Under /admin only the admin key counts, and it opens
+    // nothing else.
+    const std::string_view authorization = request_[http::field::authorization];
+    if (admin ? !admin_authorized(context_.config, authorization)
+              : (r.target == endpoint::unknown || needs_api_key(r.target)) &&
+                    !authorized(context_.config, authorization)) {
       return send_error(api_error{401,
-                                  "invalid or missing API key (Authorization: Bearer)",
+                                  admin ? "invalid or missing admin API key (Authorization: Bearer)"
+                                        : "invalid or missing API key (Authorization: Bearer)",
                                   "invalid_request_error",
                                   {},
                                   "invalid_api_key"});
@@ -232,6 +242,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
         return start_completion(api_kind::responses);
       case endpoint::websocket:
         return upgrade();
+      case endpoint::admin_replicas:
+      case endpoint::admin_drain:
+      case endpoint::admin_replica:
+        return start_admin(r);
       case endpoint::unknown:
         break;
     }
@@ -483,6 +497,22 @@ class http_session : public std::enable_shared_from_this<http_session> {
     watch_for_disconnect();
   }
 
+  // ---- admin API ----------------------------------------------------------------------
+  void start_admin(const route& r) {
+    if (!context_.admin) {
+      return send_error(api_error{503,
+                                  "the admin API is not available on this server",
+                                  "server_error",
+                                  {},
+                                  "admin_unavailable"});
+    }
+    run_admin_call(*context_.admin, r, method_, request_.body(),
+                   on_strand<admin_answer>([](http_session& s, admin_answer answer) {
+                     s.send(static_cast<http::status>(answer.status), std::move(answer.body));
+                   }));
+    watch_for_disconnect();  // also keeps this session alive until the answer comes
+  }
+
   /// A callback for the engine that runs `fn` on this session's strand.
   template <class T, class F>
   std::function<void(T)> on_strand(F fn) {
@@ -581,6 +611,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     log();
     headers_sent_ = false;
     allow_ = "";
+    pattern_ = "";
     if (stopping_) return close();  // the answer is written; nothing more is read
     if (!keep_alive_) return drain_and_close();
     if (watching_) {
@@ -615,7 +646,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   void log() {
     const std::string_view target(target_);
-    context_.engine.on_http_request(target.substr(0, target.find('?')), status_);
+    context_.engine.on_http_request(*pattern_ ? pattern_ : target.substr(0, target.find('?')),
+                                    status_);
     if (!context_.options.access_log) return;
     const double millis =
         std::chrono::duration<double, std::milli>(clock_type::now() - start_).count();
@@ -641,6 +673,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // The request being answered.
   std::string method_, target_, request_id_, cors_origin_;
   const char* allow_ = "";
+  const char* pattern_ = "";  // route::pattern, the metrics label of a path with an id
   clock_type::time_point start_;
   bool keep_alive_ = false;
   int status_ = 0;

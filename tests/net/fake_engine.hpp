@@ -101,6 +101,11 @@ class fake_engine : public engine_port {
   }
   std::string metrics_text() override { return "# TYPE actorllm:fake gauge\nactorllm:fake 1\n"; }
   std::size_t num_waiting() const override { return waiting; }
+  void on_http_request(std::string_view path, int status) override {
+    std::lock_guard lock(mutex_);
+    http_requests_.push_back(std::string(path) + " " + std::to_string(status));
+    cv_.notify_all();
+  }
 
   bool was_aborted(const std::string& id) {
     std::lock_guard lock(mutex_);
@@ -113,6 +118,13 @@ class fake_engine : public engine_port {
   std::vector<generate_request> submitted() {
     std::lock_guard lock(mutex_);
     return submitted_;
+  }
+  /// "path status" of each request counted, in order; waits (up to a second) until there are
+  /// `at_least`, since a request is counted just after its answer is written.
+  std::vector<std::string> http_requests(std::size_t at_least = 0) {
+    std::unique_lock lock(mutex_);
+    cv_.wait_for(lock, std::chrono::seconds(1), [&] { return http_requests_.size() >= at_least; });
+    return http_requests_;
   }
   /// Waits until some request was aborted; false on timeout.
   bool wait_for_abort(std::chrono::milliseconds timeout) {
@@ -168,6 +180,7 @@ class fake_engine : public engine_port {
   std::vector<std::thread> threads_;
   std::vector<generate_request> submitted_;
   std::set<std::string> aborted_;
+  std::vector<std::string> http_requests_;
 };
 
 }  // namespace actorllm::testing

@@ -12,13 +12,14 @@ namespace actorllm::testing {
 
 class server_fixture : public ::testing::Test {
  protected:
-  void start(server_config config = {}, net::http_options options = {}) {
+  void start(server_config config = {}, net::http_options options = {},
+             admin_port* admin = nullptr) {
     config.host = "127.0.0.1";
     config.port = 0;
     config.io_threads = 2;
     config.max_body_bytes = 64 * 1024;
     options.access_log = false;
-    server_ = std::make_unique<net::http_server>(config, engine_, options);
+    server_ = std::make_unique<net::http_server>(config, engine_, options, admin);
     server_->start();
     port_ = server_->port();
   }
