@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "actors/system/engine_system.hpp"
+#include "actors/system/replica_manager.hpp"
 #include "app/command.hpp"
 #include "app/stop_signals.hpp"
 #include "config/engine_flags.hpp"
@@ -67,11 +68,18 @@ int run_serve(int argc, char** argv) {
       log_line("ERROR", "cannot publish the router: " + std::get<std::string>(bound));
   }
 
+  // Adds, drains and stops replicas for /admin and --autoscale; samples the replica gauges.
+  auto replicas = std::make_unique<replica_manager>(*engine, config);
+  if (config.autoscale.enabled())
+    log_line("INFO", "autoscaling between " + std::to_string(config.autoscale.min_replicas) +
+                         " and " + std::to_string(config.autoscale.max_replicas) + " replicas");
+
   net::http_options options;
   options.max_waiting_requests = config.scheduler.max_waiting_requests;
   std::unique_ptr<net::http_server> server;
   try {
-    server = std::make_unique<net::http_server>(config.server, engine->client(), options);
+    server = std::make_unique<net::http_server>(config.server, engine->client(), options,
+                                                replicas.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "actorllm serve: cannot listen on %s:%u: %s\n", config.server.host.c_str(),
                  config.server.port, e.what());
@@ -95,6 +103,8 @@ int run_serve(int argc, char** argv) {
       log_line("ERROR", std::string("cannot listen on the metrics port: ") + e.what());
     }
   }
+  if (!config.server.admin_api_key.empty())
+    log_line("INFO", "admin API on " + server->url() + "/admin/replicas (admin key required)");
   log_line("INFO", "serving on " + server->url() + " (replicas " +
                        std::to_string(config.parallel.replicas) + ", I/O threads " +
                        std::to_string(config.server.io_threads) + ")");
@@ -105,6 +115,7 @@ int run_serve(int argc, char** argv) {
   bound_shutdown("actorllm serve");
   if (metrics_server) metrics_server->stop();
   server->stop();
+  replicas.reset();  // no change may start while the engine stops
   engine->shutdown();
   return 0;
 }
