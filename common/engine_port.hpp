@@ -101,6 +101,10 @@ class engine_port {
   /// The /metrics body in Prometheus text format 0.0.4.
   virtual std::string metrics_text() = 0;
 
+  /// The body of GET /v1/engine/stats: replicas' queues, KV use, steps and counters, and
+  /// every actor's mailbox depth (monitoring/engine_view.hpp has the fields). Default: none.
+  virtual std::string engine_stats_json() { return {}; }
+
   /// One HTTP request or WebSocket call ended with `status` (for http_requests_total).
   /// `path` is the route without its query string. Any thread; the default ignores it.
   virtual void on_http_request(std::string_view path, int status) { (void)path, (void)status; }

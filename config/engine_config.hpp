@@ -87,6 +87,7 @@ struct server_config {
   int32_t io_threads = 1;                    ///< Beast I/O threads
   double log_stats_interval = 5.0;           ///< seconds between stats log lines; 0: off
   uint16_t metrics_port = 0;                 ///< 0: /metrics on the API port only
+  bool enable_web_ui = true;                 ///< GET / serves the playground (web/)
   /// Chat output parsing, with vLLM's flags: tool_choice "auto" needs both of the first two.
   bool enable_auto_tool_choice = false;
   std::string tool_call_parser;  ///< hermes, llama3_json, mistral, pythonic; empty: none

@@ -156,6 +156,8 @@ void add_server_flags(flag_parser& p, engine_config& c) {
           c.server.reasoning_parser = std::string(v);
           return {};
         });
+  p.add_flag("--disable-web-ui", "no web playground at / (API-only deployments)",
+             [&c] { c.server.enable_web_ui = false; });
   p.add_number("--log-stats-interval", "seconds between stats log lines; 0: off",
                c.server.log_stats_interval);
   p.add_flag("--disable-log-stats", "no stats log lines (as --log-stats-interval 0)",

@@ -13,6 +13,13 @@ actor_metrics::actor_metrics(metrics_registry& registry, std::string model_name)
 void actor_metrics::set_mailbox_depth(std::string_view actor, std::size_t depth) {
   mailbox_depth_.Add({{"model_name", model_name_}, {"actor", std::string(actor)}})
       .Set(static_cast<double>(depth));
+  std::lock_guard lock(mutex_);
+  depths_[std::string(actor)] = static_cast<double>(depth);
+}
+
+std::vector<std::pair<std::string, double>> actor_metrics::mailbox_depths() const {
+  std::lock_guard lock(mutex_);
+  return {depths_.begin(), depths_.end()};
 }
 
 void actor_metrics::set_worker_up(std::string_view worker, bool up) {

@@ -10,8 +10,12 @@
 /// Thread-safe: each actor may report from its own thread.
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "monitoring/metrics_registry.hpp"
 
@@ -23,8 +27,12 @@ class actor_metrics {
 
   void set_mailbox_depth(std::string_view actor, std::size_t depth);
   void set_worker_up(std::string_view worker, bool up);
+  /// Every actor's last reported depth, by name.
+  std::vector<std::pair<std::string, double>> mailbox_depths() const;
 
  private:
+  mutable std::mutex mutex_;
+  std::map<std::string, double, std::less<>> depths_;
   prometheus::Family<prometheus::Gauge>& mailbox_depth_;
   prometheus::Family<prometheus::Gauge>& worker_up_;
   std::string model_name_;

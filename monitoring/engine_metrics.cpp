@@ -141,6 +141,29 @@ void engine_metrics::on_step(const scheduler_stats& stats, double step_seconds) 
   on_stats(stats);
   iteration_tokens_.Observe(stats.num_scheduled_tokens);
   step_duration_.Observe(step_seconds);
+  last_step_seconds_.store(step_seconds, std::memory_order_relaxed);
+  last_step_tokens_.store(stats.num_scheduled_tokens, std::memory_order_relaxed);
+  num_steps_.fetch_add(1, std::memory_order_relaxed);
+}
+
+replica_view_row engine_metrics::view() const {
+  const auto count = [](const prometheus::Counter& c) { return static_cast<int64_t>(c.Value()); };
+  replica_view_row r;
+  r.num_waiting = static_cast<int32_t>(num_waiting_.Value());
+  r.num_running = static_cast<int32_t>(num_running_.Value());
+  r.num_swapped = static_cast<int32_t>(num_swapped_.Value());
+  r.kv_cache_usage = kv_usage_.Value();
+  r.cpu_cache_usage = cpu_kv_usage_.Value();
+  r.prefix_cache_queries = count(prefix_queries_);
+  r.prefix_cache_hits = count(prefix_hits_);
+  r.num_preemptions = count(num_preemptions_);
+  r.step_seconds = last_step_seconds_.load(std::memory_order_relaxed);
+  r.tokens_per_step = last_step_tokens_.load(std::memory_order_relaxed);
+  r.num_steps = num_steps_.load(std::memory_order_relaxed);
+  r.prompt_tokens = count(prompt_tokens_);
+  r.generation_tokens = count(generation_tokens_);
+  for (size_t i = 0; i < num_finish_reasons; ++i) r.finished[i] = count(*success_[i]);
+  return r;
 }
 
 void engine_metrics::on_stats(const scheduler_stats& stats) {

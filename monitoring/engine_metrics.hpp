@@ -17,11 +17,13 @@
 ///
 /// Not thread-safe: one owner (the scheduler shell). Rendering from other threads is safe.
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "common/engine_stats.hpp"
+#include "monitoring/engine_view.hpp"
 #include "monitoring/metrics_registry.hpp"
 #include "monitoring/request_timeline.hpp"
 #include "monitoring/stats_logger.hpp"
@@ -62,6 +64,8 @@ class engine_metrics {
 
   /// Cumulative token counts and the last stats, for the stats log line.
   stats_snapshot snapshot(double now) const;
+  /// The numbers of the engine view (id, state and device left to the caller). Any thread.
+  replica_view_row view() const;
 
  private:
   struct pool_gauges {
@@ -74,6 +78,9 @@ class engine_metrics {
                  const prometheus::Labels& base);
 
   request_timeline timeline_;
+  std::atomic<double> last_step_seconds_{0.0};
+  std::atomic<int32_t> last_step_tokens_{0};
+  std::atomic<int64_t> num_steps_{0};
   scheduler_stats last_{};
   int64_t num_prompt_tokens_ = 0;
   int64_t num_generation_tokens_ = 0;

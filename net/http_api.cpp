@@ -87,6 +87,19 @@ route find_route(std::string_view method, std::string_view target) {
   if (path == "/version") return make(endpoint::version, method, "GET, HEAD");
   if (path == "/metrics") return make(endpoint::metrics, method, "GET, HEAD");
   if (path == "/v1/ws") return make(endpoint::websocket, method, "GET");
+  if (path == "/v1/engine/stats") return make(endpoint::engine_stats, method, "GET, HEAD");
+  if (path == "/" || path == "/index.html") {
+    route r = make(endpoint::web_page, method, "GET, HEAD");
+    r.asset = "index.html";
+    return r;
+  }
+  constexpr std::string_view ui = "/ui/";
+  if (path.starts_with(ui)) {
+    route r = make(endpoint::web_asset, method, "GET, HEAD");
+    r.asset = std::string(path.substr(ui.size()));
+    r.pattern = "/ui/{name}";
+    return r;
+  }
   if (path == "/admin/replicas") return make(endpoint::admin_replicas, method, "GET, POST");
   constexpr std::string_view replicas = "/admin/replicas/";
   if (path.starts_with(replicas)) {
@@ -109,6 +122,8 @@ bool needs_api_key(endpoint target) {
     case endpoint::health:
     case endpoint::version:
     case endpoint::metrics:
+    case endpoint::web_page:
+    case endpoint::web_asset:
       return false;
     default:
       return true;

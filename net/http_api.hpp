@@ -64,6 +64,9 @@ enum class endpoint : uint8_t {
   admin_replicas,  ///< GET (list) and POST (add) /admin/replicas
   admin_drain,     ///< POST /admin/replicas/{id}/drain
   admin_replica,   ///< DELETE /admin/replicas/{id} (stop)
+  engine_stats,    ///< GET /v1/engine/stats: the live engine view's numbers
+  web_page,        ///< GET /: the playground (web/index.html)
+  web_asset,       ///< GET /ui/{name}: the playground's other files
   unknown
 };
 
@@ -73,6 +76,7 @@ struct route {
   const char* allow = "";  ///< the methods the path accepts, for 405's Allow header
   std::string model_id;    ///< GET /v1/models/{id}
   std::string replica_id;  ///< /admin/replicas/{id}..., as written (admin_api.hpp reads it)
+  std::string asset;       ///< GET / and /ui/{name}: the file of web/ it names
   /// The path with its id replaced by {id} where it has one ("/admin/replicas/{id}/drain"),
   /// the label of the request metrics; empty: the path itself.
   const char* pattern = "";
@@ -82,8 +86,9 @@ struct route {
 route find_route(std::string_view method, std::string_view target);
 
 /// Whether the path needs the API key: the OpenAI API and tokenizer endpoints do; /health,
-/// /version and /metrics stay open for probes and scrapers. The /admin paths take the admin
-/// key instead (is_admin_path, admin_authorized).
+/// /version and /metrics stay open for probes and scrapers, and the playground's files for
+/// browsers (the page asks for the key, and every call it makes carries it). The /admin paths take
+/// the admin key instead (is_admin_path, admin_authorized).
 bool needs_api_key(endpoint target);
 /// True when no key is configured or `authorization` is "Bearer <key>" (constant time).
 bool authorized(const server_config& config, std::string_view authorization);

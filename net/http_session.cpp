@@ -11,6 +11,7 @@
 #include "net/beast.hpp"
 #include "net/responses_protocol.hpp"
 #include "net/sse.hpp"
+#include "net/web_assets.hpp"
 
 namespace actorllm::net {
 namespace {
@@ -165,6 +166,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (request_.method() == http::verb::options) return send_preflight();
     route r = find_route(method_, target_);
     if (context_.options.metrics_only && r.target != endpoint::metrics) r = route{};
+    if (!context_.config.enable_web_ui &&
+        (r.target == endpoint::web_page || r.target == endpoint::web_asset))
+      r = route{};
     // /admin exists only with its own key; without one its paths are unknown like any other.
     const bool admin = is_admin_path(target_) && !context_.options.metrics_only &&
                        !context_.config.admin_api_key.empty();
@@ -246,6 +250,11 @@ class http_session : public std::enable_shared_from_this<http_session> {
       case endpoint::admin_drain:
       case endpoint::admin_replica:
         return start_admin(r);
+      case endpoint::engine_stats:
+        return send(http::status::ok, engine.engine_stats_json());
+      case endpoint::web_page:
+      case endpoint::web_asset:
+        return send_web_asset(r.asset);
       case endpoint::unknown:
         break;
     }
@@ -565,6 +574,26 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   void send_error(const api_error& error) {
     send(static_cast<http::status>(error.status), error_json(error));
+  }
+
+  /// A file of the playground, with its ETag (304 when the browser has it) and, for the page,
+  /// a policy that lets it load and call nothing but this server.
+  void send_web_asset(const std::string& name) {
+    const web_asset* asset = find_web_asset(name);
+    if (!asset) return send_error(not_found("no such file: /ui/" + name));
+    const bool fresh = request_[http::field::if_none_match] == asset->etag;
+    auto res = std::make_shared<http::response<http::string_body>>(
+        fresh ? http::status::not_modified : http::status::ok, 11);
+    res->set(http::field::content_type, asset->content_type);
+    res->set(http::field::etag, asset->etag);
+    res->set(http::field::cache_control, "no-cache");
+    res->set("X-Content-Type-Options", "nosniff");
+    if (name == "index.html")
+      res->set("Content-Security-Policy",
+               "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
+               "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+    if (!fresh && request_.method() != http::verb::head) res->body() = std::string(asset->body);
+    write(std::move(res));
   }
 
   void send(http::status status, std::string body, const char* content_type = "application/json") {

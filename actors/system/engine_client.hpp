@@ -35,6 +35,9 @@ class engine_client final : public engine_port {
   std::string metrics_text() override {
     return monitoring_ ? monitoring_->render() : std::string();
   }
+  std::string engine_stats_json() override {
+    return monitoring_ ? monitoring_->engine_view_json() : std::string();
+  }
   void on_http_request(std::string_view path, int status) override {
     if (monitoring_) monitoring_->on_http_request(path, status);
   }

@@ -86,6 +86,9 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
 
 void engine_monitoring::replica_serving(int32_t replica, std::string label) {
   health_.set_serving(replica, std::move(label));
+  std::lock_guard lock(mutex_);
+  views_[replica].id = replica;
+  views_[replica].state = "serving";
 }
 
 void engine_monitoring::replica_down(int32_t replica, const std::string& reason, bool retired) {
@@ -97,6 +100,8 @@ void engine_monitoring::replica_down(int32_t replica, const std::string& reason,
   {
     std::lock_guard lock(mutex_);
     if (auto it = replicas_.find(replica); it != replicas_.end()) m = it->second.get();
+    views_[replica].id = replica;
+    views_[replica].state = "dead";
   }
   // The replica's scheduler, the one other writer of these metrics, has ended.
   if (m) m->metrics.on_replica_down();
@@ -106,6 +111,27 @@ void engine_monitoring::set_replica_states(const std::vector<replica_view>& repl
   std::map<std::string, int32_t> counts;
   for (const auto& r : replicas) ++counts[r.state];
   scaling_.set_replicas(counts);
+  std::lock_guard lock(mutex_);
+  for (const auto& r : replicas) views_[r.id] = r;
+}
+
+std::string engine_monitoring::engine_view_json() {
+  std::vector<replica_view_row> rows;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [index, m] : replicas_) {
+      replica_view_row row = m->metrics.view();
+      row.id = index;
+      if (auto it = views_.find(index); it != views_.end()) {
+        row.state = it->second.state;
+        row.device = it->second.device;
+      }
+      rows.push_back(std::move(row));
+    }
+  }
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return actorllm::engine_view_json(model_name_, now, rows, actors_.mailbox_depths());
 }
 
 }  // namespace actorllm

@@ -47,6 +47,8 @@ class engine_monitoring {
 
   /// The replicas by state, as the replica manager last sampled them.
   void set_replica_states(const std::vector<replica_view>& replicas);
+  /// The body of GET /v1/engine/stats (monitoring/engine_view.hpp). Any thread.
+  std::string engine_view_json();
   /// `count` replicas added ("up") or drained / stopped ("down") for `reason` (a bounded set:
   /// admin, below_min, queue, kv_cache, low_load).
   void scale_event(std::string_view direction, std::string_view reason, int32_t count) {
@@ -70,6 +72,7 @@ class engine_monitoring {
   replica_health health_;
   std::mutex mutex_;  // guards replicas_ (replicas are added at run time)
   std::map<int32_t, std::unique_ptr<replica_metrics>> replicas_;  // by replica index
+  std::map<int32_t, replica_view> views_;  // the last sampled state of each (under mutex_)
 };
 
 }  // namespace actorllm

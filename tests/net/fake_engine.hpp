@@ -100,6 +100,7 @@ class fake_engine : public engine_port {
     return {"fake-model", "/models/fake", max_model_len, 1700000000, {"/models/fake"}, {}};
   }
   std::string metrics_text() override { return "# TYPE actorllm:fake gauge\nactorllm:fake 1\n"; }
+  std::string engine_stats_json() override { return R"({"object":"engine.stats","fake":true})"; }
   std::size_t num_waiting() const override { return waiting; }
   void on_http_request(std::string_view path, int status) override {
     std::lock_guard lock(mutex_);
