@@ -13,7 +13,7 @@ packages=(
   libcaf-dev libboost1.81-dev nlohmann-json3-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libopenblas-openmp-dev libbenchmark-dev libpcre2-dev libicu-dev
   python3 python3-jinja2 python3-numpy python3-matplotlib python3-jsonschema ccache
-  wrk prometheus
+  wrk prometheus chromium
 )
 
 missing=()
@@ -28,10 +28,12 @@ if ((${#missing[@]})); then
   $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Test-only JavaScript clients (the official openai SDK, a WebSocket client).
-# Node.js and npm come with the machine image; when absent, Debian's nodejs is added.
+# Test-only JavaScript clients (the official openai SDK, a WebSocket client, puppeteer-core
+# driving chromium for the web playground). Node.js and npm come with the machine image; when
+# absent, Debian's nodejs is added. npm runs again when package.json changed since it last did.
 command -v npm >/dev/null || { sudo_cmd=""; [[ $(id -u) -ne 0 ]] && sudo_cmd="sudo"; $sudo_cmd apt-get install -y -qq nodejs npm >/dev/null; }
-if [[ -f tests/e2e/package.json && ! -d tests/e2e/node_modules ]]; then
+if [[ -f tests/e2e/package.json && ( ! -d tests/e2e/node_modules ||
+      tests/e2e/package.json -nt tests/e2e/node_modules/.package-lock.json ) ]]; then
   # The end-to-end tests need these clients and fail without them, so CI stops here.
   if ! (cd tests/e2e && npm install --no-audit --no-fund --loglevel=error); then
     echo "setup: npm install in tests/e2e failed; the end-to-end client tests will fail"

@@ -1,0 +1,239 @@
+// The web playground in a real browser (Debian's chromium, headless, driven by puppeteer-core).
+//   node web_ui_client.mjs URL KEYED_URL KEY
+// URL: a server on stories260K without a key; KEYED_URL: one started with --api-key KEY and
+// a chat template.
+// WEB_UI_SCREENSHOTS=<dir> writes chat.png (phone width) and engine.png (desktop) there.
+import fs from 'node:fs';
+import path from 'node:path';
+import puppeteer from 'puppeteer-core';
+
+const [base, keyedBase, key] = process.argv.slice(2);
+const screenshots = process.env.WEB_UI_SCREENSHOTS;
+let failures = 0;
+function check(ok, what, detail = '') {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} browser: ${what}${ok || !detail ? '' : `\n     ${detail}`}`);
+  if (!ok) failures++;
+  return ok;
+}
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const deadline = setTimeout(() => { check(false, 'finished within 90 s'); process.exit(1); }, 90_000);
+
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+});
+
+/** A page in a fresh context (its own localStorage), with its uncaught errors collected. */
+async function openPage(url, viewport) {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  page.errors = [];
+  page.on('pageerror', (error) => page.errors.push(error.message));
+  await page.setViewport(viewport);
+  await page.goto(url, {waitUntil: 'load'});
+  return page;
+}
+
+const lastAnswer = (page) => page.evaluate(() => {
+  const item = [...document.querySelectorAll('.message.assistant')].pop();
+  return item && {state: item.dataset.state, text: item.querySelector('.content').textContent,
+                  stats: item.querySelector('.stats').textContent};
+});
+
+async function setField(page, selector, value) {
+  await page.$eval(selector, (input) => { input.value = ''; });
+  await page.type(selector, String(value));
+}
+
+/**
+ * Sends `prompt` and waits for the answer to end. Every change of the answer's text is
+ * recorded in the page (a MutationObserver), so streaming shows as a text that grew over
+ * several observations. `stopOnFirstText`: the page presses Stop on the first text.
+ */
+async function send(page, prompt, {stopOnFirstText = false} = {}) {
+  const before = await page.$$eval('.message.assistant', (items) => items.length);
+  await page.evaluate((stop) => {
+    window.observedLengths = [];
+    const observer = window.observer = new MutationObserver(() => {
+      const content = [...document.querySelectorAll('.message.assistant .content')].pop();
+      const length = content?.textContent.length ?? 0;
+      if (length && length !== window.observedLengths.at(-1)) window.observedLengths.push(length);
+      // stories260K writes 400 tokens in about 0.1 s, faster than a round trip of the
+      // driver, so the page itself clicks the button the moment text shows.
+      if (stop && length) { observer.disconnect(); document.querySelector('#stop').click(); }
+    });
+    observer.observe(document.querySelector('#messages'), {childList: true, subtree: true, characterData: true});
+  }, stopOnFirstText);
+  await setField(page, '#prompt', prompt);
+  await page.click('#send');
+  await page.waitForFunction((n) => {
+    const items = document.querySelectorAll('.message.assistant');
+    return items.length > n && items[items.length - 1].dataset.state !== 'streaming';
+  }, {timeout: 20_000}, before);
+  const lengths = await page.evaluate(() => { window.observer.disconnect(); return window.observedLengths; });
+  return {...(await lastAnswer(page)), lengths};
+}
+
+async function serverAborts(url, headers = {}) {
+  const stats = await (await fetch(`${url}/v1/engine/stats`, {headers})).json();
+  return stats.totals?.requests_finished?.abort ?? 0;
+}
+
+async function waitForAbort(url, headers) {
+  for (let i = 0; i < 50; i++) {
+    if (await serverAborts(url, headers) >= 1) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+/** `clients` sending completions of 300 tokens back to back until `ms` have passed. */
+async function load(url, ms, headers = {}, clients = 16) {
+  const end = Date.now() + ms;
+  const client = async () => {
+    while (Date.now() < end) {
+      await fetch(`${url}/v1/completions`, {
+        method: 'POST', headers: {'Content-Type': 'application/json', ...headers},
+        body: JSON.stringify({prompt: 'Once upon a time', max_tokens: 300, ignore_eos: true}),
+      }).then((r) => r.text());
+    }
+  };
+  await Promise.all(Array.from({length: clients}, client));
+}
+
+async function shoot(page, name, options = {}) {
+  if (!screenshots) return;
+  fs.mkdirSync(screenshots, {recursive: true});
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.screenshot({path: path.join(screenshots, name), ...options});
+}
+
+// --- the page, chat and Stop on a server without a key (phone width) --------------------
+
+const phone = {width: 390, height: 780, deviceScaleFactor: 2, isMobile: true, hasTouch: true};
+const page = await openPage(base, phone);
+await page.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
+check(await page.title() === 'actorllm playground', 'the page title', await page.title());
+const tabs = await page.$$eval('[role="tablist"] [role="tab"]', (t) => t.map((e) => [e.textContent, e.getAttribute('aria-selected')]));
+check(JSON.stringify(tabs) === '[["Chat","true"],["Engine","false"]]', 'two tabs, Chat selected', JSON.stringify(tabs));
+check(await page.$eval('#model-name', (e) => e.textContent) === 'stories260K', 'the model name from /v1/models');
+check(await page.$eval('#raw', (e) => e.checked), 'raw completion mode chosen for a model without a chat template');
+
+await setField(page, '#max-tokens', 96);
+await setField(page, '#temperature', 0.8);
+await setField(page, '#seed', 7);
+const answer = await send(page, 'Once upon a time');
+check(answer.state === 'done' && answer.text.length > 20, 'a streamed completion finished', JSON.stringify(answer));
+const lengths = answer.lengths;
+check(lengths.length >= 3 && lengths.every((n, i) => i === 0 || n > lengths[i - 1]),
+      `the answer grew over ${lengths.length} observations`, JSON.stringify(lengths));
+check(/^96 tokens · first token \d+ ms · [\d,]+ tok\/s · WebSocket · finish: length$/.test(answer.stats),
+      'the stats line: tokens from the usage, time to first token, tok/s, over the WebSocket', answer.stats);
+await shoot(page, 'chat.png');
+
+await page.click('#raw');  // chat mode on a model without a template: a 400, then raw mode
+const switched = await send(page, 'Once upon a time');
+check(switched.state === 'done' && await page.$eval('#raw', (e) => e.checked) &&
+      /no chat template/.test(await page.$eval('#mode-note', (e) => e.textContent)),
+      'a chat refused for want of a template switches to raw mode and answers', JSON.stringify(switched));
+
+/**
+ * A long answer (400 tokens) stopped on its first text. Alone, the tiny model may write all of
+ * it before the page sees the first chunk (the server then counts no abort), so a load keeps
+ * the server at it for longer.
+ */
+async function stopUnderLoad(page, url, headers = {}) {
+  await setField(page, '#max-tokens', 400);
+  const loading = load(url, 1500, headers);
+  await sleep(300);
+  const answer = await send(page, 'Once upon a time there was a dragon', {stopOnFirstText: true});
+  const text = answer.text;
+  await sleep(300);  // what the server had sent before it read the cancel is dropped
+  const after = await page.evaluate(() => [...document.querySelectorAll('.message.assistant .content')].pop().textContent);
+  await loading;
+  return {...answer, grewAfterStop: after !== text};
+}
+
+const stopped = await stopUnderLoad(page, base);
+check(stopped.state === 'stopped' && stopped.text.length > 0 && !stopped.grewAfterStop &&
+      /WebSocket · stopped$/.test(stopped.stats),
+      'Stop ends the answer and keeps what arrived', JSON.stringify(stopped));
+check(await waitForAbort(base), 'the server counted the abort (/v1/engine/stats totals)');
+
+// --- the Engine view under load (desktop width) ------------------------------------------
+
+await page.setViewport({width: 1280, height: 900});
+await page.focus('#tab-chat');
+await page.keyboard.press('ArrowRight');
+const selected = await page.evaluate(() => [document.activeElement.id,
+  document.querySelector('#tab-engine').getAttribute('aria-selected'),
+  document.querySelector('#view-engine').hidden, document.querySelector('#view-chat').hidden]);
+check(JSON.stringify(selected) === '["tab-engine","true",false,true]', 'ArrowRight moves to the Engine tab', JSON.stringify(selected));
+await page.waitForFunction(() => /\d/.test(document.querySelector('#total-generation-tokens').textContent),
+                           {timeout: 5000});
+const generated = () => page.$eval('#total-generation-tokens', (e) => Number(e.textContent.replace(/,/g, '')));
+const running = () => page.$$eval('#replica-table td.running', (cells) => cells.map((c) => Number(c.textContent)));
+const loading = load(base, 4500);
+await sleep(1200);
+const first = await generated();
+let mostRunning = 0;
+for (let i = 0; i < 4; i++) {
+  await sleep(600);
+  mostRunning = Math.max(mostRunning, ...(await running()));
+}
+const second = await generated();
+check(second > first, 'generated tokens grow in the Engine view under load', `${first} -> ${second}`);
+check(mostRunning > 0, 'the replica table shows running requests under load', String(mostRunning));
+const view = await page.evaluate(() => ({
+  replicas: document.querySelectorAll('#replica-table tbody tr').length,
+  state: document.querySelector('#replica-table .state')?.textContent,
+  charts: document.querySelectorAll('.replica-card .chart').length,
+  drawn: [...document.querySelectorAll('.replica-card polyline')].filter((l) => l.getAttribute('points')).length,
+  actors: document.querySelectorAll('#actor-list li').length,
+}));
+check(view.replicas === 1 && view.state === 'serving' && view.charts >= 6 && view.drawn >= 6 && view.actors >= 3,
+      'a serving replica, its charts drawn, and the actors listed', JSON.stringify(view));
+await loading;
+if (screenshots) {
+  // For the README: 20 s of a load that rises and falls, so that the charts have a shape
+  // (the script gives this server a small KV pool and 12 sequences a step, so requests wait
+  // and are preempted).
+  for (const clients of [4, 12, 24, 32]) await load(base, 4000, {}, clients);
+  const last = load(base, 4000, {}, 8);
+  await sleep(3000);
+  await shoot(page, 'engine.png', {fullPage: true});
+  await last;
+}
+check(page.errors.length === 0, 'no uncaught error on the page', page.errors.join('; '));
+
+// --- a server with --api-key and a chat template: the page asks for the key once, then
+// chat mode works over SSE --------------------------------------------------------------
+
+const keyed = await openPage(keyedBase, {width: 1024, height: 768});
+await keyed.waitForSelector('#key-dialog[open]', {timeout: 10_000});
+check(true, 'a 401 opens the API key form');
+await keyed.type('#key-input', key);
+await keyed.click('#key-save');
+await keyed.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
+check(await keyed.$eval('#model-name', (e) => e.textContent) === 'stories260K', 'with the key the page reads /v1/models');
+check(await keyed.$eval('#forget-key', (e) => !e.hidden), 'a saved key can be forgotten (the button shows)');
+check(!(await keyed.$eval('#raw', (e) => e.checked)), 'chat mode for a model with a chat template');
+await setField(keyed, '#max-tokens', 32);
+await setField(keyed, '#system', 'You tell stories.');
+const keyedAnswer = await send(keyed, 'Tell me a story');
+check(keyedAnswer.state === 'done' && keyedAnswer.text.length > 0 && /^32 tokens .*· SSE ·/.test(keyedAnswer.stats),
+      'chat works with the key (over SSE)', JSON.stringify(keyedAnswer));
+const auth = {Authorization: `Bearer ${key}`};
+const keyedStop = await stopUnderLoad(keyed, keyedBase, auth);
+check(keyedStop.state === 'stopped' && keyedStop.text.length > 0 && !keyedStop.grewAfterStop &&
+      /SSE · stopped$/.test(keyedStop.stats), 'Stop aborts an SSE answer', JSON.stringify(keyedStop));
+check(await waitForAbort(keyedBase, auth), 'the server counted the SSE abort');
+await keyed.reload({waitUntil: 'load'});
+await keyed.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
+check(!(await keyed.$('#key-dialog[open]')), 'the key is kept: no form after a reload');
+check(keyed.errors.length === 0, 'no uncaught error on the keyed page', keyed.errors.join('; '));
+
+clearTimeout(deadline);
+await browser.close();
+process.exit(failures ? 1 : 0);
