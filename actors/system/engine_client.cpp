@@ -78,8 +78,8 @@ void engine_client::tokenize(generate_request request, std::function<void(tokeni
                   tokenize_result out;
                   out.tokens = std::move(r.tokens);
                   out.max_model_len = max_len;
-                  out.error = std::move(r.error);
                   out.error_status = r.error.empty() ? 0 : r.status;
+                  out.error = std::move(r.error);
                   done(std::move(out));
                 },
                 [=](caf::error& e) {

@@ -28,6 +28,18 @@ TEST(engine_client, detokenize_refuses_ids_outside_the_vocabulary_instead_of_dro
   }
 }
 
+TEST(engine_client, tokenize_keeps_the_status_of_a_refusal) {
+  engine_system engine(testing::stories_config(512, 64));
+  generate_request chat;
+  chat.kind = prompt_kind::chat;  // stories260K has no chat template
+  chat.chat_json = R"({"messages": [{"role": "user", "content": "hi"}]})";
+  std::promise<tokenize_result> answer;
+  engine.client().tokenize(chat, [&](tokenize_result r) { answer.set_value(std::move(r)); });
+  const tokenize_result r = answer.get_future().get();
+  EXPECT_EQ(r.error_status, 400) << r.error;
+  EXPECT_NE(r.error.find("no chat template"), std::string::npos) << r.error;
+}
+
 TEST(engine_client, the_pool_gauges_read_their_sizes_before_the_first_request) {
   engine_system engine(testing::stories_config(512, 64));
   const std::string metrics = engine.client().metrics_text();
