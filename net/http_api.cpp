@@ -134,6 +134,40 @@ bool authorized(const server_config& config, std::string_view authorization) {
   return config.api_key.empty() || bearer_matches(config.api_key, authorization);
 }
 
+namespace {
+
+/// Calls `each` with every comma-separated, space-trimmed entry of `list`.
+template <class F>
+void for_each_entry(std::string_view list, F each) {
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    std::string_view entry = list.substr(0, comma);
+    while (!entry.empty() && entry.front() == ' ') entry.remove_prefix(1);
+    while (!entry.empty() && entry.back() == ' ') entry.remove_suffix(1);
+    each(entry);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+  }
+}
+
+}  // namespace
+
+std::string websocket_authorization(std::string_view offered_protocols) {
+  std::string authorization;
+  for_each_entry(offered_protocols, [&](std::string_view entry) {
+    constexpr std::string_view prefix = "bearer.";
+    if (authorization.empty() && entry.size() > prefix.size() && entry.starts_with(prefix))
+      authorization = "Bearer " + std::string(entry.substr(prefix.size()));
+  });
+  return authorization;
+}
+
+bool offers_actorllm_protocol(std::string_view offered_protocols) {
+  bool offered = false;
+  for_each_entry(offered_protocols,
+                 [&](std::string_view entry) { offered |= entry == "actorllm"; });
+  return offered;
+}
+
 bool is_admin_path(std::string_view target) {
   const std::string_view path = path_of(target);
   return path == "/admin" || path.starts_with("/admin/");

@@ -93,6 +93,14 @@ bool needs_api_key(endpoint target);
 /// True when no key is configured or `authorization` is "Bearer <key>" (constant time).
 bool authorized(const server_config& config, std::string_view authorization);
 
+/// A browser cannot put an Authorization header on a WebSocket upgrade, so /v1/ws also takes
+/// the key as one of the offered subprotocols: `Sec-WebSocket-Protocol: actorllm,
+/// bearer.<key>` reads as "Bearer <key>" (empty when no such entry). The server then answers
+/// with the protocol "actorllm", which the client must offer too.
+std::string websocket_authorization(std::string_view offered_protocols);
+/// Whether "actorllm" is among the offered subprotocols.
+bool offers_actorllm_protocol(std::string_view offered_protocols);
+
 /// Whether `target` (query string ignored) is /admin or below it, known route or not.
 bool is_admin_path(std::string_view target);
 /// True when an admin key is configured and `authorization` is "Bearer <admin_api_key>"

@@ -177,7 +177,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
     // The key is asked for before the path is judged, so that a client without it learns
     // nothing about which paths exist. Under /admin only the admin key counts, and it opens
     // nothing else.
-    const std::string_view authorization = request_[http::field::authorization];
+    std::string authorization(request_[http::field::authorization]);
+    if (authorization.empty() && r.target == endpoint::websocket)
+      authorization = websocket_authorization(request_[http::field::sec_websocket_protocol]);
     if (admin ? !admin_authorized(context_.config, authorization)
               : (r.target == endpoint::unknown || needs_api_key(r.target)) &&
                     !authorized(context_.config, authorization)) {

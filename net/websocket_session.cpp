@@ -37,8 +37,13 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     });
     beast::get_lowest_layer(ws_).expires_never();
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-    ws_.set_option(websocket::stream_base::decorator(
-        [](websocket::response_type& res) { res.set(http::field::server, "actorllm"); }));
+    // A browser that offered "actorllm" (to carry its key, see websocket_authorization) fails
+    // the connection unless the answer names the protocol.
+    const bool named = offers_actorllm_protocol(upgrade_[http::field::sec_websocket_protocol]);
+    ws_.set_option(websocket::stream_base::decorator([named](websocket::response_type& res) {
+      res.set(http::field::server, "actorllm");
+      if (named) res.set(http::field::sec_websocket_protocol, "actorllm");
+    }));
     ws_.read_message_max(
         static_cast<uint64_t>(std::max<int64_t>(1, context_.config.max_body_bytes)));
     ws_.text(true);

@@ -1,12 +1,15 @@
 // The server's API as the page uses it: fetch with the API key, one prompt for the key when
 // a call answers 401, and streamed completions over the WebSocket (/v1/ws) or, when the
-// socket cannot open or a key is set, over SSE.
+// socket cannot open, over SSE.
 //
-// A browser cannot put an Authorization header on a WebSocket upgrade, and /v1/ws takes the
-// key only from that header, so with a key the page streams over SSE.
+// A browser cannot put an Authorization header on a WebSocket upgrade: the key travels as the
+// subprotocol "bearer.<key>" beside "actorllm", which the server answers with (a key that is
+// not a valid protocol token cannot, and streams over SSE).
 
 const KEY_STORAGE = 'actorllm.apiKey';
 const SOCKET_RETRY_MS = 30_000;  // after a socket failed to open, SSE until this has passed
+// `?transport=sse` in the page's address streams over SSE only (the fallback, on demand).
+const SSE_ONLY = new URLSearchParams(location.search).get('transport') === 'sse';
 
 export function apiKey() {
   return localStorage.getItem(KEY_STORAGE) ?? '';
@@ -81,23 +84,33 @@ function readChunk(chunk, on) {
 }
 
 // One WebSocket for every call of the page, opened when first needed.
-const socket = {ws: null, opening: null, failedAt: -Infinity, calls: new Map(), nextId: 1};
+const socket = {ws: null, key: '', opening: null, failedAt: -Infinity, calls: new Map(), nextId: 1};
 
 function openSocket() {
-  if (socket.ws?.readyState === WebSocket.OPEN) return Promise.resolve(socket.ws);
+  const key = apiKey();
+  if (socket.ws?.readyState === WebSocket.OPEN && socket.key === key) return Promise.resolve(socket.ws);
+  if (socket.ws && socket.key !== key && socket.calls.size === 0) socket.ws.close();
   socket.opening ??= new Promise((resolve, reject) => {
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-    const ws = new WebSocket(`${scheme}://${location.host}/v1/ws`);
+    const url = `${scheme}://${location.host}/v1/ws`;
     const fail = () => {
       socket.opening = null;
       socket.failedAt = performance.now();
       reject(new Error('the WebSocket did not open'));
     };
+    let ws;
+    try {
+      ws = key ? new WebSocket(url, ['actorllm', `bearer.${key}`]) : new WebSocket(url);
+    } catch {  // a key that is no valid protocol token
+      fail();
+      return;
+    }
     const timer = setTimeout(() => { ws.close(); fail(); }, 3000);
     ws.onerror = () => { clearTimeout(timer); fail(); };
     ws.onopen = () => {
       clearTimeout(timer);
       socket.ws = ws;
+      socket.key = key;
       socket.opening = null;
       ws.onerror = null;
       ws.onmessage = (event) => {
@@ -116,7 +129,7 @@ function openSocket() {
 }
 
 function socketUsable() {
-  return !apiKey() && performance.now() - socket.failedAt > SOCKET_RETRY_MS;
+  return !SSE_ONLY && performance.now() - socket.failedAt > SOCKET_RETRY_MS;
 }
 
 function streamOverSocket(ws, endpoint, body, on) {

@@ -208,7 +208,7 @@ if (screenshots) {
 check(page.errors.length === 0, 'no uncaught error on the page', page.errors.join('; '));
 
 // --- a server with --api-key and a chat template: the page asks for the key once, then
-// chat mode works over SSE --------------------------------------------------------------
+// chat mode works over the WebSocket (the key as a subprotocol) and over SSE ----------------
 
 const keyed = await openPage(keyedBase, {width: 1024, height: 768});
 await keyed.waitForSelector('#key-dialog[open]', {timeout: 10_000});
@@ -222,9 +222,15 @@ check(!(await keyed.$eval('#raw', (e) => e.checked)), 'chat mode for a model wit
 await setField(keyed, '#max-tokens', 32);
 await setField(keyed, '#system', 'You tell stories.');
 const keyedAnswer = await send(keyed, 'Tell me a story');
-check(keyedAnswer.state === 'done' && keyedAnswer.text.length > 0 && /^32 tokens .*· SSE ·/.test(keyedAnswer.stats),
-      'chat works with the key (over SSE)', JSON.stringify(keyedAnswer));
+check(keyedAnswer.state === 'done' && keyedAnswer.text.length > 0 && /^32 tokens .*· WebSocket ·/.test(keyedAnswer.stats),
+      'chat works with the key (over the WebSocket)', JSON.stringify(keyedAnswer));
 const auth = {Authorization: `Bearer ${key}`};
+await keyed.goto(`${keyedBase}/?transport=sse`, {waitUntil: 'load'});
+await keyed.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
+await setField(keyed, '#max-tokens', 32);
+const sseAnswer = await send(keyed, 'Tell me a story');
+check(sseAnswer.state === 'done' && /^32 tokens .*· SSE ·/.test(sseAnswer.stats),
+      'chat works with the key over SSE too (?transport=sse)', JSON.stringify(sseAnswer));
 const keyedStop = await stopUnderLoad(keyed, keyedBase, auth);
 check(keyedStop.state === 'stopped' && keyedStop.text.length > 0 && !keyedStop.grewAfterStop &&
       /SSE · stopped$/.test(keyedStop.stats), 'Stop aborts an SSE answer', JSON.stringify(keyedStop));

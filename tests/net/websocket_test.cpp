@@ -184,6 +184,25 @@ TEST_F(websocket_test, api_key_is_checked_on_the_upgrade) {
   EXPECT_EQ(receive(*ws)["id"], "a");
 }
 
+TEST_F(websocket_test, a_browser_may_carry_the_key_as_a_subprotocol) {
+  server_.reset();
+  server_config config;
+  config.api_key = "k";
+  start(config);
+  EXPECT_THROW(open({{"Sec-WebSocket-Protocol", "actorllm, bearer.wrong"}}),
+               boost::system::system_error);
+  std::string answered;
+  auto ws = std::make_unique<websocket::stream<tcp::socket>>(connect(io_, server_->port()));
+  ws->set_option(websocket::stream_base::decorator([](websocket::request_type& req) {
+    req.set(http::field::sec_websocket_protocol, "actorllm, bearer.k");
+  }));
+  websocket::response_type res;
+  ws->handshake(res, "127.0.0.1", "/v1/ws");
+  EXPECT_EQ(res[http::field::sec_websocket_protocol], "actorllm");
+  send(*ws, R"({"id":"a","prompt":"x","max_tokens":1})");
+  EXPECT_EQ(receive(*ws)["id"], "a");
+}
+
 TEST_F(websocket_test, ids_and_calls_per_connection_are_bounded) {
   engine_.token_delay = std::chrono::milliseconds(20);
   auto ws = open();
