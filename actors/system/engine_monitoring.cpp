@@ -119,13 +119,17 @@ std::string engine_monitoring::engine_view_json() {
   std::vector<replica_view_row> rows;
   {
     std::lock_guard lock(mutex_);
-    for (const auto& [index, m] : replicas_) {
-      replica_view_row row = m->metrics.view();
+    // Every replica with metrics (its scheduler was built), and those the replica manager
+    // saw starting before that, in index order.
+    std::map<int32_t, replica_view_row> by_index;
+    for (const auto& [index, m] : replicas_) by_index[index] = m->metrics.view();
+    for (const auto& [index, v] : views_) {
+      replica_view_row& row = by_index[index];
+      row.state = v.state;
+      row.device = v.device;
+    }
+    for (auto& [index, row] : by_index) {
       row.id = index;
-      if (auto it = views_.find(index); it != views_.end()) {
-        row.state = it->second.state;
-        row.device = it->second.device;
-      }
       rows.push_back(std::move(row));
     }
   }

@@ -179,6 +179,11 @@ TEST(elastic_scaling, the_admin_calls_check_their_arguments) {
   EXPECT_EQ(call([&](auto done) { admin.stop_replica(1, done); }).status, 202);
   ASSERT_TRUE(eventually([&] { return state_of(admin, 1) == "dead"; }));
   EXPECT_EQ(call([&](auto done) { admin.stop_replica(1, done); }).status, 409);
+  // The engine view (the web page's) shows each replica's state as it changes.
+  const auto view = nlohmann::json::parse(engine.client().engine_stats_json());
+  ASSERT_EQ(view["replicas"].size(), 3u) << view.dump();
+  EXPECT_EQ(view["replicas"][1]["state"], "dead");
+  EXPECT_EQ(view["replicas"][2]["state"], "serving");
   // What does not fit in memory is refused before anything starts.
   EXPECT_NE(admin.memory_refusal(1 << 30).find("MiB"), std::string::npos);
   EXPECT_EQ(admin.memory_refusal(1), "");
