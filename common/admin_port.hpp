@@ -46,7 +46,7 @@ class admin_port {
   virtual void drain_replica(int32_t id, std::function<void(admin_outcome)> done) = 0;
   /// Stops replica `id` now: its requests move to other replicas and go on from the tokens
   /// they have (recomputed there), so nothing is lost while another replica serves. 202; 404
-  /// for an unknown id, 409 when it is already dead.
+  /// for an unknown id, 409 unless it is serving or draining.
   virtual void stop_replica(int32_t id, std::function<void(admin_outcome)> done) = 0;
 };
 

@@ -154,16 +154,18 @@ void replica_manager::add_replicas(int32_t count, std::string device,
   });
 }
 
-void replica_manager::drain_replica(int32_t id, std::function<void(admin_outcome)> done) {
-  post([this, id, done = std::move(done)] {
+void replica_manager::take_down(int32_t id, bool at_once, std::function<void(admin_outcome)> done) {
+  post([this, id, at_once, done = std::move(done)] {
+    const std::string name = "replica " + std::to_string(id);
     const auto now = snapshot();
     const replica_view* r = find(now, id);
-    if (!r) return done(refused(404, "no replica " + std::to_string(id)));
-    if (r->state != "serving")
-      return done(refused(409, "replica " + std::to_string(id) + " is " + r->state +
-                                   "; only a serving replica can be drained"));
-    if (!engine_.drain_replica(id))
-      return done(refused(409, "replica " + std::to_string(id) + " could not be drained"));
+    if (!r) return done(refused(404, "no " + name));
+    // A drain needs a serving replica; a stop also takes a draining one (to end its wait).
+    if (r->state != "serving" && !(at_once && r->state == "draining"))
+      return done(refused(409, name + " is " + r->state + "; only a serving replica can be " +
+                                   (at_once ? "stopped" : "drained")));
+    if (!(at_once ? engine_.stop_replica(id) : engine_.drain_replica(id)))
+      return done(refused(409, name + " could not be " + (at_once ? "stopped" : "drained")));
     engine_.monitoring().scale_event("down", "admin", 1);
     policy_.changed(seconds_now());
     admin_outcome out;
@@ -173,24 +175,12 @@ void replica_manager::drain_replica(int32_t id, std::function<void(admin_outcome
   });
 }
 
+void replica_manager::drain_replica(int32_t id, std::function<void(admin_outcome)> done) {
+  take_down(id, false, std::move(done));
+}
+
 void replica_manager::stop_replica(int32_t id, std::function<void(admin_outcome)> done) {
-  post([this, id, done = std::move(done)] {
-    const auto now = snapshot();
-    const replica_view* r = find(now, id);
-    if (!r) return done(refused(404, "no replica " + std::to_string(id)));
-    if (r->state == "dead") return done(refused(409, "replica " + std::to_string(id) + " is dead"));
-    if (r->state == "starting")
-      return done(
-          refused(409, "replica " + std::to_string(id) + " is starting; stop it once it serves"));
-    if (!engine_.stop_replica(id))
-      return done(refused(409, "replica " + std::to_string(id) + " could not be stopped"));
-    engine_.monitoring().scale_event("down", "admin", 1);
-    policy_.changed(seconds_now());
-    admin_outcome out;
-    out.status = 202;
-    out.ids = {id};
-    done(out);
-  });
+  take_down(id, true, std::move(done));
 }
 
 void replica_manager::sample() {

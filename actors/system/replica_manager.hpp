@@ -41,6 +41,8 @@ class replica_manager : public admin_port {
 
  private:
   void post(std::function<void()> task);
+  /// drain_replica (at_once false) and stop_replica (true).
+  void take_down(int32_t id, bool at_once, std::function<void(admin_outcome)> done);
   void run();
   /// Refreshes the replica gauges and, with --autoscale, applies the policy.
   void sample();

@@ -72,6 +72,23 @@ generate_request sampled(generate_request r, uint64_t seed) {
   return r;
 }
 
+/// `count` greedy requests with their own prompts, every other one held to person_schema (up
+/// to 100 tokens, ending at the grammar's end), the others free for `max_tokens`.
+std::vector<generate_request> half_constrained(int count, int max_tokens, const char* prefix) {
+  std::vector<generate_request> requests = testing::varied_requests(count, max_tokens, 40, prefix);
+  for (size_t i = 0; i < requests.size(); i += 2) {
+    // Prompts of whole pieces (ids past stories260K's 256 byte tokens): a prompt that ends in
+    // half a UTF-8 character would put a replacement character before the JSON.
+    for (size_t j = 1; j < requests[i].token_ids.size(); ++j)
+      requests[i].token_ids[j] = 259 + requests[i].token_ids[j] % 250;
+    requests[i].params.ignore_eos = false;
+    requests[i].params.max_tokens = 100;
+    requests[i].params.structured.kind = output_constraint::json_schema;
+    requests[i].params.structured.source = person_schema;
+  }
+  return requests;
+}
+
 engine_config config() {
   return testing::stories_config(256, 256);
 }
@@ -159,17 +176,7 @@ TEST(structured_output_engine, n_samples_each_follow_their_own_matcher) {
 TEST(structured_output_engine, chunked_prefill_and_preemption_change_no_token) {
   // Constrained and free requests mixed, each with its own prompt; greedy, so a run alone
   // and a run squeezed into a small pool must give the same tokens.
-  std::vector<generate_request> requests = testing::varied_requests(12, 80, 40, "m");
-  for (size_t i = 0; i < requests.size(); i += 2) {
-    // Prompts of whole pieces (ids past stories260K's 256 byte tokens): a prompt that ends in
-    // half a UTF-8 character would put a replacement character before the JSON.
-    for (size_t j = 1; j < requests[i].token_ids.size(); ++j)
-      requests[i].token_ids[j] = 259 + requests[i].token_ids[j] % 250;
-    requests[i].params.ignore_eos = false;
-    requests[i].params.max_tokens = 100;
-    requests[i].params.structured.kind = output_constraint::json_schema;
-    requests[i].params.structured.source = person_schema;
-  }
+  const auto requests = half_constrained(12, 80, "m");
   std::vector<std::vector<int32_t>> alone;
   {
     llm_engine engine(engine_setup::load(config()));
@@ -242,15 +249,7 @@ class argmax_where_the_logits_are_provider : public cpu_backend_provider {
 TEST(structured_output_engine, a_device_greedy_backend_masks_each_constrained_row) {
   // Constrained and free greedy requests batched together, with chunked prefill: the rows
   // the backend masks must be the constrained ones, or the tokens differ from the host's.
-  std::vector<generate_request> requests = testing::varied_requests(8, 40, 40, "d");
-  for (size_t i = 0; i < requests.size(); i += 2) {
-    for (size_t j = 1; j < requests[i].token_ids.size(); ++j)
-      requests[i].token_ids[j] = 259 + requests[i].token_ids[j] % 250;
-    requests[i].params.ignore_eos = false;
-    requests[i].params.max_tokens = 100;
-    requests[i].params.structured.kind = output_constraint::json_schema;
-    requests[i].params.structured.source = person_schema;
-  }
+  const auto requests = half_constrained(8, 40, "d");
   auto c = config();
   c.scheduler.max_num_batched_tokens = 37;
   std::vector<std::vector<int32_t>> on_host;
