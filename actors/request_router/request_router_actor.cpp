@@ -321,14 +321,27 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
         auto rp = self->make_response_promise<std::vector<replica_stats>>();
         auto collected = std::make_shared<std::vector<replica_stats>>();
         auto num_pending = std::make_shared<size_t>(0);
-        for (int32_t i = 0; i < static_cast<int32_t>(st.schedulers.size()); ++i)
-          if (st.schedulers[i]) ++*num_pending;
+        // A replica whose scheduler has ended is reported without a message to it: an engine
+        // that scaled up and down all day keeps many such, and asks every half second.
+        auto dead = [](int32_t i) {
+          replica_stats s;
+          s.replica = i;
+          s.alive = false;
+          s.state = to_string(replica_state::dead);
+          return s;
+        };
+        for (int32_t i = 0; i < static_cast<int32_t>(st.schedulers.size()); ++i) {
+          if (st.down[i])
+            collected->push_back(dead(i));
+          else if (st.schedulers[i])
+            ++*num_pending;
+        }
         if (*num_pending == 0) {
-          rp.deliver(std::vector<replica_stats>{});
+          rp.deliver(std::move(*collected));
           return rp;
         }
         for (int32_t i = 0; i < static_cast<int32_t>(st.schedulers.size()); ++i) {
-          if (!st.schedulers[i]) continue;  // starting: the engine system reports it
+          if (!st.schedulers[i] || st.down[i]) continue;  // starting: the engine system says
           self->request(st.schedulers[i], std::chrono::seconds(10), stats_atom::value)
               .then(
                   [=](replica_stats& s) mutable {
@@ -338,11 +351,7 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
                     if (--*num_pending == 0) rp.deliver(std::move(*collected));
                   },
                   [=](caf::error&) mutable {
-                    replica_stats dead;
-                    dead.replica = i;
-                    dead.alive = false;
-                    dead.state = to_string(replica_state::dead);
-                    collected->push_back(dead);
+                    collected->push_back(dead(i));
                     if (--*num_pending == 0) rp.deliver(std::move(*collected));
                   });
         }
