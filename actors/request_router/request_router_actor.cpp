@@ -330,8 +330,12 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
           s.state = to_string(replica_state::dead);
           return s;
         };
+        // So is one marked dead before it had a scheduler (its workers failed to start).
+        auto ended = [&st](int32_t i) {
+          return st.down[i] || st.replicas.state(i) == replica_state::dead;
+        };
         for (int32_t i = 0; i < static_cast<int32_t>(st.schedulers.size()); ++i) {
-          if (st.down[i])
+          if (ended(i))
             collected->push_back(dead(i));
           else if (st.schedulers[i])
             ++*num_pending;
@@ -341,7 +345,7 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
           return rp;
         }
         for (int32_t i = 0; i < static_cast<int32_t>(st.schedulers.size()); ++i) {
-          if (!st.schedulers[i] || st.down[i]) continue;  // starting: the engine system says
+          if (!st.schedulers[i] || ended(i)) continue;  // starting: the engine system says
           self->request(st.schedulers[i], std::chrono::seconds(10), stats_atom::value)
               .then(
                   [=](replica_stats& s) mutable {
