@@ -10,6 +10,7 @@
 /// Thread-safe: each actor may report from its own thread.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -29,10 +30,15 @@ class actor_metrics {
   void set_worker_up(std::string_view worker, bool up);
   /// Every actor's last reported depth, by name.
   std::vector<std::pair<std::string, double>> mailbox_depths() const;
+  /// Drops the mailbox series of every actor for which `gone(name)` holds (actors that
+  /// stopped for good), so that an engine that churns replicas keeps a bounded /metrics.
+  void forget_actors(const std::function<bool(std::string_view)>& gone);
+  /// The same for the worker_up series of the workers named.
+  void forget_worker(std::string_view worker);
 
  private:
   mutable std::mutex mutex_;
-  std::map<std::string, double, std::less<>> depths_;
+  std::map<std::string, prometheus::Gauge*, std::less<>> depths_;  // the series of each
   prometheus::Family<prometheus::Gauge>& mailbox_depth_;
   prometheus::Family<prometheus::Gauge>& worker_up_;
   std::string model_name_;
@@ -53,6 +59,9 @@ class cache_config_info {
   cache_config_info(metrics_registry& registry, std::string model_name, int32_t replica);
 
   void set(const cache_config_values& values);
+  /// Takes its series out (the registry must outlive it).
+  ~cache_config_info();
+  cache_config_info(cache_config_info&&) = delete;
 
  private:
   prometheus::Family<prometheus::Gauge>& info_;

@@ -1,6 +1,7 @@
 #include "monitoring/engine_metrics.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "monitoring/buckets.hpp"
 
@@ -23,19 +24,13 @@ void advance(prometheus::Counter& counter, int64_t before, int64_t now) {
 constexpr finish_reason finish_reasons[] = {finish_reason::stop, finish_reason::length,
                                             finish_reason::abort, finish_reason::error};
 
-prometheus::Gauge& gauge(metrics_registry& r, const Labels& base, std::string_view name,
-                         std::string_view help) {
-  return r.gauge(name, help).Add(base);
-}
-
-prometheus::Counter& counter(metrics_registry& r, const Labels& base, std::string_view name,
-                             std::string_view help) {
-  return r.counter(name, help).Add(base);
-}
-
-prometheus::Histogram& histogram(metrics_registry& r, const Labels& base, std::string_view name,
-                                 std::string_view help, const std::vector<double>& bounds) {
-  return r.histogram(name, help).Add(base, bounds);
+/// Adds the series `labels` (with `args`) to `family`, and how to take it out again.
+template <class T, class... Args>
+T& add(prometheus::Family<T>& family, std::vector<std::function<void()>>& removers,
+       const Labels& labels, Args&&... args) {
+  T& series = family.Add(labels, std::forward<Args>(args)...);
+  removers.push_back([&family, &series] { family.Remove(&series); });
+  return series;
 }
 
 }  // namespace
@@ -45,66 +40,86 @@ engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels)
           r, labels,
           Labels{{"model_name", labels.model_name}, {"replica", std::to_string(labels.replica)}}) {}
 
+engine_metrics::~engine_metrics() {
+  for (auto& remove : removers_) remove();
+}
+
 engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels,
                                const prometheus::Labels& base)
-    : num_running_(gauge(r, base, "num_requests_running", "Requests in the running queue.")),
-      num_waiting_(gauge(r, base, "num_requests_waiting", "Requests waiting to be scheduled.")),
-      num_swapped_(gauge(r, base, "num_requests_swapped", "Requests swapped out to the CPU.")),
-      kv_usage_(gauge(r, base, "kv_cache_usage_perc",
-                      "Share of device KV-cache blocks in use (1 means 100%).")),
-      cpu_kv_usage_(gauge(r, base, "cpu_kv_cache_usage_perc",
-                          "Share of CPU (swap) KV-cache blocks in use (1 means 100%).")),
-      num_preemptions_(counter(r, base, "num_preemptions_total", "Preemptions since start.")),
+    : removers_(),
+      num_running_(
+          add(r.gauge("num_requests_running", "Requests in the running queue."), removers_, base)),
+      num_waiting_(add(r.gauge("num_requests_waiting", "Requests waiting to be scheduled."),
+                       removers_, base)),
+      num_swapped_(add(r.gauge("num_requests_swapped", "Requests swapped out to the CPU."),
+                       removers_, base)),
+      kv_usage_(add(
+          r.gauge("kv_cache_usage_perc", "Share of device KV-cache blocks in use (1 means 100%)."),
+          removers_, base)),
+      cpu_kv_usage_(add(r.gauge("cpu_kv_cache_usage_perc",
+                                "Share of CPU (swap) KV-cache blocks in use (1 means 100%)."),
+                        removers_, base)),
+      num_preemptions_(
+          add(r.counter("num_preemptions_total", "Preemptions since start."), removers_, base)),
       prefix_queries_(
-          counter(r, base, "prefix_cache_queries_total", "Tokens looked up in the prefix cache.")),
-      prefix_hits_(
-          counter(r, base, "prefix_cache_hits_total", "Tokens found in the prefix cache.")),
-      prompt_tokens_(counter(r, base, "prompt_tokens_total", "Prefill tokens processed.")),
-      generation_tokens_(counter(r, base, "generation_tokens_total", "Tokens generated.")),
-      iteration_tokens_(histogram(r, base, "iteration_tokens_total", "Tokens scheduled per step.",
-                                  buckets::one_two_five(labels.max_model_len))),
-      step_duration_(histogram(r, base, "step_duration_seconds",
-                               "Duration of one engine step, schedule to update.",
-                               buckets::step_duration())),
-      ttft_(histogram(r, base, "time_to_first_token_seconds", "Arrival to first token.",
-                      buckets::time_to_first_token())),
-      itl_(histogram(r, base, "inter_token_latency_seconds",
-                     "Time between consecutive tokens of one choice.",
-                     buckets::inter_token_latency())),
-      e2e_(histogram(r, base, "e2e_request_latency_seconds", "Arrival to the last token.",
-                     buckets::request_latency())),
-      queue_time_(histogram(r, base, "request_queue_time_seconds", "Arrival to first scheduling.",
-                            buckets::request_latency())),
-      prefill_time_(histogram(r, base, "request_prefill_time_seconds",
-                              "First scheduling to first token.", buckets::request_latency())),
-      decode_time_(histogram(r, base, "request_decode_time_seconds",
-                             "First token to the last token.", buckets::request_latency())),
-      inference_time_(histogram(r, base, "request_inference_time_seconds",
-                                "First scheduling to the last token.", buckets::request_latency())),
-      request_prompt_tokens_(histogram(r, base, "request_prompt_tokens",
-                                       "Prompt tokens per finished request.",
-                                       buckets::one_two_five(labels.max_model_len))),
-      request_generation_tokens_(histogram(r, base, "request_generation_tokens",
-                                           "Generated tokens per finished request.",
-                                           buckets::one_two_five(labels.max_model_len))),
-      structured_requests_(counter(r, base, "structured_output_requests_total",
-                                   "Requests whose output follows a schema, regex, choice list or "
-                                   "grammar.")),
-      mask_time_(histogram(r, base, "structured_output_mask_seconds",
-                           "Time one step spent computing structured-output token masks (beside "
-                           "the forward pass).",
-                           buckets::mask_time())) {
+          add(r.counter("prefix_cache_queries_total", "Tokens looked up in the prefix cache."),
+              removers_, base)),
+      prefix_hits_(add(r.counter("prefix_cache_hits_total", "Tokens found in the prefix cache."),
+                       removers_, base)),
+      prompt_tokens_(
+          add(r.counter("prompt_tokens_total", "Prefill tokens processed."), removers_, base)),
+      generation_tokens_(
+          add(r.counter("generation_tokens_total", "Tokens generated."), removers_, base)),
+      iteration_tokens_(add(r.histogram("iteration_tokens_total", "Tokens scheduled per step."),
+                            removers_, base, buckets::one_two_five(labels.max_model_len))),
+      step_duration_(add(
+          r.histogram("step_duration_seconds", "Duration of one engine step, schedule to update."),
+          removers_, base, buckets::step_duration())),
+      ttft_(add(r.histogram("time_to_first_token_seconds", "Arrival to first token."), removers_,
+                base, buckets::time_to_first_token())),
+      itl_(add(r.histogram("inter_token_latency_seconds",
+                           "Time between consecutive tokens of one choice."),
+               removers_, base, buckets::inter_token_latency())),
+      e2e_(add(r.histogram("e2e_request_latency_seconds", "Arrival to the last token."), removers_,
+               base, buckets::request_latency())),
+      queue_time_(add(r.histogram("request_queue_time_seconds", "Arrival to first scheduling."),
+                      removers_, base, buckets::request_latency())),
+      prefill_time_(
+          add(r.histogram("request_prefill_time_seconds", "First scheduling to first token."),
+              removers_, base, buckets::request_latency())),
+      decode_time_(add(r.histogram("request_decode_time_seconds", "First token to the last token."),
+                       removers_, base, buckets::request_latency())),
+      inference_time_(
+          add(r.histogram("request_inference_time_seconds", "First scheduling to the last token."),
+              removers_, base, buckets::request_latency())),
+      request_prompt_tokens_(
+          add(r.histogram("request_prompt_tokens", "Prompt tokens per finished request."),
+              removers_, base, buckets::one_two_five(labels.max_model_len))),
+      request_generation_tokens_(
+          add(r.histogram("request_generation_tokens", "Generated tokens per finished request."),
+              removers_, base, buckets::one_two_five(labels.max_model_len))),
+      structured_requests_(
+          add(r.counter("structured_output_requests_total",
+                        "Requests whose output follows a schema, regex, choice list or "
+                        "grammar."),
+              removers_, base)),
+      mask_time_(
+          add(r.histogram("structured_output_mask_seconds",
+                          "Time one step spent computing structured-output token masks (beside "
+                          "the forward pass)."),
+              removers_, base, buckets::mask_time())) {
   auto& free_blocks = r.gauge("num_free_blocks", "Empty KV-cache blocks, by pool.");
   auto& cached_blocks =
       r.gauge("num_cached_blocks", "Unreferenced blocks still holding a reusable prefix, by pool.");
-  device_ = {&free_blocks.Add(with(base, "pool", "device")),
-             &cached_blocks.Add(with(base, "pool", "device"))};
-  cpu_ = {&free_blocks.Add(with(base, "pool", "cpu")),
-          &cached_blocks.Add(with(base, "pool", "cpu"))};
+  device_ = {&add(free_blocks, removers_, with(base, "pool", "device")),
+             &add(cached_blocks, removers_, with(base, "pool", "device"))};
+  cpu_ = {&add(free_blocks, removers_, with(base, "pool", "cpu")),
+          &add(cached_blocks, removers_, with(base, "pool", "cpu"))};
   // Every reason exists from the start, at 0, so that rate() sees the first request.
   auto& success = r.counter("request_success_total", "Finished requests, by finish reason.");
   for (std::size_t i = 0; i < num_finish_reasons; ++i)
-    success_[i] = &success.Add(with(base, "finished_reason", to_string(finish_reasons[i])));
+    success_[i] =
+        &add(success, removers_, with(base, "finished_reason", to_string(finish_reasons[i])));
 }
 
 void engine_metrics::on_request_added(const std::string& request_id, int32_t n, double now) {

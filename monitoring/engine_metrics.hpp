@@ -19,6 +19,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct engine_labels {
 class engine_metrics {
  public:
   engine_metrics(metrics_registry& registry, const engine_labels& labels);
+  /// Takes this replica's series out of the registry (which must outlive it).
+  ~engine_metrics();
+  engine_metrics(const engine_metrics&) = delete;
+  engine_metrics& operator=(const engine_metrics&) = delete;
 
   void on_request_added(const std::string& request_id, int32_t n, double now);
   /// An accepted request asks for structured output.
@@ -77,6 +82,9 @@ class engine_metrics {
   engine_metrics(metrics_registry& registry, const engine_labels& labels,
                  const prometheus::Labels& base);
 
+  /// One per series this object added: removes it (first member, so the series it removes
+  /// are added after it exists and removed before the references below dangle).
+  std::vector<std::function<void()>> removers_;
   request_timeline timeline_;
   std::atomic<double> last_step_seconds_{0.0};
   std::atomic<int32_t> last_step_tokens_{0};

@@ -63,6 +63,12 @@ void replica_health::set_down(int32_t replica, const std::string& reason) {
   publish(replica, e);
 }
 
+void replica_health::forget(int32_t replica) {
+  std::lock_guard lock(mutex_);
+  replicas_.erase(replica);
+  up_.Remove(&up_.Add({{"model_name", model_name_}, {"replica", std::to_string(replica)}}));
+}
+
 void replica_health::set_retired(int32_t replica) {
   std::lock_guard lock(mutex_);
   auto& e = at(replica);

@@ -38,6 +38,8 @@ class replica_health {
   void set_down(int32_t replica, const std::string& reason);
   /// The replica ended on purpose (its worker left cleanly): it no longer counts.
   void set_retired(int32_t replica);
+  /// Forgets a retired replica altogether, its replica_up series included.
+  void forget(int32_t replica);
 
   /// Empty while every replica serves; else why not, one clause per replica, "; "-separated.
   std::string problems() const;

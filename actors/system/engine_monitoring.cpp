@@ -31,7 +31,9 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
   replica_metrics* m;
   {
     std::lock_guard lock(mutex_);
-    // A replica that comes back (a worker joining in a lost one's place) keeps its series.
+    // A replica that comes back (a worker joining in a lost one's place) keeps its series,
+    // and they are no longer a retired replica's to drop.
+    std::erase(retired_, replica);
     auto& slot = replicas_[replica];
     if (!slot)
       slot.reset(new replica_metrics{
@@ -73,6 +75,7 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
       log_info("replica " + std::to_string(replica) + ": " + *line);
   };
   hooks.on_worker = [this, replica](int32_t rank, bool up) {
+    max_ranks_seen_ = std::max(max_ranks_seen_.load(), rank + 1);
     const std::string worker =
         "replica" + std::to_string(replica) + "-worker" + std::to_string(rank);
     actors_.set_worker_up(worker, up);
@@ -105,6 +108,33 @@ void engine_monitoring::replica_down(int32_t replica, const std::string& reason,
   }
   // The replica's scheduler, the one other writer of these metrics, has ended.
   if (m) m->metrics.on_replica_down();
+  if (retired) forget_old_retired(replica);
+}
+
+void engine_monitoring::forget_old_retired(int32_t replica) {
+  std::vector<int32_t> forgotten;
+  {
+    std::lock_guard lock(mutex_);
+    retired_.push_back(replica);
+    while (retired_.size() > max_retired_kept) {
+      const int32_t old = retired_.front();
+      retired_.pop_front();
+      replicas_.erase(old);  // its series leave the registry with it
+      views_.erase(old);
+      forgotten.push_back(old);
+    }
+  }
+  for (int32_t old : forgotten) {
+    const std::string scheduler = "scheduler-" + std::to_string(old);
+    const std::string cache = "cache_engine-" + std::to_string(old);
+    const std::string workers = "replica" + std::to_string(old) + "-worker";
+    actors_.forget_actors([&](std::string_view name) {
+      return name == scheduler || name == cache || name.starts_with(workers);
+    });
+    for (int32_t rank = 0; rank < max_ranks_seen_; ++rank)
+      actors_.forget_worker(workers + std::to_string(rank));
+    health_.forget(old);
+  }
 }
 
 void engine_monitoring::set_replica_states(const std::vector<replica_view>& replicas) {

@@ -2,6 +2,8 @@
 /// The metrics and stats log of one server: the Prometheus registry and, per replica, the
 /// engine metrics and the stats logger, fed through scheduler_hooks on each scheduler's own
 /// thread. Only actor shells call into it; the cores return stats structs.
+#include <atomic>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -73,6 +75,13 @@ class engine_monitoring {
   std::mutex mutex_;  // guards replicas_ (replicas are added at run time)
   std::map<int32_t, std::unique_ptr<replica_metrics>> replicas_;  // by replica index
   std::map<int32_t, replica_view> views_;  // the last sampled state of each (under mutex_)
+  /// Replicas stopped on purpose, oldest first (under mutex_): past max_retired_kept the
+  /// oldest one's series are dropped, so that /metrics stays bounded however often replicas
+  /// come and go. A failed replica is kept (its /health and gauges matter).
+  std::deque<int32_t> retired_;
+  std::atomic<int32_t> max_ranks_seen_{1};  // workers per replica, for their series
+  static constexpr size_t max_retired_kept = 8;
+  void forget_old_retired(int32_t replica);
 };
 
 }  // namespace actorllm

@@ -214,9 +214,15 @@ void engine_system::stop_actors(int32_t replica) {
   {
     std::lock_guard lock(owned_mutex_);
     auto it = replicas_.find(replica);
-    if (it == replicas_.end()) return;
+    if (it == replicas_.end() || it->second.stopped) return;
     it->second.stopped = true;
     actors.swap(it->second.actors);
+    // Only the last few stopped replicas stay listed (the monitoring keeps as many).
+    stopped_order_.push_back(replica);
+    while (stopped_order_.size() > max_stopped_listed) {
+      replicas_.erase(stopped_order_.front());
+      stopped_order_.pop_front();
+    }
     if (static_cast<size_t>(replica) < initial_workers_.size()) initial_workers_[replica].clear();
     // Their handles go too, so that nothing keeps a stopped worker's memory alive.
     std::erase_if(owned_, [&](const caf::actor& a) {
@@ -258,8 +264,10 @@ std::variant<uint16_t, std::string> engine_system::publish(uint16_t port, const 
 void engine_system::own(caf::actor actor, int32_t replica) {
   std::lock_guard lock(owned_mutex_);
   replica_record* record = nullptr;
-  if (replica >= 0) record = &replicas_[replica];
-  if (stopped_ || (record && record->stopped)) {
+  if (replica >= 0)
+    if (auto it = replicas_.find(replica); it != replicas_.end()) record = &it->second;
+  // A replica without a record was stopped long enough ago to be forgotten.
+  if (stopped_ || (replica >= 0 && (!record || record->stopped))) {
     caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
     return;
   }

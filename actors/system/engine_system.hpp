@@ -3,6 +3,7 @@
 /// cache_engine and its workers (one per device; CPU workers here), plus the gateway behind
 /// engine_client. Replicas can be added or drained at run time; workers of other processes
 /// join through CAF's middleman (publish / remote_actor). Shutting down stops every actor.
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -108,7 +109,9 @@ class engine_system {
   std::mutex owned_mutex_;
   std::vector<caf::actor> owned_;               // every actor this system spawned, for shutdown
   std::map<int32_t, replica_record> replicas_;  // under owned_mutex_
-  bool stopped_ = false;                        // shutdown began (under owned_mutex_)
+  std::deque<int32_t> stopped_order_;           // stopped replicas, oldest first
+  static constexpr size_t max_stopped_listed = 8;
+  bool stopped_ = false;  // shutdown began (under owned_mutex_)
 };
 
 }  // namespace actorllm

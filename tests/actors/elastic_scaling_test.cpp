@@ -212,6 +212,45 @@ TEST(elastic_scaling, every_actor_samples_its_own_mailbox_depth) {
   }
 }
 
+TEST(elastic_scaling, the_series_of_long_retired_replicas_are_dropped) {
+  engine_monitoring m("m", 128, 0);
+  const cache_config_values cache{16, 64, 8, 1.0};
+  auto series_of = [&](int32_t replica) {
+    const std::string metrics = m.render();
+    return metrics.find("replica=\"" + std::to_string(replica) + "\"") != std::string::npos;
+  };
+  auto mailbox_of = [&](const std::string& actor) {
+    return m.render().find("actor=\"" + actor + "\"") != std::string::npos;
+  };
+  for (int32_t i = 0; i < 12; ++i) {
+    m.hooks_for(i, cache);
+    m.set_mailbox_depth("scheduler-" + std::to_string(i), 1);
+    m.set_mailbox_depth("replica" + std::to_string(i) + "-worker0", 1);
+  }
+  m.set_mailbox_depth("router", 0);
+  for (int32_t i = 0; i < 11; ++i) m.replica_down(i, "stopped", true);  // 11 keeps serving
+  for (int32_t i = 0; i < 3; ++i) {
+    EXPECT_FALSE(series_of(i)) << i;
+    EXPECT_FALSE(mailbox_of("scheduler-" + std::to_string(i))) << i;
+    EXPECT_FALSE(mailbox_of("replica" + std::to_string(i) + "-worker0")) << i;
+  }
+  for (int32_t i = 3; i < 12; ++i) EXPECT_TRUE(series_of(i)) << "the last 8 retired, and 11";
+  EXPECT_TRUE(mailbox_of("scheduler-5"));
+  EXPECT_TRUE(mailbox_of("router"));
+  // A failed replica is never dropped (its /health matters), and one that serves again (a
+  // worker joined in its place) is no longer retired.
+  m.replica_down(11, "worker lost", false);
+  m.hooks_for(3, cache);
+  for (int32_t i = 12; i < 30; ++i) {
+    m.hooks_for(i, cache);
+    m.replica_down(i, "stopped", true);
+  }
+  EXPECT_TRUE(series_of(11));
+  EXPECT_TRUE(series_of(3));
+  EXPECT_FALSE(series_of(4));
+  EXPECT_TRUE(series_of(29));
+}
+
 TEST(elastic_scaling, autoscaling_goes_up_across_a_burst_and_back_to_min_with_nothing_lost) {
   auto config = testing::stories_config(256, 16);
   config.scheduler.max_num_seqs = 1;  // a burst queues at once
