@@ -210,7 +210,9 @@ check "... and its replica retires without failing /health ($(health_status))" t
   --cluster-secret-file "$secret_file" --name remote-c >"$work/worker-c.log" 2>&1 &
 worker_c=$!
 pids+=("$worker_c")
-for _ in $(seq 1 300); do grep -q "remote-c' joined" "$work/serve.log" && break; sleep 0.1; done
+# The worker's own line, not the server's: killed between the two, the server would take the
+# join reply with it and the worker would exit on a failed join instead.
+for _ in $(seq 1 300); do grep -q "'remote-c' joined" "$work/worker-c.log" && break; sleep 0.1; done
 kill -9 "$server"
 wait "$server" 2>/dev/null || true
 set +e
