@@ -1,6 +1,7 @@
 #include "config/flag_parser.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <sstream>
 
 namespace actorllm {
@@ -112,6 +113,12 @@ std::string parse_number(std::string_view text, double& out) {
   if (ec != std::errc() || ptr != text.data() + text.size())
     return "'" + std::string(text) + "' is not a number";
   return {};
+}
+
+std::string format_default(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
 }
 
 }  // namespace actorllm

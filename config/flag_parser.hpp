@@ -58,9 +58,15 @@ class flag_parser {
 std::string parse_number(std::string_view text, int64_t& out);
 std::string parse_number(std::string_view text, double& out);
 
+/// A default as people write it: 4 and 0.9, not 4.000000 and 0.900000.
+std::string format_default(double value);
+
 template <typename T>
 void flag_parser::add_number(std::string name, std::string help, T& target) {
-  add(std::move(name), "N", std::move(help) + " (default " + std::to_string(target) + ")",
+  const std::string shown = std::is_floating_point_v<T>
+                                ? format_default(static_cast<double>(target))
+                                : std::to_string(target);
+  add(std::move(name), "N", std::move(help) + " (default " + shown + ")",
       [&target](std::string_view v) -> std::string {
         if constexpr (std::is_floating_point_v<T>) {
           double d = 0;

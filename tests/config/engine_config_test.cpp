@@ -100,13 +100,44 @@ TEST(engine_config, help_lists_every_flag) {
   add_engine_flags(p, c);
   add_server_flags(p, c);
   const auto help = p.help();
-  for (const char* flag :
-       {"--model", "--dtype", "--max-model-len", "--block-size", "--swap-space",
-        "--num-gpu-blocks-override", "--num-cpu-blocks-override", "--preemption-mode",
-        "--max-num-seqs", "--max-num-batched-tokens", "--gpu-memory-utilization",
-        "--tensor-parallel-size", "--seed", "--quantization", "--host", "--port", "--api-key",
-        "--served-model-name"})
+  for (const char* flag : {"--model",
+                           "--dtype",
+                           "--max-model-len",
+                           "--block-size",
+                           "--swap-space",
+                           "--num-gpu-blocks-override",
+                           "--num-cpu-blocks-override",
+                           "--preemption-mode",
+                           "--max-num-seqs",
+                           "--max-num-batched-tokens",
+                           "--gpu-memory-utilization",
+                           "--tensor-parallel-size",
+                           "--seed",
+                           "--quantization",
+                           "--host",
+                           "--port",
+                           "--api-key",
+                           "--served-model-name",
+                           "--autoscale",
+                           "--admin-api-key",
+                           "--disable-web-ui"})
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  // Defaults read as written: 0.9 and 4, not 0.900000.
+  EXPECT_NE(help.find("(default 0.9)"), std::string::npos) << help;
+  EXPECT_NE(help.find("(default 4)"), std::string::npos) << help;
+  EXPECT_EQ(help.find("000000)"), std::string::npos) << help;
+}
+
+TEST(engine_config, autoscale_takes_min_and_max) {
+  engine_config c;
+  EXPECT_FALSE(parse(c, {"--autoscale", "2:5"}));
+  EXPECT_EQ(c.autoscale.min_replicas, 2);
+  EXPECT_EQ(c.autoscale.max_replicas, 5);
+  EXPECT_TRUE(c.autoscale.enabled());
+  for (const char* bad : {"3", "0:2", "4:2", "1:65", "a:b", ":"}) {
+    engine_config d;
+    EXPECT_TRUE(parse(d, {"--autoscale", bad})) << bad;
+  }
 }
 
 }  // namespace
