@@ -81,7 +81,7 @@ async function serverAborts(url, headers = {}) {
 }
 
 async function waitForAbort(url, headers) {
-  for (let i = 0; i < 50; i++) {
+  for (let i = 0; i < 150; i++) {  // 15 s: the abort lands within a step, even on a busy machine
     if (await serverAborts(url, headers) >= 1) return true;
     await sleep(100);
   }
@@ -126,7 +126,9 @@ await setField(page, '#seed', 7);
 const answer = await send(page, 'Once upon a time');
 check(answer.state === 'done' && answer.text.length > 20, 'a streamed completion finished', JSON.stringify(answer));
 const lengths = answer.lengths;
-check(lengths.length >= 3 && lengths.every((n, i) => i === 0 || n > lengths[i - 1]),
+// At least two distinct lengths, each longer than the last: the text arrived in pieces. (A
+// busy machine may deliver most of the 96 tokens in one burst, so no more is asked.)
+check(lengths.length >= 2 && lengths.every((n, i) => i === 0 || n > lengths[i - 1]),
       `the answer grew over ${lengths.length} observations`, JSON.stringify(lengths));
 check(/^96 tokens · first token \d+ ms · [\d,]+ tok\/s · WebSocket · finish: length$/.test(answer.stats),
       'the stats line: tokens from the usage, time to first token, tok/s, over the WebSocket', answer.stats);
@@ -171,7 +173,7 @@ const selected = await page.evaluate(() => [document.activeElement.id,
   document.querySelector('#view-engine').hidden, document.querySelector('#view-chat').hidden]);
 check(JSON.stringify(selected) === '["tab-engine","true",false,true]', 'ArrowRight moves to the Engine tab', JSON.stringify(selected));
 await page.waitForFunction(() => /\d/.test(document.querySelector('#total-generation-tokens').textContent),
-                           {timeout: 5000});
+                           {timeout: 15_000});
 const generated = () => page.$eval('#total-generation-tokens', (e) => Number(e.textContent.replace(/,/g, '')));
 const running = () => page.$$eval('#replica-table td.running', (cells) => cells.map((c) => Number(c.textContent)));
 const loading = load(base, 4500);
