@@ -101,19 +101,17 @@ std::vector<replica_view> replica_manager::snapshot() {
 
 std::string replica_manager::memory_refusal(int32_t count) const {
   const engine_setup& setup = engine_.setup();
-  const model_config_hf& mc = setup.model->config();
-  kv_cache_shape shape;
-  shape.num_layers = mc.num_layers;
-  shape.block_size = setup.runner.block_size;
-  shape.num_kv_heads = mc.num_kv_heads;
-  shape.head_dim = mc.head_dim;
-  shape.dtype = cpu_cache_dtype(setup.config.cache);
+  // Each rank's shard holds its share of the KV heads: a replica's block is their sum.
+  int64_t block_bytes = 0;
+  for (const auto& shard : setup.shards)
+    block_bytes +=
+        shard->cache_shape(1, setup.runner.block_size, setup.runner.cache_dtype).bytes_per_block();
   // The weights are resident once and shared; a replica adds its KV pools. A CUDA device
   // pool lives on the device, whose room its own backend checks as the worker starts.
   const bool on_host = setup.backend->device() == "cpu";
   const int64_t blocks = int64_t(setup.runner.num_cpu_blocks) +
                          (on_host ? int64_t(setup.runner.num_device_blocks) : 0);
-  const int64_t need = int64_t(count) * blocks * shape.bytes_per_block();
+  const int64_t need = int64_t(count) * blocks * block_bytes;
   const int64_t available = available_host_memory();
   if (available <= 0 || need <= available) return {};
   char line[200];

@@ -108,10 +108,10 @@ TEST(elastic_scaling, a_drained_replica_finishes_its_requests_then_stops_and_fre
       << "the drained replica did not stop";
   // Its workers' KV pools (device and swap) are unmapped: exactly one replica's worth fewer.
   const auto& runner = engine.setup().runner;
-  const auto& mc = engine.setup().model->config();
-  const size_t pool_bytes = size_t(runner.num_device_blocks + runner.num_cpu_blocks) * 2 *
-                            size_t(mc.num_layers * mc.num_kv_heads * mc.head_dim) *
-                            size_t(runner.block_size) * sizeof(float);
+  const size_t pool_bytes = size_t(runner.num_device_blocks + runner.num_cpu_blocks) *
+                            size_t(engine.setup()
+                                       .model->cache_shape(1, runner.block_size, runner.cache_dtype)
+                                       .bytes_per_block());
   ASSERT_TRUE(eventually([&] { return cpu::pages_in_use() + pool_bytes == pools_before; }))
       << cpu::pages_in_use() << " bytes of pools, " << pools_before << " before";
   EXPECT_EQ(state_of(admin, 1), "serving");
