@@ -174,8 +174,8 @@ typename Inspector::result_type inspect(Inspector& f, new_sequence& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduled_sequence& x) {
   return f(caf::meta::type_name("scheduled_sequence"), x.seq, x.num_computed_tokens,
-           x.num_scheduled_tokens, x.num_samples, x.new_token_ids, x.new_block_ids,
-           x.replace_table);
+           x.num_scheduled_tokens, x.num_samples, x.new_token_ids, x.new_block_ids, x.replace_table,
+           x.draft_token_ids, x.num_lookahead);
 }
 
 template <class Inspector>
@@ -186,7 +186,8 @@ typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sequence_sample& x) {
-  return f(caf::meta::type_name("sequence_sample"), x.seq, x.token_ids, x.logprobs);
+  return f(caf::meta::type_name("sequence_sample"), x.seq, x.token_ids, x.logprobs,
+           x.draft_token_ids);
 }
 
 template <class Inspector>
@@ -226,7 +227,13 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
   return f(caf::meta::type_name("scheduler_stats"), x.num_waiting, x.num_running, x.num_swapped,
            x.num_preemptions, x.num_scheduled_tokens, x.num_scheduled_seqs, x.prefix_cache_queries,
-           x.prefix_cache_hits, x.device, x.cpu);
+           x.prefix_cache_hits, x.device, x.cpu, x.speculation);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, speculation_stats& x) {
+  return f(caf::meta::type_name("speculation_stats"), x.num_drafts, x.num_draft_tokens,
+           x.num_accepted_tokens, x.accepted_per_position);
 }
 
 template <class Inspector>

@@ -3,10 +3,19 @@
 /// preemptions, the budget it used, prefix-cache counters and both block pools. Returned by
 /// the scheduler core, carried in messages, read by monitoring/.
 #include <cstdint>
+#include <vector>
 
 #include "common/kv_ids.hpp"
 
 namespace actorllm {
+
+/// Speculative decoding's counters since start (vLLM's spec_decode_* metrics).
+struct speculation_stats {
+  int64_t num_drafts = 0;           ///< verifications: a sequence's drafts checked in a step
+  int64_t num_draft_tokens = 0;     ///< drafts verified
+  int64_t num_accepted_tokens = 0;  ///< drafts accepted
+  std::vector<int64_t> accepted_per_position;  ///< [i]: accepted drafts at draft position i
+};
 
 struct scheduler_stats {
   int32_t num_waiting = 0;  ///< requests
@@ -19,6 +28,7 @@ struct scheduler_stats {
   int64_t prefix_cache_hits = 0;     ///< tokens, since start
   pool_stats device;
   pool_stats cpu;
+  speculation_stats speculation;
 };
 
 }  // namespace actorllm

@@ -28,6 +28,13 @@ struct new_sequence {
 /// One sequence's work in this step: compute the KV of positions
 /// [num_computed_tokens, num_computed_tokens + num_scheduled_tokens) and, when num_samples > 0,
 /// sample from the logits of the last of them.
+///
+/// Speculative decoding: a decoding sequence (num_scheduled_tokens 1, num_samples 1) may carry
+/// draft tokens, proposed by the workers at the end of an earlier step. They sit at the
+/// positions after its scheduled token and are computed with it; the workers verify them
+/// against the model's own distribution and sample 1 + (accepted drafts) tokens. The KV slots
+/// of rejected drafts hold garbage until they are written again. `num_lookahead` asks the
+/// workers for that many proposals at the end of this step (sequence_sample::draft_token_ids).
 struct scheduled_sequence {
   seq_id seq = 0;
   int32_t num_computed_tokens = 0;
@@ -35,10 +42,12 @@ struct scheduled_sequence {
   /// 0: a prefill chunk that does not reach the end (no token yet); 1: the usual; n: the first
   /// sampling of a request with n > 1 (one draw per sample index, from the same logits).
   int32_t num_samples = 0;
-  std::vector<int32_t> new_token_ids;   ///< tokens the workers have not seen (all of a new one)
-  std::vector<block_id> new_block_ids;  ///< appended to the block table, or the whole table
-  bool replace_table = false;           ///< new_block_ids is the whole table (after a swap-in,
-                                        ///< a recompute or a copy-on-write)
+  std::vector<int32_t> new_token_ids;    ///< tokens the workers have not seen (all of a new one)
+  std::vector<block_id> new_block_ids;   ///< appended to the block table, or the whole table
+  bool replace_table = false;            ///< new_block_ids is the whole table (after a swap-in,
+                                         ///< a recompute or a copy-on-write)
+  std::vector<int32_t> draft_token_ids;  ///< proposals to verify (speculative decoding)
+  int32_t num_lookahead = 0;             ///< proposals wanted for the next step
 };
 
 struct step_plan {
@@ -61,11 +70,15 @@ struct step_plan {
 };
 
 /// What one scheduled sequence produced. token_ids has num_samples entries (none for a
-/// partial prefill); logprobs is empty or parallel to token_ids (params.logprobs >= 0).
+/// partial prefill); logprobs is empty or parallel to token_ids (params.logprobs >= 0). A
+/// sequence that verified drafts gets its accepted drafts, then one token sampled where the
+/// first rejection was (or after the last draft): consecutive tokens of that one sequence.
 struct sequence_sample {
   seq_id seq = 0;
   std::vector<int32_t> token_ids;
   std::vector<token_logprob> logprobs;
+  /// Proposals for the tokens after token_ids (at most the plan's num_lookahead; may be none).
+  std::vector<int32_t> draft_token_ids;
 };
 
 struct step_result {

@@ -3,6 +3,7 @@
 /// Nothing outside config/ reads the environment or the command line.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace actorllm {
@@ -52,6 +53,29 @@ struct scheduler_config {
   /// round trip (vLLM's --async-scheduling). Outputs are the same either way.
   bool async_scheduling = true;
 };
+
+enum class speculative_method { none, ngram, draft_model };
+
+/// Speculative decoding, as vLLM's --speculative-config JSON gives it (parse_speculative_config).
+struct speculative_config {
+  speculative_method method = speculative_method::none;
+  int32_t num_speculative_tokens = 0;  ///< drafts proposed per sequence and step
+  int32_t prompt_lookup_min = 5;       ///< ngram: shortest suffix looked up
+  int32_t prompt_lookup_max = 5;       ///< ngram: longest suffix looked up
+  std::string draft_model;             ///< draft_model: its folder (same tokenizer)
+  /// Running sequences from which no sequence speculates (the step is compute-bound and
+  /// verifying drafts costs more than it saves); 0: no limit.
+  int32_t disable_by_batch_size = 0;
+  /// A sequence whose recent drafts are accepted less often than this pauses speculating for
+  /// a while (the pause doubles while it keeps failing).
+  double min_acceptance_rate = 0.1;
+  bool enabled() const { return method != speculative_method::none; }
+};
+
+/// Reads vLLM's --speculative-config JSON ({"method":"ngram","num_speculative_tokens":k,
+/// "prompt_lookup_max":…,"prompt_lookup_min":…} or {"model":DIR,"num_speculative_tokens":k},
+/// with "disable_by_batch_size" and "min_acceptance_rate"); an error line, or empty.
+std::string parse_speculative_config(std::string_view json, speculative_config& out);
 
 struct parallel_config {
   int32_t tensor_parallel_size = 1;
@@ -118,6 +142,7 @@ struct engine_config {
   scheduler_config scheduler;
   parallel_config parallel;
   autoscale_config autoscale;
+  speculative_config speculative;
   server_config server;
   cluster_config cluster;
 

@@ -75,6 +75,11 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
              "plan each step while the one before runs (--no-async-scheduling: plan after it)",
              c.scheduler.async_scheduling);
 
+  p.add("--speculative-config", "JSON",
+        "speculative decoding, as vLLM's: {\"method\":\"ngram\",\"num_speculative_tokens\":3,"
+        "\"prompt_lookup_max\":4} or {\"model\":DRAFT_DIR,\"num_speculative_tokens\":4}",
+        [&c](std::string_view v) { return parse_speculative_config(v, c.speculative); });
+
   p.add_number("--tensor-parallel-size", "workers per replica, each holding a shard",
                c.parallel.tensor_parallel_size);
   p.add_number("--replicas", "engine replicas behind one router", c.parallel.replicas);

@@ -18,7 +18,7 @@ void forward_batch::clear() {
 
 void forward_batch::add_sequence(std::span<const int32_t> new_tokens, int32_t start_pos,
                                  std::span<const int32_t> block_table, int32_t block_size,
-                                 bool sample) {
+                                 int32_t num_logits) {
   for (size_t i = 0; i < new_tokens.size(); ++i) {
     const int32_t pos = start_pos + static_cast<int32_t>(i);
     token_ids.push_back(new_tokens[i]);
@@ -28,7 +28,9 @@ void forward_batch::add_sequence(std::span<const int32_t> new_tokens, int32_t st
   }
   query_start_loc.push_back(static_cast<int32_t>(token_ids.size()));
   seq_lens.push_back(start_pos + static_cast<int32_t>(new_tokens.size()));
-  if (sample) logits_indices.push_back(static_cast<int32_t>(token_ids.size()) - 1);
+  const auto end = static_cast<int32_t>(token_ids.size());
+  num_logits = std::min(num_logits, static_cast<int32_t>(new_tokens.size()));
+  for (int32_t row = end - num_logits; row < end; ++row) logits_indices.push_back(row);
   pending_tables_.emplace_back(block_table.begin(), block_table.end());
 }
 

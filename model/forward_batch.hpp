@@ -25,7 +25,13 @@ struct forward_batch {
   /// block_table must cover start_pos + new_tokens.size() tokens. With `sample`, the last
   /// new token's logits are computed.
   void add_sequence(std::span<const int32_t> new_tokens, int32_t start_pos,
-                    std::span<const int32_t> block_table, int32_t block_size, bool sample);
+                    std::span<const int32_t> block_table, int32_t block_size, bool sample) {
+    add_sequence(new_tokens, start_pos, block_table, block_size, sample ? 1 : 0);
+  }
+  /// As above, with the logits of the last `num_logits` new tokens computed, in order (a
+  /// sequence verifying speculative drafts wants one row per draft and one after them).
+  void add_sequence(std::span<const int32_t> new_tokens, int32_t start_pos,
+                    std::span<const int32_t> block_table, int32_t block_size, int32_t num_logits);
   /// Lays out block tables as a dense matrix; call after the last add_sequence.
   void finalize();
 

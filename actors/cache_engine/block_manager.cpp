@@ -109,6 +109,21 @@ int32_t block_manager::append_slots(seq_id seq, std::span<const int32_t> token_i
   return num_copies;
 }
 
+int32_t block_manager::trim_slots(seq_id seq, int32_t num_tokens) {
+  table& t = table_of(seq);
+  ACTORLLM_CHECK(!t.on_cpu && num_tokens >= 0 && num_tokens <= t.num_slots);
+  const int32_t num_kept = num_blocks_for(num_tokens);
+  ACTORLLM_CHECK(static_cast<int32_t>(t.hashes.size()) <= num_kept);
+  int32_t num_released = 0;
+  while (static_cast<int32_t>(t.blocks.size()) > num_kept) {
+    if (t.blocks.back() != no_block) device_.release(t.blocks.back());
+    t.blocks.pop_back();
+    ++num_released;
+  }
+  t.num_slots = num_tokens;
+  return num_released;
+}
+
 void block_manager::release_out_of_window(table& t) {
   if (sliding_window_ <= 0) return;
   // The next query sits at position num_slots and sees keys from num_slots - window + 1 on;

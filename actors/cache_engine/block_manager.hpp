@@ -75,6 +75,11 @@ class block_manager {
   int32_t append_slots(seq_id seq, std::span<const int32_t> token_ids, int32_t num_tokens,
                        std::vector<block_copy>& copies);
 
+  /// Shrinks `seq` to `num_tokens` slots: the blocks past them go back to the pool (the slots
+  /// of a step's rejected speculative drafts). Blocks in the prefix cache are never among
+  /// them: a block is hashed only once all its tokens are known. Returns the blocks released.
+  int32_t trim_slots(seq_id seq, int32_t num_tokens);
+
   /// Device blocks that growing every request, in order, may take (exact for sequences with
   /// blocks, an upper bound for new ones). A request for a sequence without blocks allocates.
   int32_t num_blocks_needed(std::span<const slot_request> requests) const;

@@ -104,6 +104,7 @@ engine_setup engine_setup::load(const engine_config& config,
   s.scheduler.max_model_len = s.max_model_len;
   s.scheduler.eos_token_ids = mc.eos_token_ids;
   if (s.scheduler.eos_token_ids.empty()) s.scheduler.eos_token_ids = s.tok.eos_ids();
+  s.scheduler.speculative = config.speculative;
 
   s.runner.block_size = config.cache.block_size;
   s.runner.num_device_blocks = budget.num_device_blocks;
@@ -117,6 +118,7 @@ engine_setup engine_setup::load(const engine_config& config,
       [tok = s.tok, mask_size] { return grammar::vocabulary::from_tokenizer(tok, mask_size); });
   s.runner.grammars = s.grammars;
   s.runner.reasoning_end_token = s.tok.piece_to_id("</think>").value_or(-1);
+  s.runner.speculative = config.speculative;
   return s;
 }
 

@@ -39,6 +39,8 @@ struct model_runner_config {
   /// The token that ends reasoning ("</think>"), where a constraint with after_reasoning
   /// starts; -1: the vocabulary has none.
   int32_t reasoning_end_token = -1;
+  /// Speculative decoding: how proposals are made (the n-gram lookup's bounds).
+  speculative_config speculative;
 };
 
 /// The allowed-token masks of some logits rows of one step (structured output).

@@ -17,7 +17,8 @@ model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runne
     : model_(std::move(model)),
       config_(config),
       backend_(std::move(backend)),
-      constraints_(config.grammars, config.eos_token_ids, config.reasoning_end_token) {}
+      constraints_(config.grammars, config.eos_token_ids, config.reasoning_end_token),
+      proposer_(make_ngram_proposer(config.speculative)) {}
 
 sampler_state& model_runner::state_for(const batch_sequence& seq, int32_t index) {
   const sampler_key key{*seq.request_id, index};
@@ -33,8 +34,10 @@ sampler_state& model_runner::state_for(const batch_sequence& seq, int32_t index)
 
 step_result model_runner::execute(const step_plan& plan) {
   const auto start = std::chrono::steady_clock::now();
-  step_result result = run_plan(plan);
+  std::vector<batch_sequence> work;
+  step_result result = run_plan(plan, work);
   mirror_.append_samples(result);
+  if (proposer_) proposer_->propose(work, mirror_, result);
   result.worker_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
@@ -48,6 +51,7 @@ void model_runner::pack_masks(const std::vector<batch_sequence>& work) {
   int32_t row = 0;
   for (size_t i = 0; i < work.size(); ++i) {
     if (work[i].num_samples <= 0) continue;
+    // A constrained sequence never verifies drafts: its one row is `row`.
     const std::span<const uint32_t> mask = constraints_.mask(i);
     if (!mask.empty()) {
       row_masks_.rows.push_back(row);
@@ -56,11 +60,11 @@ void model_runner::pack_masks(const std::vector<batch_sequence>& work) {
       std::copy_n(mask.begin(), std::min<size_t>(mask.size(), static_cast<size_t>(words)),
                   row_masks_.words.begin() + static_cast<std::ptrdiff_t>(from));
     }
-    ++row;
+    row += 1 + work[i].num_drafts;
   }
 }
 
-step_result model_runner::run_plan(const step_plan& plan) {
+step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequence>& work) {
   for (seq_id id : plan.finished_seq_ids) {
     if (auto it = sampler_of_seq_.find(id); it != sampler_of_seq_.end()) {
       samplers_.erase(it->second);
@@ -69,7 +73,7 @@ step_result model_runner::run_plan(const step_plan& plan) {
     }
   }
   for (const auto& n : plan.new_seqs) sampler_of_seq_[n.seq] = {n.request_id, n.index};
-  const std::vector<batch_sequence> work = mirror_.apply(plan);
+  work = mirror_.apply(plan);
 
   backend_->move_blocks(plan);
 
@@ -91,7 +95,7 @@ step_result model_runner::run_plan(const step_plan& plan) {
                                  ", outside the vocabulary (" +
                                  std::to_string(model_->config().vocab_size) + ")");
     batch_.add_sequence(s.token_ids, s.start_position, s.block_table, config_.block_size,
-                        s.num_samples > 0);
+                        s.num_samples > 0 ? 1 + s.num_drafts : 0);
   }
   batch_.finalize();
 
@@ -117,8 +121,14 @@ step_result model_runner::run_plan(const step_plan& plan) {
         if (s.num_samples <= 0) continue;
         sequence_sample out;
         out.seq = s.seq;
-        out.token_ids.push_back(greedy_tokens_.at(row++));
-        constraints_.accept(s, s.index, out.token_ids.back());
+        // Greedy verification: each draft stands while it is the argmax before it.
+        const auto drafts = s.token_ids.last(static_cast<size_t>(s.num_drafts));
+        for (size_t i = 0; i <= drafts.size(); ++i) {
+          out.token_ids.push_back(greedy_tokens_.at(row + i));
+          constraints_.accept(s, s.index, out.token_ids.back());
+          if (i == drafts.size() || out.token_ids.back() != drafts[i]) break;
+        }
+        row += 1 + drafts.size();
         result.seqs.push_back(std::move(out));
       }
       return result;
@@ -135,6 +145,17 @@ step_result model_runner::run_plan(const step_plan& plan) {
     sequence_sample out;
     out.seq = s.seq;
     const auto prompt = s.all_token_ids.first(s.num_prompt_tokens);
+    if (s.num_drafts > 0) {
+      const auto rows = std::span<float>(logits_).subspan(row * vocab, (1 + s.num_drafts) * vocab);
+      for (auto& sample : sampler_.verify(rows, vocab, s.token_ids.last(s.num_drafts), *s.params,
+                                          prompt, state_for(s, s.index))) {
+        out.token_ids.push_back(sample.token_id);
+        if (s.params->logprobs >= 0) out.logprobs.push_back(std::move(sample.logprob));
+      }
+      result.seqs.push_back(std::move(out));
+      row += 1 + s.num_drafts;
+      continue;
+    }
     for (int32_t k = 0; k < s.num_samples; ++k) {
       // Each draw gets a fresh copy: penalties and temperature modify the row in place.
       // A plain greedy draw reads the row where it is.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "actors/gpu_worker/constraint_tracker.hpp"
+#include "actors/gpu_worker/draft_proposer.hpp"
 #include "actors/gpu_worker/forward_backend.hpp"
 #include "actors/gpu_worker/sampler.hpp"
 #include "actors/scheduler/sequence_mirror.hpp"
@@ -38,11 +39,14 @@ class model_runner {
   int32_t num_known_sequences() const { return mirror_.num_sequences(); }
   /// "cpu" or "cuda:N".
   std::string device() const { return backend_->device(); }
+  /// Replaces the proposer of speculative decoding (by default the config's n-gram lookup, or
+  /// none): a draft model's, which its worker builds.
+  void set_proposer(std::unique_ptr<draft_proposer> proposer) { proposer_ = std::move(proposer); }
 
  private:
   using sampler_key = std::pair<std::string, int32_t>;  // (request id, sample index)
   sampler_state& state_for(const batch_sequence& seq, int32_t index);
-  step_result run_plan(const step_plan& plan);
+  step_result run_plan(const step_plan& plan, std::vector<batch_sequence>& work);
   /// The masks of the last constraints_.prepare(work), by logits row, into row_masks_.
   void pack_masks(const std::vector<batch_sequence>& work);
 
@@ -54,7 +58,8 @@ class model_runner {
   std::map<sampler_key, sampler_state> samplers_;
   std::unordered_map<seq_id, sampler_key> sampler_of_seq_;
   sampler sampler_;
-  constraint_tracker constraints_;  ///< structured output: matchers and masks
+  constraint_tracker constraints_;            ///< structured output: matchers and masks
+  std::unique_ptr<draft_proposer> proposer_;  ///< speculative decoding; null: none
   forward_batch batch_;
   std::vector<float> logits_, row_;
   std::vector<int32_t> greedy_tokens_;

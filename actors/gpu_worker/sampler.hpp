@@ -34,7 +34,30 @@ class sampler {
   sample_result sample(std::span<float> logits, const sampling_params& params,
                        std::span<const int32_t> prompt_tokens, sampler_state& state);
 
+  /// Speculative decoding: verifies `drafts` (k tokens proposed after the sequence's last
+  /// token) against `rows`, k + 1 logits rows of `vocab` (row i: the model's logits for the
+  /// token after draft i - 1; row 0 after the last real token), each modified in place.
+  /// Returns the accepted drafts, then one token drawn where the first draft was rejected or,
+  /// with all accepted, from the last row: 1 to k + 1 results. Greedy: a draft is accepted
+  /// when it is the argmax, so the tokens are exactly those of plain greedy decoding.
+  /// Sampling: rejection sampling (Leviathan et al. 2023, Chen et al. 2023) for a proposal
+  /// that is certain (the proposers here are deterministic: an n-gram lookup, a greedy draft
+  /// model): draft d is accepted with probability p(d), and on rejection the token is drawn
+  /// from p with d removed, renormalised, so every emitted token is distributed exactly as
+  /// p, the draw sample() would make. Penalties see each accepted token before the next row.
+  std::vector<sample_result> verify(std::span<float> rows, int64_t vocab,
+                                    std::span<const int32_t> drafts, const sampling_params& params,
+                                    std::span<const int32_t> prompt_tokens, sampler_state& state);
+
  private:
+  /// The tokens a non-greedy draw picks among after temperature, top_k, top_p and min_p:
+  /// order_[0, n) best first, with unnormalised weights probs_[0, n); returns n.
+  int32_t candidates(std::span<const float> logits, const sampling_params& params);
+  /// A draw from candidates(); `excluded` (a candidate index, or -1) gets no weight.
+  int32_t draw(int32_t num_candidates, int32_t excluded, sampler_state& state);
+  /// The processed row's log-probability of `chosen` and its top `num_top`.
+  token_logprob logprob_of(std::span<const float> logits, int32_t chosen, int32_t num_top);
+
   std::vector<int32_t> order_;  // reused index buffer
   std::vector<float> probs_;    // reused probability buffer
 };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "actors/cache_engine/block_manager.hpp"
+#include "actors/scheduler/speculation_pacer.hpp"
 #include "common/generate_request.hpp"
 #include "common/sampling_params.hpp"
 
@@ -32,6 +33,11 @@ struct sequence {
   /// one per step; two when a step was planned ahead). Planned ahead, a sequence computes the
   /// position of its pending token: num_computed_tokens may pass num_tokens() by one.
   int32_t num_pending_samples = 0;
+
+  // Speculative decoding (scheduled_sequence::draft_token_ids).
+  std::vector<int32_t> draft_token_ids;  ///< the workers' proposals, verified next step
+  int32_t num_drafts_in_flight = 0;      ///< drafts the step in flight verifies
+  speculation_pacer pacer;
 
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
   bool finished() const { return finish != finish_reason::none; }

@@ -32,7 +32,7 @@ step_plan scheduler::schedule() {
 
 std::optional<step_plan> scheduler::schedule_ahead() {
   ACTORLLM_CHECK(in_flight_.size() == 1);
-  if (needs_plain_schedule_ || !has_work()) return std::nullopt;
+  if (needs_plain_schedule_ || in_flight_.back().speculative || !has_work()) return std::nullopt;
   planning_ahead_ = true;
   step_plan plan = plan_step();
   planning_ahead_ = false;
@@ -102,7 +102,12 @@ void scheduler::build_chunks(request& r, const budget& b) {
       start = blocks_.num_cached_tokens(s.token_ids);
     }
     int32_t num_scheduled = std::min(end - start, num_tokens_left);
-    chunk c{i, start + num_scheduled, num_scheduled};
+    // Drafts follow a decoding sequence's one new token (a sequence without blocks allocates
+    // exactly its tokens' slots first).
+    const int32_t num_drafts = end - start == 1 && !is_new
+                                   ? num_drafts_to_verify(r, s, num_tokens_left - num_scheduled)
+                                   : 0;
+    chunk c{i, start + num_scheduled + num_drafts, num_scheduled, num_drafts};
     slot_request slot{s.id, s.token_ids, c.num_tokens};
     if (is_new) {
       chunks_.insert(chunks_.begin(), c);
@@ -111,9 +116,34 @@ void scheduler::build_chunks(request& r, const budget& b) {
       chunks_.push_back(c);
       slots_.push_back(slot);
     }
-    num_tokens_left -= num_scheduled;
+    num_tokens_left -= num_scheduled + num_drafts;
     --num_seqs_left;
   }
+}
+
+int32_t scheduler::num_drafts_to_verify(const request& r, const sequence& s,
+                                        int32_t num_tokens_left) const {
+  if (s.draft_token_ids.empty() || planning_ahead_ || !r.sampled) return 0;
+  // Every token the step may emit (the drafts and one more) must fit the request's limits.
+  const int32_t num_output = s.num_tokens() - r.num_prompt_tokens;
+  const int32_t room =
+      std::min(r.max_output_tokens - num_output, options_.max_model_len - s.num_tokens()) - 1;
+  return std::max(
+      0, std::min({static_cast<int32_t>(s.draft_token_ids.size()), num_tokens_left, room}));
+}
+
+int32_t scheduler::num_lookahead(const request& r, sequence& s) const {
+  const speculative_config& spec = options_.speculative;
+  if (!spec.enabled() || planning_ahead_) return 0;
+  // Structured output's masks are drawn a token at a time; such a sequence does not speculate.
+  if (r.params.structured.active()) return 0;
+  if (spec.disable_by_batch_size > 0 && num_running_seqs_ >= spec.disable_by_batch_size) return 0;
+  // Proposals past the request's end would never be verified.
+  const int32_t num_output = s.num_tokens() + 1 - r.num_prompt_tokens;
+  if (num_output + 1 >= r.max_output_tokens || s.num_tokens() + 2 >= options_.max_model_len)
+    return 0;
+  if (!s.pacer.speculate_now()) return 0;
+  return spec.num_speculative_tokens;
 }
 
 void scheduler::commit(request& r, budget& b, step_plan& plan) {
@@ -128,14 +158,23 @@ void scheduler::commit(request& r, budget& b, step_plan& plan) {
     } else if (blocks_.append_slots(s.id, s.token_ids, c.num_tokens, plan.blocks_to_copy) > 0) {
       s.table_replaced = true;
     }
-    ACTORLLM_CHECK(s.num_computed_tokens + c.num_scheduled == c.num_tokens);
+    ACTORLLM_CHECK(s.num_computed_tokens + c.num_scheduled + c.num_drafts == c.num_tokens);
 
     scheduled_sequence out;
     out.seq = s.id;
     out.num_computed_tokens = s.num_computed_tokens;
     out.num_scheduled_tokens = c.num_scheduled;
-    if (c.num_tokens == s.num_tokens() + s.num_pending_samples)
+    if (c.num_tokens - c.num_drafts == s.num_tokens() + s.num_pending_samples)
       out.num_samples = r.sampled ? 1 : std::max(1, r.params.n);
+    if (c.num_drafts > 0) {
+      out.draft_token_ids.assign(s.draft_token_ids.begin(),
+                                 s.draft_token_ids.begin() + c.num_drafts);
+      s.num_drafts_in_flight = c.num_drafts;
+    }
+    s.draft_token_ids.clear();  // verified now, or left behind by the budget
+    // A request about to fork gets its proposals once it has its n sequences.
+    if (out.num_samples == 1) out.num_lookahead = num_lookahead(r, s);
+    if (c.num_drafts > 0 || out.num_lookahead > 0) in_flight_.back().speculative = true;
     if (!s.known_to_workers) {
       plan.new_seqs.push_back({r.request_id, s.id, s.index, r.num_prompt_tokens, r.params});
       s.known_to_workers = true;

@@ -42,6 +42,9 @@ struct scheduler_options {
   /// Device blocks kept free when admitting, so that running sequences can grow a while
   /// before someone must be preempted (vLLM's watermark). Not applied to a lone request.
   double watermark = 0.01;
+  /// Speculative decoding: sequences ask the workers for drafts and verify them. The method
+  /// and its lookup bounds are the workers' business; the scheduler budgets the drafts.
+  speculative_config speculative;
 };
 
 /// Why add_request refused a request: a user's mistake or a full queue, never a crash.
@@ -141,9 +144,10 @@ class scheduler {
     bool left() const { return num_tokens > 0 && num_seqs > 0; }
   };
   struct chunk {
-    int32_t seq_index;      // in request::seqs
-    int32_t num_tokens;     // slots after this step
-    int32_t num_scheduled;  // tokens computed this step
+    int32_t seq_index;       // in request::seqs
+    int32_t num_tokens;      // slots after this step (its drafts' too)
+    int32_t num_scheduled;   // tokens computed this step, drafts not counted
+    int32_t num_drafts = 0;  // drafts verified this step, after the scheduled token
   };
 
   /// A step planned and not yet update()d: its number and its sampling sequences, in plan
@@ -151,11 +155,18 @@ class scheduler {
   struct step_in_flight {
     uint64_t step = 0;
     std::vector<seq_id> sampling;
+    /// Some sequence verifies drafts or asks for them: the next step waits for this one's
+    /// result (its positions and drafts depend on it), so nothing is planned ahead.
+    bool speculative = false;
   };
   // schedule() and schedule_ahead(), in scheduler.cpp
   step_plan plan_step();
   bool ends_at_pending_sample(const request& r, const sequence& s) const;
   void build_chunks(request& r, const budget& b);
+  /// Drafts `s` may verify this step, with `num_tokens_left` of the budget after its token.
+  int32_t num_drafts_to_verify(const request& r, const sequence& s, int32_t num_tokens_left) const;
+  /// Proposals to ask for at the end of this step (0: the sequence does not speculate now).
+  int32_t num_lookahead(const request& r, sequence& s) const;
   void commit(request& r, budget& b, step_plan& plan);
   bool schedule_running(budget& b, step_plan& plan);
   void preempt(request& victim, step_plan& plan);
@@ -172,6 +183,11 @@ class scheduler {
                      std::vector<request_output>& outputs);
   void apply_token(request& r, sequence& s, int32_t token, const token_logprob* logprob,
                    std::vector<request_output>& outputs);
+  /// A verification's tokens (accepted drafts and one more), in scheduler_update.cpp.
+  void apply_verified(request& r, sequence& s, const sequence_sample& sample,
+                      std::vector<request_output>& outputs);
+  /// Keeps the workers' proposals for `s`'s next step.
+  void keep_proposals(const request& r, sequence& s, const sequence_sample& sample);
   bool check_stop(const request& r, sequence& s) const;
   void finish_seq(request& r, sequence& s, finish_reason reason);
   request_output output_of(const request& r, const sequence& s) const;
@@ -199,6 +215,7 @@ class scheduler {
   int64_t num_preemptions_ = 0;
   int32_t last_num_scheduled_tokens_ = 0;
   int32_t last_num_scheduled_seqs_ = 0;
+  speculation_stats speculation_;
   // Scratch reused across steps so that a step allocates little.
   std::vector<chunk> chunks_;
   std::vector<slot_request> slots_;

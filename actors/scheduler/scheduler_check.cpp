@@ -38,8 +38,10 @@ void scheduler::check_invariants() const {
                      it->second.second == static_cast<int32_t>(i));
       // Planned ahead, a sequence computes the position of the token in flight before it is
       // known: one past its tokens while a second sample is pending.
-      ACTORLLM_CHECK(s.num_computed_tokens <=
-                     s.num_tokens() + std::max(0, s.num_pending_samples - 1));
+      // Verifying drafts, it computes their positions too.
+      ACTORLLM_CHECK(s.num_computed_tokens <= s.num_tokens() + s.num_drafts_in_flight +
+                                                  std::max(0, s.num_pending_samples - 1));
+      ACTORLLM_CHECK(s.num_drafts_in_flight == 0 || s.num_pending_samples == 1);
       ACTORLLM_CHECK(s.num_pending_samples <= static_cast<int32_t>(in_flight_.size()) ||
                      (!r->sampled && s.num_pending_samples == r->params.n));
       ACTORLLM_CHECK(s.num_computed_tokens == blocks_.num_slots(s.id));

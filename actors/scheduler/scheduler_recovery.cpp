@@ -22,6 +22,7 @@ void scheduler::reset_workers() {
       s.num_blocks_sent = 0;
       s.table_replaced = true;
       s.num_pending_samples = 0;
+      s.num_drafts_in_flight = 0;
     }
   }
   blocks_ = block_manager(

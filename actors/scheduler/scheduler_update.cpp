@@ -117,6 +117,11 @@ void scheduler::apply_samples(request& r, int32_t seq_index, const sequence_samp
   sequence& first = r.seqs[seq_index];
   int32_t num_samples = static_cast<int32_t>(sample.token_ids.size());
   ACTORLLM_CHECK(r.state == request_state::running);
+  if (first.num_drafts_in_flight > 0) {
+    apply_verified(r, first, sample, outputs);
+    keep_proposals(r, first, sample);
+    return;
+  }
   ACTORLLM_CHECK(num_samples >= 1 && num_samples <= first.num_pending_samples);
   ACTORLLM_CHECK(sample.logprobs.empty() || sample.logprobs.size() == sample.token_ids.size());
   first.num_pending_samples -= num_samples;
@@ -126,6 +131,7 @@ void scheduler::apply_samples(request& r, int32_t seq_index, const sequence_samp
     ++first.num_tokens_sent;
     apply_token(r, first, sample.token_ids[0],
                 sample.logprobs.empty() ? nullptr : &sample.logprobs[0], outputs);
+    keep_proposals(r, first, sample);
     return;
   }
   ACTORLLM_CHECK(first.num_pending_samples == 0);
@@ -149,6 +155,52 @@ void scheduler::apply_samples(request& r, int32_t seq_index, const sequence_samp
     apply_token(r, r.seqs[targets[j]], sample.token_ids[j],
                 sample.logprobs.empty() ? nullptr : &sample.logprobs[j], outputs);
   }
+}
+
+void scheduler::apply_verified(request& r, sequence& s, const sequence_sample& sample,
+                               std::vector<request_output>& outputs) {
+  const int32_t num_drafts = s.num_drafts_in_flight;
+  const auto num_tokens = static_cast<int32_t>(sample.token_ids.size());
+  ACTORLLM_CHECK(num_tokens >= 1 && num_tokens <= num_drafts + 1 && s.num_pending_samples == 1);
+  const int32_t num_accepted = num_tokens - 1;
+  s.num_drafts_in_flight = 0;
+  s.num_pending_samples = 0;
+  ++speculation_.num_drafts;
+  speculation_.num_draft_tokens += num_drafts;
+  speculation_.num_accepted_tokens += num_accepted;
+  auto& per_position = speculation_.accepted_per_position;
+  if (static_cast<int32_t>(per_position.size()) < num_drafts) per_position.resize(num_drafts, 0);
+  for (int32_t i = 0; i < num_accepted; ++i) ++per_position[i];
+  s.pacer.record(num_drafts, num_accepted, options_.speculative.min_acceptance_rate);
+
+  // The rejected drafts' slots go back (whole blocks to the pool): the sequence holds the KV
+  // of its tokens but the last, as after any decode step. The workers keep every token.
+  s.num_computed_tokens -= num_drafts - num_accepted;
+  // The workers' copy of a shortened table is sent whole next time (its tail may come back as
+  // other blocks).
+  if (blocks_.trim_slots(s.id, s.num_computed_tokens) > 0) s.table_replaced = true;
+  s.num_tokens_sent += num_tokens;
+  r.sampled = true;
+  int32_t num_kept = 0;
+  while (num_kept < num_tokens && !s.finished()) {
+    s.token_ids.push_back(sample.token_ids[num_kept++]);
+    if (check_stop(r, s)) finish_seq(r, s, s.finish);  // the tokens after a stop are dropped
+  }
+  request_output out = output_of(r, s);
+  out.token_ids.assign(sample.token_ids.begin(), sample.token_ids.begin() + num_kept);
+  if (!sample.logprobs.empty())
+    out.logprobs.assign(sample.logprobs.begin(), sample.logprobs.begin() + num_kept);
+  outputs.push_back(std::move(out));
+  if (s.finished() && r.num_live_seqs() == 0) r.state = request_state::finished;
+}
+
+void scheduler::keep_proposals(const request& r, sequence& s, const sequence_sample& sample) {
+  if (s.finished() || r.state != request_state::running) return;
+  // At most what was asked: a worker's list never grows a step past its budget.
+  const auto k = static_cast<size_t>(std::max(0, options_.speculative.num_speculative_tokens));
+  s.draft_token_ids.assign(sample.draft_token_ids.begin(),
+                           sample.draft_token_ids.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                                k, sample.draft_token_ids.size())));
 }
 
 void scheduler::apply_token(request& r, sequence& s, int32_t token, const token_logprob* logprob,
@@ -182,6 +234,8 @@ bool scheduler::check_stop(const request& r, sequence& s) const {
 
 void scheduler::finish_seq(request& r, sequence& s, finish_reason reason) {
   s.finish = reason;
+  s.draft_token_ids.clear();
+  s.num_drafts_in_flight = 0;
   blocks_.free(s.id);
   seqs_.erase(s.id);
   s.num_pending_samples = 0;
@@ -271,6 +325,7 @@ scheduler_stats scheduler::stats() const {
   s.prefix_cache_hits = b.prefix_cache_hits;
   s.device = b.device;
   s.cpu = b.cpu;
+  s.speculation = speculation_;
   return s;
 }
 

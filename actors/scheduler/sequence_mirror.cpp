@@ -21,11 +21,17 @@ std::vector<batch_sequence> sequence_mirror::apply(const step_plan& plan) {
     auto it = seqs_.find(work.seq);
     ACTORLLM_CHECK(it != seqs_.end());
     state& s = it->second;
+    drop_drafts(s);  // a step that never reported (its worker gave up) verified nothing
     s.token_ids.insert(s.token_ids.end(), work.new_token_ids.begin(), work.new_token_ids.end());
+    const auto num_tokens = static_cast<int32_t>(s.token_ids.size());
+    s.token_ids.insert(s.token_ids.end(), work.draft_token_ids.begin(), work.draft_token_ids.end());
+    s.num_drafts = static_cast<int32_t>(work.draft_token_ids.size());
     if (work.replace_table) s.block_table.clear();
     s.block_table.insert(s.block_table.end(), work.new_block_ids.begin(), work.new_block_ids.end());
-    int32_t end = work.num_computed_tokens + work.num_scheduled_tokens;
-    ACTORLLM_CHECK(end <= static_cast<int32_t>(s.token_ids.size()));
+    const int32_t num_computed = work.num_computed_tokens + work.num_scheduled_tokens;
+    // Drafts follow the sequence's last token, which this step computes.
+    ACTORLLM_CHECK(num_computed <= num_tokens);
+    ACTORLLM_CHECK(s.num_drafts == 0 || (num_computed == num_tokens && work.num_samples == 1));
 
     batch_sequence b;
     b.seq = work.seq;
@@ -35,10 +41,12 @@ std::vector<batch_sequence> sequence_mirror::apply(const step_plan& plan) {
     b.num_prompt_tokens = s.num_prompt_tokens;
     b.start_position = work.num_computed_tokens;
     b.token_ids = std::span<const int32_t>(s.token_ids)
-                      .subspan(work.num_computed_tokens, work.num_scheduled_tokens);
-    b.all_token_ids = s.token_ids;
+                      .subspan(work.num_computed_tokens, work.num_scheduled_tokens + s.num_drafts);
+    b.all_token_ids = std::span<const int32_t>(s.token_ids).first(num_tokens);
     b.block_table = s.block_table;
     b.num_samples = work.num_samples;
+    b.num_drafts = s.num_drafts;
+    b.num_lookahead = work.num_lookahead;
     batch.push_back(b);
   }
   return batch;
@@ -46,10 +54,25 @@ std::vector<batch_sequence> sequence_mirror::apply(const step_plan& plan) {
 
 void sequence_mirror::append_samples(const step_result& result) {
   for (const sequence_sample& sample : result.seqs) {
-    if (sample.token_ids.size() != 1) continue;
     auto it = seqs_.find(sample.seq);
-    if (it != seqs_.end()) it->second.token_ids.push_back(sample.token_ids[0]);
+    if (it == seqs_.end()) continue;
+    state& s = it->second;
+    if (s.num_drafts == 0 && sample.token_ids.size() != 1) continue;  // a fork
+    drop_drafts(s);
+    s.token_ids.insert(s.token_ids.end(), sample.token_ids.begin(), sample.token_ids.end());
   }
+}
+
+std::span<const int32_t> sequence_mirror::tokens(seq_id seq) const {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end()) return {};
+  return std::span<const int32_t>(it->second.token_ids)
+      .first(it->second.token_ids.size() - static_cast<size_t>(it->second.num_drafts));
+}
+
+void sequence_mirror::drop_drafts(state& s) {
+  s.token_ids.resize(s.token_ids.size() - static_cast<size_t>(s.num_drafts));
+  s.num_drafts = 0;
 }
 
 }  // namespace actorllm

@@ -23,9 +23,12 @@ struct batch_sequence {
   int32_t num_prompt_tokens = 0;
   int32_t start_position = 0;              ///< position of token_ids[0]
   std::span<const int32_t> token_ids;      ///< to compute: positions [start, start + size)
-  std::span<const int32_t> all_token_ids;  ///< prompt + generated so far (penalties)
+                                           ///< (its last num_drafts are drafts to verify)
+  std::span<const int32_t> all_token_ids;  ///< prompt + generated so far (penalties), no drafts
   std::span<const block_id> block_table;   ///< position p lives in block_table[p / block_size]
   int32_t num_samples = 0;                 ///< tokens to sample from the last position
+  int32_t num_drafts = 0;                  ///< speculative drafts at the end of token_ids
+  int32_t num_lookahead = 0;               ///< proposals wanted after this step
 };
 
 class sequence_mirror {
@@ -36,8 +39,11 @@ class sequence_mirror {
   /// Keeps the step's lone samples (one token for a sequence) as the sequences' next tokens:
   /// the scheduler counts them as known to the workers and never sends them back, so a step
   /// planned before the sample was drawn can compute it. A request's first sampling with
-  /// n > 1 forks, and the scheduler introduces each sample's sequence in full instead.
+  /// n > 1 forks, and the scheduler introduces each sample's sequence in full instead. A
+  /// sequence that verified drafts drops them and keeps every token it got instead.
   void append_samples(const step_result& result);
+  /// Every token of a known sequence (prompt and generated, no drafts); empty if unknown.
+  std::span<const int32_t> tokens(seq_id seq) const;
 
   int32_t num_sequences() const { return static_cast<int32_t>(seqs_.size()); }
   bool knows(seq_id seq) const { return seqs_.count(seq) != 0; }
@@ -50,7 +56,10 @@ class sequence_mirror {
     sampling_params params;
     std::vector<int32_t> token_ids;
     std::vector<block_id> block_table;
+    int32_t num_drafts = 0;  // at the end of token_ids while a step verifies them
   };
+  static void drop_drafts(state& s);
+
   std::unordered_map<seq_id, state> seqs_;
 };
 

@@ -1,0 +1,155 @@
+// Speculative decoding (n-gram proposals) on the actor-free engine with stories260K: greedy
+// output identical to plain decoding under batching, chunked prefill, preemption (both modes)
+// and n > 1; drafts really verified and accepted; every block back at the end.
+#include <gtest/gtest.h>
+
+#include "actors/engine/llm_engine.hpp"
+#include "tests/support/engine_checks.hpp"
+#include "tests/support/requests.hpp"
+
+namespace actorllm {
+namespace {
+
+using testing::ids_request;
+
+speculative_config ngram(int32_t k, int32_t min_n = 1, int32_t max_n = 3) {
+  speculative_config c;
+  c.method = speculative_method::ngram;
+  c.num_speculative_tokens = k;
+  c.prompt_lookup_min = min_n;
+  c.prompt_lookup_max = max_n;
+  return c;
+}
+
+engine_config speculating(engine_config c, const speculative_config& spec) {
+  c.speculative = spec;
+  return c;
+}
+
+/// Stories repeat themselves: a greedy story of stories260K gives n-gram lookup plenty to do.
+std::vector<generate_request> stories(int count, int max_tokens) {
+  auto requests = testing::varied_requests(count, max_tokens, 12, "s");
+  requests[0] = ids_request("s0", {1}, max_tokens);
+  return requests;
+}
+
+std::vector<std::vector<int32_t>> alone_tokens(const std::vector<generate_request>& requests) {
+  llm_engine engine(engine_setup::load(testing::stories_config(256, 256)));
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& r : requests) alone.push_back(run_to_completion(engine, {r})[0][0].token_ids);
+  return alone;
+}
+
+TEST(speculative_decoding, greedy_ngram_gives_exactly_the_plain_tokens_and_accepts_drafts) {
+  const auto requests = stories(6, 150);
+  const auto alone = alone_tokens(requests);
+  for (int32_t k : {1, 3, 5}) {
+    llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), ngram(k))));
+    const auto out = run_to_completion(engine, requests);
+    for (size_t i = 0; i < requests.size(); ++i)
+      EXPECT_EQ(out[i][0].token_ids, alone[i]) << "request " << i << " k " << k;
+    const auto spec = engine.stats().speculation;
+    EXPECT_GT(spec.num_drafts, 0) << "k " << k;
+    EXPECT_GT(spec.num_accepted_tokens, 0) << "k " << k;
+    EXPECT_LE(spec.num_accepted_tokens, spec.num_draft_tokens);
+    EXPECT_LE(static_cast<int32_t>(spec.accepted_per_position.size()), k);
+    // Fewer steps than tokens: accepted drafts came out of one forward with their token.
+    EXPECT_EQ(engine.stats().device.num_used, 0);
+  }
+}
+
+TEST(speculative_decoding, a_lone_sequence_needs_fewer_steps) {
+  const auto request = ids_request("s", {1}, 200);
+  auto count_steps = [&](engine_config c) {
+    llm_engine engine(engine_setup::load(c));
+    engine.add_request(request);
+    int steps = 0;
+    while (engine.has_work()) engine.step(), ++steps;
+    return std::pair(steps, engine.stats().speculation.num_accepted_tokens);
+  };
+  const auto [plain_steps, none] = count_steps(testing::stories_config(256, 256));
+  const auto [spec_steps, accepted] =
+      count_steps(speculating(testing::stories_config(256, 256), ngram(4)));
+  EXPECT_EQ(none, 0);
+  EXPECT_GT(accepted, 0);
+  // Each accepted draft is a step saved (the pacer never pauses a sequence that pays).
+  EXPECT_EQ(spec_steps, plain_steps - accepted);
+}
+
+TEST(speculative_decoding, batched_chunked_and_preempted_runs_match_alone) {
+  const auto requests = testing::varied_requests(16, 60, 30, "r");
+  const auto alone = alone_tokens(requests);
+  for (auto mode : {preemption_mode::recompute, preemption_mode::swap}) {
+    auto c = speculating(testing::stories_config(256, 256), ngram(3));
+    c.scheduler.max_num_batched_tokens = 9;  // chunked prefill, and drafts cut by the budget
+    c.scheduler.preemption = mode;
+    c.cache.num_gpu_blocks_override = 16;  // 128 tokens: forces preemption
+    c.model.max_model_len = 128;
+    c.cache.block_size = 8;
+    llm_engine engine(engine_setup::load(c));
+    const auto out = run_to_completion(engine, requests);
+    testing::expect_preempted_run_matches_alone(engine, out, alone, mode);
+    EXPECT_GT(engine.stats().speculation.num_accepted_tokens, 0) << to_string(mode);
+  }
+}
+
+TEST(speculative_decoding, n_choices_each_speculate_and_match_plain_decoding) {
+  auto r = ids_request("n", {1}, 150);  // drafts start to hit after 60 tokens or so
+  r.params.n = 3;
+  r.params.temperature = 0;
+  llm_engine plain(engine_setup::load(testing::stories_config(256, 256)));
+  const auto expected = run_to_completion(plain, {r})[0];
+  llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), ngram(3))));
+  const auto out = run_to_completion(engine, {r})[0];
+  ASSERT_EQ(out.size(), 3u);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].token_ids, expected[i].token_ids);
+  EXPECT_GT(engine.stats().speculation.num_accepted_tokens, 0);
+  EXPECT_EQ(engine.stats().device.num_used, 0);
+}
+
+TEST(speculative_decoding, stop_tokens_and_max_tokens_cut_inside_accepted_drafts) {
+  llm_engine plain(engine_setup::load(testing::stories_config(256, 256)));
+  const auto story = run_to_completion(plain, {ids_request("p", {1}, 150)})[0][0].token_ids;
+  llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), ngram(5))));
+  for (int32_t max_tokens : {37, 64, 101}) {
+    const auto out = run_to_completion(engine, {ids_request("m", {1}, max_tokens)})[0][0];
+    EXPECT_EQ(out.token_ids, std::vector<int32_t>(story.begin(), story.begin() + max_tokens));
+    EXPECT_EQ(out.finish, finish_reason::length);
+  }
+  auto stopped = ids_request("t", {1}, 150);
+  stopped.params.stop_token_ids = {story[120]};
+  const auto first_stop = std::find(story.begin(), story.end(), story[120]) - story.begin();
+  const auto out = run_to_completion(engine, {stopped})[0][0];
+  EXPECT_EQ(out.token_ids, std::vector<int32_t>(story.begin(), story.begin() + first_stop + 1));
+  EXPECT_EQ(out.finish, finish_reason::stop);
+  EXPECT_EQ(engine.stats().device.num_used, 0);
+}
+
+TEST(speculative_decoding, logprobs_of_verified_tokens_equal_plain_decodings) {
+  auto r = ids_request("l", {1}, 150);
+  r.params.logprobs = 2;
+  llm_engine plain(engine_setup::load(testing::stories_config(256, 256)));
+  const auto expected = run_to_completion(plain, {r})[0][0];
+  llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), ngram(3))));
+  const auto out = run_to_completion(engine, {r})[0][0];
+  ASSERT_EQ(out.token_ids, expected.token_ids);
+  ASSERT_EQ(out.logprobs.size(), expected.logprobs.size());
+  for (size_t i = 0; i < out.logprobs.size(); ++i) {
+    EXPECT_NEAR(out.logprobs[i].logprob, expected.logprobs[i].logprob, 1e-4) << i;
+    EXPECT_EQ(out.logprobs[i].top_ids, expected.logprobs[i].top_ids) << i;
+  }
+  EXPECT_GT(engine.stats().speculation.num_accepted_tokens, 0);
+}
+
+TEST(speculative_decoding, disable_by_batch_size_turns_speculation_off_for_a_full_batch) {
+  auto spec = ngram(3);
+  spec.disable_by_batch_size = 4;
+  llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), spec)));
+  run_to_completion(engine, testing::varied_requests(8, 40, 10, "b"));  // 8 running at once
+  const auto busy = engine.stats().speculation.num_drafts;
+  run_to_completion(engine, {ids_request("alone", {1}, 80)});
+  EXPECT_GT(engine.stats().speculation.num_drafts, busy);  // alone, it speculates again
+}
+
+}  // namespace
+}  // namespace actorllm
