@@ -29,12 +29,20 @@ constexpr int64_t block_depth = 256;
 constexpr int64_t panels_per_chunk = 4;
 
 /// The 16 weights of one input feature k in a panel, widened to float32 in two registers.
-/// f16 and bf16 widen exactly; q8 gives the integers, its scale applied after the sum.
+/// f16 and bf16 widen exactly; q8 and q4 give the integers (q4: code - zero), the scale
+/// applied after the sum. A loader is made per tile, for one group of input features (its
+/// zero points: q4's; the others keep no state). k_stride: elements per input feature.
 template <weight_format F>
 struct panel_loader;
 
+struct stateless_loader {
+  static constexpr int64_t k_stride = width;
+  explicit stateless_loader(const uint8_t* /*zeros*/) {}
+};
+
 template <>
-struct panel_loader<weight_format::f32> {
+struct panel_loader<weight_format::f32> : stateless_loader {
+  using stateless_loader::stateless_loader;
   using element = float;
   ACTORLLM_AVX2 static void load(const float* p, __m256& w0, __m256& w1) {
     w0 = _mm256_loadu_ps(p);
@@ -43,7 +51,8 @@ struct panel_loader<weight_format::f32> {
 };
 
 template <>
-struct panel_loader<weight_format::f16> {
+struct panel_loader<weight_format::f16> : stateless_loader {
+  using stateless_loader::stateless_loader;
   using element = uint16_t;
   ACTORLLM_AVX2 static void load(const uint16_t* p, __m256& w0, __m256& w1) {
     w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -52,7 +61,8 @@ struct panel_loader<weight_format::f16> {
 };
 
 template <>
-struct panel_loader<weight_format::bf16> {
+struct panel_loader<weight_format::bf16> : stateless_loader {
+  using stateless_loader::stateless_loader;
   using element = uint16_t;
   ACTORLLM_AVX2 static void load(const uint16_t* p, __m256& w0, __m256& w1) {
     const __m256i lo = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -64,7 +74,8 @@ struct panel_loader<weight_format::bf16> {
 };
 
 template <>
-struct panel_loader<weight_format::q8> {
+struct panel_loader<weight_format::q8> : stateless_loader {
+  using stateless_loader::stateless_loader;
   using element = int8_t;
   ACTORLLM_AVX2 static void load(const int8_t* p, __m256& w0, __m256& w1) {
     const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -74,7 +85,8 @@ struct panel_loader<weight_format::q8> {
 };
 
 template <>
-struct panel_loader<weight_format::fp8> {
+struct panel_loader<weight_format::fp8> : stateless_loader {
+  using stateless_loader::stateless_loader;
   using element = int8_t;
   /// E4M3FN codes through float16 (packed_matrix::scales says why the value is 2^8 smaller).
   ACTORLLM_AVX2 static void load(const int8_t* p, __m256& w0, __m256& w1) {
@@ -88,17 +100,45 @@ struct panel_loader<weight_format::fp8> {
   }
 };
 
+template <>
+struct panel_loader<weight_format::q4> {
+  using element = uint8_t;
+  static constexpr int64_t k_stride = width / 2;
+  /// The group's zero points of features 0-7 and 8-15, as bytes 0-7 of each register.
+  __m128i zero_lo, zero_hi;
+  ACTORLLM_AVX2 explicit panel_loader(const uint8_t* zeros)
+      : zero_lo(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zeros))),
+        zero_hi(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zeros + 8))) {}
+  /// Eight bytes: the low nibbles are features 0-7, the high ones 8-15 (packed_matrix).
+  ACTORLLM_AVX2 void load(const uint8_t* p, __m256& w0, __m256& w1) const {
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    const __m128i nibble = _mm_set1_epi8(0x0f);
+    const __m128i lo = _mm_sub_epi8(_mm_and_si128(bytes, nibble), zero_lo);
+    const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(bytes, 4), nibble), zero_hi);
+    w0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo));
+    w1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi));
+  }
+};
+
+/// Formats whose blocks' sums are multiplied by per-feature scales.
+template <weight_format F>
+constexpr bool is_scaled =
+    F == weight_format::q8 || F == weight_format::fp8 || F == weight_format::q4;
+
 /// y rows [0, ROWS) x panel columns [0, cols) (+)= x rows @ panel over `depth` input
 /// features; ldx is x's row stride. `accumulate`: add to what y holds (a later depth block).
-/// bias (may be null) is added by the caller's last depth block. scale (q8, fp8): the
-/// panel's 16 per-feature scales, applied to this block's sum before it is added to y.
+/// bias (may be null) is added by the caller's last depth block. scale (q8, fp8, q4): the
+/// panel's 16 per-feature scales of the group the block lies in, applied to this block's sum
+/// before it is added to y; zeros (q4): that group's zero points.
 template <weight_format F, int ROWS>
 ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* panel_bytes,
-                        const float* scale, const float* bias, int64_t cols, bool accumulate,
-                        float* y, int64_t ldy) {
+                        const float* scale, const uint8_t* zeros, const float* bias, int64_t cols,
+                        bool accumulate, float* y, int64_t ldy) {
   using loader = panel_loader<F>;
+  const loader ld(zeros);
+  constexpr int64_t stride = loader::k_stride;
   const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
-  constexpr bool scaled = F == weight_format::q8 || F == weight_format::fp8;
+  constexpr bool scaled = is_scaled<F>;
   // Twelve named accumulators, not an array: GCC spills an array of vectors to the stack on
   // every iteration, which made the loop store-bound at a third of its speed.
   __m256 a00, a01, a10, a11, a20, a21, a30, a31, a40, a41, a50, a51;
@@ -127,20 +167,20 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
 #undef ACTORLLM_LOAD_ROW
   // The panel comes from DRAM on the first row tile of a block: ask for it this many bytes
   // ahead. One row (single-stream decode) is a pure stream and needs to run further ahead.
-  constexpr int64_t row_bytes = width * sizeof(typename loader::element);
+  constexpr int64_t row_bytes = stride * sizeof(typename loader::element);
   constexpr int64_t prefetch_k = (ROWS == 1 ? 4096 : 1024) / row_bytes;
   if constexpr (ROWS == 1) {
     // One row has one FMA per accumulator per k: the FMA's latency, not memory, would bound
     // a 16-bit or int8 stream. Even and odd k go to two chains (a1x are free with one row).
     int64_t k = 0;
     for (; k + 1 < depth; k += 2) {
-      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * width), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
       if constexpr (2 * row_bytes > 64)
-        _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 1 + prefetch_k) * width),
+        _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 1 + prefetch_k) * stride),
                      _MM_HINT_T0);
       __m256 w0, w1, v0, v1;
-      loader::load(panel + k * width, w0, w1);
-      loader::load(panel + (k + 1) * width, v0, v1);
+      ld.load(panel + k * stride, w0, w1);
+      ld.load(panel + (k + 1) * stride, v0, v1);
       const __m256 xk = _mm256_broadcast_ss(x + k), xn = _mm256_broadcast_ss(x + k + 1);
       a00 = _mm256_fmadd_ps(xk, w0, a00);
       a01 = _mm256_fmadd_ps(xk, w1, a01);
@@ -149,7 +189,7 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
     }
     if (k < depth) {
       __m256 w0, w1;
-      loader::load(panel + k * width, w0, w1);
+      ld.load(panel + k * stride, w0, w1);
       const __m256 xk = _mm256_broadcast_ss(x + k);
       a00 = _mm256_fmadd_ps(xk, w0, a00);
       a01 = _mm256_fmadd_ps(xk, w1, a01);
@@ -159,9 +199,9 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
   } else {
 #pragma GCC unroll 4
     for (int64_t k = 0; k < depth; ++k) {
-      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * width), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
       __m256 w0, w1;
-      loader::load(panel + k * width, w0, w1);
+      ld.load(panel + k * stride, w0, w1);
 #define ACTORLLM_FMA_ROW(r)                                 \
   if constexpr (ROWS > r) {                                 \
     const __m256 xr = _mm256_broadcast_ss(x + r * ldx + k); \
@@ -220,18 +260,20 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
 #undef ACTORLLM_STORE_ROW
 }
 
-using tile_fn = void (*)(const float*, int64_t, int64_t, const void*, const float*, const float*,
-                         int64_t, bool, float*, int64_t);
+using tile_fn = void (*)(const float*, int64_t, int64_t, const void*, const float*, const uint8_t*,
+                         const float*, int64_t, bool, float*, int64_t);
 
-/// dst (depth, 16) = a panel's block widened to float32 (q8, fp8: q * scale, the weights
-/// unpack_matrix gives). With several row tiles per block, widening once and running the
-/// float32 tiles beats widening in every tile: the conversions then cost once per block.
+/// dst (depth, 16) = a panel's block widened to float32 (q8, fp8, q4: as unpack_matrix gives
+/// the weights). With several row tiles per block, widening once and running the float32
+/// tiles beats widening in every tile: the conversions then cost once per block.
 template <weight_format F>
-ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const float* scale, int64_t depth,
-                               float* dst) {
+ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const float* scale, const uint8_t* zeros,
+                               int64_t depth, float* dst) {
   using loader = panel_loader<F>;
+  const loader ld(zeros);
+  constexpr int64_t stride = loader::k_stride;
   const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
-  constexpr bool scaled = F == weight_format::q8 || F == weight_format::fp8;
+  constexpr bool scaled = is_scaled<F>;
   __m256 s0 = _mm256_set1_ps(1.0f), s1 = s0;
   if constexpr (scaled) {
     s0 = _mm256_loadu_ps(scale);
@@ -239,7 +281,7 @@ ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const float* scale, int6
   }
   for (int64_t k = 0; k < depth; ++k) {
     __m256 w0, w1;
-    loader::load(panel + k * width, w0, w1);
+    ld.load(panel + k * stride, w0, w1);
     if constexpr (scaled) {
       w0 = _mm256_mul_ps(w0, s0);
       w1 = _mm256_mul_ps(w1, s1);
@@ -249,19 +291,19 @@ ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const float* scale, int6
   }
 }
 
-using widen_fn = void (*)(const void*, const float*, int64_t, float*);
+using widen_fn = void (*)(const void*, const float*, const uint8_t*, int64_t, float*);
 
 template <weight_format F>
 constexpr tile_fn tiles_of[tile_rows + 1] = {nullptr,    tile<F, 1>, tile<F, 2>, tile<F, 3>,
                                              tile<F, 4>, tile<F, 5>, tile<F, 6>};
 
 /// The tiles reading `w`'s format, its block widener (null for float32), the start of its
-/// panels and the bytes of one weight.
+/// panels and the bytes of one panel row (one input feature's 16 weights).
 struct panel_access {
   const tile_fn* tiles;
   widen_fn widen;
   const unsigned char* base;
-  int64_t element_bytes;
+  int64_t row_bytes;
 };
 
 panel_access access_of(const packed_matrix& w) {
@@ -269,20 +311,23 @@ panel_access access_of(const packed_matrix& w) {
   switch (w.format) {
     case F::f16:
       return {tiles_of<F::f16>, widen_block<F::f16>,
-              reinterpret_cast<const unsigned char*>(w.panels16.data()), 2};
+              reinterpret_cast<const unsigned char*>(w.panels16.data()), 2 * width};
     case F::bf16:
       return {tiles_of<F::bf16>, widen_block<F::bf16>,
-              reinterpret_cast<const unsigned char*>(w.panels16.data()), 2};
+              reinterpret_cast<const unsigned char*>(w.panels16.data()), 2 * width};
     case F::q8:
       return {tiles_of<F::q8>, widen_block<F::q8>,
-              reinterpret_cast<const unsigned char*>(w.panels8.data()), 1};
+              reinterpret_cast<const unsigned char*>(w.panels8.data()), width};
     case F::fp8:
       return {tiles_of<F::fp8>, widen_block<F::fp8>,
-              reinterpret_cast<const unsigned char*>(w.panels8.data()), 1};
+              reinterpret_cast<const unsigned char*>(w.panels8.data()), width};
+    case F::q4:
+      return {tiles_of<F::q4>, widen_block<F::q4>, w.panels4.data(), width / 2};
     case F::f32:
       break;
   }
-  return {tiles_of<F::f32>, nullptr, reinterpret_cast<const unsigned char*>(w.panels.data()), 4};
+  return {tiles_of<F::f32>, nullptr, reinterpret_cast<const unsigned char*>(w.panels.data()),
+          4 * width};
 }
 
 /// Whether every slice but the last ends on a panel boundary (then panels write in place).
@@ -315,7 +360,17 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
     }
     return;
   }
+  if (!w.input_order.empty()) {
+    // Panel row j holds input feature input_order[j]: x read in that order. (After the cut
+    // above, which calls back in here: x is reordered once.)
+    thread_local std::vector<float> reordered;
+    reordered.resize(n * in);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < in; ++j) reordered[i * in + j] = x[i * in + w.input_order[j]];
+    x = reordered.data();
+  }
   const panel_access access = access_of(w);
+  const int64_t group = w.group_length(), num_groups = w.num_groups();
   // Where panel p's features go: its slice's tensor, column and row stride.
   struct target {
     float* dst;
@@ -337,28 +392,30 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       // one pass over the panel whatever its height.
       const int64_t num_tiles = (rows_in_block + tile_rows - 1) / tile_rows;
       for (int64_t p = first; p < last; ++p) {
-        const unsigned char* panel = access.base + p * in * width * access.element_bytes;
-        const float* scale = w.scales.empty() ? nullptr : w.scales.data() + p * width;
+        const unsigned char* panel = access.base + p * in * access.row_bytes;
         const int64_t col0 = p * width, cols = std::min(width, out - col0);
         const float* b = bias ? bias + col0 : nullptr;
         const target t = target_of(col0);
         float* y = t.dst + r0 * t.ld;
-        for (int64_t k0 = 0; k0 < in; k0 += block_depth) {
-          const int64_t depth = std::min(block_depth, in - k0);
+        // A depth block never crosses a group's end: one scale (and zero point) per block.
+        for (int64_t k0 = 0, depth = 0; k0 < in; k0 += depth) {
+          depth = std::min({block_depth, in - k0, group - k0 % group});
           const bool last_block = k0 + depth == in;
-          const void* block = panel + k0 * width * access.element_bytes;
+          const void* block = panel + k0 * access.row_bytes;
+          const int64_t at = (p * num_groups + k0 / group) * width;
+          const float* scale = w.scales.empty() ? nullptr : w.scales.data() + at;
+          const uint8_t* zeros = w.zeros.empty() ? nullptr : w.zeros.data() + at;
           const tile_fn* tiles = access.tiles;
-          const float* block_scale = scale;
           if (access.widen && num_tiles > 1) {
-            access.widen(block, scale, depth, widened);
+            access.widen(block, scale, zeros, depth, widened);
             block = widened;
             tiles = tiles_of<weight_format::f32>;
-            block_scale = nullptr;
+            scale = nullptr;
           }
           int64_t r = 0;
           for (int64_t i = 0; i < num_tiles; ++i) {
             const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
-            tiles[rows](x + (r0 + r) * in + k0, in, depth, block, block_scale,
+            tiles[rows](x + (r0 + r) * in + k0, in, depth, block, scale, zeros,
                         last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
             r += rows;
           }

@@ -7,9 +7,11 @@
 /// weights are packed once, so a step streams each weight once, straight into the FMAs.
 ///
 /// Panels hold float32, the checkpoint's own 16-bit values (f16, bf16: widened in registers,
-/// exactly), or int8 with one scale per output feature (q8); the kernel reads each format
+/// exactly), int8 with one scale per output feature or per group of input features (q8), or
+/// 4-bit codes with a scale and zero point per group (q4); the kernel reads each format
 /// directly and accumulates in float32. Packing, unpacking and quantization are
-/// packed_matrix.cpp; the kernel is packed_linear.cpp.
+/// packed_matrix.cpp (grouped integer sources: packed_quantized.cpp); the kernel is
+/// packed_linear.cpp.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -23,17 +25,24 @@ enum class weight_format {
   f32,
   f16,   ///< IEEE binary16
   bf16,  ///< bfloat16: the top half of a float32
-  q8,    ///< int8, w = q * scale of the output feature (symmetric, per output feature)
+  q8,    ///< int8, w = q * scale of the output feature, or of its group of input features
   fp8,   ///< float8 E4M3FN codes as shipped, w = e4m3 * scale of the output feature
+  q4,    ///< 4-bit codes 0..15, w = (code - zero) * scale of the group (GPTQ, AWQ, Q4_0)
 };
 const char* to_string(weight_format format);
-/// Bytes per weight, the scales of q8 aside.
+/// Bytes per weight of a packing source (f32, f16, bf16, fp8), the scales aside.
 int64_t element_size(weight_format format);
 
 /// w (out_features, in_features) as panels of `panel_width` output features: panel p holds
 /// features [p * panel_width, (p + 1) * panel_width) as (in_features, panel_width), so one
 /// input feature's weights for the whole panel are contiguous. The last panel is zero-padded.
 /// Exactly one of the panel vectors is filled, the one of `format`.
+///
+/// Grouped formats (q4, and q8 from a grouped checkpoint) keep one scale (q4: and zero point)
+/// per output feature and group of `group_size` consecutive panel rows. A checkpoint whose
+/// groups are scattered over the input features (GPTQ's desc_act) is packed with its input
+/// features reordered so that each group is contiguous: panel row j then holds input feature
+/// input_order[j], and the kernel reads x in that order.
 struct packed_matrix {
   static constexpr int64_t panel_width = 16;
   weight_format format = weight_format::f32;
@@ -42,12 +51,23 @@ struct packed_matrix {
   std::vector<float, streamed_allocator<float>> panels;          // f32: (num_panels, in, 16)
   std::vector<uint16_t, streamed_allocator<uint16_t>> panels16;  // f16, bf16: the same
   std::vector<int8_t, streamed_allocator<int8_t>> panels8;       // q8, fp8: the same
-  /// q8, fp8: (num_panels * 16), per output feature; 0 past out_features. fp8 keeps 256 times
-  /// the checkpoint's scale: its codes are widened through float16, which reads them 2^8
-  /// smaller (exactly), so that q * scale is the same product.
+  /// q4: (num_panels, in, 8) bytes; byte j of a row holds feature j in its low nibble and
+  /// feature j + 8 in its high one.
+  std::vector<uint8_t, streamed_allocator<uint8_t>> panels4;
+  /// q8, fp8, q4: (num_panels, num_groups, 16), per output feature and group; 0 past
+  /// out_features. fp8 keeps 256 times the checkpoint's scale: its codes are widened through
+  /// float16, which reads them 2^8 smaller (exactly), so that q * scale is the same product.
   std::vector<float> scales;
+  /// q4: (num_panels, num_groups, 16), the code that reads as 0.
+  std::vector<uint8_t> zeros;
+  /// Panel rows per scale; 0: one group of all in_features (per output feature).
+  int64_t group_size = 0;
+  /// Empty, or the input feature of each panel row (a permutation of [0, in_features)).
+  std::vector<int32_t> input_order;
 
   int64_t num_panels() const { return (out_features + panel_width - 1) / panel_width; }
+  int64_t group_length() const { return group_size > 0 ? group_size : in_features; }
+  int64_t num_groups() const { return in_features == 0 ? 1 : in_features / group_length(); }
   bool empty() const { return out_features == 0; }
   /// Bytes the panels (and scales) take.
   int64_t bytes() const;
@@ -68,14 +88,47 @@ struct matrix_rows {
 /// `format`. A 16-bit source kept in its own format is copied bit for bit; float32 to f16 or
 /// bf16 rounds to nearest even. q8 quantizes each output feature o on its own:
 /// scale_o = max_k |w[o][k]| / 127, q[o][k] = round(w[o][k] / scale_o) (halves away from zero),
-/// in [-127, 127]; a row of zeros gets scale 0. fp8 is packed from fp8 rows only (codes and
-/// scales as they are). Needs packed_linear_supported() for f16 and fp8.
+/// in [-127, 127]; a row of zeros gets scale 0. q4 quantizes as llama.cpp's Q4_0, per group of
+/// q4_group_size input features: m = the group's weight of largest magnitude (the first such),
+/// scale = m / -8, code = min(15, floor(w / scale + 8.5)), zero 8; a group of zeros gets scale
+/// 0 (in_features must be a multiple of q4_group_size). fp8 is packed from fp8 rows only
+/// (codes and scales as they are). Needs packed_linear_supported() for f16 and fp8.
 packed_matrix pack_matrix(std::span<const matrix_rows> parts, int64_t in_features,
                           weight_format format);
 
-/// The weights as float32 (out_features, in_features): what the kernel multiplies by, so
-/// exact for f32, f16 and bf16, and q * scale (one float32 product) for q8 (the kernel
-/// multiplies the sum over k by the scale, which equals it up to rounding).
+/// The group of --quantization int4 (Q4_0's block).
+constexpr int64_t q4_group_size = 32;
+
+/// Rows of a matrix quantized per group of input features, decoded from a checkpoint's
+/// packing: w[o][k] = (codes[o][k] - zeros[o][g]) * scales[o][g], where g is k's group.
+struct quantized_rows {
+  const uint8_t* codes;  ///< (num_rows, in_features), each below 2^bits
+  const float* scales;   ///< (num_rows, num_groups)
+  const uint8_t* zeros;  ///< (num_rows, num_groups)
+  int64_t num_rows;
+};
+
+/// How the groups of quantized_rows lie over the input features.
+struct quantized_layout {
+  int bits;            ///< 4 (packed as q4) or 8 (q8: code - zero must lie in [-128, 127])
+  int64_t group_size;  ///< input features per group; in_features for one group per row
+  /// Empty: group g is input features [g * group_size, (g + 1) * group_size). Otherwise a
+  /// permutation of the input features such that input_order[j] is in group j / group_size
+  /// (GPTQ's g_idx sorted), which becomes the packed matrix's input_order.
+  std::span<const int32_t> input_order;
+};
+
+/// Packs grouped integer rows, stacked in order, as q4 or q8, keeping every code, scale and
+/// zero point as given (so unpack_matrix reads back exactly (code - zero) * scale). Throws
+/// std::invalid_argument on a bit width other than 4 or 8, a group size that does not divide
+/// in_features, or (8 bits) a code - zero outside int8.
+packed_matrix pack_quantized(std::span<const quantized_rows> parts, int64_t in_features,
+                             const quantized_layout& layout);
+
+/// The weights as float32 (out_features, in_features), in the input features' own order:
+/// what the kernel multiplies by, so exact for f32, f16 and bf16, q * scale (one float32
+/// product) for q8 and fp8, and float(code - zero) * scale for q4 (the kernel multiplies each
+/// group's sum by its scale, which equals it up to rounding).
 std::vector<float> unpack_matrix(const packed_matrix& w);
 
 /// out(n, in_features) = rows ids[0..n) of w, as unpack_matrix gives them: the embedding

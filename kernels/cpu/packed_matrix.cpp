@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/cpu/packed_linear.hpp"
 #include "kernels/cpu/thread_team.hpp"
@@ -68,9 +69,10 @@ float element(const void* row, weight_format format, int64_t k) {
     case weight_format::fp8:
       return f16_to_float(e4m3_as_f16_bits(static_cast<const uint8_t*>(row)[k])) * 256.0f;
     case weight_format::q8:
+    case weight_format::q4:
       break;
   }
-  throw std::logic_error("a q8 matrix is not a packing source");
+  throw std::logic_error("an integer matrix is not a packing source");
 }
 
 struct source_row {
@@ -123,7 +125,66 @@ void pack_row(packed_matrix& w, int64_t panel, int64_t lane, source_row row,
       }
       return;
     }
+    case weight_format::q4:
+      break;
   }
+  throw std::logic_error("q4 panels are packed through pack_quantized");
+}
+
+/// Q4_0 (pack_matrix's comment gives the rule) of `rows`, through pack_quantized.
+packed_matrix quantize_q4(const std::vector<source_row>& rows, int64_t in) {
+  const int64_t group = q4_group_size;
+  if (in % group != 0)
+    throw std::invalid_argument("int4 quantizes groups of " + std::to_string(group) +
+                                " input features: " + std::to_string(in) +
+                                " is not a multiple of it");
+  const int64_t out = static_cast<int64_t>(rows.size()), groups = in / group;
+  std::vector<uint8_t> codes(out * in), zeros(out * groups, 8);
+  std::vector<float> scales(out * groups);
+  parallel_for(out, 1, 0, [&](int64_t first, int64_t last) {
+    for (int64_t o = first; o < last; ++o)
+      for (int64_t g = 0; g < groups; ++g) {
+        float max = 0.0f;
+        for (int64_t k = g * group; k < (g + 1) * group; ++k) {
+          const float v = element(rows[o].data, rows[o].format, k) * rows[o].scale;
+          if (std::fabs(v) > std::fabs(max)) max = v;
+        }
+        const float scale = max / -8.0f;
+        scales[o * groups + g] = scale;
+        for (int64_t k = g * group; k < (g + 1) * group; ++k) {
+          const float v = element(rows[o].data, rows[o].format, k) * rows[o].scale;
+          const float code = scale != 0.0f ? std::floor(v / scale + 8.5f) : 8.0f;
+          codes[o * in + k] = static_cast<uint8_t>(std::min(code, 15.0f));
+        }
+      }
+  });
+  const quantized_rows whole{codes.data(), scales.data(), zeros.data(), out};
+  return pack_quantized({&whole, 1}, in, {4, group, {}});
+}
+
+/// Weight j (a panel row) of output feature `lane` of panel `panel`, as float32.
+float panel_value(const packed_matrix& w, int64_t panel, int64_t lane, int64_t j) {
+  const int64_t in = w.in_features;
+  const int64_t at = (panel * in + j) * width + lane;
+  const int64_t group = (panel * w.num_groups() + j / w.group_length()) * width + lane;
+  switch (w.format) {
+    case weight_format::f32:
+      return w.panels[at];
+    case weight_format::f16:
+      return f16_to_float(w.panels16[at]);
+    case weight_format::bf16:
+      return bf16_to_float(w.panels16[at]);
+    case weight_format::q8:
+      return w.panels8[at] * w.scales[group];
+    case weight_format::fp8:
+      return f16_to_float(e4m3_as_f16_bits(static_cast<uint8_t>(w.panels8[at]))) * w.scales[group];
+    case weight_format::q4: {
+      const uint8_t byte = w.panels4[(panel * in + j) * (width / 2) + lane % 8];
+      const int code = lane < 8 ? byte & 0xf : byte >> 4;
+      return static_cast<float>(code - int(w.zeros[group])) * w.scales[group];
+    }
+  }
+  return 0.0f;
 }
 
 }  // namespace
@@ -140,6 +201,8 @@ const char* to_string(weight_format format) {
       return "int8";
     case weight_format::fp8:
       return "float8_e4m3";
+    case weight_format::q4:
+      return "int4";
   }
   return "?";
 }
@@ -154,13 +217,16 @@ int64_t element_size(weight_format format) {
     case weight_format::q8:
     case weight_format::fp8:
       return 1;
+    case weight_format::q4:
+      break;
   }
-  return 0;
+  throw std::logic_error("q4 is not a packing source");
 }
 
 int64_t packed_matrix::bytes() const {
   return static_cast<int64_t>(panels.size() * sizeof(float) + panels16.size() * 2 + panels8.size() +
-                              scales.size() * sizeof(float));
+                              panels4.size() + scales.size() * sizeof(float) + zeros.size() +
+                              input_order.size() * sizeof(int32_t));
 }
 
 packed_matrix pack_matrix(const float* w, int64_t out_features, int64_t in_features) {
@@ -179,6 +245,7 @@ packed_matrix pack_matrix(std::span<const matrix_rows> parts, int64_t in_feature
       rows.push_back({static_cast<const unsigned char*>(part.data) +
                           r * in_features * element_size(part.format),
                       part.format, part.row_scales ? part.row_scales[r] : 1.0f});
+  if (format == weight_format::q4) return quantize_q4(rows, in_features);
   p.out_features = static_cast<int64_t>(rows.size());
   const size_t n = p.num_panels() * in_features * width;
   switch (format) {
@@ -194,6 +261,8 @@ packed_matrix pack_matrix(std::span<const matrix_rows> parts, int64_t in_feature
       p.panels8.assign(n, 0);
       p.scales.assign(p.num_panels() * width, 0.0f);
       break;
+    case weight_format::q4:
+      break;  // quantize_q4
   }
   // Panels are independent: packed on the team (a 1B model has 50k of them).
   parallel_for(p.num_panels(), 1, 0, [&](int64_t first, int64_t last) {
@@ -209,32 +278,11 @@ void gather_rows(const packed_matrix& w, const int32_t* ids, int64_t n, float* o
   const int64_t in = w.in_features;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t panel = ids[i] / width, lane = ids[i] % width;
-    const int64_t base = panel * in * width + lane;
     float* dst = out + i * in;
-    switch (w.format) {
-      case weight_format::f32:
-        for (int64_t k = 0; k < in; ++k) dst[k] = w.panels[base + k * width];
-        break;
-      case weight_format::f16:
-        for (int64_t k = 0; k < in; ++k) dst[k] = f16_to_float(w.panels16[base + k * width]);
-        break;
-      case weight_format::bf16:
-        for (int64_t k = 0; k < in; ++k) dst[k] = bf16_to_float(w.panels16[base + k * width]);
-        break;
-      case weight_format::q8: {
-        const float scale = w.scales[panel * width + lane];
-        for (int64_t k = 0; k < in; ++k) dst[k] = w.panels8[base + k * width] * scale;
-        break;
-      }
-      case weight_format::fp8: {
-        const float scale = w.scales[panel * width + lane];
-        for (int64_t k = 0; k < in; ++k) {
-          const auto code = static_cast<uint8_t>(w.panels8[base + k * width]);
-          dst[k] = f16_to_float(e4m3_as_f16_bits(code)) * scale;
-        }
-        break;
-      }
-    }
+    if (w.input_order.empty())
+      for (int64_t j = 0; j < in; ++j) dst[j] = panel_value(w, panel, lane, j);
+    else
+      for (int64_t j = 0; j < in; ++j) dst[w.input_order[j]] = panel_value(w, panel, lane, j);
   }
 }
 

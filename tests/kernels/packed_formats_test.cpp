@@ -11,19 +11,14 @@
 
 #include "kernels/cpu/ops.hpp"
 #include "kernels/cpu/packed_linear.hpp"
+#include "tests/support/random_vectors.hpp"
 
 namespace actorllm {
 namespace {
 
 using cpu::weight_format;
 
-std::vector<float> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using testing::random_vector;
 
 /// bfloat16 by truncation: any 16-bit pattern is a valid source.
 std::vector<uint16_t> to_bf16(const std::vector<float>& v) {

@@ -10,17 +10,12 @@
 #include <vector>
 
 #include "kernels/cpu/ops.hpp"
+#include "tests/support/random_vectors.hpp"
 
 namespace actorllm {
 namespace {
 
-std::vector<float> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using testing::random_vector;
 
 TEST(packed_linear, matches_naive_matmul_for_every_tile_and_panel_shape) {
   if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
