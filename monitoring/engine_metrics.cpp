@@ -107,7 +107,22 @@ engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels,
           add(r.histogram("structured_output_mask_seconds",
                           "Time one step spent computing structured-output token masks (beside "
                           "the forward pass)."),
-              removers_, base, buckets::mask_time())) {
+              removers_, base, buckets::mask_time())),
+      spec_drafts_(add(r.counter("spec_decode_num_drafts_total",
+                                 "Speculative decoding: verifications (a sequence's drafts checked "
+                                 "in one step)."),
+                       removers_, base)),
+      spec_draft_tokens_(add(r.counter("spec_decode_num_draft_tokens_total",
+                                       "Speculative decoding: draft tokens verified."),
+                             removers_, base)),
+      spec_accepted_tokens_(add(r.counter("spec_decode_num_accepted_tokens_total",
+                                          "Speculative decoding: draft tokens accepted."),
+                                removers_, base)),
+      spec_accepted_per_position_family_(
+          r.counter("spec_decode_num_accepted_tokens_per_pos_total",
+                    "Speculative decoding: draft tokens accepted, by draft position (0: the "
+                    "first draft after the sequence's token).")),
+      base_labels_(base) {
   auto& free_blocks = r.gauge("num_free_blocks", "Empty KV-cache blocks, by pool.");
   auto& cached_blocks =
       r.gauge("num_cached_blocks", "Unreferenced blocks still holding a reusable prefix, by pool.");
@@ -194,6 +209,20 @@ void engine_metrics::on_stats(const scheduler_stats& stats) {
   advance(num_preemptions_, last_.num_preemptions, stats.num_preemptions);
   advance(prefix_queries_, last_.prefix_cache_queries, stats.prefix_cache_queries);
   advance(prefix_hits_, last_.prefix_cache_hits, stats.prefix_cache_hits);
+  const speculation_stats& spec = stats.speculation;
+  advance(spec_drafts_, last_.speculation.num_drafts, spec.num_drafts);
+  advance(spec_draft_tokens_, last_.speculation.num_draft_tokens, spec.num_draft_tokens);
+  advance(spec_accepted_tokens_, last_.speculation.num_accepted_tokens, spec.num_accepted_tokens);
+  // Positions are bounded by num_speculative_tokens (at most 32).
+  for (size_t i = 0; i < spec.accepted_per_position.size(); ++i) {
+    if (i == spec_accepted_per_position_.size())
+      spec_accepted_per_position_.push_back(
+          &add(spec_accepted_per_position_family_, removers_,
+               with(base_labels_, "position", std::to_string(i))));
+    const auto& before = last_.speculation.accepted_per_position;
+    advance(*spec_accepted_per_position_[i], i < before.size() ? before[i] : 0,
+            spec.accepted_per_position[i]);
+  }
   last_ = stats;
 }
 
@@ -212,6 +241,9 @@ stats_snapshot engine_metrics::snapshot(double now) const {
   s.num_waiting = last_.num_waiting;
   s.gpu_kv_cache_usage = last_.device.utilization();
   s.cpu_kv_cache_usage = last_.cpu.utilization();
+  s.num_drafts = last_.speculation.num_drafts;
+  s.num_draft_tokens = last_.speculation.num_draft_tokens;
+  s.num_accepted_tokens = last_.speculation.num_accepted_tokens;
   return s;
 }
 

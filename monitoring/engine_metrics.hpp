@@ -118,6 +118,14 @@ class engine_metrics {
   prometheus::Histogram& request_prompt_tokens_;
   prometheus::Histogram& request_generation_tokens_;
   prometheus::Counter& structured_requests_;
+  // Speculative decoding (vLLM's spec_decode_* counters); a position's series appears with
+  // the first draft verified there.
+  prometheus::Counter& spec_drafts_;
+  prometheus::Counter& spec_draft_tokens_;
+  prometheus::Counter& spec_accepted_tokens_;
+  prometheus::Family<prometheus::Counter>& spec_accepted_per_position_family_;
+  std::vector<prometheus::Counter*> spec_accepted_per_position_;
+  prometheus::Labels base_labels_;
   prometheus::Histogram& mask_time_;
 };
 

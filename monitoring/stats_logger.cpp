@@ -18,7 +18,19 @@ std::string format_stats_line(const stats_snapshot& previous, const stats_snapsh
                 rate(previous.num_generation_tokens, current.num_generation_tokens),
                 current.num_running, current.num_swapped, current.num_waiting,
                 current.gpu_kv_cache_usage * 100.0, current.cpu_kv_cache_usage * 100.0);
-  return line;
+  const int64_t drafts = current.num_drafts - previous.num_drafts;
+  const int64_t drafted = current.num_draft_tokens - previous.num_draft_tokens;
+  const int64_t accepted = current.num_accepted_tokens - previous.num_accepted_tokens;
+  if (drafts <= 0 || drafted <= 0) return line;
+  // Mean acceptance length: tokens one verification gives, its accepted drafts plus one.
+  char spec[200];
+  std::snprintf(spec, sizeof spec,
+                " Speculative decoding: draft acceptance rate: %.1f%%, mean acceptance length: "
+                "%.2f, drafted: %lld tokens, accepted: %lld tokens.",
+                100.0 * static_cast<double>(accepted) / static_cast<double>(drafted),
+                1.0 + static_cast<double>(accepted) / static_cast<double>(drafts),
+                static_cast<long long>(drafted), static_cast<long long>(accepted));
+  return std::string(line) + spec;
 }
 
 std::optional<std::string> stats_logger::on_snapshot(const stats_snapshot& snapshot) {

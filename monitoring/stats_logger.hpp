@@ -5,6 +5,11 @@
 ///   Running: 4 reqs, Swapped: 0 reqs, Pending: 2 reqs, GPU KV cache usage: 37.5%,
 ///   CPU KV cache usage: 0.0%.
 ///
+/// (one line), followed, where speculative decoding verified drafts since the last line, by
+///
+///   Speculative decoding: draft acceptance rate: 41.2%, mean acceptance length: 2.24,
+///   drafted: 320 tokens, accepted: 132 tokens.
+///
 /// (one line). Throughputs average the token counters over the time since the previous line.
 /// The shell takes a snapshot when it likes (each step, a timer) and prints what comes back.
 #include <cstdint>
@@ -22,6 +27,9 @@ struct stats_snapshot {
   int32_t num_waiting = 0;
   double gpu_kv_cache_usage = 0.0;  ///< 0..1
   double cpu_kv_cache_usage = 0.0;  ///< 0..1
+  int64_t num_drafts = 0;           ///< speculative verifications, cumulative
+  int64_t num_draft_tokens = 0;     ///< cumulative
+  int64_t num_accepted_tokens = 0;  ///< cumulative
 };
 
 /// The line for `current`, with throughputs over the `seconds` since `previous`.

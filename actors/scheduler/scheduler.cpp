@@ -70,7 +70,17 @@ step_plan scheduler::plan_step() {
   return plan;
 }
 
-void scheduler::build_chunks(request& r, const budget& b) {
+bool scheduler::build_fitting_chunks(request& r, const budget& b, int32_t num_reserved) {
+  build_chunks(r, b);
+  if (blocks_.can_grow(slots_, num_reserved)) return true;
+  const bool had_drafts =
+      std::any_of(chunks_.begin(), chunks_.end(), [](const chunk& c) { return c.num_drafts > 0; });
+  if (!had_drafts) return false;
+  build_chunks(r, b, /*with_drafts=*/false);
+  return blocks_.can_grow(slots_, num_reserved);
+}
+
+void scheduler::build_chunks(request& r, const budget& b, bool with_drafts) {
   chunks_.clear();
   slots_.clear();
   int32_t num_tokens_left = b.num_tokens;
@@ -104,7 +114,7 @@ void scheduler::build_chunks(request& r, const budget& b) {
     int32_t num_scheduled = std::min(end - start, num_tokens_left);
     // Drafts follow a decoding sequence's one new token (a sequence without blocks allocates
     // exactly its tokens' slots first).
-    const int32_t num_drafts = end - start == 1 && !is_new
+    const int32_t num_drafts = with_drafts && end - start == 1 && !is_new
                                    ? num_drafts_to_verify(r, s, num_tokens_left - num_scheduled)
                                    : 0;
     chunk c{i, start + num_scheduled + num_drafts, num_scheduled, num_drafts};
@@ -197,9 +207,9 @@ void scheduler::commit(request& r, budget& b, step_plan& plan) {
     s.num_computed_tokens = c.num_tokens;
     s.num_pending_samples += out.num_samples;
     if (out.num_samples > 0) in_flight_.back().sampling.push_back(s.id);
-    b.num_tokens -= c.num_scheduled;
+    b.num_tokens -= c.num_scheduled + c.num_drafts;  // drafts are computed as tokens are
     --b.num_seqs;
-    plan.num_scheduled_tokens += c.num_scheduled;
+    plan.num_scheduled_tokens += c.num_scheduled + c.num_drafts;
     plan.seqs.push_back(std::move(out));
   }
 }
@@ -209,9 +219,9 @@ bool scheduler::schedule_running(budget& b, step_plan& plan) {
   for (size_t i = 0; i < running_.size() && b.left(); ++i) {
     request& r = *running_[i];
     for (;;) {
-      build_chunks(r, b);
+      const bool fits = build_fitting_chunks(r, b);
       if (chunks_.empty()) break;
-      if (blocks_.can_grow(slots_)) {
+      if (fits) {
         commit(r, b, plan);
         break;
       }
@@ -286,8 +296,7 @@ void scheduler::schedule_swapped(budget& b, step_plan& plan) {
     for (sequence& s : r.seqs) s.table_replaced = true;
     swapped_.pop_front();
     enter_running(r);
-    build_chunks(r, b);
-    if (!chunks_.empty() && blocks_.can_grow(slots_)) commit(r, b, plan);
+    if (build_fitting_chunks(r, b) && !chunks_.empty()) commit(r, b, plan);
   }
 }
 

@@ -162,7 +162,12 @@ class scheduler {
   // schedule() and schedule_ahead(), in scheduler.cpp
   step_plan plan_step();
   bool ends_at_pending_sample(const request& r, const sequence& s) const;
-  void build_chunks(request& r, const budget& b);
+  /// The request's chunks for this step into chunks_ and slots_; with `with_drafts`, decoding
+  /// sequences verify their drafts too (grow() tries without them before it preempts).
+  void build_chunks(request& r, const budget& b, bool with_drafts = true);
+  /// build_chunks, then whether its slots fit (keeping num_reserved blocks): the drafts are
+  /// dropped rather than have them cost a preemption or an admission.
+  bool build_fitting_chunks(request& r, const budget& b, int32_t num_reserved = 0);
   /// Drafts `s` may verify this step, with `num_tokens_left` of the budget after its token.
   int32_t num_drafts_to_verify(const request& r, const sequence& s, int32_t num_tokens_left) const;
   /// Proposals to ask for at the end of this step (0: the sequence does not speculate now).

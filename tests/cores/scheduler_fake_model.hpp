@@ -113,19 +113,14 @@ class fake_model {
     result.step = plan.step;
     for (const batch_sequence& b : batch) {
       if (b.num_samples == 0) continue;
-      int32_t end = b.start_position + int32_t(b.token_ids.size());
-      const int32_t first = window_ > 0 ? std::max(0, end - window_) : 0;
-      std::vector<int64_t> codes;
-      for (int32_t p = first; p < end; ++p) {
-        codes.push_back(device_[slot(b, p)]);
-        if (codes.back() != kv_code(b.all_token_ids[p], p)) {
-          ADD_FAILURE() << "seq " << b.seq << " reads wrong KV at position " << p;
-          ++num_kv_errors_;
-        }
-      }
-      uint64_t h = hash_codes(codes);
       sequence_sample sample;
       sample.seq = b.seq;
+      if (b.num_drafts > 0) {
+        verify(b, sample);
+        result.seqs.push_back(std::move(sample));
+        continue;
+      }
+      const uint64_t h = read_context(b, b.start_position + int32_t(b.token_ids.size()));
       for (int32_t j = 0; j < b.num_samples; ++j) {
         int32_t sample_index = b.num_samples == 1 ? b.index : j;
         sample.token_ids.push_back(next_token(h, sample_index, vocab_size_));
@@ -139,14 +134,67 @@ class fake_model {
       result.seqs.push_back(std::move(sample));
     }
     mirror_.append_samples(result);
+    propose(batch, result);
     return result;
   }
 
   int64_t num_computed_tokens() const { return num_computed_tokens_; }
+  int64_t num_drafts_proposed() const { return num_drafts_proposed_; }
   int64_t num_kv_errors() const { return num_kv_errors_; }
   const sequence_mirror& mirror() const { return mirror_; }
 
  private:
+  /// The hash of the KV a query at position end - 1 reads, each code checked against the
+  /// sequence's tokens (its drafts past them).
+  uint64_t read_context(const batch_sequence& b, int32_t end) {
+    const int32_t first = window_ > 0 ? std::max(0, end - window_) : 0;
+    const auto num_known = int32_t(b.all_token_ids.size());
+    std::vector<int64_t> codes;
+    for (int32_t p = first; p < end; ++p) {
+      codes.push_back(device_[slot(b, p)]);
+      const int32_t token =
+          p < num_known ? b.all_token_ids[p] : b.token_ids[size_t(p - b.start_position)];
+      if (codes.back() != kv_code(token, p)) {
+        ADD_FAILURE() << "seq " << b.seq << " reads wrong KV at position " << p;
+        ++num_kv_errors_;
+      }
+    }
+    return hash_codes(codes);
+  }
+
+  /// Speculative decoding: a draft stands while it is the token the model draws there.
+  void verify(const batch_sequence& b, sequence_sample& sample) {
+    const auto drafts = b.token_ids.last(size_t(b.num_drafts));
+    const int32_t first_row_end = b.start_position + int32_t(b.token_ids.size()) - b.num_drafts;
+    for (int32_t i = 0; i <= b.num_drafts; ++i) {
+      sample.token_ids.push_back(
+          next_token(read_context(b, first_row_end + i), b.index, vocab_size_));
+      if (b.params->logprobs >= 0) sample.logprobs.push_back({sample.token_ids.back(), -0.5f});
+      if (i == b.num_drafts || sample.token_ids.back() != drafts[size_t(i)]) break;
+    }
+  }
+
+  /// Proposals that are right for a while, then wrong: the first m of k drafts are the model's
+  /// own continuation (m from a hash of the sequence and its length), the rest are not.
+  void propose(const std::vector<batch_sequence>& batch, step_result& result) {
+    for (sequence_sample& sample : result.seqs) {
+      auto b = std::find_if(batch.begin(), batch.end(),
+                            [&](const batch_sequence& x) { return x.seq == sample.seq; });
+      if (b == batch.end() || b->num_lookahead <= 0) continue;
+      std::vector<int32_t> tokens(mirror_.tokens(sample.seq).begin(),
+                                  mirror_.tokens(sample.seq).end());
+      const auto num_right =
+          int32_t(mix(uint64_t(sample.seq) * 31 + tokens.size()) % uint64_t(b->num_lookahead + 1));
+      for (int32_t j = 0; j < b->num_lookahead; ++j) {
+        int32_t token = next_token(hash_tokens(tokens, window_), b->index, vocab_size_);
+        if (j >= num_right) token = (token + 1) % vocab_size_;
+        sample.draft_token_ids.push_back(token);
+        tokens.push_back(token);
+      }
+      num_drafts_proposed_ += b->num_lookahead;
+    }
+  }
+
   size_t slot(const batch_sequence& b, int32_t position) {
     size_t index = size_t(position / block_size_);
     if (index >= b.block_table.size()) {
@@ -176,6 +224,7 @@ class fake_model {
   sequence_mirror mirror_;
   int64_t num_computed_tokens_ = 0;
   int64_t num_kv_errors_ = 0;
+  int64_t num_drafts_proposed_ = 0;
 };
 
 }  // namespace actorllm::testing

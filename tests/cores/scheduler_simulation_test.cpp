@@ -23,15 +23,18 @@ struct simulation_case {
   bool prefix_caching;
   scheduling_policy policy;
   uint64_t seed;
-  bool ahead;          // asynchronous scheduling: a second plan queued behind the one in flight
-  int32_t window = 0;  // a sliding-window model: blocks behind the window are released
+  bool ahead;             // asynchronous scheduling: a second plan queued behind the one in flight
+  int32_t window = 0;     // a sliding-window model: blocks behind the window are released
+  int32_t speculate = 0;  // speculative decoding: drafts per step (the fake model proposes)
 };
 
 std::string name_of(const ::testing::TestParamInfo<simulation_case>& info) {
   const simulation_case& c = info.param;
   return std::string(to_string(c.mode)) + (c.prefix_caching ? "_caching_" : "_nocache_") +
          to_string(c.policy) + (c.ahead ? "_ahead_" : "_") +
-         (c.window > 0 ? "window" + std::to_string(c.window) + "_" : "") + std::to_string(c.seed);
+         (c.window > 0 ? "window" + std::to_string(c.window) + "_" : "") +
+         (c.speculate > 0 ? "spec" + std::to_string(c.speculate) + "_" : "") +
+         std::to_string(c.seed);
 }
 
 class SchedulerSimulation : public ::testing::TestWithParam<simulation_case> {};
@@ -50,6 +53,10 @@ TEST_P(SchedulerSimulation, EveryRequestGetsExactlyItsOutput) {
   o.scheduler.max_waiting_requests = 1000;
   o.enable_prefix_caching = c.prefix_caching;
   o.sliding_window = c.window;
+  if (c.speculate > 0) {
+    o.speculative.method = speculative_method::ngram;  // the fake model's proposals stand in
+    o.speculative.num_speculative_tokens = c.speculate;
+  }
   harness h(o);
   std::mt19937_64 rng(c.seed);
   auto uniform = [&rng](int32_t lo, int32_t hi) {
@@ -128,7 +135,7 @@ TEST_P(SchedulerSimulation, EveryRequestGetsExactlyItsOutput) {
     ASSERT_EQ(device.num_used + device.num_free + device.num_cached, device.num_blocks);
   }
   EXPECT_FALSE(h.sched.has_work()) << "stuck after " << step << " steps";
-  EXPECT_GT(step, 1000);
+  EXPECT_GT(step, c.speculate > 0 ? 500 : 1000);  // accepted drafts save steps
 
   for (const std::string& id : ids) h.expect_consistent(id);
   block_manager_stats blocks = h.sched.blocks().stats();
@@ -137,7 +144,16 @@ TEST_P(SchedulerSimulation, EveryRequestGetsExactlyItsOutput) {
   EXPECT_EQ(blocks.device.num_free + blocks.device.num_cached, blocks.device.num_blocks);
   EXPECT_EQ(h.model.mirror().num_sequences(), 0);  // the workers forgot every sequence
 
-  if (c.ahead) {
+  if (c.speculate > 0) {
+    // Drafts verified, some accepted and some not; a step that verifies waits for the one
+    // before, so fewer go out ahead.
+    const speculation_stats spec = h.sched.stats().speculation;
+    std::printf("%lld verifications, %lld/%lld drafts accepted\n", (long long)spec.num_drafts,
+                (long long)spec.num_accepted_tokens, (long long)spec.num_draft_tokens);
+    EXPECT_GT(spec.num_accepted_tokens, 0);
+    EXPECT_LT(spec.num_accepted_tokens, spec.num_draft_tokens);
+    EXPECT_LE(spec.num_draft_tokens, h.model.num_drafts_proposed());
+  } else if (c.ahead) {
     // Most steps went out ahead, most of their decodes computing a token still being drawn.
     std::printf("%lld plans ahead, %lld tokens computed before they were known\n",
                 (long long)num_planned_ahead, (long long)num_tokens_computed_ahead);
@@ -176,6 +192,14 @@ std::vector<simulation_case> all_cases() {
   for (preemption_mode mode : {preemption_mode::recompute, preemption_mode::swap}) {
     for (bool ahead : {false, true})
       cases.push_back({mode, true, scheduling_policy::fcfs, seed++, ahead, 18});
+  }
+  // Speculative decoding, with and without a window.
+  seed = 201;
+  for (preemption_mode mode : {preemption_mode::recompute, preemption_mode::swap}) {
+    for (bool ahead : {false, true}) {
+      cases.push_back({mode, true, scheduling_policy::fcfs, seed++, ahead, 0, 3});
+      cases.push_back({mode, false, scheduling_policy::priority, seed++, ahead, 18, 2});
+    }
   }
   return cases;
 }

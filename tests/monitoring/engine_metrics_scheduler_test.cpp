@@ -98,5 +98,41 @@ TEST(engine_metrics_with_scheduler, counters_agree_with_the_outputs_and_the_core
   EXPECT_EQ(metrics.snapshot(now).num_generation_tokens, num_generated);
 }
 
+TEST(engine_metrics_with_scheduler, speculative_counters_agree_with_the_core) {
+  scheduler_options options = testing::small_options(/*num_device_blocks=*/48);
+  options.speculative.method = speculative_method::ngram;  // the fake model proposes
+  options.speculative.num_speculative_tokens = 3;
+  testing::harness h(options);
+  metrics_registry registry;
+  engine_metrics metrics(registry, {"m", 0, options.max_model_len});
+  for (int32_t i = 0; i < 4; ++i)
+    h.add("r" + std::to_string(i), testing::make_prompt(5 + i), testing::make_params(40));
+  while (h.sched.has_work()) {
+    h.step();
+    metrics.on_step(h.sched.stats(), 0.01);
+  }
+  const speculation_stats spec = h.sched.stats().speculation;
+  ASSERT_GT(spec.num_accepted_tokens, 0);
+  EXPECT_EQ(counter_value(registry, "actorllm:spec_decode_num_drafts_total"), spec.num_drafts);
+  EXPECT_EQ(counter_value(registry, "actorllm:spec_decode_num_draft_tokens_total"),
+            spec.num_draft_tokens);
+  EXPECT_EQ(counter_value(registry, "actorllm:spec_decode_num_accepted_tokens_total"),
+            spec.num_accepted_tokens);
+  ASSERT_EQ(spec.accepted_per_position.size(), 3u);
+  int64_t sum = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    const auto at =
+        counter_value(registry, "actorllm:spec_decode_num_accepted_tokens_per_pos_total",
+                      {{"position", std::to_string(i)}});
+    EXPECT_EQ(at, spec.accepted_per_position[i]) << "position " << i;
+    sum += at;
+    if (i > 0) EXPECT_LE(at, spec.accepted_per_position[i - 1]);  // a draft stands on the last
+  }
+  EXPECT_EQ(sum, spec.num_accepted_tokens);
+  const stats_snapshot snapshot = metrics.snapshot(1.0);
+  EXPECT_EQ(snapshot.num_draft_tokens, spec.num_draft_tokens);
+  EXPECT_EQ(snapshot.num_accepted_tokens, spec.num_accepted_tokens);
+}
+
 }  // namespace
 }  // namespace actorllm

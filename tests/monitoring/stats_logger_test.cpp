@@ -28,6 +28,19 @@ TEST(stats_logger, line_has_vllm_wording) {
             "CPU KV cache usage: 6.2%.");
 }
 
+TEST(stats_logger, speculative_decoding_adds_its_acceptance_over_the_interval) {
+  stats_snapshot previous = at(10.0, 100, 50);
+  stats_snapshot current = at(15.0, 100, 150);
+  EXPECT_EQ(format_stats_line(previous, current).find("Speculative"), std::string::npos);
+  previous.num_drafts = 10, previous.num_draft_tokens = 30, previous.num_accepted_tokens = 12;
+  current.num_drafts = 50, current.num_draft_tokens = 150, current.num_accepted_tokens = 72;
+  const std::string line = format_stats_line(previous, current);
+  EXPECT_NE(line.find(" Speculative decoding: draft acceptance rate: 50.0%, mean acceptance "
+                      "length: 2.50, drafted: 120 tokens, accepted: 60 tokens."),
+            std::string::npos)
+      << line;
+}
+
 TEST(stats_logger, a_line_every_interval) {
   stats_logger logger(5.0);
   EXPECT_FALSE(logger.on_snapshot(at(100.0, 0, 0))) << "the first snapshot starts the clock";
