@@ -29,8 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int64_t n = view.numel();
     FUZZ_CHECK(n >= 0 && static_cast<size_t>(n) <= size);
     FUZZ_CHECK(store->contains(name));
-    if (view.dtype == tensor_dtype::f8_e4m3) {
-      // float8 is read only with its scales (load_f32 refuses it): convert the codes alone.
+    if (view.dtype == tensor_dtype::f8_e4m3 || view.dtype == tensor_dtype::i32 ||
+        view.dtype == tensor_dtype::i64) {
+      // float8 is read only with its scales, integers only as a quantized checkpoint's packed
+      // tensors (load_f32 refuses both): convert the values alone.
       std::vector<float> values(static_cast<size_t>(n));
       convert_to_f32(view.dtype, view.data, n, values.data());
       continue;

@@ -39,7 +39,7 @@ llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard,
   weights_ = load_llama_weights(store, config_, /*with_matrices=*/!packed_only());
   if (packed_only()) {
     std::call_once(packed_->once, [&] {
-      packed_->weights = load_packed_llama_weights(store, config_, storage_.format);
+      packed_->weights = load_packed_llama_weights(store, config_, storage_.format, quantized);
     });
   }
   weights_.rotary = build_rotary_table(config_, config_.max_context());

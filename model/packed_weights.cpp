@@ -3,6 +3,8 @@
 #include <deque>
 #include <string>
 
+#include "model/quantized_checkpoint.hpp"
+
 namespace actorllm {
 
 namespace {
@@ -20,6 +22,8 @@ class rows_reader {
       throw std::runtime_error("tensor '" + name + "' has shape " + shape_text(view.shape) +
                                ", expected [" + std::to_string(rows) + ", " + std::to_string(cols) +
                                "]");
+    if (view.dtype == tensor_dtype::i32 || view.dtype == tensor_dtype::i64)
+      throw std::runtime_error("tensor '" + name + "' holds integers, not weights");
     cpu::matrix_rows r{view.data, source_format(view.dtype), rows};
     if (view.dtype == tensor_dtype::f8_e4m3) r.row_scales = scales_of(name + "_scale", rows).data();
     return r;
@@ -61,6 +65,8 @@ cpu::weight_format source_format(tensor_dtype dtype) {
     case tensor_dtype::f8_e4m3:
       return cpu::weight_format::fp8;
     case tensor_dtype::f32:
+    case tensor_dtype::i32:
+    case tensor_dtype::i64:
       break;
   }
   return cpu::weight_format::f32;
@@ -92,45 +98,98 @@ std::unique_ptr<packed_llama_weights> pack_llama_weights(const llama_weights& we
   return p;
 }
 
-std::unique_ptr<packed_llama_weights> load_packed_llama_weights(const tensor_store& store,
-                                                                const model_config_hf& c,
-                                                                cpu::weight_format format) {
+namespace {
+
+/// A projection to pack: its tensors' name without ".weight" (or ".qweight", ...), and rows.
+struct projection {
+  std::string prefix;
+  int64_t rows;
+};
+
+/// Packs projections stacked in order (q, k, v fused) from a checkpoint: dense rows (float,
+/// 16-bit, float8) as the choice says, integer codes as shipped.
+class projection_packer {
+ public:
+  projection_packer(const tensor_store& store, cpu::weight_format format,
+                    const checkpoint_quantization& quantized)
+      : store_(store), rows_of_(store), format_(format), quantized_(quantized) {}
+
+  /// Whether the checkpoint has projection `prefix` in any form.
+  bool has(const std::string& prefix) const {
+    return store_.contains(prefix + ".weight") ||
+           has_quantized_projection(store_, quantized_, prefix);
+  }
+
+  cpu::packed_matrix operator()(std::initializer_list<projection> parts, int64_t in) {
+    const bool integer = has_quantized_projection(store_, quantized_, parts.begin()->prefix);
+    for (const auto& part : parts)
+      if (has_quantized_projection(store_, quantized_, part.prefix) != integer)
+        throw std::runtime_error("'" + part.prefix + "' and '" + parts.begin()->prefix +
+                                 "' are fused into one projection, but only one is quantized");
+    if (integer) return pack_integer(parts, in);
+    std::vector<cpu::matrix_rows> rows;
+    for (const auto& part : parts) rows.push_back(rows_of_(part.prefix + ".weight", part.rows, in));
+    // float8 rows stay float8; the rest is packed as `format`.
+    const bool fp8 = rows.front().format == cpu::weight_format::fp8;
+    return cpu::pack_matrix(rows, in, fp8 ? cpu::weight_format::fp8 : format_);
+  }
+
+ private:
+  cpu::packed_matrix pack_integer(std::initializer_list<projection> parts, int64_t in) const {
+    std::vector<decoded_projection> decoded;
+    std::vector<cpu::quantized_rows> rows;
+    for (const auto& part : parts) {
+      decoded.push_back(decode_projection(store_, quantized_, part.prefix, part.rows, in));
+      if (decoded.back().input_order != decoded.front().input_order)
+        throw std::runtime_error("'" + part.prefix + "' orders its groups (g_idx) unlike '" +
+                                 parts.begin()->prefix +
+                                 "', with which it is fused into one projection");
+    }
+    for (const auto& d : decoded) rows.push_back(d.rows_view());
+    const cpu::quantized_layout layout{quantized_.bits, decoded.front().group_size,
+                                       decoded.front().input_order};
+    try {
+      return cpu::pack_quantized(rows, in, layout);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error("'" + parts.begin()->prefix + "': " + e.what());
+    }
+  }
+
+  const tensor_store& store_;
+  rows_reader rows_of_;
+  cpu::weight_format format_;
+  checkpoint_quantization quantized_;
+};
+
+}  // namespace
+
+std::unique_ptr<packed_llama_weights> load_packed_llama_weights(
+    const tensor_store& store, const model_config_hf& c, cpu::weight_format format,
+    const checkpoint_quantization& quantized) {
   const int64_t dim = c.hidden_size, hidden = c.intermediate_size;
   const int64_t q = c.q_size(), kv = c.kv_size();
-  rows_reader rows_of(store);
-  // float8 rows stay float8; the rest is packed as `format`.
-  auto pack = [&](std::initializer_list<cpu::matrix_rows> parts, int64_t in) {
-    const bool fp8 = parts.begin()->format == cpu::weight_format::fp8;
-    return cpu::pack_matrix({parts.begin(), parts.size()}, in,
-                            fp8 ? cpu::weight_format::fp8 : format);
-  };
+  projection_packer pack(store, format, quantized);
   auto p = std::make_unique<packed_llama_weights>();
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const std::string a = "model.layers." + std::to_string(l) + ".self_attn.";
     const std::string m = "model.layers." + std::to_string(l) + ".mlp.";
     packed_llama_weights::layer layer;
     // Phi-3 ships q, k and v fused already, and gate and up, in our order.
-    layer.qkv =
-        store.contains(a + "qkv_proj.weight")
-            ? pack({rows_of(a + "qkv_proj.weight", q + 2 * kv, dim)}, dim)
-            : pack({rows_of(a + "q_proj.weight", q, dim), rows_of(a + "k_proj.weight", kv, dim),
-                    rows_of(a + "v_proj.weight", kv, dim)},
-                   dim);
-    layer.o = pack({rows_of(a + "o_proj.weight", dim, q)}, q);
-    layer.gate_up = store.contains(m + "gate_up_proj.weight")
-                        ? pack({rows_of(m + "gate_up_proj.weight", 2 * hidden, dim)}, dim)
-                        : pack({rows_of(m + "gate_proj.weight", hidden, dim),
-                                rows_of(m + "up_proj.weight", hidden, dim)},
-                               dim);
-    layer.down = pack({rows_of(m + "down_proj.weight", dim, hidden)}, hidden);
+    layer.qkv = pack.has(a + "qkv_proj")
+                    ? pack({{a + "qkv_proj", q + 2 * kv}}, dim)
+                    : pack({{a + "q_proj", q}, {a + "k_proj", kv}, {a + "v_proj", kv}}, dim);
+    layer.o = pack({{a + "o_proj", dim}}, q);
+    layer.gate_up = pack.has(m + "gate_up_proj")
+                        ? pack({{m + "gate_up_proj", 2 * hidden}}, dim)
+                        : pack({{m + "gate_proj", hidden}, {m + "up_proj", hidden}}, dim);
+    layer.down = pack({{m + "down_proj", dim}}, hidden);
     p->layers.push_back(std::move(layer));
   }
-  const auto embed = rows_of("model.embed_tokens.weight", c.vocab_size, dim);
   if (store.contains("lm_head.weight") || !c.tie_word_embeddings) {
-    p->lm_head = pack({rows_of("lm_head.weight", c.vocab_size, dim)}, dim);
-    p->embed = pack({embed}, dim);
+    p->lm_head = pack({{"lm_head", c.vocab_size}}, dim);
+    p->embed = pack({{"model.embed_tokens", c.vocab_size}}, dim);
   } else {
-    p->lm_head = pack({embed}, dim);
+    p->lm_head = pack({{"model.embed_tokens", c.vocab_size}}, dim);
   }
   return p;
 }

@@ -9,6 +9,7 @@
 #include "model/llama_weights.hpp"
 #include "model/model_config.hpp"
 #include "model/safetensors.hpp"
+#include "model/weight_options.hpp"
 
 namespace actorllm {
 
@@ -39,12 +40,13 @@ std::unique_ptr<packed_llama_weights> pack_llama_weights(const llama_weights& we
 
 /// Packs the matrices of a dense model (no experts, one shard) straight from the checkpoint
 /// into `format`: q, k and v fused, gate and up fused, the LM head, and the embedding table
-/// (the LM head where tied). float8 tensors stay float8, with their weight_scale. Throws
-/// std::runtime_error naming a missing tensor or a wrong shape. Needs
-/// cpu::packed_linear_supported().
-std::unique_ptr<packed_llama_weights> load_packed_llama_weights(const tensor_store& store,
-                                                                const model_config_hf& config,
-                                                                cpu::weight_format format);
+/// (the LM head where tied). float8 tensors stay float8, with their weight_scale; the integer
+/// projections of a GPTQ, AWQ or pack-quantized checkpoint (`quantized`) stay 4- or 8-bit
+/// with their groups' scales and zero points. Throws std::runtime_error naming a missing
+/// tensor or a wrong shape. Needs cpu::packed_linear_supported().
+std::unique_ptr<packed_llama_weights> load_packed_llama_weights(
+    const tensor_store& store, const model_config_hf& config, cpu::weight_format format,
+    const checkpoint_quantization& quantized = {});
 
 /// The format of a checkpoint tensor's values as a packing source.
 cpu::weight_format source_format(tensor_dtype dtype);

@@ -28,12 +28,26 @@ tensor_dtype parse_dtype(const std::string& name, const std::filesystem::path& p
   if (name == "F16") return tensor_dtype::f16;
   if (name == "BF16") return tensor_dtype::bf16;
   if (name == "F8_E4M3") return tensor_dtype::f8_e4m3;
-  fail(path,
-       "tensor '" + tensor + "' has unsupported dtype " + name + " (F32, F16, BF16, F8_E4M3 only)");
+  if (name == "I32") return tensor_dtype::i32;
+  if (name == "I64") return tensor_dtype::i64;
+  fail(path, "tensor '" + tensor + "' has unsupported dtype " + name +
+                 " (F32, F16, BF16, F8_E4M3, I32, I64 only)");
 }
 
 size_t dtype_size(tensor_dtype dtype) {
-  return dtype == tensor_dtype::f32 ? 4 : dtype == tensor_dtype::f8_e4m3 ? 1 : 2;
+  switch (dtype) {
+    case tensor_dtype::f32:
+    case tensor_dtype::i32:
+      return 4;
+    case tensor_dtype::i64:
+      return 8;
+    case tensor_dtype::f16:
+    case tensor_dtype::bf16:
+      return 2;
+    case tensor_dtype::f8_e4m3:
+      break;
+  }
+  return 1;
 }
 
 float e4m3_to_float(uint8_t b) {
@@ -114,6 +128,23 @@ void convert_to_f32(tensor_dtype dtype, const void* src, int64_t n, float* dst) 
     case tensor_dtype::f8_e4m3: {
       const auto* bytes = static_cast<const uint8_t*>(src);
       for (int64_t i = 0; i < n; ++i) dst[i] = e4m3_to_float(bytes[i]);
+      return;
+    }
+    case tensor_dtype::i32:
+    case tensor_dtype::i64: {
+      const auto* bytes = static_cast<const unsigned char*>(src);
+      const size_t size = dtype_size(dtype);
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t v = 0;
+        if (size == 4) {
+          int32_t v32;
+          std::memcpy(&v32, bytes + 4 * i, 4);
+          v = v32;
+        } else {
+          std::memcpy(&v, bytes + 8 * i, 8);
+        }
+        dst[i] = static_cast<float>(v);
+      }
       return;
     }
   }
@@ -242,6 +273,10 @@ std::vector<float> tensor_store::load_f32(const std::string& name,
     throw std::runtime_error("tensor '" + name +
                              "' is float8 (F8_E4M3): only the dense layers' projections of a "
                              "checkpoint with a quantization_config are read as float8");
+  if (view.dtype == tensor_dtype::i32 || view.dtype == tensor_dtype::i64)
+    throw std::runtime_error("tensor '" + name +
+                             "' holds integers: only a quantized checkpoint's packed tensors are "
+                             "read as integers");
   std::vector<float> out(view.numel());
   convert_to_f32(view.dtype, view.data, view.numel(), out.data());
   return out;

@@ -11,8 +11,10 @@
 namespace actorllm {
 
 /// f8_e4m3: the OCP "E4M3FN" float8 (sign, 4 exponent bits biased by 7, 3 mantissa bits; no
-/// infinities, 0x7f and 0xff are NaN), as safetensors names it F8_E4M3.
-enum class tensor_dtype { f32, f16, bf16, f8_e4m3 };
+/// infinities, 0x7f and 0xff are NaN), as safetensors names it F8_E4M3. i32 and i64 (I32, I64):
+/// the packed codes, group indices and shapes of quantized checkpoints (GPTQ, AWQ,
+/// compressed-tensors), read as integers, never as weights.
+enum class tensor_dtype { f32, f16, bf16, f8_e4m3, i32, i64 };
 
 struct tensor_view {
   tensor_dtype dtype = tensor_dtype::f32;
@@ -56,7 +58,8 @@ class tensor_store {
   std::map<std::string, const tensor_view*> index_;
 };
 
-/// Converts n elements of `src` stored as `dtype` to float32 (float8 without any scale).
+/// Converts n elements of `src` stored as `dtype` to float32 (float8 without any scale;
+/// integers rounded to the nearest float).
 void convert_to_f32(tensor_dtype dtype, const void* src, int64_t n, float* dst);
 
 }  // namespace actorllm

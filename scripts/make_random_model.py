@@ -21,6 +21,15 @@ quantization_config (the rest in --dtype):
 
   scripts/make_random_model.py --dtype bf16 --quantize fp8-channel --out /tmp/m-fp8
 
+--quantize gptq4 / gptq8 / gptq4-act / awq4 / w4a16 / w8a16 writes them as integer codes by
+round-to-nearest from the float weights, with --group-size input features per scale (128 by
+default; -1: one scale per output channel), in the tensors and quantization_config a real
+checkpoint of each has: GPTQ (AutoGPTQ's format, symmetric; gptq4-act with desc_act and a
+random g_idx), AWQ's GEMM layout (asymmetric, zero points per group), compressed-tensors
+pack-quantized (symmetric, weights only; the scales in --dtype, float16 for f32):
+
+  scripts/make_random_model.py --dtype f16 --quantize gptq4 --group-size 64 --out /tmp/m-gptq
+
 --rope-scaling takes a JSON object (written to config.json as given; a longrope object without
 short_factor/long_factor gets generated lists), "none", or one of the presets linear, dynamic,
 yarn, llama3, longrope, sized so that a 60-token sequence exercises them (max_position_embeddings
@@ -79,30 +88,46 @@ QWEN = ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe")
 # residual), and a final norm near 4 (logits of spread ~4, so greedy top-1 margins are rarely tiny).
 QK_GAIN, POST_GAIN, FINAL_GAIN = 2.0, 3.0, 4.0
 DTYPES = {"f32": ("F32", "float32"), "f16": ("F16", "float16"), "bf16": ("BF16", "bfloat16")}
+INTEGER_SCHEMES = ["gptq4", "gptq8", "gptq4-act", "awq4", "w4a16", "w8a16"]
+
+
+def bf16_bits(a):
+    """float32 values as bfloat16 bit patterns, rounded to nearest even."""
+    u = np.ascontiguousarray(a, dtype="<f4").view("<u4").astype(np.uint64)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype("<u2")
+
+
+def round_to(a, dtype):
+    """float32 values rounded to the float dtype ("F32", "F16", "BF16") and widened back."""
+    a = np.asarray(a, dtype=np.float32)
+    if dtype == "F16":
+        return a.astype(np.float16).astype(np.float32)
+    if dtype == "BF16":
+        return (bf16_bits(a).astype(np.uint32) << 16).view(np.float32)
+    return a
 
 
 def write_safetensors(path, tensors, dtype="F32", metadata=None):
     """Writes tensors (float32 arrays) as F32, F16 or BF16 (round to nearest even). A tensor
-    given as an (array, dtype) pair is written as that dtype instead: "F32", or "F8_E4M3" for
-    a uint8 array of float8 codes (see quantize_fp8)."""
+    given as an (array, dtype) pair is written as that dtype instead: "F32", "F16", "BF16",
+    "F8_E4M3" for a uint8 array of float8 codes (see quantize_fp8), or "I32" / "I64" for
+    integers (packed codes, g_idx, weight_shape)."""
     blobs, dtypes = {}, {}
     for name, array in tensors.items():
         dtypes[name] = dtype
         if isinstance(array, tuple):
             array, dtypes[name] = array
-            if dtypes[name] == "F8_E4M3":
-                blobs[name] = np.ascontiguousarray(array, dtype=np.uint8).tobytes()
-                continue
-        a = np.ascontiguousarray(array, dtype="<f4")
-        if dtypes[name] == "F32":
-            blobs[name] = a.tobytes()
-        elif dtype == "F16":
-            blobs[name] = a.astype("<f2").tobytes()
-        elif dtype == "BF16":
-            u = a.view("<u4").astype(np.uint64)
-            blobs[name] = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype("<u2").tobytes()
+        kind = dtypes[name]
+        if kind == "F8_E4M3":
+            blobs[name] = np.ascontiguousarray(array, dtype=np.uint8).tobytes()
+        elif kind in ("I32", "I64"):
+            blobs[name] = np.ascontiguousarray(array, dtype="<i4" if kind == "I32" else "<i8").tobytes()
+        elif kind == "F16":
+            blobs[name] = np.ascontiguousarray(array, dtype="<f4").astype("<f2").tobytes()
+        elif kind == "BF16":
+            blobs[name] = bf16_bits(array).tobytes()
         else:
-            blobs[name] = a.tobytes()
+            blobs[name] = np.ascontiguousarray(array, dtype="<f4").tobytes()
     header, offset = ({"__metadata__": metadata} if metadata else {}), 0
     for name, array in tensors.items():
         shape = list((array[0] if isinstance(array, tuple) else array).shape)
@@ -168,6 +193,155 @@ def quantize_linears(tensors, strategy):
     return out, config
 
 
+def pack_int32(codes, bits, axis):
+    """Unsigned codes (< 2^bits) packed 32 / bits to an int32 along `axis` (0 or 1), the
+    first in the lowest bits (GPTQ's and compressed-tensors' order); zero-padded to a whole
+    int32."""
+    per_word = 32 // bits
+    c = np.asarray(codes, dtype=np.uint32)
+    if axis == 0:
+        c = c.T
+    pad = -c.shape[1] % per_word
+    c = np.pad(c, ((0, 0), (0, pad)))
+    c = c.reshape(c.shape[0], -1, per_word)
+    packed = np.zeros(c.shape[:2], dtype=np.uint32)
+    for i in range(per_word):
+        packed |= c[:, :, i] << np.uint32(bits * i)
+    packed = packed.view(np.int32)
+    return packed.T.copy() if axis == 0 else packed
+
+
+def groups_of(w, group_size, order=None):
+    """w (out, in) with its input features in `order` (default: as they are), cut into groups
+    of group_size (-1: one group): (out, groups, group_size)."""
+    out, cols = w.shape
+    size = cols if group_size == -1 else group_size
+    if cols % size:
+        sys.exit(f"make_random_model: --group-size {group_size} does not divide {cols} input features")
+    wo = w if order is None else w[:, order]
+    return wo.reshape(out, cols // size, size), size
+
+
+def quantize_gptq(w, bits, group_size, rng, act_order):
+    """AutoGPTQ's symmetric quantizer by round to nearest: per output feature and group,
+    scale = 2 max |w| / (2^bits - 1) (2 / (2^bits - 1) for a group of zeros), zero 2^(bits-1),
+    code = clamp(round(w / scale) + zero, 0, 2^bits - 1) with the scale as stored (float16).
+    act_order: the input features are taken in a random order (as desc_act's Hessian order
+    would), group j being order[j * size : (j + 1) * size]; g_idx gives each feature's group.
+    Tensors as AutoGPTQ packs them: qweight (in * bits / 32, out) along the input features,
+    qzeros (groups, out * bits / 32) holding zero - 1 along the output features, scales
+    (groups, out) float16, g_idx (in) int32."""
+    out, cols = w.shape
+    maxq = 2**bits - 1
+    order = rng.permutation(cols) if act_order else np.arange(cols)
+    grouped, size = groups_of(w, group_size, order)
+    xmax = np.abs(grouped).max(axis=2)
+    scale = np.where(xmax == 0, 2.0, 2.0 * xmax) / maxq
+    scale16 = scale.astype(np.float16).astype(np.float32)  # (out, groups)
+    zero = (maxq + 1) // 2
+    g_idx = np.empty(cols, dtype=np.int32)
+    g_idx[order] = np.arange(cols) // size
+    codes = np.clip(np.round(w / scale16[:, g_idx]) + zero, 0, maxq).astype(np.uint32)  # (out, in)
+    zeros = np.full(scale.shape, zero - 1, dtype=np.uint32)  # (out, groups)
+    return {"qweight": (pack_int32(codes.T, bits, 0), "I32"),
+            "qzeros": (pack_int32(zeros.T, bits, 1), "I32"),
+            "scales": (scale16.T.copy(), "F16"),
+            "g_idx": (g_idx, "I32")}
+
+
+AWQ_ORDER = [0, 2, 4, 6, 1, 3, 5, 7]  # nibble i of an int32 holds column AWQ_ORDER[i] of its 8
+
+
+def pack_awq(values):
+    """(rows, cols) nibbles as AWQ's GEMM layout packs them: (rows, cols / 8) int32."""
+    v = np.asarray(values, dtype=np.uint32).reshape(values.shape[0], -1, 8)
+    packed = np.zeros(v.shape[:2], dtype=np.uint32)
+    for i, column in enumerate(AWQ_ORDER):
+        packed |= v[:, :, column] << np.uint32(4 * i)
+    return packed.view(np.int32)
+
+
+def quantize_awq(w, group_size):
+    """AutoAWQ's zero-point quantizer by round to nearest (no activation-aware scaling): per
+    output feature and group, scale = max(max - min, 1e-5) / 15, zero = clamp(round(-min /
+    scale), 0, 15), code = clamp(round(w / scale) + zero, 0, 15) with the scale as stored
+    (float16). Tensors in the GEMM layout: qweight (in, out / 8), qzeros (groups, out / 8),
+    scales (groups, out) float16."""
+    grouped, size = groups_of(w, group_size)
+    hi, lo = grouped.max(axis=2), grouped.min(axis=2)
+    scale = np.maximum(hi - lo, 1e-5) / 15.0
+    scale16 = scale.astype(np.float16).astype(np.float32)
+    zero = np.clip(np.round(-lo / scale16), 0, 15)
+    codes = np.clip(np.round(grouped / scale16[:, :, None]) + zero[:, :, None], 0, 15)
+    codes = codes.reshape(w.shape).astype(np.uint32)
+    return {"qweight": (pack_awq(codes.T), "I32"),
+            "qzeros": (pack_awq(zero.T.astype(np.uint32)), "I32"),
+            "scales": (scale16.T.copy(), "F16")}
+
+
+def quantize_pack(w, bits, group_size, scale_dtype):
+    """compressed-tensors' symmetric integer quantizer (minmax observer) by round to nearest:
+    per output feature and group, scale = max |w| / ((2^bits - 1) / 2), stored in the model's
+    dtype, q = clamp(round(w / scale), -2^(bits-1), 2^(bits-1) - 1) (0 for a group of zeros);
+    packed as pack_to_int32 does: q + 2^(bits-1) along the input features, first in the
+    lowest bits. Tensors: weight_packed (out, ceil(in * bits / 32)) int32, weight_scale (out,
+    groups), weight_shape (2) int64."""
+    grouped, size = groups_of(w, group_size)
+    scale = round_to(np.abs(grouped).max(axis=2) / ((2**bits - 1) / 2.0), scale_dtype)
+    half = 2 ** (bits - 1)
+    safe = np.where(scale == 0, 1.0, scale)
+    q = np.clip(np.round(grouped / safe[:, :, None]), -half, half - 1)
+    q = np.where(scale[:, :, None] == 0, 0, q).reshape(w.shape)
+    return {"weight_packed": (pack_int32((q + half).astype(np.uint32), bits, 1), "I32"),
+            "weight_scale": (scale, scale_dtype),
+            "weight_shape": (np.array(w.shape, dtype=np.int64), "I64")}
+
+
+def quantize_integer(tensors, scheme, group_size, dtype, seed):
+    """Every projection of the decoder layers (as quantize_linears chooses them) as `scheme`
+    lays it out, and that scheme's quantization_config."""
+    rng = np.random.default_rng(seed + 1)
+    out, orders = {}, {}
+    for name, w in tensors.items():
+        if not (name.startswith("model.layers.") and name.endswith("_proj.weight") and w.ndim == 2):
+            out[name] = w
+            continue
+        prefix = name[: -len(".weight")]
+        if scheme in ("gptq4", "gptq8", "gptq4-act"):
+            # desc_act: projections that read the same input (q k v; gate up) share one order,
+            # as GPTQ's Hessian of that input gives them.
+            block, proj = prefix.rsplit(".", 1)
+            key = (block, proj if proj in ("o_proj", "down_proj") else "input")
+            orders.setdefault(key, int(rng.integers(2**32)))
+            parts = quantize_gptq(w, 8 if scheme == "gptq8" else 4, group_size,
+                                  np.random.default_rng(orders[key]), scheme == "gptq4-act")
+        elif scheme == "awq4":
+            parts = quantize_awq(w, group_size)
+        else:
+            parts = quantize_pack(w, 4 if scheme == "w4a16" else 8, group_size, dtype)
+        for suffix, value in parts.items():
+            out[prefix + "." + suffix] = value
+    bits = 8 if scheme in ("gptq8", "w8a16") else 4
+    if scheme.startswith("gptq"):
+        config = {"bits": bits, "checkpoint_format": "gptq", "damp_percent": 0.01,
+                  "desc_act": scheme == "gptq4-act", "group_size": group_size, "model_file_base_name": "model",
+                  "quant_method": "gptq", "static_groups": False, "sym": True, "true_sequential": True}
+    elif scheme == "awq4":
+        config = {"bits": 4, "group_size": group_size, "modules_to_not_convert": None, "quant_method": "awq",
+                  "version": "gemm", "zero_point": True}
+    else:
+        weights = {"actorder": None, "block_structure": None, "dynamic": False,
+                   "group_size": None if group_size == -1 else group_size, "num_bits": bits,
+                   "observer": "minmax", "observer_kwargs": {}, "strategy": "channel" if group_size == -1 else "group",
+                   "symmetric": True, "type": "int"}
+        config = {"config_groups": {"group_0": {"input_activations": None, "output_activations": None,
+                                                "targets": ["Linear"], "weights": weights}},
+                  "format": "pack-quantized", "global_compression_ratio": None, "ignore": ["lm_head"],
+                  "kv_cache_scheme": None, "quant_method": "compressed-tensors",
+                  "quantization_status": "compressed"}
+    return out, config
+
+
 def rope_preset(kind, rot_dim, max_pos):
     """A rope_scaling object of the given type that acts within a short test sequence."""
     if kind == "linear":
@@ -212,9 +386,12 @@ def parse_args():
     ap.add_argument("--final-logit-softcapping", type=float, help="gemma; 0 writes null")
     ap.add_argument("--generation-config", help="JSON object written as generation_config.json")
     ap.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
-    ap.add_argument("--quantize", choices=["fp8-channel", "fp8-tensor"],
+    ap.add_argument("--quantize", choices=["fp8-channel", "fp8-tensor"] + INTEGER_SCHEMES,
                     help="write the layers' projections as float8 E4M3 with per-channel or per-tensor "
-                         "scales (compressed-tensors); the rest in --dtype")
+                         "scales (compressed-tensors), or as GPTQ, AWQ or compressed-tensors "
+                         "pack-quantized integer codes; the rest in --dtype")
+    ap.add_argument("--group-size", type=int, default=128,
+                    help="integer --quantize: input features per scale, -1 for one per output channel")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", required=True)
     return ap.parse_args()
@@ -461,7 +638,11 @@ def main():
     tensors, config, metadata = llama_model(args) if args.arch == "llama" else family_model(args)
 
     os.makedirs(args.out, exist_ok=True)
-    if args.quantize:
+    if args.quantize in INTEGER_SCHEMES:
+        scale_dtype = "F16" if args.dtype == "f32" else DTYPES[args.dtype][0]
+        tensors, config["quantization_config"] = quantize_integer(tensors, args.quantize, args.group_size,
+                                                                  scale_dtype, args.seed)
+    elif args.quantize:
         tensors, config["quantization_config"] = quantize_linears(tensors, args.quantize.split("-")[1])
     if args.arch == "llama" and args.dtype == "f32" and not args.quantize:
         write_safetensors(os.path.join(args.out, "model.safetensors"), tensors)
