@@ -160,6 +160,47 @@ TEST(engine_system, plain_and_asynchronous_scheduling_give_the_same_outputs) {
   for (size_t i = 0; i < runs[0].size(); ++i) EXPECT_EQ(runs[0][i], runs[1][i]) << "choice " << i;
 }
 
+/// A counter's value in a /metrics text, summed over its series (-1: absent).
+double counter_sum(const std::string& metrics, const std::string& name) {
+  std::istringstream lines(metrics);
+  double sum = -1;
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with(name + "{")) continue;
+    sum = std::max(sum, 0.0) + std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+TEST(engine_system, speculative_decoding_through_the_actors_keeps_greedy_outputs_exact) {
+  // With asynchronous scheduling (a step that verifies drafts waits for the one before) and
+  // with two tensor-parallel ranks (each verifies the same drafts on the same logits).
+  auto requests = varied(10, 120);
+  requests.push_back(ids_request("story", {1}, 150));
+  std::vector<request_output> alone;
+  {
+    engine_system plain(base_config());
+    alone = solo_runs(plain, requests);
+  }
+  for (int32_t tp : {1, 2}) {
+    auto config = base_config();
+    config.parallel.tensor_parallel_size = tp;
+    config.speculative.method = speculative_method::ngram;
+    config.speculative.num_speculative_tokens = 4;
+    config.speculative.prompt_lookup_min = 1;
+    config.speculative.prompt_lookup_max = 3;
+    engine_system engine(config);
+    expect_as_alone(requests, engine.client().generate(requests), alone);
+    ASSERT_TRUE(wait_idle(engine));
+    const auto spec = engine.stats()[0].scheduler.speculation;
+    EXPECT_GT(spec.num_accepted_tokens, 0) << "tp " << tp;
+    const std::string metrics = engine.monitoring().render();
+    EXPECT_EQ(counter_sum(metrics, "actorllm:spec_decode_num_accepted_tokens_total"),
+              spec.num_accepted_tokens);
+    EXPECT_EQ(counter_sum(metrics, "actorllm:spec_decode_num_accepted_tokens_per_pos_total"),
+              spec.num_accepted_tokens);
+  }
+}
+
 TEST(engine_system, float16_cache_swaps_blocks_and_keeps_outputs_exact) {
   // A device pool too small for the batch: requests are preempted by swap, and their float16
   // blocks go to the CPU pool and back.
