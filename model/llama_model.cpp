@@ -1,5 +1,7 @@
 #include "model/llama_model.hpp"
 
+#include <malloc.h>
+
 #include <cmath>
 
 #include "kernels/cpu/ops.hpp"
@@ -41,6 +43,10 @@ llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard,
     std::call_once(packed_->once, [&] {
       packed_->weights = load_packed_llama_weights(store, config_, storage_.format, quantized);
     });
+    // Decoding and quantizing at load free tens of megabytes of temporaries (a matrix's codes,
+    // one byte a weight) that glibc keeps in its heap once its mmap threshold has risen:
+    // handed back, so that the resident memory is the panels'.
+    malloc_trim(0);
   }
   weights_.rotary = build_rotary_table(config_, config_.max_context());
   weights_.local_rotary = build_local_rotary_table(config_, config_.max_context());

@@ -1,9 +1,12 @@
 // Resident memory of a loaded model against its checkpoint's bytes: the 110M-parameter random
 // Llama in bf16 (220 MB), loaded as bf16 (--dtype auto) and as int8 (--quantization int8),
-// holds its matrices once, as packed panels, and the mapped checkpoint is released after load.
+// and as GPTQ and AWQ 4-bit checkpoints, holds its matrices once, as packed panels, and the
+// mapped checkpoint is released after load.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -22,8 +25,12 @@ int64_t resident_bytes() {
   return resident * sysconf(_SC_PAGESIZE);
 }
 
-/// Resident bytes the model adds while loaded.
+/// Resident bytes the model adds while loaded. The heap's free pages go back to the system
+/// first: a model loaded before leaves them resident (glibc raises its mmap threshold once
+/// large blocks are freed, so later ones come from the heap), and reusing them would hide
+/// what this model takes.
 int64_t resident_bytes_of(const std::filesystem::path& dir, const weight_options& options) {
+  malloc_trim(0);
   const int64_t before = resident_bytes();
   const llama_model model(dir, {}, options);
   return resident_bytes() - before;
@@ -40,10 +47,34 @@ TEST(weight_memory, bf16_and_int8_models_hold_their_weights_once) {
   EXPECT_LE(bf16, 1.15 * checkpoint) << bf16 / 1e6 << " MB for " << checkpoint / 1e6 << " MB";
   // int8 against what an int8 checkpoint of the same model would be: half the bf16 one.
   const int64_t int8 = resident_bytes_of(ckpt.dir(), {"auto", "int8"});
+  // int4 at load (Q4_0, every matrix): 4 bits, a float32 scale and a zero byte per 32
+  // weights, 0.66 bytes a weight, recorded against the bf16 checkpoint's 2.
+  const int64_t int4 = resident_bytes_of(ckpt.dir(), {"auto", "int4"});
+  RecordProperty("int4_at_load_resident_MB", std::to_string(int4 / 1e6));
+  EXPECT_LE(int4, 1.15 * checkpoint * 0.66 / 2) << int4 / 1e6 << " MB";
   RecordProperty("checkpoint_MB", std::to_string(checkpoint / 1e6));
   RecordProperty("bf16_resident_MB", std::to_string(bf16 / 1e6));
   RecordProperty("int8_resident_MB", std::to_string(int8 / 1e6));
   EXPECT_LE(int8, 1.15 * checkpoint / 2) << int8 / 1e6 << " MB for " << checkpoint / 2e6 << " MB";
+}
+
+TEST(weight_memory, int4_checkpoints_hold_their_weights_once) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+  cpu::this_thread_team();
+  for (const char* quantize : {"gptq4", "awq4"}) {
+    // Groups of 128; the tied embedding and LM head stay bf16 (49 of about 95 MB).
+    testing::random_model ckpt(std::string("memory-110M-") + quantize,
+                               std::string("--shape 110M --dtype bf16 --quantize ") + quantize);
+    const double checkpoint =
+        static_cast<double>(std::filesystem::file_size(ckpt.dir() / "model.safetensors"));
+    const int64_t resident = resident_bytes_of(ckpt.dir(), {"auto", "none"});
+    RecordProperty(std::string(quantize) + "_checkpoint_MB", std::to_string(checkpoint / 1e6));
+    RecordProperty(std::string(quantize) + "_resident_MB", std::to_string(resident / 1e6));
+    std::printf("%s: %.1f MB resident for a %.1f MB checkpoint\n", quantize, resident / 1e6,
+                checkpoint / 1e6);
+    EXPECT_LE(resident, 1.15 * checkpoint)
+        << quantize << ": " << resident / 1e6 << " MB for " << checkpoint / 1e6 << " MB";
+  }
 }
 
 }  // namespace
