@@ -119,6 +119,19 @@ engine_setup engine_setup::load(const engine_config& config,
   s.runner.grammars = s.grammars;
   s.runner.reasoning_end_token = s.tok.piece_to_id("</think>").value_or(-1);
   s.runner.speculative = config.speculative;
+  if (config.speculative.method == speculative_method::draft_model) {
+    // Whole on every rank, in the target's dtype; its own pool: the target's blocks plus room
+    // for every running sequence's drafts.
+    const std::filesystem::path draft_dir = config.speculative.draft_model;
+    auto draft = std::make_shared<llama_model>(
+        draft_dir, tp_shard{}, weight_options{config.model.dtype, config.model.quantization});
+    check_token_ids_fit(s.tok, draft->config(), tokenizer_dir);
+    s.runner.draft_model = std::move(draft);
+    const int32_t bs = config.cache.block_size;
+    s.runner.num_draft_blocks = budget.num_device_blocks +
+                                config.scheduler.max_num_seqs *
+                                    ((config.speculative.num_speculative_tokens + bs - 1) / bs + 1);
+  }
   return s;
 }
 
@@ -148,6 +161,19 @@ std::string engine_setup::describe() const {
       << to_string(config.scheduler.preemption) << ", prefix caching "
       << (config.cache.enable_prefix_caching ? "on" : "off") << ", CPU threads "
       << cpu::num_threads();
+  const speculative_config& spec = config.speculative;
+  if (spec.method == speculative_method::ngram)
+    out << "\nspeculative decoding: ngram, " << spec.num_speculative_tokens
+        << " drafts per step, lookup of " << spec.prompt_lookup_min << " to "
+        << spec.prompt_lookup_max << " tokens";
+  if (spec.method == speculative_method::draft_model)
+    out << "\nspeculative decoding: draft model " << spec.draft_model << " ("
+        << runner.draft_model->config().architecture << ", "
+        << runner.draft_model->config().num_parameters() / 1e6 << "M parameters), "
+        << spec.num_speculative_tokens << " drafts per step, " << runner.num_draft_blocks
+        << " KV blocks of its own";
+  if (spec.enabled() && spec.disable_by_batch_size > 0)
+    out << ", off from " << spec.disable_by_batch_size << " running sequences";
   return out.str();
 }
 

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "actors/gpu_worker/draft_model_proposer.hpp"
 #include "common/output_merge.hpp"
 
 namespace actorllm {
@@ -15,6 +16,7 @@ llm_engine::llm_engine(engine_setup setup)
   if (setup_.shards.size() > 1)
     throw std::runtime_error(
         "the actor-free engine runs without tensor parallelism (--tensor-parallel-size 1)");
+  attach_draft_model(runner_, *setup_.backend, setup_.runner, setup_.model->config().vocab_size);
 }
 
 std::optional<request_output> llm_engine::add_request(const generate_request& request) {

@@ -19,17 +19,25 @@ class draft_proposer {
   virtual ~draft_proposer() = default;
   /// Fills the draft_token_ids of `result`'s samples whose sequence `work` (the step's work,
   /// in plan order) asked for proposals; `mirror` holds each sequence's tokens, this step's
-  /// samples included.
-  virtual void propose(const std::vector<batch_sequence>& work, const sequence_mirror& mirror,
-                       step_result& result) = 0;
+  /// samples included. `plan` names the sequences that ended (finished_seq_ids).
+  virtual void propose(const step_plan& plan, const std::vector<batch_sequence>& work,
+                       const sequence_mirror& mirror, step_result& result) = 0;
 };
+
+/// The samples of `result` that asked for proposals, each with its work entry.
+struct proposal_request {
+  const batch_sequence* seq;
+  sequence_sample* sample;
+};
+std::vector<proposal_request> proposals_wanted(const std::vector<batch_sequence>& work,
+                                               step_result& result);
 
 /// Prompt lookup: proposals from the sequence's own prompt and output (propose_ngram).
 class ngram_draft_proposer final : public draft_proposer {
  public:
   explicit ngram_draft_proposer(const ngram_options& options) : options_(options) {}
-  void propose(const std::vector<batch_sequence>& work, const sequence_mirror& mirror,
-               step_result& result) override;
+  void propose(const step_plan& plan, const std::vector<batch_sequence>& work,
+               const sequence_mirror& mirror, step_result& result) override;
 
  private:
   ngram_options options_;

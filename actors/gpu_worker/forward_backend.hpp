@@ -41,6 +41,10 @@ struct model_runner_config {
   int32_t reasoning_end_token = -1;
   /// Speculative decoding: how proposals are made (the n-gram lookup's bounds).
   speculative_config speculative;
+  /// The draft model of speculative decoding (null: none), whole on every rank, and the
+  /// blocks of its own KV pool (attach_draft_model).
+  std::shared_ptr<const llama_model> draft_model;
+  int32_t num_draft_blocks = 0;
 };
 
 /// The allowed-token masks of some logits rows of one step (structured output).

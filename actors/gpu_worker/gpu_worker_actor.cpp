@@ -1,5 +1,7 @@
 #include "actors/gpu_worker/gpu_worker_actor.hpp"
 
+#include "actors/gpu_worker/draft_model_proposer.hpp"
+
 namespace actorllm {
 
 worker_actor::behavior_type gpu_worker(worker_actor::stateful_pointer<gpu_worker_state> self,
@@ -8,8 +10,10 @@ worker_actor::behavior_type gpu_worker(worker_actor::stateful_pointer<gpu_worker
                                        model_runner_config config, std::string name,
                                        mailbox_probe probe) {
   auto device_side = backend->make_backend(model, config);
+  const int32_t vocab_size = model->config().vocab_size;
   self->state.runner =
       std::make_unique<model_runner>(std::move(model), config, std::move(device_side));
+  attach_draft_model(*self->state.runner, *backend, config, vocab_size);
   self->state.info = {std::move(name), config.num_device_blocks, config.num_cpu_blocks,
                       config.block_size, self->state.runner->device()};
   self->state.probe = std::move(probe);

@@ -37,7 +37,7 @@ step_result model_runner::execute(const step_plan& plan) {
   std::vector<batch_sequence> work;
   step_result result = run_plan(plan, work);
   mirror_.append_samples(result);
-  if (proposer_) proposer_->propose(work, mirror_, result);
+  if (proposer_) proposer_->propose(plan, work, mirror_, result);
   result.worker_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

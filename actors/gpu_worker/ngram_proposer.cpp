@@ -28,18 +28,25 @@ void propose_ngram(std::span<const int32_t> tokens, int32_t k, const ngram_optio
   }
 }
 
-void ngram_draft_proposer::propose(const std::vector<batch_sequence>& work,
-                                   const sequence_mirror& mirror, step_result& result) {
+std::vector<proposal_request> proposals_wanted(const std::vector<batch_sequence>& work,
+                                               step_result& result) {
   // Samples come in plan order, one per sampling sequence.
+  std::vector<proposal_request> wanted;
   size_t next = 0;
   for (const batch_sequence& s : work) {
     if (s.num_samples <= 0) continue;
     while (next < result.seqs.size() && result.seqs[next].seq != s.seq) ++next;
-    if (next == result.seqs.size()) return;
-    if (s.num_lookahead > 0)
-      propose_ngram(mirror.tokens(s.seq), s.num_lookahead, options_,
-                    result.seqs[next].draft_token_ids);
+    if (next == result.seqs.size()) break;
+    if (s.num_lookahead > 0) wanted.push_back({&s, &result.seqs[next]});
   }
+  return wanted;
+}
+
+void ngram_draft_proposer::propose(const step_plan& /*plan*/,
+                                   const std::vector<batch_sequence>& work,
+                                   const sequence_mirror& mirror, step_result& result) {
+  for (const auto& [seq, sample] : proposals_wanted(work, result))
+    propose_ngram(mirror.tokens(seq->seq), seq->num_lookahead, options_, sample->draft_token_ids);
 }
 
 std::unique_ptr<draft_proposer> make_ngram_proposer(const speculative_config& config) {

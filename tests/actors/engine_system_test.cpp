@@ -172,8 +172,9 @@ double counter_sum(const std::string& metrics, const std::string& name) {
 }
 
 TEST(engine_system, speculative_decoding_through_the_actors_keeps_greedy_outputs_exact) {
-  // With asynchronous scheduling (a step that verifies drafts waits for the one before) and
-  // with two tensor-parallel ranks (each verifies the same drafts on the same logits).
+  // With asynchronous scheduling (a step that verifies drafts waits for the one before): by
+  // n-gram lookup, and by a draft model with two tensor-parallel ranks (each drafts and
+  // verifies the same tokens on the same logits).
   auto requests = varied(10, 120);
   requests.push_back(ids_request("story", {1}, 150));
   std::vector<request_output> alone;
@@ -188,6 +189,11 @@ TEST(engine_system, speculative_decoding_through_the_actors_keeps_greedy_outputs
     config.speculative.num_speculative_tokens = 4;
     config.speculative.prompt_lookup_min = 1;
     config.speculative.prompt_lookup_max = 3;
+    if (tp == 2) {
+      // The target as its own draft, whole on each rank.
+      config.speculative.method = speculative_method::draft_model;
+      config.speculative.draft_model = testing::stories260k_dir().string();
+    }
     engine_system engine(config);
     expect_as_alone(requests, engine.client().generate(requests), alone);
     ASSERT_TRUE(wait_idle(engine));

@@ -1,10 +1,15 @@
-// Speculative decoding (n-gram proposals) on the actor-free engine with stories260K: greedy
-// output identical to plain decoding under batching, chunked prefill, preemption (both modes)
-// and n > 1; drafts really verified and accepted; every block back at the end.
+// Speculative decoding on the actor-free engine with stories260K, by n-gram lookup and by a
+// draft model: greedy output identical to plain decoding under batching, chunked prefill,
+// preemption (both modes) and n > 1; drafts really verified and accepted; every block back at
+// the end; and under sampling, the tokens' distribution that of plain decoding.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
 
 #include "actors/engine/llm_engine.hpp"
 #include "tests/support/engine_checks.hpp"
+#include "tests/support/random_models.hpp"
 #include "tests/support/requests.hpp"
 
 namespace actorllm {
@@ -18,6 +23,14 @@ speculative_config ngram(int32_t k, int32_t min_n = 1, int32_t max_n = 3) {
   c.num_speculative_tokens = k;
   c.prompt_lookup_min = min_n;
   c.prompt_lookup_max = max_n;
+  return c;
+}
+
+speculative_config draft_model(const std::string& dir, int32_t k) {
+  speculative_config c;
+  c.method = speculative_method::draft_model;
+  c.draft_model = dir;
+  c.num_speculative_tokens = k;
   return c;
 }
 
@@ -149,6 +162,106 @@ TEST(speculative_decoding, disable_by_batch_size_turns_speculation_off_for_a_ful
   const auto busy = engine.stats().speculation.num_drafts;
   run_to_completion(engine, {ids_request("alone", {1}, 80)});
   EXPECT_GT(engine.stats().speculation.num_drafts, busy);  // alone, it speculates again
+}
+
+TEST(speculative_decoding, a_draft_model_gives_exactly_the_plain_tokens) {
+  const auto requests = testing::varied_requests(12, 60, 30, "d");
+  const auto alone = alone_tokens(requests);
+  // The target as its own draft (nearly every draft stands), a random draft with the target's
+  // vocabulary (nearly none does), and one whose vocabulary is larger (its ids past the
+  // target's are never proposed).
+  testing::random_model same_vocab("draft512",
+                                   "--dim 64 --layers 2 --heads 4 --kv-heads 2 --hidden 172 "
+                                   "--vocab 512");
+  testing::random_model larger_vocab("draft600",
+                                     "--dim 64 --layers 1 --heads 4 --kv-heads 4 --hidden 96 "
+                                     "--vocab 600 --seed 7");
+  const std::string itself = testing::stories260k_dir().string();
+  for (const auto& [dir, min_rate] : std::vector<std::pair<std::string, double>>{
+           {itself, 0.9}, {same_vocab.dir().string(), 0.0}, {larger_vocab.dir().string(), 0.0}}) {
+    for (auto mode : {preemption_mode::recompute, preemption_mode::swap}) {
+      auto c = speculating(testing::stories_config(256, 256), draft_model(dir, 3));
+      c.scheduler.max_num_batched_tokens = 16;  // chunked prefill
+      c.scheduler.preemption = mode;
+      c.cache.num_gpu_blocks_override = 24;  // forces preemption
+      c.model.max_model_len = 128;
+      c.cache.block_size = 8;
+      llm_engine engine(engine_setup::load(c));
+      const auto out = run_to_completion(engine, requests);
+      testing::expect_preempted_run_matches_alone(engine, out, alone, mode);
+      const auto spec = engine.stats().speculation;
+      EXPECT_GT(spec.num_draft_tokens, 0) << dir;
+      EXPECT_GE(double(spec.num_accepted_tokens), min_rate * double(spec.num_draft_tokens))
+          << dir << ": " << spec.num_accepted_tokens << "/" << spec.num_draft_tokens;
+    }
+  }
+}
+
+/// Homogeneity of two samples of equal size (Pearson's chi-square over the cells with at
+/// least 10 draws together; the rest pooled), against the critical value at a false-alarm
+/// rate of 1e-6 (Wilson-Hilferty, z = 4.753).
+/// Returns the degrees of freedom.
+int expect_same_distribution(const std::map<int32_t, int64_t>& a,
+                             const std::map<int32_t, int64_t>& b, const std::string& what) {
+  std::map<int32_t, std::pair<int64_t, int64_t>> cells;
+  for (const auto& [t, n] : a) cells[t].first += n;
+  for (const auto& [t, n] : b) cells[t].second += n;
+  std::pair<int64_t, int64_t> pooled{0, 0};
+  double statistic = 0;
+  int df = -1;
+  auto add = [&](std::pair<int64_t, int64_t> c) {
+    const double d = double(c.first - c.second);
+    statistic += d * d / double(c.first + c.second);
+    ++df;
+  };
+  for (const auto& [t, c] : cells) {
+    if (c.first + c.second < 10) {
+      pooled.first += c.first, pooled.second += c.second;
+      continue;
+    }
+    add(c);
+  }
+  if (pooled.first + pooled.second > 0) add(pooled);
+  if (df < 1) return 0;  // one token only: nothing to compare
+  const double z = 4.753, q = 2.0 / (9.0 * df);
+  const double limit = df * std::pow(1 - q + z * std::sqrt(q), 3);
+  EXPECT_LT(statistic, limit) << what << ": chi-square " << statistic << " over " << df
+                              << " degrees of freedom";
+  return df;
+}
+
+TEST(speculative_decoding, sampled_tokens_are_distributed_as_without_speculation) {
+  // 1500 seeded requests for one prompt; the tokens at output positions 1 to 4 must have the
+  // same distribution with the target as its own draft (every position verified, almost every
+  // draft accepted, rejections still drawn from the residual) as without speculation.
+  const int num_draws = 1500, positions = 5;
+  auto histograms = [&](const engine_config& c) {
+    llm_engine engine(engine_setup::load(c));
+    std::vector<generate_request> requests;
+    for (int i = 0; i < num_draws; ++i) {
+      auto r = ids_request("x" + std::to_string(i), {1, 403, 407}, positions);
+      r.params.temperature = 1.3f;
+      r.params.top_k = 40;
+      r.params.seed = 1000 + i;
+      requests.push_back(r);
+    }
+    std::vector<std::map<int32_t, int64_t>> at(positions);
+    for (const auto& out : run_to_completion(engine, requests))
+      for (int p = 0; p < positions; ++p) ++at[p][out[0].token_ids.at(p)];
+    return std::pair(at, engine.stats().speculation);
+  };
+  auto c = testing::stories_config(2048, 0);
+  c.scheduler.max_num_seqs = 256;
+  const auto [plain, none] = histograms(c);
+  const auto [speculated, spec] =
+      histograms(speculating(c, draft_model(testing::stories260k_dir().string(), 3)));
+  ASSERT_GT(spec.num_draft_tokens, num_draws);
+  EXPECT_LT(spec.num_accepted_tokens, spec.num_draft_tokens);  // rejections happened
+  int degrees = 0;
+  for (int p = 1; p < positions; ++p)
+    degrees +=
+        expect_same_distribution(plain[p], speculated[p], "output position " + std::to_string(p));
+  EXPECT_GE(degrees, 20) << "too few distinct tokens for the test to say much";
 }
 
 }  // namespace
