@@ -31,6 +31,7 @@
 
 #include "actors/engine/llm_engine.hpp"
 #include "bench/bench_util.hpp"
+#include "bench/engine_runs.hpp"
 #include "kernels/cpu/ops.hpp"
 #include "model/moe_layer.hpp"
 
@@ -43,12 +44,7 @@ struct options {
   std::string baseline, out;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
+using bench::median;
 
 std::string model_name(const std::string& path) {
   return std::filesystem::path(path).lexically_normal().filename().string().empty()
@@ -95,52 +91,11 @@ std::vector<generate_request> make_requests(int count, int prompt_len, int max_t
   return rs;
 }
 
-struct run_result {
-  double decode_tok_s = 0;  ///< tokens after each request's first, over their time
-  double e2e_tok_s = 0;     ///< every generated token over the whole run (prefill included)
-  int64_t generated = 0;
-};
-
 /// `count` requests at once until all end.
-run_result run_batch(llm_engine& engine, int count, int prompt_len, int max_tokens, int round) {
+bench::run_result run_batch(llm_engine& engine, int count, int prompt_len, int max_tokens,
+                            int round) {
   const int64_t vocab = engine.setup().model->config().vocab_size;
-  const auto requests = make_requests(count, prompt_len, max_tokens, vocab, round);
-  std::map<std::string, int32_t> generated;
-  const double start = bench::now_seconds();
-  for (const auto& r : requests) {
-    if (auto refused = engine.add_request(r))
-      throw std::runtime_error("request refused: " + refused->error);
-    generated[r.request_id] = 0;
-  }
-  double decode_start = -1;
-  int64_t at_decode_start = 0;
-  auto total = [&] {
-    int64_t t = 0;
-    for (const auto& [id, n] : generated) t += n;
-    return t;
-  };
-  while (engine.has_work()) {
-    for (const auto& out : engine.step()) {
-      if (out.finish == finish_reason::error)
-        throw std::runtime_error("request failed: " + out.error);
-      auto& n = generated[out.request_id];
-      n = std::max(n, out.num_generated_tokens);
-    }
-    if (decode_start < 0 && std::all_of(generated.begin(), generated.end(),
-                                        [](const auto& g) { return g.second > 0; })) {
-      decode_start = bench::now_seconds();
-      at_decode_start = total();
-    }
-  }
-  const double end = bench::now_seconds();
-  run_result r;
-  r.generated = total();
-  if (r.generated != static_cast<int64_t>(count) * max_tokens)
-    throw std::runtime_error("generated " + std::to_string(r.generated) + " tokens, expected " +
-                             std::to_string(static_cast<int64_t>(count) * max_tokens));
-  r.decode_tok_s = (r.generated - at_decode_start) / (end - decode_start);
-  r.e2e_tok_s = r.generated / (end - start);
-  return r;
+  return bench::run_requests(engine, make_requests(count, prompt_len, max_tokens, vocab, round));
 }
 
 /// Parameters a token reads: all, less the experts it is not routed to.
