@@ -8,9 +8,14 @@ namespace actorllm {
 
 namespace {
 
-/// The generated tokens before the position a draw of `seq` samples from.
+/// Accepted tokens a matcher can take back: a verification's drafts at most.
+constexpr size_t max_rollback = 40;
+
+/// The generated tokens before the position a draw of `seq` samples from (its drafts, if it
+/// verifies any, not counted).
 std::span<const int32_t> generated_before_draw(const batch_sequence& seq) {
-  const auto end = static_cast<size_t>(seq.start_position) + seq.token_ids.size();
+  const auto end = static_cast<size_t>(seq.start_position) + seq.token_ids.size() -
+                   static_cast<size_t>(seq.num_drafts);
   const auto prompt = static_cast<size_t>(seq.num_prompt_tokens);
   if (end < prompt || end > seq.all_token_ids.size()) return {};
   return seq.all_token_ids.subspan(prompt, end - prompt);
@@ -59,7 +64,7 @@ constraint_tracker::tracked constraint_tracker::make(const batch_sequence& seq) 
   std::vector<int32_t> stop_ids = eos_token_ids_;
   stop_ids.insert(stop_ids.end(), seq.params->stop_token_ids.begin(),
                   seq.params->stop_token_ids.end());
-  return tracked{grammar::matcher(std::move(grammar), std::move(stop_ids)), {}};
+  return tracked{grammar::matcher(std::move(grammar), std::move(stop_ids), max_rollback), {}};
 }
 
 constraint_tracker::tracked* constraint_tracker::catch_up(const batch_sequence& seq,
@@ -86,12 +91,15 @@ constraint_tracker::tracked* constraint_tracker::catch_up(const batch_sequence& 
 void constraint_tracker::prepare(const std::vector<batch_sequence>& work) {
   if (pending_.valid()) pending_.wait();
   sources_.assign(work.size(), nullptr);
+  drafts_.assign(work.size(), {});
+  mask_rows_.assign(work.size(), 0);
   bool any = false;
   for (size_t i = 0; i < work.size(); ++i) {
     if (!is_constrained_draw(work[i])) continue;
     // A first draw of n > 1 samples draws them all from this state: one mask serves all.
     if (tracked* t = catch_up(work[i], work[i].index)) {
       sources_[i] = &t->matcher;
+      drafts_[i] = work[i].token_ids.last(static_cast<size_t>(work[i].num_drafts));
       any = true;
     }
   }
@@ -106,9 +114,20 @@ void constraint_tracker::prepare(const std::vector<batch_sequence>& work) {
 
 void constraint_tracker::compute_masks() {
   for (size_t i = 0; i < sources_.size(); ++i) {
-    if (!sources_[i]) continue;
-    masks_[i].resize(sources_[i]->mask_words());
-    sources_[i]->fill_mask(masks_[i]);
+    grammar::matcher* m = sources_[i];
+    if (!m) continue;
+    const size_t words = m->mask_words();
+    // One mask per verified position: the matcher steps through the drafts while the grammar
+    // allows them, then back.
+    size_t num_stepped = 0;
+    masks_[i].resize(words * (drafts_[i].size() + 1));
+    for (size_t row = 0;; ++row) {
+      m->fill_mask(std::span<uint32_t>(masks_[i]).subspan(row * words, words));
+      mask_rows_[i] = row + 1;
+      if (row == drafts_[i].size() || !m->accept_token(drafts_[i][row])) break;
+      ++num_stepped;
+    }
+    if (num_stepped > 0) m->rollback(num_stepped);
   }
 }
 
@@ -117,17 +136,21 @@ double constraint_tracker::wait() {
   return pending_.get();
 }
 
-std::span<const uint32_t> constraint_tracker::mask(size_t i) const {
-  if (i >= sources_.size() || !sources_[i]) return {};
-  return masks_[i];
+std::span<const uint32_t> constraint_tracker::mask(size_t i, size_t row) const {
+  if (i >= sources_.size() || !sources_[i] || row >= mask_rows_[i]) return {};
+  const size_t words = masks_[i].size() / (drafts_[i].size() + 1);
+  return std::span<const uint32_t>(masks_[i]).subspan(row * words, words);
 }
 
-void constraint_tracker::accept(const batch_sequence& seq, int32_t index, int32_t token) {
+void constraint_tracker::accept(const batch_sequence& seq, int32_t index,
+                                std::span<const int32_t> tokens) {
   if (!is_constrained_draw(seq)) return;
   tracked* t = catch_up(seq, index);
   if (!t) return;  // a reasoning token (the end marker itself included)
-  if (!t->matcher.accept_token(token)) ++num_rejected_;
-  t->generated.push_back(token);
+  for (int32_t token : tokens) {
+    if (!t->matcher.accept_token(token)) ++num_rejected_;
+    t->generated.push_back(token);
+  }
 }
 
 }  // namespace actorllm

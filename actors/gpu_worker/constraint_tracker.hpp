@@ -11,6 +11,9 @@
 ///
 ///   prepare(work)   before the forward: catch up, then compute the masks on another thread
 ///   wait()          after the forward; then mask(i) for each work item, and accept() each draw
+///
+/// A sequence verifying speculative drafts gets a mask for each verified position: the
+/// matcher steps through the drafts (as far as the grammar allows them) and back.
 #include <algorithm>
 #include <cstdint>
 #include <future>
@@ -48,10 +51,17 @@ class constraint_tracker {
   bool any_masks() const {
     return std::any_of(sources_.begin(), sources_.end(), [](auto* m) { return m != nullptr; });
   }
-  /// The mask of work item `i` of the last prepare() (empty: the draw is free).
-  std::span<const uint32_t> mask(size_t i) const;
+  /// The mask of work item `i` of the last prepare() (empty: the draw is free); `row` 0 is the
+  /// position after the sequence's last token, row j the one after its draft j - 1. A row
+  /// after a draft the grammar refuses has no mask: verification never reaches it (the draft
+  /// before it is masked out, so rejected).
+  std::span<const uint32_t> mask(size_t i, size_t row = 0) const;
   /// Advances sample `index` of `seq` by the token drawn for it.
-  void accept(const batch_sequence& seq, int32_t index, int32_t token);
+  void accept(const batch_sequence& seq, int32_t index, int32_t token) {
+    accept(seq, index, std::span<const int32_t>(&token, 1));
+  }
+  /// Advances it by the tokens a verification emitted, in order.
+  void accept(const batch_sequence& seq, int32_t index, std::span<const int32_t> tokens);
   /// Forgets a finished request's sample.
   void forget(const sample_key& key) { matchers_.erase(key); }
 
@@ -75,9 +85,12 @@ class constraint_tracker {
   int32_t reasoning_end_token_;
   std::map<sample_key, tracked> matchers_;
 
-  // The last prepare(): for each work item, the matcher its mask comes from (null: free).
-  std::vector<const grammar::matcher*> sources_;
+  // The last prepare(): for each work item, the matcher its mask comes from (null: free),
+  // the drafts it verifies, and its masks, one row after another (mask_rows_ of them).
+  std::vector<grammar::matcher*> sources_;
+  std::vector<std::span<const int32_t>> drafts_;
   std::vector<std::vector<uint32_t>> masks_;
+  std::vector<size_t> mask_rows_;
   std::future<double> pending_;
   int64_t num_rejected_ = 0;
 };

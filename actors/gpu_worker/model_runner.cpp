@@ -51,16 +51,16 @@ void model_runner::pack_masks(const std::vector<batch_sequence>& work) {
   int32_t row = 0;
   for (size_t i = 0; i < work.size(); ++i) {
     if (work[i].num_samples <= 0) continue;
-    // A constrained sequence never verifies drafts: its one row is `row`.
-    const std::span<const uint32_t> mask = constraints_.mask(i);
-    if (!mask.empty()) {
+    // One row per verified position (1 + its drafts).
+    for (int32_t j = 0; j <= work[i].num_drafts; ++j, ++row) {
+      const std::span<const uint32_t> mask = constraints_.mask(i, static_cast<size_t>(j));
+      if (mask.empty()) continue;
       row_masks_.rows.push_back(row);
       const size_t from = row_masks_.words.size();
       row_masks_.words.resize(from + static_cast<size_t>(words), 0u);  // ids past it: blocked
       std::copy_n(mask.begin(), std::min<size_t>(mask.size(), static_cast<size_t>(words)),
                   row_masks_.words.begin() + static_cast<std::ptrdiff_t>(from));
     }
-    row += 1 + work[i].num_drafts;
   }
 }
 
@@ -125,9 +125,9 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
         const auto drafts = s.token_ids.last(static_cast<size_t>(s.num_drafts));
         for (size_t i = 0; i <= drafts.size(); ++i) {
           out.token_ids.push_back(greedy_tokens_.at(row + i));
-          constraints_.accept(s, s.index, out.token_ids.back());
           if (i == drafts.size() || out.token_ids.back() != drafts[i]) break;
         }
+        constraints_.accept(s, s.index, out.token_ids);
         row += 1 + drafts.size();
         result.seqs.push_back(std::move(out));
       }
@@ -147,11 +147,16 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
     const auto prompt = s.all_token_ids.first(s.num_prompt_tokens);
     if (s.num_drafts > 0) {
       const auto rows = std::span<float>(logits_).subspan(row * vocab, (1 + s.num_drafts) * vocab);
+      const auto item = static_cast<size_t>(&s - work.data());
+      for (int32_t j = 0; j <= s.num_drafts; ++j)
+        if (const auto mask = constraints_.mask(item, static_cast<size_t>(j)); !mask.empty())
+          grammar::apply_token_mask(rows.subspan(j * vocab, vocab), mask);
       for (auto& sample : sampler_.verify(rows, vocab, s.token_ids.last(s.num_drafts), *s.params,
                                           prompt, state_for(s, s.index))) {
         out.token_ids.push_back(sample.token_id);
         if (s.params->logprobs >= 0) out.logprobs.push_back(std::move(sample.logprob));
       }
+      constraints_.accept(s, s.index, out.token_ids);
       result.seqs.push_back(std::move(out));
       row += 1 + s.num_drafts;
       continue;

@@ -145,8 +145,9 @@ int32_t scheduler::num_drafts_to_verify(const request& r, const sequence& s,
 int32_t scheduler::num_lookahead(const request& r, sequence& s) const {
   const speculative_config& spec = options_.speculative;
   if (!spec.enabled() || planning_ahead_) return 0;
-  // Structured output's masks are drawn a token at a time; such a sequence does not speculate.
-  if (r.params.structured.active()) return 0;
+  // Structured output masks each verified position, except where the constraint starts after
+  // the reasoning: a draft could end the reasoning, and the masks after it are not known yet.
+  if (r.params.structured.active() && r.params.structured.after_reasoning) return 0;
   if (spec.disable_by_batch_size > 0 && num_running_seqs_ >= spec.disable_by_batch_size) return 0;
   // Proposals past the request's end would never be verified.
   const int32_t num_output = s.num_tokens() + 1 - r.num_prompt_tokens;

@@ -270,6 +270,58 @@ TEST(structured_output_engine, a_device_greedy_backend_masks_each_constrained_ro
   EXPECT_EQ(engine.stats().device.num_used, 0);
 }
 
+TEST(structured_output_engine, speculative_drafts_are_masked_at_each_verified_position) {
+  // Greedy, alone and without speculation, against speculation by n-gram lookup and by a
+  // draft model (the target itself, which drafts the free story the mask forbids), on the
+  // host sampler and on a backend that masks and takes the argmax itself.
+  const auto requests = half_constrained(8, 60, "s");
+  auto c = config();
+  c.scheduler.max_num_batched_tokens = 37;
+  std::vector<std::vector<int32_t>> alone;
+  {
+    llm_engine engine(engine_setup::load(c));
+    for (const auto& r : requests) alone.push_back(run_to_completion(engine, {r})[0][0].token_ids);
+  }
+  speculative_config ngram;
+  ngram.method = speculative_method::ngram;
+  ngram.num_speculative_tokens = 4;
+  ngram.prompt_lookup_min = 1;
+  ngram.prompt_lookup_max = 3;
+  speculative_config draft;
+  draft.method = speculative_method::draft_model;
+  draft.draft_model = testing::stories260k_dir().string();
+  draft.num_speculative_tokens = 3;
+  for (const auto& spec : {ngram, draft}) {
+    for (bool on_device : {false, true}) {
+      auto sc = c;
+      sc.speculative = spec;
+      auto provider = std::make_shared<argmax_where_the_logits_are_provider>();
+      llm_engine engine(on_device ? engine_setup::load(sc, provider) : engine_setup::load(sc));
+      const auto out = run_to_completion(engine, requests);
+      for (size_t i = 0; i < requests.size(); ++i) {
+        EXPECT_EQ(out[i][0].token_ids, alone[i]) << requests[i].request_id;
+        if (i % 2 == 0 && out[i][0].finish == finish_reason::stop) {
+          EXPECT_TRUE(is_person(out[i][0].text));
+        }
+      }
+      EXPECT_GT(engine.stats().speculation.num_accepted_tokens, 0);
+      EXPECT_EQ(engine.stats().device.num_used, 0);
+    }
+  }
+  // Sampled: every draw, accepted draft or residual, stays inside the grammar.
+  auto sc = c;
+  sc.speculative = draft;
+  llm_engine engine(engine_setup::load(sc));
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    const auto r = sampled(constrained("p", output_constraint::json_schema, person_schema), seed);
+    const auto out = run_to_completion(engine, {r});
+    EXPECT_TRUE(is_person(out[0][0].text)) << "seed " << seed;
+  }
+  EXPECT_GT(engine.stats().speculation.num_draft_tokens, 0);
+  EXPECT_LT(engine.stats().speculation.num_accepted_tokens,
+            engine.stats().speculation.num_draft_tokens);
+}
+
 TEST(structured_output_engine, what_does_not_compile_is_a_400_naming_the_field) {
   llm_engine engine(engine_setup::load(config()));
   const std::tuple<output_constraint, const char*, const char*> bad[] = {
