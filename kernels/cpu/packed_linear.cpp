@@ -1,7 +1,8 @@
 // The packed GEMM: a register tile of up to 6 rows by one 16-feature panel (12 accumulators
 // of 8 floats), streaming the panel along in_features, each weight widened to float32 in
-// registers from the panel's format (one instantiation of the tile per format). Rows are taken in
-// blocks that stay in L2 while every panel of the member's slice passes over them.
+// registers from the panel's format (one instantiation of the tile per format; the loaders
+// are panel_loaders.hpp). Rows are taken in blocks that stay in L2 while every panel of the
+// member's slice passes over them.
 #include "kernels/cpu/packed_linear.hpp"
 
 #include <immintrin.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "kernels/cpu/panel_loaders.hpp"
 #include "kernels/cpu/thread_team.hpp"
 #include "kernels/cpu/vector_math.hpp"
 
@@ -17,7 +19,9 @@ namespace actorllm::cpu {
 
 namespace {
 
-constexpr int64_t width = packed_matrix::panel_width;
+using panels::is_scaled;
+using panels::panel_loader;
+using panels::width;
 constexpr int64_t tile_rows = 6;
 /// Rows per block: 96 rows of 4096 floats are 1.5 MB, within L3 and mostly in L2 for the
 /// usual widths; weights are read once per block, so large prefills read them a few times.
@@ -28,115 +32,82 @@ constexpr int64_t block_depth = 256;
 /// Panels per unit of work handed to a member: 64 output features.
 constexpr int64_t panels_per_chunk = 4;
 
-/// The 16 weights of one input feature k in a panel, widened to float32 in two registers.
-/// f16 and bf16 widen exactly; q8 and q4 give the integers (q4: code - zero), the scale
-/// applied after the sum. A loader is made per tile, for one group of input features (its
-/// zero points: q4's; the others keep no state). k_stride: elements per input feature.
-template <weight_format F>
-struct panel_loader;
+/// M(r) for every row r of a tile.
+#define ACTORLLM_EACH_ROW(M) M(0) M(1) M(2) M(3) M(4) M(5)
 
-struct stateless_loader {
-  static constexpr int64_t k_stride = width;
-  explicit stateless_loader(const uint8_t* /*zeros*/) {}
-};
-
-template <>
-struct panel_loader<weight_format::f32> : stateless_loader {
-  using stateless_loader::stateless_loader;
-  using element = float;
-  ACTORLLM_AVX2 static void load(const float* p, __m256& w0, __m256& w1) {
-    w0 = _mm256_loadu_ps(p);
-    w1 = _mm256_loadu_ps(p + 8);
+/// Adds x rows [0, ROWS) times panel rows [k0, k1) to the accumulators a<r>0, a<r>1 (ldx:
+/// x's row stride). Inlined into the tile, so that the accumulators stay in registers.
+template <weight_format F, int ROWS>
+ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
+    const float* x, int64_t ldx, const typename panel_loader<F>::element* panel,
+    const panel_loader<F>& ld, int64_t k0, int64_t k1, __m256& a00, __m256& a01, __m256& a10,
+    __m256& a11, __m256& a20, __m256& a21, __m256& a30, __m256& a31, __m256& a40, __m256& a41,
+    __m256& a50, __m256& a51) {
+  using loader = panel_loader<F>;
+  constexpr int64_t stride = loader::k_stride;
+  // The panel comes from DRAM on the first row tile of a block: ask for it this many bytes
+  // ahead. One row (single-stream decode) is a pure stream and needs to run further ahead.
+  constexpr int64_t row_bytes = stride * sizeof(typename loader::element);
+  constexpr int64_t prefetch_k = (ROWS == 1 ? 4096 : 1024) / row_bytes;
+  if constexpr (ROWS == 1) {
+    // One row has one FMA per accumulator per k: the FMA's latency, not memory, would bound
+    // a 16-bit or int8 stream. Even and odd k go to two chains (a1x are free with one row).
+    int64_t k = k0;
+    for (; k + 1 < k1; k += 2) {
+      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
+      if constexpr (2 * row_bytes > 64)
+        _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 1 + prefetch_k) * stride),
+                     _MM_HINT_T0);
+      __m256 w0, w1, v0, v1;
+      if constexpr (F == weight_format::q4) {
+        ld.load2(panel + k * stride, w0, w1, v0, v1);
+      } else {
+        ld.load(panel + k * stride, w0, w1);
+        ld.load(panel + (k + 1) * stride, v0, v1);
+      }
+      const __m256 xk = _mm256_broadcast_ss(x + k), xn = _mm256_broadcast_ss(x + k + 1);
+      a00 = _mm256_fmadd_ps(xk, w0, a00);
+      a01 = _mm256_fmadd_ps(xk, w1, a01);
+      a10 = _mm256_fmadd_ps(xn, v0, a10);
+      a11 = _mm256_fmadd_ps(xn, v1, a11);
+    }
+    if (k < k1) {
+      __m256 w0, w1;
+      ld.load(panel + k * stride, w0, w1);
+      const __m256 xk = _mm256_broadcast_ss(x + k);
+      a00 = _mm256_fmadd_ps(xk, w0, a00);
+      a01 = _mm256_fmadd_ps(xk, w1, a01);
+    }
+  } else {
+#pragma GCC unroll 4
+    for (int64_t k = k0; k < k1; ++k) {
+      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
+      __m256 w0, w1;
+      ld.load(panel + k * stride, w0, w1);
+#define ACTORLLM_FMA_ROW(r)                                 \
+  if constexpr (ROWS > r) {                                 \
+    const __m256 xr = _mm256_broadcast_ss(x + r * ldx + k); \
+    a##r##0 = _mm256_fmadd_ps(xr, w0, a##r##0);             \
+    a##r##1 = _mm256_fmadd_ps(xr, w1, a##r##1);             \
   }
-};
-
-template <>
-struct panel_loader<weight_format::f16> : stateless_loader {
-  using stateless_loader::stateless_loader;
-  using element = uint16_t;
-  ACTORLLM_AVX2 static void load(const uint16_t* p, __m256& w0, __m256& w1) {
-    w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    w1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
+      ACTORLLM_EACH_ROW(ACTORLLM_FMA_ROW)
+#undef ACTORLLM_FMA_ROW
+    }
   }
-};
-
-template <>
-struct panel_loader<weight_format::bf16> : stateless_loader {
-  using stateless_loader::stateless_loader;
-  using element = uint16_t;
-  ACTORLLM_AVX2 static void load(const uint16_t* p, __m256& w0, __m256& w1) {
-    const __m256i lo = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m256i hi =
-        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
-    w0 = _mm256_castsi256_ps(_mm256_slli_epi32(lo, 16));
-    w1 = _mm256_castsi256_ps(_mm256_slli_epi32(hi, 16));
-  }
-};
-
-template <>
-struct panel_loader<weight_format::q8> : stateless_loader {
-  using stateless_loader::stateless_loader;
-  using element = int8_t;
-  ACTORLLM_AVX2 static void load(const int8_t* p, __m256& w0, __m256& w1) {
-    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    w0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
-    w1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_unpackhi_epi64(q, q)));
-  }
-};
-
-template <>
-struct panel_loader<weight_format::fp8> : stateless_loader {
-  using stateless_loader::stateless_loader;
-  using element = int8_t;
-  /// E4M3FN codes through float16 (packed_matrix::scales says why the value is 2^8 smaller).
-  ACTORLLM_AVX2 static void load(const int8_t* p, __m256& w0, __m256& w1) {
-    const __m256i codes =
-        _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m256i sign = _mm256_slli_epi16(_mm256_and_si256(codes, _mm256_set1_epi16(0x80)), 8);
-    const __m256i rest = _mm256_slli_epi16(_mm256_and_si256(codes, _mm256_set1_epi16(0x7f)), 7);
-    const __m256i halves = _mm256_or_si256(sign, rest);
-    w0 = _mm256_cvtph_ps(_mm256_castsi256_si128(halves));
-    w1 = _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1));
-  }
-};
-
-template <>
-struct panel_loader<weight_format::q4> {
-  using element = uint8_t;
-  static constexpr int64_t k_stride = width / 2;
-  /// The group's zero points of features 0-7 and 8-15, as bytes 0-7 of each register.
-  __m128i zero_lo, zero_hi;
-  ACTORLLM_AVX2 explicit panel_loader(const uint8_t* zeros)
-      : zero_lo(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zeros))),
-        zero_hi(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(zeros + 8))) {}
-  /// Eight bytes: the low nibbles are features 0-7, the high ones 8-15 (packed_matrix).
-  ACTORLLM_AVX2 void load(const uint8_t* p, __m256& w0, __m256& w1) const {
-    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-    const __m128i nibble = _mm_set1_epi8(0x0f);
-    const __m128i lo = _mm_sub_epi8(_mm_and_si128(bytes, nibble), zero_lo);
-    const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(bytes, 4), nibble), zero_hi);
-    w0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo));
-    w1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi));
-  }
-};
-
-/// Formats whose blocks' sums are multiplied by per-feature scales.
-template <weight_format F>
-constexpr bool is_scaled =
-    F == weight_format::q8 || F == weight_format::fp8 || F == weight_format::q4;
+}
 
 /// y rows [0, ROWS) x panel columns [0, cols) (+)= x rows @ panel over `depth` input
 /// features; ldx is x's row stride. `accumulate`: add to what y holds (a later depth block).
-/// bias (may be null) is added by the caller's last depth block. scale (q8, fp8, q4): the
-/// panel's 16 per-feature scales of the group the block lies in, applied to this block's sum
-/// before it is added to y; zeros (q4): that group's zero points.
+/// bias (may be null) is added by the caller's last depth block. Scaled formats (q8, fp8,
+/// q4): the block is `depth / group` groups of `group` input features (one when the block
+/// lies within a group); scale and zeros point at the first group's 16 per-feature scales
+/// (q4: zero points), the next group's 16 further on. Each group's sum is multiplied by its
+/// scales before it is added to y.
 template <weight_format F, int ROWS>
-ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* panel_bytes,
-                        const float* scale, const uint8_t* zeros, const float* bias, int64_t cols,
-                        bool accumulate, float* y, int64_t ldy) {
+ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, int64_t group,
+                        const void* panel_bytes, const float* scale, const uint8_t* zeros,
+                        const float* bias, int64_t cols, bool accumulate_y, float* y, int64_t ldy) {
   using loader = panel_loader<F>;
-  const loader ld(zeros);
-  constexpr int64_t stride = loader::k_stride;
   const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
   constexpr bool scaled = is_scaled<F>;
   // Twelve named accumulators, not an array: GCC spills an array of vectors to the stack on
@@ -148,7 +119,6 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
   // A full panel (all but a matrix's last) moves straight between registers and y; a
   // partial one goes through buf, whose tail lanes stay zero.
   const bool full = cols == width;
-  // A scaled block starts from zero and adds y back at the store (y += scale * sum).
 #define ACTORLLM_LOAD_ROW(r)                       \
   if constexpr (ROWS > r) {                        \
     const float* src = y + r * ldy;                \
@@ -159,81 +129,57 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
     a##r##0 = _mm256_loadu_ps(src);                \
     a##r##1 = _mm256_loadu_ps(src + 8);            \
   }
-  if (accumulate && !scaled) {
-    ACTORLLM_LOAD_ROW(0)
-    ACTORLLM_LOAD_ROW(1)
-    ACTORLLM_LOAD_ROW(2) ACTORLLM_LOAD_ROW(3) ACTORLLM_LOAD_ROW(4) ACTORLLM_LOAD_ROW(5)
+  if (accumulate_y) {
+    ACTORLLM_EACH_ROW(ACTORLLM_LOAD_ROW)
   }
 #undef ACTORLLM_LOAD_ROW
-  // The panel comes from DRAM on the first row tile of a block: ask for it this many bytes
-  // ahead. One row (single-stream decode) is a pure stream and needs to run further ahead.
-  constexpr int64_t row_bytes = stride * sizeof(typename loader::element);
-  constexpr int64_t prefetch_k = (ROWS == 1 ? 4096 : 1024) / row_bytes;
-  if constexpr (ROWS == 1) {
-    // One row has one FMA per accumulator per k: the FMA's latency, not memory, would bound
-    // a 16-bit or int8 stream. Even and odd k go to two chains (a1x are free with one row).
-    int64_t k = 0;
-    for (; k + 1 < depth; k += 2) {
-      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
-      if constexpr (2 * row_bytes > 64)
-        _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 1 + prefetch_k) * stride),
-                     _MM_HINT_T0);
-      __m256 w0, w1, v0, v1;
-      ld.load(panel + k * stride, w0, w1);
-      ld.load(panel + (k + 1) * stride, v0, v1);
-      const __m256 xk = _mm256_broadcast_ss(x + k), xn = _mm256_broadcast_ss(x + k + 1);
-      a00 = _mm256_fmadd_ps(xk, w0, a00);
-      a01 = _mm256_fmadd_ps(xk, w1, a01);
-      a10 = _mm256_fmadd_ps(xn, v0, a10);
-      a11 = _mm256_fmadd_ps(xn, v1, a11);
+  if constexpr (!scaled) {
+    const loader ld(zeros);
+    accumulate<F, ROWS>(x, ldx, panel, ld, 0, depth, a00, a01, a10, a11, a20, a21, a30, a31, a40,
+                        a41, a50, a51);
+    if constexpr (ROWS == 1) {
+      a00 = _mm256_add_ps(a00, a10);
+      a01 = _mm256_add_ps(a01, a11);
     }
-    if (k < depth) {
-      __m256 w0, w1;
-      ld.load(panel + k * stride, w0, w1);
-      const __m256 xk = _mm256_broadcast_ss(x + k);
-      a00 = _mm256_fmadd_ps(xk, w0, a00);
-      a01 = _mm256_fmadd_ps(xk, w1, a01);
-    }
-    a00 = _mm256_add_ps(a00, a10);
-    a01 = _mm256_add_ps(a01, a11);
   } else {
-#pragma GCC unroll 4
-    for (int64_t k = 0; k < depth; ++k) {
-      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
-      __m256 w0, w1;
-      ld.load(panel + k * stride, w0, w1);
-#define ACTORLLM_FMA_ROW(r)                                 \
-  if constexpr (ROWS > r) {                                 \
-    const __m256 xr = _mm256_broadcast_ss(x + r * ldx + k); \
-    a##r##0 = _mm256_fmadd_ps(xr, w0, a##r##0);             \
-    a##r##1 = _mm256_fmadd_ps(xr, w1, a##r##1);             \
+    // What y holds (or 0) plus each group's scaled sum, kept here while the accumulators
+    // start from zero for every group.
+    alignas(32) float total[tile_rows * width];
+#define ACTORLLM_SAVE_ROW(r)                         \
+  if constexpr (ROWS > r) {                          \
+    _mm256_store_ps(total + r * width, a##r##0);     \
+    _mm256_store_ps(total + r * width + 8, a##r##1); \
   }
-      ACTORLLM_FMA_ROW(0)
-      ACTORLLM_FMA_ROW(1)
-      ACTORLLM_FMA_ROW(2) ACTORLLM_FMA_ROW(3) ACTORLLM_FMA_ROW(4) ACTORLLM_FMA_ROW(5)
-#undef ACTORLLM_FMA_ROW
+    ACTORLLM_EACH_ROW(ACTORLLM_SAVE_ROW)
+#undef ACTORLLM_SAVE_ROW
+    for (int64_t g0 = 0; g0 < depth; g0 += group) {
+      const int64_t g = g0 / group;
+      const loader ld(zeros ? zeros + g * width : nullptr);
+      a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = a40 = a41 = a50 = a51 = _mm256_setzero_ps();
+      accumulate<F, ROWS>(x, ldx, panel, ld, g0, std::min(depth, g0 + group), a00, a01, a10, a11,
+                          a20, a21, a30, a31, a40, a41, a50, a51);
+      if constexpr (ROWS == 1) {
+        a00 = _mm256_add_ps(a00, a10);
+        a01 = _mm256_add_ps(a01, a11);
+      }
+      const __m256 s0 = _mm256_loadu_ps(scale + g * width),
+                   s1 = _mm256_loadu_ps(scale + g * width + 8);
+#define ACTORLLM_FOLD_ROW(r)                                                     \
+  if constexpr (ROWS > r) {                                                      \
+    float* t = total + r * width;                                                \
+    _mm256_store_ps(t, _mm256_fmadd_ps(a##r##0, s0, _mm256_load_ps(t)));         \
+    _mm256_store_ps(t + 8, _mm256_fmadd_ps(a##r##1, s1, _mm256_load_ps(t + 8))); \
+  }
+      ACTORLLM_EACH_ROW(ACTORLLM_FOLD_ROW)
+#undef ACTORLLM_FOLD_ROW
     }
+#define ACTORLLM_TOTAL_ROW(r)                        \
+  if constexpr (ROWS > r) {                          \
+    a##r##0 = _mm256_load_ps(total + r * width);     \
+    a##r##1 = _mm256_load_ps(total + r * width + 8); \
   }
-  if constexpr (scaled) {
-    const __m256 s0 = _mm256_loadu_ps(scale), s1 = _mm256_loadu_ps(scale + 8);
-#define ACTORLLM_SCALE_ROW(r)                                     \
-  if constexpr (ROWS > r) {                                       \
-    a##r##0 = _mm256_mul_ps(a##r##0, s0);                         \
-    a##r##1 = _mm256_mul_ps(a##r##1, s1);                         \
-    if (accumulate) {                                             \
-      const float* src = y + r * ldy;                             \
-      if (!full) {                                                \
-        std::memcpy(buf, src, cols * sizeof(float));              \
-        src = buf;                                                \
-      }                                                           \
-      a##r##0 = _mm256_add_ps(a##r##0, _mm256_loadu_ps(src));     \
-      a##r##1 = _mm256_add_ps(a##r##1, _mm256_loadu_ps(src + 8)); \
-    }                                                             \
-  }
-    ACTORLLM_SCALE_ROW(0)
-    ACTORLLM_SCALE_ROW(1)
-    ACTORLLM_SCALE_ROW(2) ACTORLLM_SCALE_ROW(3) ACTORLLM_SCALE_ROW(4) ACTORLLM_SCALE_ROW(5)
-#undef ACTORLLM_SCALE_ROW
+    ACTORLLM_EACH_ROW(ACTORLLM_TOTAL_ROW)
+#undef ACTORLLM_TOTAL_ROW
   }
 #define ACTORLLM_STORE_ROW(r)                                         \
   if constexpr (ROWS > r) {                                           \
@@ -254,44 +200,46 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
         std::memcpy(dst, buf, cols * sizeof(float));                  \
     }                                                                 \
   }
-  ACTORLLM_STORE_ROW(0)
-  ACTORLLM_STORE_ROW(1)
-  ACTORLLM_STORE_ROW(2) ACTORLLM_STORE_ROW(3) ACTORLLM_STORE_ROW(4) ACTORLLM_STORE_ROW(5)
+  ACTORLLM_EACH_ROW(ACTORLLM_STORE_ROW)
 #undef ACTORLLM_STORE_ROW
 }
 
-using tile_fn = void (*)(const float*, int64_t, int64_t, const void*, const float*, const uint8_t*,
-                         const float*, int64_t, bool, float*, int64_t);
+using tile_fn = void (*)(const float*, int64_t, int64_t, int64_t, const void*, const float*,
+                         const uint8_t*, const float*, int64_t, bool, float*, int64_t);
 
 /// dst (depth, 16) = a panel's block widened to float32 (q8, fp8, q4: as unpack_matrix gives
-/// the weights). With several row tiles per block, widening once and running the float32
-/// tiles beats widening in every tile: the conversions then cost once per block.
+/// the weights), its groups as the tile's. With several row tiles per block, widening once
+/// and running the float32 tiles beats widening in every tile: the conversions then cost
+/// once per block.
 template <weight_format F>
 ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const float* scale, const uint8_t* zeros,
-                               int64_t depth, float* dst) {
+                               int64_t depth, int64_t group, float* dst) {
   using loader = panel_loader<F>;
-  const loader ld(zeros);
   constexpr int64_t stride = loader::k_stride;
   const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
   constexpr bool scaled = is_scaled<F>;
-  __m256 s0 = _mm256_set1_ps(1.0f), s1 = s0;
-  if constexpr (scaled) {
-    s0 = _mm256_loadu_ps(scale);
-    s1 = _mm256_loadu_ps(scale + 8);
-  }
-  for (int64_t k = 0; k < depth; ++k) {
-    __m256 w0, w1;
-    ld.load(panel + k * stride, w0, w1);
+  for (int64_t g0 = 0; g0 < depth; g0 += group) {
+    const int64_t g = g0 / group;
+    const loader ld(zeros ? zeros + g * width : nullptr);
+    __m256 s0 = _mm256_set1_ps(1.0f), s1 = s0;
     if constexpr (scaled) {
-      w0 = _mm256_mul_ps(w0, s0);
-      w1 = _mm256_mul_ps(w1, s1);
+      s0 = _mm256_loadu_ps(scale + g * width);
+      s1 = _mm256_loadu_ps(scale + g * width + 8);
     }
-    _mm256_store_ps(dst + k * width, w0);
-    _mm256_store_ps(dst + k * width + 8, w1);
+    for (int64_t k = g0; k < std::min(depth, g0 + group); ++k) {
+      __m256 w0, w1;
+      ld.load(panel + k * stride, w0, w1);
+      if constexpr (scaled) {
+        w0 = _mm256_mul_ps(w0, s0);
+        w1 = _mm256_mul_ps(w1, s1);
+      }
+      _mm256_store_ps(dst + k * width, w0);
+      _mm256_store_ps(dst + k * width + 8, w1);
+    }
   }
 }
 
-using widen_fn = void (*)(const void*, const float*, const uint8_t*, int64_t, float*);
+using widen_fn = void (*)(const void*, const float*, const uint8_t*, int64_t, int64_t, float*);
 
 template <weight_format F>
 constexpr tile_fn tiles_of[tile_rows + 1] = {nullptr,    tile<F, 1>, tile<F, 2>, tile<F, 3>,
@@ -397,9 +345,12 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
         const float* b = bias ? bias + col0 : nullptr;
         const target t = target_of(col0);
         float* y = t.dst + r0 * t.ld;
-        // A depth block never crosses a group's end: one scale (and zero point) per block.
+        // A depth block is whole groups, or lies within one (groups deeper than a block).
         for (int64_t k0 = 0, depth = 0; k0 < in; k0 += depth) {
-          depth = std::min({block_depth, in - k0, group - k0 % group});
+          depth = group >= block_depth ? std::min(block_depth, group - k0 % group)
+                                       : block_depth / group * group;
+          depth = std::min(depth, in - k0);
+          const int64_t block_group = std::min(group, depth);
           const bool last_block = k0 + depth == in;
           const void* block = panel + k0 * access.row_bytes;
           const int64_t at = (p * num_groups + k0 / group) * width;
@@ -407,7 +358,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
           const uint8_t* zeros = w.zeros.empty() ? nullptr : w.zeros.data() + at;
           const tile_fn* tiles = access.tiles;
           if (access.widen && num_tiles > 1) {
-            access.widen(block, scale, zeros, depth, widened);
+            access.widen(block, scale, zeros, depth, block_group, widened);
             block = widened;
             tiles = tiles_of<weight_format::f32>;
             scale = nullptr;
@@ -415,7 +366,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
           int64_t r = 0;
           for (int64_t i = 0; i < num_tiles; ++i) {
             const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
-            tiles[rows](x + (r0 + r) * in + k0, in, depth, block, scale, zeros,
+            tiles[rows](x + (r0 + r) * in + k0, in, depth, block_group, block, scale, zeros,
                         last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
             r += rows;
           }
