@@ -1,7 +1,8 @@
 // Every family through the engine (scheduler, block manager, model runner, sampler) on a
 // pool small enough to preempt: batched, chunked and preempted runs, by recompute and by
 // swap, give each request exactly the tokens it gets alone, and every block comes back. The
-// windowed model also shows its blocks released as the window moves.
+// windowed model also shows its blocks released as the window moves. Speculative decoding
+// (n-gram lookup, the model as its own draft) gives the same tokens on every family.
 #include <gtest/gtest.h>
 
 #include "actors/engine/llm_engine.hpp"
@@ -48,6 +49,29 @@ TEST_P(model_families_engine, batched_chunked_and_preempted_runs_match_alone) {
     llm_engine engine(engine_setup::load(c));
     testing::expect_preempted_run_matches_alone(engine, run_to_completion(engine, requests), alone,
                                                 mode);
+  }
+  // Speculative decoding, by n-gram lookup and with the model as its own draft, changes no
+  // token either (swap preemption, chunked prefill).
+  for (const auto method : {speculative_method::ngram, speculative_method::draft_model}) {
+    auto c = config_for(model.dir());
+    c.scheduler.max_num_batched_tokens = 7;
+    c.scheduler.preemption = preemption_mode::swap;
+    c.cache.num_gpu_blocks_override = GetParam().num_blocks;
+    c.speculative.method = method;
+    c.speculative.num_speculative_tokens = 3;
+    c.speculative.prompt_lookup_min = 1;
+    c.speculative.prompt_lookup_max = 3;
+    c.speculative.draft_model = model.dir().string();
+    llm_engine engine(engine_setup::load(c));
+    // (Accepted drafts may end requests before the pool runs short: no preemption required.)
+    const auto out = run_to_completion(engine, requests);
+    for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(out[i][0].token_ids, alone[i]) << i;
+    EXPECT_EQ(engine.stats().device.num_used, 0);
+    EXPECT_EQ(engine.stats().cpu.num_used, 0);
+    // A random model's text need not repeat itself within 40 tokens; its own draft is right.
+    const auto spec = engine.stats().speculation;
+    if (method == speculative_method::draft_model)
+      EXPECT_GT(spec.num_accepted_tokens, spec.num_draft_tokens / 2);
   }
 }
 
