@@ -107,17 +107,20 @@ TEST(speculative_decoding, batched_chunked_and_preempted_runs_match_alone) {
 }
 
 TEST(speculative_decoding, n_choices_each_speculate_and_match_plain_decoding) {
+  // By n-gram lookup and by a draft model (each choice has its own draft cache).
   auto r = ids_request("n", {1}, 150);  // drafts start to hit after 60 tokens or so
   r.params.n = 3;
   r.params.temperature = 0;
   llm_engine plain(engine_setup::load(testing::stories_config(256, 256)));
   const auto expected = run_to_completion(plain, {r})[0];
-  llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), ngram(3))));
-  const auto out = run_to_completion(engine, {r})[0];
-  ASSERT_EQ(out.size(), 3u);
-  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].token_ids, expected[i].token_ids);
-  EXPECT_GT(engine.stats().speculation.num_accepted_tokens, 0);
-  EXPECT_EQ(engine.stats().device.num_used, 0);
+  for (const auto& spec : {ngram(3), draft_model(testing::stories260k_dir().string(), 3)}) {
+    llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), spec)));
+    const auto out = run_to_completion(engine, {r})[0];
+    ASSERT_EQ(out.size(), 3u);
+    for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].token_ids, expected[i].token_ids);
+    EXPECT_GT(engine.stats().speculation.num_accepted_tokens, 0);
+    EXPECT_EQ(engine.stats().device.num_used, 0);
+  }
 }
 
 TEST(speculative_decoding, stop_tokens_and_max_tokens_cut_inside_accepted_drafts) {
