@@ -19,6 +19,8 @@ namespace actorllm::cpu {
 
 namespace {
 
+using panels::factors_of;
+using panels::group_factors;
 using panels::is_scaled;
 using panels::panel_loader;
 using panels::width;
@@ -39,10 +41,9 @@ constexpr int64_t panels_per_chunk = 4;
 /// x's row stride). Inlined into the tile, so that the accumulators stay in registers.
 template <weight_format F, int ROWS>
 ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
-    const float* x, int64_t ldx, const typename panel_loader<F>::element* panel,
-    const panel_loader<F>& ld, int64_t k0, int64_t k1, __m256& a00, __m256& a01, __m256& a10,
-    __m256& a11, __m256& a20, __m256& a21, __m256& a30, __m256& a31, __m256& a40, __m256& a41,
-    __m256& a50, __m256& a51) {
+    const float* x, int64_t ldx, const typename panel_loader<F>::element* panel, int64_t k0,
+    int64_t k1, __m256& a00, __m256& a01, __m256& a10, __m256& a11, __m256& a20, __m256& a21,
+    __m256& a30, __m256& a31, __m256& a40, __m256& a41, __m256& a50, __m256& a51) {
   using loader = panel_loader<F>;
   constexpr int64_t stride = loader::k_stride;
   // The panel comes from DRAM on the first row tile of a block: ask for it this many bytes
@@ -59,12 +60,8 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
         _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 1 + prefetch_k) * stride),
                      _MM_HINT_T0);
       __m256 w0, w1, v0, v1;
-      if constexpr (F == weight_format::q4) {
-        ld.load2(panel + k * stride, w0, w1, v0, v1);
-      } else {
-        ld.load(panel + k * stride, w0, w1);
-        ld.load(panel + (k + 1) * stride, v0, v1);
-      }
+      loader::load(panel + k * stride, w0, w1);
+      loader::load(panel + (k + 1) * stride, v0, v1);
       const __m256 xk = _mm256_broadcast_ss(x + k), xn = _mm256_broadcast_ss(x + k + 1);
       a00 = _mm256_fmadd_ps(xk, w0, a00);
       a01 = _mm256_fmadd_ps(xk, w1, a01);
@@ -73,7 +70,7 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
     }
     if (k < k1) {
       __m256 w0, w1;
-      ld.load(panel + k * stride, w0, w1);
+      loader::load(panel + k * stride, w0, w1);
       const __m256 xk = _mm256_broadcast_ss(x + k);
       a00 = _mm256_fmadd_ps(xk, w0, a00);
       a01 = _mm256_fmadd_ps(xk, w1, a01);
@@ -83,7 +80,7 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
     for (int64_t k = k0; k < k1; ++k) {
       _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
       __m256 w0, w1;
-      ld.load(panel + k * stride, w0, w1);
+      loader::load(panel + k * stride, w0, w1);
 #define ACTORLLM_FMA_ROW(r)                                 \
   if constexpr (ROWS > r) {                                 \
     const __m256 xr = _mm256_broadcast_ss(x + r * ldx + k); \
@@ -96,17 +93,26 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
   }
 }
 
+/// A depth block's groups of input features: `group` of them each (the block's depth
+/// where it lies within one group). scale and zeros: the first group's 16 per-feature scales
+/// and (q4) zero points, the next group's 16 further on. x_sums (q4): x's sum over each
+/// group, the first group's of the block's first row, ld_sums apart from row to row.
+struct block_groups {
+  int64_t group;
+  const float* scale;
+  const uint8_t* zeros;
+  const float* x_sums;
+  int64_t ld_sums;
+};
+
 /// y rows [0, ROWS) x panel columns [0, cols) (+)= x rows @ panel over `depth` input
-/// features; ldx is x's row stride. `accumulate`: add to what y holds (a later depth block).
-/// bias (may be null) is added by the caller's last depth block. Scaled formats (q8, fp8,
-/// q4): the block is `depth / group` groups of `group` input features (one when the block
-/// lies within a group); scale and zeros point at the first group's 16 per-feature scales
-/// (q4: zero points), the next group's 16 further on. Each group's sum is multiplied by its
-/// scales before it is added to y.
+/// features; ldx is x's row stride. `accumulate_y`: add to what y holds (a later depth
+/// block). bias (may be null) is added by the caller's last depth block. Scaled formats (q8,
+/// fp8, q4): each group's sum becomes y's through its group_factors.
 template <weight_format F, int ROWS>
-ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, int64_t group,
-                        const void* panel_bytes, const float* scale, const uint8_t* zeros,
-                        const float* bias, int64_t cols, bool accumulate_y, float* y, int64_t ldy) {
+ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* panel_bytes,
+                        const block_groups& groups, const float* bias, int64_t cols,
+                        bool accumulate_y, float* y, int64_t ldy) {
   using loader = panel_loader<F>;
   const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
   constexpr bool scaled = is_scaled<F>;
@@ -134,9 +140,8 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, int64_t grou
   }
 #undef ACTORLLM_LOAD_ROW
   if constexpr (!scaled) {
-    const loader ld(zeros);
-    accumulate<F, ROWS>(x, ldx, panel, ld, 0, depth, a00, a01, a10, a11, a20, a21, a30, a31, a40,
-                        a41, a50, a51);
+    accumulate<F, ROWS>(x, ldx, panel, 0, depth, a00, a01, a10, a11, a20, a21, a30, a31, a40, a41,
+                        a50, a51);
     if constexpr (ROWS == 1) {
       a00 = _mm256_add_ps(a00, a10);
       a01 = _mm256_add_ps(a01, a11);
@@ -152,23 +157,32 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, int64_t grou
   }
     ACTORLLM_EACH_ROW(ACTORLLM_SAVE_ROW)
 #undef ACTORLLM_SAVE_ROW
+    const int64_t group = groups.group;
     for (int64_t g0 = 0; g0 < depth; g0 += group) {
       const int64_t g = g0 / group;
-      const loader ld(zeros ? zeros + g * width : nullptr);
       a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = a40 = a41 = a50 = a51 = _mm256_setzero_ps();
-      accumulate<F, ROWS>(x, ldx, panel, ld, g0, std::min(depth, g0 + group), a00, a01, a10, a11,
-                          a20, a21, a30, a31, a40, a41, a50, a51);
+      accumulate<F, ROWS>(x, ldx, panel, g0, std::min(depth, g0 + group), a00, a01, a10, a11, a20,
+                          a21, a30, a31, a40, a41, a50, a51);
       if constexpr (ROWS == 1) {
         a00 = _mm256_add_ps(a00, a10);
         a01 = _mm256_add_ps(a01, a11);
       }
-      const __m256 s0 = _mm256_loadu_ps(scale + g * width),
-                   s1 = _mm256_loadu_ps(scale + g * width + 8);
-#define ACTORLLM_FOLD_ROW(r)                                                     \
-  if constexpr (ROWS > r) {                                                      \
-    float* t = total + r * width;                                                \
-    _mm256_store_ps(t, _mm256_fmadd_ps(a##r##0, s0, _mm256_load_ps(t)));         \
-    _mm256_store_ps(t + 8, _mm256_fmadd_ps(a##r##1, s1, _mm256_load_ps(t + 8))); \
+      const group_factors f = factors_of<F>(groups.scale + g * width,
+                                            groups.zeros ? groups.zeros + g * width : nullptr);
+      // q4: minus zero * scale * (the group's sum of x), the zero points' share of the sum.
+      const __m256 zs0 = _mm256_mul_ps(f.zero0, f.scale0), zs1 = _mm256_mul_ps(f.zero1, f.scale1);
+#define ACTORLLM_FOLD_ROW(r)                                                          \
+  if constexpr (ROWS > r) {                                                           \
+    float* t = total + r * width;                                                     \
+    __m256 t0 = _mm256_fmadd_ps(a##r##0, f.scale0, _mm256_load_ps(t));                \
+    __m256 t1 = _mm256_fmadd_ps(a##r##1, f.scale1, _mm256_load_ps(t + 8));            \
+    if constexpr (F == weight_format::q4) {                                           \
+      const __m256 sum = _mm256_broadcast_ss(groups.x_sums + r * groups.ld_sums + g); \
+      t0 = _mm256_fnmadd_ps(zs0, sum, t0);                                            \
+      t1 = _mm256_fnmadd_ps(zs1, sum, t1);                                            \
+    }                                                                                 \
+    _mm256_store_ps(t, t0);                                                           \
+    _mm256_store_ps(t + 8, t1);                                                       \
   }
       ACTORLLM_EACH_ROW(ACTORLLM_FOLD_ROW)
 #undef ACTORLLM_FOLD_ROW
@@ -204,34 +218,33 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, int64_t grou
 #undef ACTORLLM_STORE_ROW
 }
 
-using tile_fn = void (*)(const float*, int64_t, int64_t, int64_t, const void*, const float*,
-                         const uint8_t*, const float*, int64_t, bool, float*, int64_t);
+using tile_fn = void (*)(const float*, int64_t, int64_t, const void*, const block_groups&,
+                         const float*, int64_t, bool, float*, int64_t);
 
 /// dst (depth, 16) = a panel's block widened to float32 (q8, fp8, q4: as unpack_matrix gives
 /// the weights), its groups as the tile's. With several row tiles per block, widening once
 /// and running the float32 tiles beats widening in every tile: the conversions then cost
 /// once per block.
 template <weight_format F>
-ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const float* scale, const uint8_t* zeros,
-                               int64_t depth, int64_t group, float* dst) {
+ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const block_groups& groups, int64_t depth,
+                               float* dst) {
   using loader = panel_loader<F>;
   constexpr int64_t stride = loader::k_stride;
   const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
-  constexpr bool scaled = is_scaled<F>;
+  const int64_t group = groups.group;
   for (int64_t g0 = 0; g0 < depth; g0 += group) {
     const int64_t g = g0 / group;
-    const loader ld(zeros ? zeros + g * width : nullptr);
-    __m256 s0 = _mm256_set1_ps(1.0f), s1 = s0;
-    if constexpr (scaled) {
-      s0 = _mm256_loadu_ps(scale + g * width);
-      s1 = _mm256_loadu_ps(scale + g * width + 8);
-    }
+    group_factors f{};
+    if constexpr (is_scaled<F>)
+      f = factors_of<F>(groups.scale + g * width,
+                        groups.zeros ? groups.zeros + g * width : nullptr);
     for (int64_t k = g0; k < std::min(depth, g0 + group); ++k) {
       __m256 w0, w1;
-      ld.load(panel + k * stride, w0, w1);
-      if constexpr (scaled) {
-        w0 = _mm256_mul_ps(w0, s0);
-        w1 = _mm256_mul_ps(w1, s1);
+      loader::load(panel + k * stride, w0, w1);
+      if constexpr (is_scaled<F>) {
+        // (loaded - zero) * scale: exactly unpack_matrix's weight (group_factors).
+        w0 = _mm256_mul_ps(_mm256_sub_ps(w0, f.zero0), f.scale0);
+        w1 = _mm256_mul_ps(_mm256_sub_ps(w1, f.zero1), f.scale1);
       }
       _mm256_store_ps(dst + k * width, w0);
       _mm256_store_ps(dst + k * width + 8, w1);
@@ -239,7 +252,7 @@ ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const float* scale, cons
   }
 }
 
-using widen_fn = void (*)(const void*, const float*, const uint8_t*, int64_t, int64_t, float*);
+using widen_fn = void (*)(const void*, const block_groups&, int64_t, float*);
 
 template <weight_format F>
 constexpr tile_fn tiles_of[tile_rows + 1] = {nullptr,    tile<F, 1>, tile<F, 2>, tile<F, 3>,
@@ -276,6 +289,31 @@ panel_access access_of(const packed_matrix& w) {
   }
   return {tiles_of<F::f32>, nullptr, reinterpret_cast<const unsigned char*>(w.panels.data()),
           4 * width};
+}
+
+/// The depth blocks of a matrix, the same for every panel: each is whole groups, or lies
+/// within one group (groups deeper than block_depth). A block's segments are what the tile
+/// folds one at a time: its groups, or the block itself; numbered across the blocks.
+struct depth_blocks {
+  struct block {
+    int64_t k0, depth, group, first_segment;
+  };
+  std::vector<block> list;
+  int64_t num_segments = 0;
+};
+
+depth_blocks depth_blocks_of(const packed_matrix& w) {
+  const int64_t in = w.in_features, group = w.group_length();
+  depth_blocks blocks;
+  for (int64_t k0 = 0, depth = 0; k0 < in; k0 += depth) {
+    depth = group >= block_depth ? std::min(block_depth, group - k0 % group)
+                                 : block_depth / group * group;
+    depth = std::min(depth, in - k0);
+    const int64_t segment = std::min(group, depth);
+    blocks.list.push_back({k0, depth, segment, blocks.num_segments});
+    blocks.num_segments += depth / segment;
+  }
+  return blocks;
 }
 
 /// Whether every slice but the last ends on a panel boundary (then panels write in place).
@@ -318,7 +356,20 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
     x = reordered.data();
   }
   const panel_access access = access_of(w);
-  const int64_t group = w.group_length(), num_groups = w.num_groups();
+  const depth_blocks blocks = depth_blocks_of(w);
+  // q4: each row's sum of x over each segment, for the zero points' share (block_groups).
+  // (Read through a pointer: the team's other threads see their own thread_locals.)
+  thread_local std::vector<float> x_sum_buffer;
+  const float* x_sums = nullptr;
+  if (w.format == weight_format::q4) {
+    const int64_t num_segments = blocks.num_segments;
+    x_sum_buffer.assign(n * num_segments, 0.0f);
+    for (const auto& b : blocks.list)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t k = b.k0; k < b.k0 + b.depth; ++k)
+          x_sum_buffer[i * num_segments + b.first_segment + (k - b.k0) / b.group] += x[i * in + k];
+    x_sums = x_sum_buffer.data();
+  }
   // Where panel p's features go: its slice's tensor, column and row stride.
   struct target {
     float* dst;
@@ -345,28 +396,27 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
         const float* b = bias ? bias + col0 : nullptr;
         const target t = target_of(col0);
         float* y = t.dst + r0 * t.ld;
-        // A depth block is whole groups, or lies within one (groups deeper than a block).
-        for (int64_t k0 = 0, depth = 0; k0 < in; k0 += depth) {
-          depth = group >= block_depth ? std::min(block_depth, group - k0 % group)
-                                       : block_depth / group * group;
-          depth = std::min(depth, in - k0);
-          const int64_t block_group = std::min(group, depth);
+        for (const auto& d : blocks.list) {
+          const int64_t k0 = d.k0, depth = d.depth;
           const bool last_block = k0 + depth == in;
           const void* block = panel + k0 * access.row_bytes;
-          const int64_t at = (p * num_groups + k0 / group) * width;
-          const float* scale = w.scales.empty() ? nullptr : w.scales.data() + at;
-          const uint8_t* zeros = w.zeros.empty() ? nullptr : w.zeros.data() + at;
+          const int64_t at = (p * w.num_groups() + k0 / w.group_length()) * width;
+          const block_groups groups{d.group, w.scales.empty() ? nullptr : w.scales.data() + at,
+                                    w.zeros.empty() ? nullptr : w.zeros.data() + at,
+                                    x_sums ? x_sums + d.first_segment : nullptr,
+                                    blocks.num_segments};
           const tile_fn* tiles = access.tiles;
           if (access.widen && num_tiles > 1) {
-            access.widen(block, scale, zeros, depth, block_group, widened);
+            access.widen(block, groups, depth, widened);
             block = widened;
             tiles = tiles_of<weight_format::f32>;
-            scale = nullptr;
           }
           int64_t r = 0;
           for (int64_t i = 0; i < num_tiles; ++i) {
             const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
-            tiles[rows](x + (r0 + r) * in + k0, in, depth, block_group, block, scale, zeros,
+            block_groups tile_groups = groups;
+            if (groups.x_sums) tile_groups.x_sums += (r0 + r) * blocks.num_segments;
+            tiles[rows](x + (r0 + r) * in + k0, in, depth, block, tile_groups,
                         last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
             r += rows;
           }

@@ -14,20 +14,17 @@ namespace actorllm::cpu::panels {
 constexpr int64_t width = packed_matrix::panel_width;
 
 /// The 16 weights of one input feature k in a panel, widened to float32 in two registers.
-/// f16 and bf16 widen exactly; q8 and q4 give the integers (q4: code - zero), the scale
-/// applied after the sum. A loader is made per tile, for one group of input features (its
-/// zero points: q4's; the others keep no state). k_stride: elements per input feature.
+/// f16 and bf16 widen exactly; q8, fp8 and q4 give the codes, the scale (and q4's zero
+/// point) applied to each group's sum (group_factors). k_stride: elements per input feature.
 template <weight_format F>
 struct panel_loader;
 
-struct stateless_loader {
+struct full_width_rows {
   static constexpr int64_t k_stride = width;
-  explicit stateless_loader(const uint8_t* /*zeros*/) {}
 };
 
 template <>
-struct panel_loader<weight_format::f32> : stateless_loader {
-  using stateless_loader::stateless_loader;
+struct panel_loader<weight_format::f32> : full_width_rows {
   using element = float;
   ACTORLLM_AVX2 static void load(const float* p, __m256& w0, __m256& w1) {
     w0 = _mm256_loadu_ps(p);
@@ -36,8 +33,7 @@ struct panel_loader<weight_format::f32> : stateless_loader {
 };
 
 template <>
-struct panel_loader<weight_format::f16> : stateless_loader {
-  using stateless_loader::stateless_loader;
+struct panel_loader<weight_format::f16> : full_width_rows {
   using element = uint16_t;
   ACTORLLM_AVX2 static void load(const uint16_t* p, __m256& w0, __m256& w1) {
     w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -46,8 +42,7 @@ struct panel_loader<weight_format::f16> : stateless_loader {
 };
 
 template <>
-struct panel_loader<weight_format::bf16> : stateless_loader {
-  using stateless_loader::stateless_loader;
+struct panel_loader<weight_format::bf16> : full_width_rows {
   using element = uint16_t;
   ACTORLLM_AVX2 static void load(const uint16_t* p, __m256& w0, __m256& w1) {
     const __m256i lo = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -59,8 +54,7 @@ struct panel_loader<weight_format::bf16> : stateless_loader {
 };
 
 template <>
-struct panel_loader<weight_format::q8> : stateless_loader {
-  using stateless_loader::stateless_loader;
+struct panel_loader<weight_format::q8> : full_width_rows {
   using element = int8_t;
   ACTORLLM_AVX2 static void load(const int8_t* p, __m256& w0, __m256& w1) {
     const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -70,8 +64,7 @@ struct panel_loader<weight_format::q8> : stateless_loader {
 };
 
 template <>
-struct panel_loader<weight_format::fp8> : stateless_loader {
-  using stateless_loader::stateless_loader;
+struct panel_loader<weight_format::fp8> : full_width_rows {
   using element = int8_t;
   /// E4M3FN codes through float16 (packed_matrix::scales says why the value is 2^8 smaller).
   ACTORLLM_AVX2 static void load(const int8_t* p, __m256& w0, __m256& w1) {
@@ -89,39 +82,45 @@ template <>
 struct panel_loader<weight_format::q4> {
   using element = uint8_t;
   static constexpr int64_t k_stride = width / 2;
-  /// The group's zero points of features 0-7 and of 8-15, each in both halves of a register.
-  __m128i zero_lo, zero_hi;
-  ACTORLLM_AVX2 explicit panel_loader(const uint8_t* zeros)
-      : zero_lo(both_halves(zeros)), zero_hi(both_halves(zeros + 8)) {}
-  ACTORLLM_AVX2 static __m128i both_halves(const uint8_t* eight) {
-    int64_t v;
-    std::memcpy(&v, eight, 8);
-    return _mm_set1_epi64x(v);
-  }
-  /// The codes minus the zero points of the 8-byte rows in `bytes` (one, or two: k and
-  /// k + 1), as signed bytes: features 0-7 of each row in lo, 8-15 in hi. A row's low
-  /// nibbles are features 0-7, its high ones 8-15 (packed_matrix).
-  ACTORLLM_AVX2 void codes(__m128i bytes, __m128i& lo, __m128i& hi) const {
-    const __m128i nibble = _mm_set1_epi8(0x0f);
-    lo = _mm_sub_epi8(_mm_and_si128(bytes, nibble), zero_lo);
-    hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(bytes, 4), nibble), zero_hi);
-  }
-  ACTORLLM_AVX2 void load(const uint8_t* p, __m256& w0, __m256& w1) const {
-    __m128i lo, hi;
-    codes(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)), lo, hi);
-    w0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo));
-    w1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi));
-  }
-  /// Input features k and k + 1 from one 16-byte load: the masks and subtractions once.
-  ACTORLLM_AVX2 void load2(const uint8_t* p, __m256& w0, __m256& w1, __m256& v0, __m256& v1) const {
-    __m128i lo, hi;
-    codes(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), lo, hi);
-    w0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo));
-    w1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi));
-    v0 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)));
-    v1 = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)));
+  /// Eight bytes, one input feature's: the low nibbles are features 0-7, the high ones 8-15
+  /// (packed_matrix). w0 = the codes of features 0-7; w1 = 16 times the codes of 8-15 (masked
+  /// in place, not shifted down: group_factors divides their scales by 16). Zero points are
+  /// the caller's: the tile subtracts zero * sum of x per group, the widener each weight's.
+  ACTORLLM_AVX2 static void load(const uint8_t* p, __m256& w0, __m256& w1) {
+    const __m256i bytes =
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    w0 = _mm256_cvtepi32_ps(_mm256_and_si256(bytes, _mm256_set1_epi32(0x0f)));
+    w1 = _mm256_cvtepi32_ps(_mm256_and_si256(bytes, _mm256_set1_epi32(0xf0)));
   }
 };
+
+/// What turns a group's sums of loaded weights into y: sum * scale - zero * scale * (the sum of
+/// x over the group), per feature (0-7 in the first register of each pair, 8-15 in the
+/// second). q8 and fp8: their scales and no zero; q4: its scales (8-15's over 16, as loaded)
+/// and its zero points in the loaded units (8-15's times 16). A weight is (loaded - zero) *
+/// scale, exactly (the 16s are powers of two).
+struct group_factors {
+  __m256 scale0, scale1, zero0, zero1;
+};
+
+/// Eight bytes as eight floats.
+ACTORLLM_AVX2 inline __m256 widen_bytes(const uint8_t* p) {
+  return _mm256_cvtepi32_ps(
+      _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+
+template <weight_format F>
+ACTORLLM_AVX2 inline group_factors factors_of(const float* scale, const uint8_t* zeros) {
+  group_factors f{_mm256_loadu_ps(scale), _mm256_loadu_ps(scale + 8), _mm256_setzero_ps(),
+                  _mm256_setzero_ps()};
+  if constexpr (F == weight_format::q4) {
+    const __m256 sixteen = _mm256_set1_ps(16.0f);
+    f.scale1 = _mm256_div_ps(f.scale1, sixteen);
+    f.zero0 = widen_bytes(zeros);
+    f.zero1 = _mm256_mul_ps(widen_bytes(zeros + 8), sixteen);
+  }
+  return f;
+}
 
 /// Formats whose blocks' sums are multiplied by per-feature scales.
 template <weight_format F>
