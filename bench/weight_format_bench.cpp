@@ -1,15 +1,16 @@
-// Decode speed of one checkpoint stored three ways, float32, its 16-bit type and int8 (the
-// weight store of model/weight_options.hpp), at concurrency 1 and 32, on the CPU forward
-// (llama_model::forward over the paged cache, no engine around it).
+// Decode speed of one checkpoint stored four ways, float32, its 16-bit type, int8 and int4
+// (the weight store of model/weight_options.hpp), and of quantized checkpoints of the same
+// shape as shipped, at concurrency 1 and 32, on the CPU forward (llama_model::forward over the
+// paged cache, no engine around it).
 //
 //   build/bench/weight_format_bench [--decode-tokens 64] [--concurrency 32] [--rounds 3]
-//       [--threads 0] [--fp8 FP8_MODEL] [--out FILE.json] MODEL
+//       [--threads 0] [--fp8 FP8_MODEL] [--checkpoint NAME=DIR]... [--out FILE.json] MODEL
 //
 // MODEL is a bf16 or f16 checkpoint (scripts/make_random_model.py --shape 110M --dtype bf16);
 // FP8_MODEL, when given, the same shape with float8 projections (--quantize fp8-channel), a
-// fourth variant.
-// All three models stay loaded. Each round measures, for each concurrency, float32 then the
-// 16-bit store then int8, back to back, and each ratio to float32 is taken within its round;
+// further variant; each --checkpoint another (e.g. gptq4=DIR of --quantize gptq4), named NAME.
+// All models stay loaded. Each round measures, for each concurrency, float32 then the
+// others back to back, and each ratio to float32 is taken within its round;
 // the median over rounds is reported (a shared VM drifts by tens of percent within minutes).
 // A run: every sequence prefilled with a 16-token prompt, then `decode_tokens` steps of one
 // token per sequence; decode tok/s = sequences * steps / the steps' time.
@@ -78,6 +79,8 @@ double decode_tok_s(const llama_model& model, int num_seqs, int steps) {
 int main(int argc, char** argv) {
   int decode_tokens = 64, concurrency = 32, rounds = 3, threads = 0;
   std::string model_dir, out, fp8_dir;
+  std::vector<std::pair<std::string, std::string>> checkpoints;  // --checkpoint NAME=DIR
+  bool bad_usage = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -93,13 +96,21 @@ int main(int argc, char** argv) {
       out = value();
     else if (arg == "--fp8")
       fp8_dir = value();
-    else
+    else if (arg == "--checkpoint") {
+      const std::string v = value();
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos)
+        bad_usage = true;
+      else
+        checkpoints.emplace_back(v.substr(0, eq), v.substr(eq + 1));
+    } else
       model_dir = arg;
   }
-  if (model_dir.empty() || rounds < 1) {
+  if (bad_usage || model_dir.empty() || rounds < 1) {
     std::fprintf(stderr,
                  "usage: weight_format_bench [--decode-tokens N] [--concurrency N] [--rounds N] "
-                 "[--threads N] [--fp8 FP8_MODEL] [--out FILE.json] MODEL\n");
+                 "[--threads N] [--fp8 FP8_MODEL] [--checkpoint NAME=DIR]... [--out FILE.json] "
+                 "MODEL\n");
     return 2;
   }
   cpu::set_num_threads(threads);
@@ -114,7 +125,11 @@ int main(int argc, char** argv) {
   variants.back().name = cpu::to_string(variants.back().model->storage().format);
   variants.push_back({"int8", std::make_unique<llama_model>(model_dir, tp_shard{},
                                                             weight_options{"auto", "int8"})});
+  variants.push_back({"int4", std::make_unique<llama_model>(model_dir, tp_shard{},
+                                                            weight_options{"auto", "int4"})});
   if (!fp8_dir.empty()) variants.push_back({"float8_e4m3", std::make_unique<llama_model>(fp8_dir)});
+  for (const auto& [name, dir] : checkpoints)
+    variants.push_back({name, std::make_unique<llama_model>(dir)});
   for (auto& v : variants) v.model->prepare_cpu_weights();
 
   const std::vector<int> concurrencies = {1, concurrency};

@@ -638,6 +638,7 @@ def main():
     tensors, config, metadata = llama_model(args) if args.arch == "llama" else family_model(args)
 
     os.makedirs(args.out, exist_ok=True)
+    size = sum((t[0] if isinstance(t, tuple) else t).size for t in tensors.values())
     if args.quantize in INTEGER_SCHEMES:
         scale_dtype = "F16" if args.dtype == "f32" else DTYPES[args.dtype][0]
         tensors, config["quantization_config"] = quantize_integer(tensors, args.quantize, args.group_size,
@@ -663,7 +664,6 @@ def main():
     if os.path.exists(source) and (vocab in (32000, 512)):
         shutil.copy(source, os.path.join(args.out, "tokenizer.json"))
     label = "" if args.arch == "llama" else args.arch + ", "
-    size = sum((t[0] if isinstance(t, tuple) else t).size for t in tensors.values())
     print(f"make_random_model: wrote {args.out} ({label}{size / 1e6:.1f}M parameters)")
 
 
