@@ -131,12 +131,17 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
   bool has_seed = x.seed.has_value();
   uint64_t seed = x.seed.value_or(0);
+  auto pooling = static_cast<uint8_t>(x.pooling);
   return f(caf::meta::type_name("sampling_params"), x.n, x.temperature, x.top_p, x.top_k, x.min_p,
            x.presence_penalty, x.frequency_penalty, x.repetition_penalty, x.logit_bias, has_seed,
            seed, x.max_tokens, x.min_tokens, x.ignore_eos, x.stop_token_ids, x.stop, x.logprobs,
            x.prompt_logprobs, x.skip_special_tokens, x.priority, x.include_stop_str_in_output,
-           x.truncate_prompt_tokens, x.structured, caf::meta::load_callback([&]() -> caf::error {
+           x.truncate_prompt_tokens, x.structured, pooling, x.normalize,
+           caf::meta::load_callback([&]() -> caf::error {
              x.seed = has_seed ? std::optional<uint64_t>(seed) : std::nullopt;
+             if (pooling > static_cast<uint8_t>(pooling_type::mean))
+               return caf::make_error(caf::sec::invalid_argument, "unknown pooling");
+             x.pooling = static_cast<pooling_type>(pooling);
              return caf::none;
            }));
 }
@@ -157,7 +162,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, request_output& x) {
   return f(caf::meta::type_name("request_output"), x.request_id, x.index, x.text, x.token_ids,
            x.token_texts, x.logprobs, x.finish, x.stop_reason, x.stop_token, x.num_prompt_tokens,
-           x.num_generated_tokens, x.num_cached_tokens, x.error, x.error_status, x.error_param);
+           x.num_generated_tokens, x.num_cached_tokens, x.error, x.error_status, x.error_param,
+           x.embedding);
 }
 
 template <class Inspector>
@@ -187,7 +193,7 @@ typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sequence_sample& x) {
   return f(caf::meta::type_name("sequence_sample"), x.seq, x.token_ids, x.logprobs,
-           x.draft_token_ids);
+           x.draft_token_ids, x.embedding);
 }
 
 template <class Inspector>

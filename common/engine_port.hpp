@@ -12,6 +12,7 @@
 
 #include "common/generate_request.hpp"
 #include "common/sampling_defaults.hpp"
+#include "common/sampling_params.hpp"
 
 namespace actorllm {
 
@@ -26,6 +27,11 @@ struct model_info {
   std::vector<std::string> aliases;
   /// What a request's sampling fields default to (the model's generation_config.json).
   sampling_defaults sampling;
+  /// --task embed: /v1/embeddings serves pooled hidden states of `embedding_size` values.
+  bool embeddings = false;
+  int32_t embedding_size = 0;
+  pooling_type pooling = pooling_type::last;
+  bool normalize = true;
 
   bool answers_to(std::string_view requested) const {
     if (requested == name) return true;

@@ -71,6 +71,7 @@ struct request_output {
   std::string error;                 ///< set when the request failed (finish == error)
   int32_t error_status = 0;          ///< HTTP status for the error (400, 503, 500, ...)
   std::string error_param;           ///< the request field to blame, when there is one
+  std::vector<float> embedding;      ///< an embedding request's vector (with its final output)
 };
 
 }  // namespace actorllm

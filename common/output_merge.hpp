@@ -32,6 +32,7 @@ inline void merge_delta(request_output& into, const request_output& next) {
   into.stop_token = next.stop_token;
   into.error = next.error;
   into.error_status = next.error_status;
+  if (!next.embedding.empty()) into.embedding = next.embedding;
 }
 
 /// Appends `delta` to choices[delta.index], growing `choices` as needed.

@@ -12,6 +12,11 @@
 
 namespace actorllm {
 
+/// An embedding request (pooling != none) computes its prompt and ends with one vector instead
+/// of tokens: the final hidden state (after the model's last norm) of the last prompt token, or
+/// the mean over every prompt token, L2-normalised unless `normalize` is off (vLLM's pooler).
+enum class pooling_type : uint8_t { none, last, mean };
+
 struct sampling_params {
   int32_t n = 1;                    ///< parallel samples per prompt
   float temperature = 1.0f;         ///< 0: greedy
@@ -37,8 +42,10 @@ struct sampling_params {
   int32_t logprobs = -1;  ///< -1: none; k >= 0: chosen token's logprob plus top k
   int32_t prompt_logprobs = -1;
   bool skip_special_tokens = true;
-  int32_t priority = 0;          ///< priority policy: lower runs first
-  structured_output structured;  ///< what the output must match; none by default
+  int32_t priority = 0;                       ///< priority policy: lower runs first
+  structured_output structured;               ///< what the output must match; none by default
+  pooling_type pooling = pooling_type::none;  ///< an embedding request: no tokens, a vector
+  bool normalize = true;                      ///< the embedding has unit L2 norm
 
   bool greedy() const { return temperature <= 0.0f; }
 };

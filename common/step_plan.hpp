@@ -79,6 +79,8 @@ struct sequence_sample {
   std::vector<token_logprob> logprobs;
   /// Proposals for the tokens after token_ids (at most the plan's num_lookahead; may be none).
   std::vector<int32_t> draft_token_ids;
+  /// An embedding request's vector (sampling_params::pooling), with no token_ids.
+  std::vector<float> embedding;
 };
 
 struct step_result {

@@ -27,7 +27,16 @@ struct model_config {
   /// Where sampling defaults come from: auto (the model folder's generation_config.json),
   /// vllm (none: OpenAI's), or a folder holding a generation_config.json.
   std::string generation_config = "auto";
+  /// generate, or embed: /v1/embeddings serves the model's pooled final hidden states
+  /// (prefix caching off, as vLLM does for pooling models).
+  std::string task = "generate";
+  std::string pooling_type = "LAST";  ///< embed: LAST (the last token's state) or MEAN
+  bool normalize_embeddings = true;   ///< embed: unit L2 norm
 };
+
+/// Reads vLLM's --override-pooler-config JSON ({"pooling_type": "MEAN", "normalize": false});
+/// an error line, or empty.
+std::string parse_pooler_config(std::string_view json, model_config& out);
 
 struct cache_config {
   int32_t block_size = 16;               ///< tokens per KV block

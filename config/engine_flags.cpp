@@ -37,6 +37,13 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
                "sampling defaults: auto (the model's generation_config.json), vllm (none), or a "
                "folder with a generation_config.json",
                c.model.generation_config);
+  p.add_choice("--task", "generate (default), or embed: serve /v1/embeddings (prefix caching off)",
+               c.model.task,
+               {{"generate", std::string("generate")}, {"embed", std::string("embed")}});
+  p.add("--override-pooler-config", "JSON",
+        "embed: {\"pooling_type\":\"LAST\"|\"MEAN\",\"normalize\":true|false} (default LAST, "
+        "normalized)",
+        [&c](std::string_view v) { return parse_pooler_config(v, c.model); });
   p.add_number("--max-logprobs", "the most logprobs / top_logprobs a request may ask (default 20)",
                c.model.max_logprobs);
 

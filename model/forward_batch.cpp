@@ -13,6 +13,7 @@ void forward_batch::clear() {
   block_tables.clear();
   max_blocks_per_seq = 0;
   logits_indices.clear();
+  hidden_indices.clear();
   pending_tables_.clear();
 }
 

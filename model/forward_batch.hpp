@@ -16,6 +16,7 @@ struct forward_batch {
   std::vector<int32_t> block_tables;        ///< (num_seqs, max_blocks_per_seq), padded with 0
   int32_t max_blocks_per_seq = 0;
   std::vector<int32_t> logits_indices;  ///< token rows whose logits are wanted
+  std::vector<int32_t> hidden_indices;  ///< token rows whose final hidden states are wanted
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }

@@ -175,7 +175,7 @@ void llama_model::feed_forward(const llama_layer_weights& w, const packed_llama_
 }
 
 void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_workspace& ws_,
-                          std::vector<float>& logits) const {
+                          std::vector<float>& logits, std::vector<float>* hidden) const {
   const auto& c = config_;
   const int64_t n = batch.num_tokens();
   const int64_t dim = c.hidden_size, q_size = c.q_size();
@@ -233,6 +233,17 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
     if (!w.mlp_out_norm.empty()) cpu::rms_norm(x, w.mlp_out_norm.data(), n, dim, eps, x);
   }
 
+  if (hidden) {
+    // Embeddings: the final hidden states (after the last norm) of the rows asked for.
+    const auto num_hidden = static_cast<int64_t>(batch.hidden_indices.size());
+    hidden->resize(num_hidden * dim);
+    for (int64_t i = 0; i < num_hidden; ++i) {
+      const int64_t t = batch.hidden_indices[i];
+      for (int64_t d = 0; d < dim; ++d)
+        (*hidden)[i * dim + d] = x[t * dim + d] + residual[t * dim + d];
+    }
+    cpu::rms_norm(hidden->data(), weights_.final_norm.data(), num_hidden, dim, eps, hidden->data());
+  }
   // Only the rows that sample need the final norm and the LM head.
   const int64_t num_logits = static_cast<int64_t>(batch.logits_indices.size());
   for (int64_t i = 0; i < num_logits; ++i) {

@@ -66,8 +66,10 @@ class llama_model {
   /// Computes the batch's new K/V into `cache` and writes logits (logits_indices.size(), vocab)
   /// into `logits`, resized as needed. The model is read-only: concurrent calls are safe with
   /// distinct caches and workspaces.
+  /// With `hidden`, also the final hidden states (after the model's last norm) of the rows
+  /// batch.hidden_indices names: (hidden_indices.size(), hidden_size), for embeddings.
   void forward(const forward_batch& batch, kv_cache& cache, forward_workspace& ws,
-               std::vector<float>& logits) const;
+               std::vector<float>& logits, std::vector<float>* hidden = nullptr) const;
 
   kv_cache_shape cache_shape(int64_t num_blocks, int64_t block_size,
                              kv_cache_dtype dtype = kv_cache_dtype::float32) const;

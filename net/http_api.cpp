@@ -73,6 +73,7 @@ route find_route(std::string_view method, std::string_view target) {
   if (path == "/v1/completions") return make(endpoint::completions, method, "POST");
   if (path == "/v1/chat/completions") return make(endpoint::chat_completions, method, "POST");
   if (path == "/v1/responses") return make(endpoint::responses, method, "POST");
+  if (path == "/v1/embeddings") return make(endpoint::embeddings, method, "POST");
   if (path == "/v1/models") return make(endpoint::models, method, "GET, HEAD");
   if (path.starts_with("/v1/models/")) {
     route r = make(endpoint::model, method, "GET, HEAD");

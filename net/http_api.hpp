@@ -53,6 +53,7 @@ enum class endpoint : uint8_t {
   completions,
   chat_completions,
   responses,
+  embeddings,  ///< POST /v1/embeddings (--task embed)
   models,
   model,
   tokenize,

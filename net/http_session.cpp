@@ -9,6 +9,7 @@
 #include "common/output_merge.hpp"
 #include "net/admin_api.hpp"
 #include "net/beast.hpp"
+#include "net/embeddings_api.hpp"
 #include "net/responses_protocol.hpp"
 #include "net/sse.hpp"
 #include "net/web_assets.hpp"
@@ -246,6 +247,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
         return start_completion(api_kind::chat);
       case endpoint::responses:
         return start_completion(api_kind::responses);
+      case endpoint::embeddings:
+        return start_embeddings();
       case endpoint::websocket:
         return upgrade();
       case endpoint::admin_replicas:
@@ -494,6 +497,26 @@ class http_session : public std::enable_shared_from_this<http_session> {
                                  return s.send_error(engine_error(r.error, r.error_status));
                                s.send(http::status::ok, tokenize_json(r));
                              }));
+    watch_for_disconnect();  // also keeps this session alive until the answer comes
+  }
+
+  void start_embeddings() {
+    const model_info model = context_.engine.model();
+    embeddings_request parsed;
+    if (auto error = parse_embeddings_request(request_.body(), model, parsed))
+      return send_error(*error);
+    const int32_t limit = context_.options.max_waiting_requests;
+    if (limit > 0 && context_.engine.num_waiting() + parsed.inputs.size() > size_t(limit))
+      return send_error(engine_error("too many requests are waiting; try again later", 503));
+    using answer = std::pair<std::optional<api_error>, std::string>;
+    auto reply = on_strand<answer>([](http_session& s, answer r) {
+      if (r.first) return s.send_error(*r.first);
+      s.send(http::status::ok, std::move(r.second));
+    });
+    run_embeddings(context_.engine, std::move(parsed), model, random_id("embd-"),
+                   [reply](std::optional<api_error> error, std::string body) {
+                     reply({std::move(error), std::move(body)});
+                   });
     watch_for_disconnect();  // also keeps this session alive until the answer comes
   }
 

@@ -73,6 +73,10 @@ engine_setup engine_setup::load(const engine_config& config,
   if (config.model.served_model_name.empty() && config.model.model != s.served_model_name)
     s.model_aliases.push_back(config.model.model);
 
+  if (config.model.task == "embed" && backend->device() != "cpu")
+    throw std::runtime_error(
+        "--task embed: embeddings are computed on the CPU backend only "
+        "(use --device cpu)");
   const auto& mc = s.model->config();
   s.max_model_len = config.model.max_model_len > 0 ? config.model.max_model_len
                                                    : static_cast<int32_t>(mc.max_context());
@@ -99,7 +103,9 @@ engine_setup engine_setup::load(const engine_config& config,
   s.scheduler.block_size = config.cache.block_size;
   s.scheduler.num_device_blocks = budget.num_device_blocks;
   s.scheduler.num_cpu_blocks = budget.num_cpu_blocks;
-  s.scheduler.enable_prefix_caching = config.cache.enable_prefix_caching;
+  // Mean pooling needs every prompt token's hidden state, so none may come from the cache.
+  s.scheduler.enable_prefix_caching =
+      config.cache.enable_prefix_caching && config.model.task != "embed";
   s.scheduler.sliding_window = mc.max_sliding_window();
   s.scheduler.max_model_len = s.max_model_len;
   s.scheduler.eos_token_ids = mc.eos_token_ids;

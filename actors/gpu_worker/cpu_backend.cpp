@@ -36,6 +36,11 @@ void cpu_backend::forward(const forward_batch& batch, std::vector<float>& logits
   model_->forward(batch, device_cache_, workspace_, logits);
 }
 
+void cpu_backend::forward_hidden(const forward_batch& batch, std::vector<float>& logits,
+                                 std::vector<float>& hidden) {
+  model_->forward(batch, device_cache_, workspace_, logits, &hidden);
+}
+
 kv_budget cpu_backend_provider::plan_kv(const llama_model& model, const engine_config& config,
                                         int32_t max_model_len) const {
   return plan_kv_budget(

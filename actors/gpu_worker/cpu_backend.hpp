@@ -17,6 +17,8 @@ class cpu_backend : public forward_backend {
   std::string device() const override { return "cpu"; }
   void move_blocks(const step_plan& plan) override;
   void forward(const forward_batch& batch, std::vector<float>& logits) override;
+  void forward_hidden(const forward_batch& batch, std::vector<float>& logits,
+                      std::vector<float>& hidden) override;
 
  private:
   std::shared_ptr<const llama_model> model_;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,14 @@ class forward_backend {
   /// Writes the batch's new K/V into the device pool and the float32 logits
   /// (batch.logits_indices.size(), vocab), row-major on the host, into `logits` (resized).
   virtual void forward(const forward_batch& batch, std::vector<float>& logits) = 0;
+
+  /// As forward, and the final hidden states of batch.hidden_indices into `hidden`
+  /// (hidden_indices.size(), hidden_size) for embeddings. Throws where the backend cannot
+  /// (engine_setup refuses --task embed on such a device first).
+  virtual void forward_hidden(const forward_batch& /*batch*/, std::vector<float>& /*logits*/,
+                              std::vector<float>& /*hidden*/) {
+    throw std::runtime_error("this device does not compute embeddings");
+  }
 
   /// As forward, but each logits row's argmax (the lowest index among equal maxima) is taken
   /// where the logits are, into `tokens` (batch.logits_indices.size()). `masks`, when given,

@@ -66,6 +66,7 @@ void model_runner::pack_masks(const std::vector<batch_sequence>& work) {
 
 step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequence>& work) {
   for (seq_id id : plan.finished_seq_ids) {
+    pooler_.forget(id);
     if (auto it = sampler_of_seq_.find(id); it != sampler_of_seq_.end()) {
       samplers_.erase(it->second);
       constraints_.forget(it->second);
@@ -94,10 +95,24 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
                                  " carries token id " + std::to_string(id) +
                                  ", outside the vocabulary (" +
                                  std::to_string(model_->config().vocab_size) + ")");
+    if (s.params->pooling != pooling_type::none) {
+      // An embedding: no logits, the final hidden states of the chunk (mean) or of the
+      // prompt's last token (last).
+      batch_.add_sequence(s.token_ids, s.start_position, s.block_table, config_.block_size, 0);
+      const auto end_row = static_cast<int32_t>(batch_.num_tokens());
+      const auto first_row = s.params->pooling == pooling_type::mean
+                                 ? end_row - static_cast<int32_t>(s.token_ids.size())
+                                 : (s.num_samples > 0 ? end_row - 1 : end_row);
+      for (int32_t r = first_row; r < end_row; ++r) batch_.hidden_indices.push_back(r);
+      continue;
+    }
     batch_.add_sequence(s.token_ids, s.start_position, s.block_table, config_.block_size,
                         s.num_samples > 0 ? 1 + s.num_drafts : 0);
   }
   batch_.finalize();
+  const bool any_pooled = std::any_of(work.begin(), work.end(), [](const batch_sequence& s) {
+    return s.params->pooling != pooling_type::none;
+  });
 
   constraints_.prepare(work);  // masks computed while the forward runs
 
@@ -107,7 +122,7 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
   const bool all_masked_greedy = std::all_of(work.begin(), work.end(), [](const batch_sequence& s) {
     return s.num_samples <= 0 || (s.num_samples == 1 && is_masked_greedy(*s.params));
   });
-  if (all_masked_greedy) {
+  if (all_masked_greedy && !any_pooled) {
     std::function<const row_token_masks&()> masks;
     if (constraints_.any_masks())
       masks = [&]() -> const row_token_masks& {
@@ -135,12 +150,32 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
     }
   }
 
-  backend_->forward(batch_, logits_);
+  if (any_pooled) {
+    backend_->forward_hidden(batch_, logits_, hidden_);
+  } else {
+    backend_->forward(batch_, logits_);
+  }
   result.mask_seconds = constraints_.wait();
 
   const int64_t vocab = model_->config().vocab_size;
-  size_t row = 0;
+  const int64_t dim = model_->config().hidden_size;
+  size_t row = 0, hidden_row = 0;
   for (const auto& s : work) {
+    if (s.params->pooling != pooling_type::none) {
+      const size_t num_rows = s.params->pooling == pooling_type::mean ? s.token_ids.size()
+                              : s.num_samples > 0                     ? 1
+                                                                      : 0;
+      pooler_.add(s.seq, s.params->pooling, s.start_position,
+                  std::span<const float>(hidden_).subspan(hidden_row * dim, num_rows * dim), dim);
+      hidden_row += num_rows;
+      if (s.num_samples > 0) {
+        sequence_sample out;
+        out.seq = s.seq;
+        out.embedding = pooler_.finish(s.seq, s.params->normalize);
+        result.seqs.push_back(std::move(out));
+      }
+      continue;
+    }
     if (s.num_samples <= 0) continue;
     sequence_sample out;
     out.seq = s.seq;

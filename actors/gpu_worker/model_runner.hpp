@@ -13,6 +13,7 @@
 
 #include "actors/gpu_worker/constraint_tracker.hpp"
 #include "actors/gpu_worker/draft_proposer.hpp"
+#include "actors/gpu_worker/embedding_pooler.hpp"
 #include "actors/gpu_worker/forward_backend.hpp"
 #include "actors/gpu_worker/sampler.hpp"
 #include "actors/scheduler/sequence_mirror.hpp"
@@ -60,6 +61,8 @@ class model_runner {
   sampler sampler_;
   constraint_tracker constraints_;            ///< structured output: matchers and masks
   std::unique_ptr<draft_proposer> proposer_;  ///< speculative decoding; null: none
+  embedding_pooler pooler_;                   ///< embedding requests' hidden states
+  std::vector<float> hidden_;
   forward_batch batch_;
   std::vector<float> logits_, row_;
   std::vector<int32_t> greedy_tokens_;

@@ -28,20 +28,6 @@ void propose_ngram(std::span<const int32_t> tokens, int32_t k, const ngram_optio
   }
 }
 
-std::vector<proposal_request> proposals_wanted(const std::vector<batch_sequence>& work,
-                                               step_result& result) {
-  // Samples come in plan order, one per sampling sequence.
-  std::vector<proposal_request> wanted;
-  size_t next = 0;
-  for (const batch_sequence& s : work) {
-    if (s.num_samples <= 0) continue;
-    while (next < result.seqs.size() && result.seqs[next].seq != s.seq) ++next;
-    if (next == result.seqs.size()) break;
-    if (s.num_lookahead > 0) wanted.push_back({&s, &result.seqs[next]});
-  }
-  return wanted;
-}
-
 void ngram_draft_proposer::propose(const step_plan& /*plan*/,
                                    const std::vector<batch_sequence>& work,
                                    const sequence_mirror& mirror, step_result& result) {

@@ -44,6 +44,7 @@ std::optional<step_plan> scheduler::schedule_ahead() {
 }
 
 bool scheduler::ends_at_pending_sample(const request& r, const sequence& s) const {
+  if (r.params.pooling != pooling_type::none) return true;  // an embedding ends at its prompt
   const int32_t num_tokens = s.num_tokens() + s.num_pending_samples;
   return num_tokens - r.num_prompt_tokens >= r.max_output_tokens ||
          num_tokens >= options_.max_model_len;
@@ -144,7 +145,7 @@ int32_t scheduler::num_drafts_to_verify(const request& r, const sequence& s,
 
 int32_t scheduler::num_lookahead(const request& r, sequence& s) const {
   const speculative_config& spec = options_.speculative;
-  if (!spec.enabled() || planning_ahead_) return 0;
+  if (!spec.enabled() || planning_ahead_ || r.params.pooling != pooling_type::none) return 0;
   // Structured output masks each verified position, except where the constraint starts after
   // the reasoning: a draft could end the reasoning, and the masks after it are not known yet.
   if (r.params.structured.active() && r.params.structured.after_reasoning) return 0;

@@ -18,6 +18,11 @@ std::optional<admission_error> scheduler::add_request(std::string request_id,
   if (requests_.count(request_id)) {
     return error(code::duplicate_request_id, "request id '" + request_id + "' is already in use");
   }
+  const bool pooling = params.pooling != pooling_type::none;
+  if (pooling && params.n != 1) {
+    return error(code::invalid_params,
+                 "an embedding request has one choice (n = 1), got " + std::to_string(params.n));
+  }
   if (params.n < 1 || params.n > options_.scheduler.max_num_seqs) {
     return error(code::invalid_params, "n must be between 1 and max_num_seqs (" +
                                            std::to_string(options_.scheduler.max_num_seqs) +
@@ -34,7 +39,7 @@ std::optional<admission_error> scheduler::add_request(std::string request_id,
                      "with --scheduling-policy priority");
   }
   if (num_prompt == 0) return error(code::empty_prompt, "the prompt is empty");
-  if (num_prompt >= options_.max_model_len) {
+  if (num_prompt > options_.max_model_len || (num_prompt == options_.max_model_len && !pooling)) {
     return error(code::prompt_too_long, "the prompt has " + std::to_string(num_prompt) +
                                             " tokens; this model's maximum context length is " +
                                             std::to_string(options_.max_model_len) +
@@ -117,6 +122,18 @@ void scheduler::apply_samples(request& r, int32_t seq_index, const sequence_samp
   sequence& first = r.seqs[seq_index];
   int32_t num_samples = static_cast<int32_t>(sample.token_ids.size());
   ACTORLLM_CHECK(r.state == request_state::running);
+  if (r.params.pooling != pooling_type::none) {
+    // An embedding ends with its prompt: the vector, no token.
+    ACTORLLM_CHECK(sample.token_ids.empty() && first.num_pending_samples == 1);
+    first.num_pending_samples = 0;
+    r.sampled = true;
+    finish_seq(r, first, finish_reason::stop);
+    request_output out = output_of(r, first);
+    out.embedding = sample.embedding;
+    outputs.push_back(std::move(out));
+    r.state = request_state::finished;
+    return;
+  }
   if (first.num_drafts_in_flight > 0) {
     apply_verified(r, first, sample, outputs);
     keep_proposals(r, first, sample);

@@ -384,6 +384,13 @@ class Model:
 
     def logits(self, ids):
         """Logits (T, vocab) for every position of ids."""
+        logits = self.hidden(ids) @ self.head.T
+        if self.final_softcap:
+            logits = np.tanh(logits / self.final_softcap) * self.final_softcap
+        return logits
+
+    def hidden(self, ids):
+        """Final hidden states (T, hidden_size), after the model's last norm."""
         x = self.w["model.embed_tokens.weight"][np.asarray(ids)]
         if self.gemma:  # the normalizer is a tensor of the model's dtype
             x = x * dtype_round(self.c["hidden_size"] ** 0.5, self.normalizer_dtype)
@@ -399,10 +406,7 @@ class Model:
             else:
                 x = x + self.attention(self.norm(x, p + "input_layernorm.weight"), i)
                 x = x + self.mlp(self.norm(x, p + "post_attention_layernorm.weight"), i)
-        logits = self.norm(x, "model.norm.weight") @ self.head.T
-        if self.final_softcap:
-            logits = np.tanh(logits / self.final_softcap) * self.final_softcap
-        return logits
+        return self.norm(x, "model.norm.weight")
 
 
 def greedy(model, prompt, steps):
@@ -416,6 +420,17 @@ def greedy(model, prompt, steps):
         margins.append(float(top2[1] - top2[0]))
         ids.append(token)
     return tokens, all_logits, margins
+
+
+def embed(model_dir, prompt, pooling, normalize=True):
+    """vLLM's pooler for a decoder model: the last token's final hidden state or the mean over
+    the prompt, L2-normalised."""
+    config, weights = load_model_dir(model_dir)
+    h = Model(config, weights).hidden(prompt)
+    v = h[-1] if pooling == "LAST" else h.mean(axis=0)
+    if normalize:
+        v = v / np.linalg.norm(v)
+    return {"embedding": [float(x) for x in v]}
 
 
 def run(model_dir, prompt, steps, normalizer_dtype=None):
@@ -432,12 +447,22 @@ def main():
     ap.add_argument("--prompt", default="1", help="comma-separated token ids")
     ap.add_argument("--steps", type=int, default=64)
     ap.add_argument("--out", help="output JSON (default: stdout)")
+    ap.add_argument("--embed", choices=["LAST", "MEAN"],
+                    help="print the pooled, normalised embedding of the prompt instead")
     ap.add_argument("--normalizer-dtype", choices=["float32", "bfloat16", "float16"],
                     help="Gemma: round sqrt(hidden_size) to this dtype (default: config torch_dtype)")
     args = ap.parse_args()
     prompt = [int(x) for x in args.prompt.split(",") if x.strip()]
     if not prompt:
         sys.exit("reference_forward: the prompt is empty")
+    if args.embed:
+        text = json.dumps(embed(args.model_dir, prompt, args.embed))
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write(text)
+        else:
+            print(text)
+        return
     result = run(args.model_dir, prompt, args.steps, args.normalizer_dtype)
     text = json.dumps(result)
     if args.out:
