@@ -25,7 +25,8 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
                "bfloat16",
                c.model.dtype);
   p.add_string("--quantization",
-               "none, or int8: quantize the weights at load, one scale per output channel",
+               "none; int8: quantize the weights at load, one scale per output channel; int4: "
+               "at load in groups of 32 (as Q4_0)",
                c.model.quantization);
   p.add_number("--max-model-len", "context length; 0: the model's max_position_embeddings",
                c.model.max_model_len);

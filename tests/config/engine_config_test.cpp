@@ -60,8 +60,11 @@ TEST(engine_config, bad_values_are_one_clear_line) {
   EXPECT_FALSE(parse(q, {"m", "--quantization", "gptq"}));
   ASSERT_EQ(q.validate().size(), 1u);
   EXPECT_EQ(q.validate()[0],
-            "--quantization: must be none or int8 (got 'gptq'; quantized checkpoints are "
+            "--quantization: must be none, int8 or int4 (got 'gptq'; quantized checkpoints are "
             "recognised from config.json)");
+  engine_config int4;
+  EXPECT_FALSE(parse(int4, {"m", "--quantization", "int4"}));
+  EXPECT_TRUE(int4.validate().empty());
   engine_config e;
   EXPECT_FALSE(parse(e, {"m", "--stream-interval", "0"}));
   EXPECT_EQ(e.validate(), std::vector<std::string>{"--stream-interval: must be >= 1"});
