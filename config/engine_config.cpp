@@ -19,10 +19,10 @@ std::vector<std::string> engine_config::validate() const {
   require(model.dtype == "auto" || model.dtype == "float32" || model.dtype == "float16" ||
               model.dtype == "bfloat16" || model.dtype == "half" || model.dtype == "float",
           "--dtype: must be one of auto, float32, float16, bfloat16 (got '" + model.dtype + "')");
-  require(model.quantization == "none" || model.quantization == "int8" ||
-              model.quantization == "int4",
-          "--quantization: must be none, int8 or int4 (got '" + model.quantization +
-              "'; quantized checkpoints are recognised from config.json)");
+  require(
+      model.quantization == "none" || model.quantization == "int8" || model.quantization == "int4",
+      "--quantization: must be none, int8 or int4 (got '" + model.quantization +
+          "'; quantized checkpoints are recognised from config.json)");
   require(model.max_model_len >= 0, "--max-model-len: must be positive");
   require(model.max_logprobs >= 0 && model.max_logprobs <= 1024,
           "--max-logprobs: must be in [0, 1024]");
