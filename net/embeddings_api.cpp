@@ -186,17 +186,21 @@ void run_embeddings(engine_port& engine, embeddings_request request, const model
     engine.submit(std::move(inputs[i]), [b, i, &engine](request_output out) {
       if (out.finish == finish_reason::none) return;
       std::unique_lock lock(b->mutex);
-      if (out.finish == finish_reason::error && !b->error) {
+      const bool first_failure = out.finish == finish_reason::error && !b->error;
+      if (first_failure) {
         b->error = engine_error(out.error, out.error_status, out.error_param);
-        // The other inputs are moot now: their blocks go back at once.
-        for (size_t j = 0; j < b->engine_ids.size(); ++j)
-          if (j != i) engine.abort(b->engine_ids[j]);
       } else if (out.finish != finish_reason::error) {
         b->vectors[i] = std::move(out.embedding);
         b->num_prompt_tokens += out.num_prompt_tokens;
       }
-      if (--b->num_left > 0) return;
+      const bool last = --b->num_left == 0;
       lock.unlock();
+      // The other inputs are moot now: their blocks go back at once. Outside the lock, so an
+      // engine that answers an abort at once cannot deadlock on it.
+      if (first_failure)
+        for (size_t j = 0; j < b->engine_ids.size(); ++j)
+          if (j != i) engine.abort(b->engine_ids[j]);
+      if (!last) return;
       if (b->error) return b->done(b->error, {});
       b->done(std::nullopt,
               embeddings_json(b->request, b->model, b->vectors, b->num_prompt_tokens));
