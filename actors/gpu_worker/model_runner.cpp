@@ -9,6 +9,17 @@
 
 namespace actorllm {
 
+namespace {
+
+/// Rows of an embedding request's chunk whose final hidden states are pooled: all of them for
+/// mean pooling, the prompt's last one (in the chunk that ends it) for last pooling.
+size_t num_pooled_rows(const batch_sequence& s) {
+  if (s.params->pooling == pooling_type::mean) return s.token_ids.size();
+  return s.num_samples > 0 ? 1 : 0;
+}
+
+}  // namespace
+
 model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runner_config& config)
     : model_runner(model, config, std::make_unique<cpu_backend>(model, config)) {}
 
@@ -100,10 +111,8 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
       // prompt's last token (last).
       batch_.add_sequence(s.token_ids, s.start_position, s.block_table, config_.block_size, 0);
       const auto end_row = static_cast<int32_t>(batch_.num_tokens());
-      const auto first_row = s.params->pooling == pooling_type::mean
-                                 ? end_row - static_cast<int32_t>(s.token_ids.size())
-                                 : (s.num_samples > 0 ? end_row - 1 : end_row);
-      for (int32_t r = first_row; r < end_row; ++r) batch_.hidden_indices.push_back(r);
+      for (auto r = end_row - static_cast<int32_t>(num_pooled_rows(s)); r < end_row; ++r)
+        batch_.hidden_indices.push_back(r);
       continue;
     }
     batch_.add_sequence(s.token_ids, s.start_position, s.block_table, config_.block_size,
@@ -162,9 +171,7 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
   size_t row = 0, hidden_row = 0;
   for (const auto& s : work) {
     if (s.params->pooling != pooling_type::none) {
-      const size_t num_rows = s.params->pooling == pooling_type::mean ? s.token_ids.size()
-                              : s.num_samples > 0                     ? 1
-                                                                      : 0;
+      const size_t num_rows = num_pooled_rows(s);
       pooler_.add(s.seq, s.params->pooling, s.start_position,
                   std::span<const float>(hidden_).subspan(hidden_row * dim, num_rows * dim), dim);
       hidden_row += num_rows;

@@ -171,6 +171,7 @@ class scheduler {
   /// Drafts `s` may verify this step, with `num_tokens_left` of the budget after its token.
   int32_t num_drafts_to_verify(const request& r, const sequence& s, int32_t num_tokens_left) const;
   /// Proposals to ask for at the end of this step (0: the sequence does not speculate now).
+  /// Counts a step of the sequence's pause (speculation_pacer) when it has one.
   int32_t num_lookahead(const request& r, sequence& s) const;
   void commit(request& r, budget& b, step_plan& plan);
   bool schedule_running(budget& b, step_plan& plan);

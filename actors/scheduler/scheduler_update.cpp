@@ -197,7 +197,6 @@ void scheduler::apply_verified(request& r, sequence& s, const sequence_sample& s
   // other blocks).
   if (blocks_.trim_slots(s.id, s.num_computed_tokens) > 0) s.table_replaced = true;
   s.num_tokens_sent += num_tokens;
-  r.sampled = true;
   int32_t num_kept = 0;
   while (num_kept < num_tokens && !s.finished()) {
     s.token_ids.push_back(sample.token_ids[num_kept++]);

@@ -57,7 +57,8 @@ void sequence_mirror::append_samples(const step_result& result) {
     auto it = seqs_.find(sample.seq);
     if (it == seqs_.end()) continue;
     state& s = it->second;
-    if (s.num_drafts == 0 && sample.token_ids.size() != 1) continue;  // a fork
+    // A fork (n samples, each introduced in full) or an embedding (no token).
+    if (s.num_drafts == 0 && sample.token_ids.size() != 1) continue;
     drop_drafts(s);
     s.token_ids.insert(s.token_ids.end(), sample.token_ids.begin(), sample.token_ids.end());
   }
