@@ -32,6 +32,7 @@ struct model_config {
   std::string task = "generate";
   std::string pooling_type = "LAST";  ///< embed: LAST (the last token's state) or MEAN
   bool normalize_embeddings = true;   ///< embed: unit L2 norm
+  bool embeds() const { return task == "embed"; }
 };
 
 /// Reads vLLM's --override-pooler-config JSON ({"pooling_type": "MEAN", "normalize": false});

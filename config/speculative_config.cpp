@@ -1,5 +1,4 @@
-// parse_speculative_config and parse_pooler_config: vLLM's --speculative-config and
-// --override-pooler-config JSON, every key checked.
+// parse_speculative_config: vLLM's --speculative-config JSON, every key checked.
 #include <algorithm>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -79,25 +78,6 @@ std::string parse_speculative_config(std::string_view text, speculative_config& 
     c.min_acceptance_rate = v.get<double>();
   }
   out = std::move(c);
-  return {};
-}
-
-std::string parse_pooler_config(std::string_view text, model_config& out) {
-  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object()) return "must be a JSON object, as {\"pooling_type\":\"MEAN\"}";
-  for (const auto& [key, value] : json.items()) {
-    if (key == "pooling_type") {
-      const std::string type = value.is_string() ? value.get<std::string>() : "";
-      if (type != "LAST" && type != "MEAN")
-        return "pooling_type must be LAST or MEAN (CLS and STEP are not supported)";
-      out.pooling_type = type;
-    } else if (key == "normalize") {
-      if (!value.is_boolean()) return "normalize must be true or false";
-      out.normalize_embeddings = value.get<bool>();
-    } else {
-      return "unknown key '" + key + "' (known: pooling_type, normalize)";
-    }
-  }
   return {};
 }
 

@@ -73,7 +73,7 @@ engine_setup engine_setup::load(const engine_config& config,
   if (config.model.served_model_name.empty() && config.model.model != s.served_model_name)
     s.model_aliases.push_back(config.model.model);
 
-  if (config.model.task == "embed" && backend->device() != "cpu")
+  if (config.model.embeds() && backend->device() != "cpu")
     throw std::runtime_error(
         "--task embed: embeddings are computed on the CPU backend only "
         "(use --device cpu)");
@@ -104,8 +104,7 @@ engine_setup engine_setup::load(const engine_config& config,
   s.scheduler.num_device_blocks = budget.num_device_blocks;
   s.scheduler.num_cpu_blocks = budget.num_cpu_blocks;
   // Mean pooling needs every prompt token's hidden state, so none may come from the cache.
-  s.scheduler.enable_prefix_caching =
-      config.cache.enable_prefix_caching && config.model.task != "embed";
+  s.scheduler.enable_prefix_caching = config.cache.enable_prefix_caching && !config.model.embeds();
   s.scheduler.sliding_window = mc.max_sliding_window();
   s.scheduler.max_model_len = s.max_model_len;
   s.scheduler.eos_token_ids = mc.eos_token_ids;

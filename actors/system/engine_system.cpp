@@ -70,7 +70,7 @@ engine_system::engine_system(const engine_config& config)
   model_info info{setup_->served_model_name, config.model.model,
                   setup_->max_model_len,     static_cast<int64_t>(std::time(nullptr)),
                   setup_->model_aliases,     setup_->sampling};
-  info.embeddings = config.model.task == "embed";
+  info.embeddings = config.model.embeds();
   info.embedding_size = static_cast<int32_t>(setup_->model->config().hidden_size);
   info.pooling = config.model.pooling_type == "MEAN" ? pooling_type::mean : pooling_type::last;
   info.normalize = config.model.normalize_embeddings;
