@@ -185,15 +185,10 @@ TEST(engine_system, speculative_decoding_through_the_actors_keeps_greedy_outputs
   for (int32_t tp : {1, 2}) {
     auto config = base_config();
     config.parallel.tensor_parallel_size = tp;
-    config.speculative.method = speculative_method::ngram;
-    config.speculative.num_speculative_tokens = 4;
-    config.speculative.prompt_lookup_min = 1;
-    config.speculative.prompt_lookup_max = 3;
-    if (tp == 2) {
-      // The target as its own draft, whole on each rank.
-      config.speculative.method = speculative_method::draft_model;
-      config.speculative.draft_model = testing::stories260k_dir().string();
-    }
+    // The target as its own draft on two ranks, whole on each.
+    config.speculative = tp == 1
+                             ? testing::ngram_speculation(4)
+                             : testing::draft_speculation(testing::stories260k_dir().string(), 4);
     engine_system engine(config);
     expect_as_alone(requests, engine.client().generate(requests), alone);
     ASSERT_TRUE(wait_idle(engine));

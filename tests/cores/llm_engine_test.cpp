@@ -38,11 +38,7 @@ TEST(llm_engine, golden_greedy_ids_and_text) {
 
 TEST(llm_engine, batched_chunked_and_preempted_runs_match_alone) {
   const auto requests = testing::varied_requests(24, 40, 60, "r");
-  std::vector<std::vector<int32_t>> alone;
-  {
-    llm_engine engine(engine_setup::load(base_config()));
-    for (const auto& r : requests) alone.push_back(run_to_completion(engine, {r})[0][0].token_ids);
-  }
+  const auto alone = testing::solo_tokens(base_config(), requests);
   for (auto mode : {preemption_mode::recompute, preemption_mode::swap}) {
     auto c = base_config();
     c.scheduler.max_num_batched_tokens = 7;  // chunked prefill

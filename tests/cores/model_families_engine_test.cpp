@@ -36,11 +36,7 @@ class model_families_engine : public ::testing::TestWithParam<family> {};
 TEST_P(model_families_engine, batched_chunked_and_preempted_runs_match_alone) {
   const testing::random_model model(GetParam().name, GetParam().args);
   const auto requests = testing::varied_requests(12, 40, 60, "r");
-  std::vector<std::vector<int32_t>> alone;
-  {
-    llm_engine engine(engine_setup::load(config_for(model.dir())));
-    for (const auto& r : requests) alone.push_back(run_to_completion(engine, {r})[0][0].token_ids);
-  }
+  const auto alone = testing::solo_tokens(config_for(model.dir()), requests);
   for (auto mode : {preemption_mode::recompute, preemption_mode::swap}) {
     auto c = config_for(model.dir());
     c.scheduler.max_num_batched_tokens = 7;  // chunked prefill
@@ -57,11 +53,9 @@ TEST_P(model_families_engine, batched_chunked_and_preempted_runs_match_alone) {
     c.scheduler.max_num_batched_tokens = 7;
     c.scheduler.preemption = preemption_mode::swap;
     c.cache.num_gpu_blocks_override = GetParam().num_blocks;
-    c.speculative.method = method;
-    c.speculative.num_speculative_tokens = 3;
-    c.speculative.prompt_lookup_min = 1;
-    c.speculative.prompt_lookup_max = 3;
-    c.speculative.draft_model = model.dir().string();
+    c.speculative = method == speculative_method::ngram
+                        ? testing::ngram_speculation(3)
+                        : testing::draft_speculation(model.dir().string(), 3);
     llm_engine engine(engine_setup::load(c));
     // (Accepted drafts may end requests before the pool runs short: no preemption required.)
     const auto out = run_to_completion(engine, requests);

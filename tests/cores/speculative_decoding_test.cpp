@@ -17,23 +17,6 @@ namespace {
 
 using testing::ids_request;
 
-speculative_config ngram(int32_t k, int32_t min_n = 1, int32_t max_n = 3) {
-  speculative_config c;
-  c.method = speculative_method::ngram;
-  c.num_speculative_tokens = k;
-  c.prompt_lookup_min = min_n;
-  c.prompt_lookup_max = max_n;
-  return c;
-}
-
-speculative_config draft_model(const std::string& dir, int32_t k) {
-  speculative_config c;
-  c.method = speculative_method::draft_model;
-  c.draft_model = dir;
-  c.num_speculative_tokens = k;
-  return c;
-}
-
 engine_config speculating(engine_config c, const speculative_config& spec) {
   c.speculative = spec;
   return c;
@@ -47,17 +30,15 @@ std::vector<generate_request> stories(int count, int max_tokens) {
 }
 
 std::vector<std::vector<int32_t>> alone_tokens(const std::vector<generate_request>& requests) {
-  llm_engine engine(engine_setup::load(testing::stories_config(256, 256)));
-  std::vector<std::vector<int32_t>> alone;
-  for (const auto& r : requests) alone.push_back(run_to_completion(engine, {r})[0][0].token_ids);
-  return alone;
+  return testing::solo_tokens(testing::stories_config(256, 256), requests);
 }
 
 TEST(speculative_decoding, greedy_ngram_gives_exactly_the_plain_tokens_and_accepts_drafts) {
   const auto requests = stories(6, 150);
   const auto alone = alone_tokens(requests);
   for (int32_t k : {1, 3, 5}) {
-    llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), ngram(k))));
+    llm_engine engine(engine_setup::load(
+        speculating(testing::stories_config(256, 256), testing::ngram_speculation(k))));
     const auto out = run_to_completion(engine, requests);
     for (size_t i = 0; i < requests.size(); ++i)
       EXPECT_EQ(out[i][0].token_ids, alone[i]) << "request " << i << " k " << k;
@@ -82,7 +63,7 @@ TEST(speculative_decoding, a_lone_sequence_needs_fewer_steps) {
   };
   const auto [plain_steps, none] = count_steps(testing::stories_config(256, 256));
   const auto [spec_steps, accepted] =
-      count_steps(speculating(testing::stories_config(256, 256), ngram(4)));
+      count_steps(speculating(testing::stories_config(256, 256), testing::ngram_speculation(4)));
   EXPECT_EQ(none, 0);
   EXPECT_GT(accepted, 0);
   // Each accepted draft is a step saved (the pacer never pauses a sequence that pays).
@@ -93,7 +74,7 @@ TEST(speculative_decoding, batched_chunked_and_preempted_runs_match_alone) {
   const auto requests = testing::varied_requests(16, 60, 30, "r");
   const auto alone = alone_tokens(requests);
   for (auto mode : {preemption_mode::recompute, preemption_mode::swap}) {
-    auto c = speculating(testing::stories_config(256, 256), ngram(3));
+    auto c = speculating(testing::stories_config(256, 256), testing::ngram_speculation(3));
     c.scheduler.max_num_batched_tokens = 9;  // chunked prefill, and drafts cut by the budget
     c.scheduler.preemption = mode;
     c.cache.num_gpu_blocks_override = 16;  // 128 tokens: forces preemption
@@ -113,7 +94,8 @@ TEST(speculative_decoding, n_choices_each_speculate_and_match_plain_decoding) {
   r.params.temperature = 0;
   llm_engine plain(engine_setup::load(testing::stories_config(256, 256)));
   const auto expected = run_to_completion(plain, {r})[0];
-  for (const auto& spec : {ngram(3), draft_model(testing::stories260k_dir().string(), 3)}) {
+  for (const auto& spec : {testing::ngram_speculation(3),
+                           testing::draft_speculation(testing::stories260k_dir().string(), 3)}) {
     llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), spec)));
     const auto out = run_to_completion(engine, {r})[0];
     ASSERT_EQ(out.size(), 3u);
@@ -126,7 +108,8 @@ TEST(speculative_decoding, n_choices_each_speculate_and_match_plain_decoding) {
 TEST(speculative_decoding, stop_tokens_and_max_tokens_cut_inside_accepted_drafts) {
   llm_engine plain(engine_setup::load(testing::stories_config(256, 256)));
   const auto story = run_to_completion(plain, {ids_request("p", {1}, 150)})[0][0].token_ids;
-  llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), ngram(5))));
+  llm_engine engine(engine_setup::load(
+      speculating(testing::stories_config(256, 256), testing::ngram_speculation(5))));
   for (int32_t max_tokens : {37, 64, 101}) {
     const auto out = run_to_completion(engine, {ids_request("m", {1}, max_tokens)})[0][0];
     EXPECT_EQ(out.token_ids, std::vector<int32_t>(story.begin(), story.begin() + max_tokens));
@@ -146,7 +129,8 @@ TEST(speculative_decoding, logprobs_of_verified_tokens_equal_plain_decodings) {
   r.params.logprobs = 2;
   llm_engine plain(engine_setup::load(testing::stories_config(256, 256)));
   const auto expected = run_to_completion(plain, {r})[0][0];
-  llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), ngram(3))));
+  llm_engine engine(engine_setup::load(
+      speculating(testing::stories_config(256, 256), testing::ngram_speculation(3))));
   const auto out = run_to_completion(engine, {r})[0][0];
   ASSERT_EQ(out.token_ids, expected.token_ids);
   ASSERT_EQ(out.logprobs.size(), expected.logprobs.size());
@@ -158,7 +142,7 @@ TEST(speculative_decoding, logprobs_of_verified_tokens_equal_plain_decodings) {
 }
 
 TEST(speculative_decoding, disable_by_batch_size_turns_speculation_off_for_a_full_batch) {
-  auto spec = ngram(3);
+  auto spec = testing::ngram_speculation(3);
   spec.disable_by_batch_size = 4;
   llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), spec)));
   run_to_completion(engine, testing::varied_requests(8, 40, 10, "b"));  // 8 running at once
@@ -183,7 +167,7 @@ TEST(speculative_decoding, a_draft_model_gives_exactly_the_plain_tokens) {
   for (const auto& [dir, min_rate] : std::vector<std::pair<std::string, double>>{
            {itself, 0.9}, {same_vocab.dir().string(), 0.0}, {larger_vocab.dir().string(), 0.0}}) {
     for (auto mode : {preemption_mode::recompute, preemption_mode::swap}) {
-      auto c = speculating(testing::stories_config(256, 256), draft_model(dir, 3));
+      auto c = speculating(testing::stories_config(256, 256), testing::draft_speculation(dir, 3));
       c.scheduler.max_num_batched_tokens = 16;  // chunked prefill
       c.scheduler.preemption = mode;
       c.cache.num_gpu_blocks_override = 24;  // forces preemption
@@ -256,8 +240,8 @@ TEST(speculative_decoding, sampled_tokens_are_distributed_as_without_speculation
   auto c = testing::stories_config(2048, 0);
   c.scheduler.max_num_seqs = 256;
   const auto [plain, none] = histograms(c);
-  const auto [speculated, spec] =
-      histograms(speculating(c, draft_model(testing::stories260k_dir().string(), 3)));
+  const auto [speculated, spec] = histograms(
+      speculating(c, testing::draft_speculation(testing::stories260k_dir().string(), 3)));
   ASSERT_GT(spec.num_draft_tokens, num_draws);
   EXPECT_LT(spec.num_accepted_tokens, spec.num_draft_tokens);  // rejections happened
   int degrees = 0;

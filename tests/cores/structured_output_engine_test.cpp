@@ -177,11 +177,7 @@ TEST(structured_output_engine, chunked_prefill_and_preemption_change_no_token) {
   // Constrained and free requests mixed, each with its own prompt; greedy, so a run alone
   // and a run squeezed into a small pool must give the same tokens.
   const auto requests = half_constrained(12, 80, "m");
-  std::vector<std::vector<int32_t>> alone;
-  {
-    llm_engine engine(engine_setup::load(config()));
-    for (const auto& r : requests) alone.push_back(run_to_completion(engine, {r})[0][0].token_ids);
-  }
+  const auto alone = testing::solo_tokens(config(), requests);
   for (auto mode : {preemption_mode::recompute, preemption_mode::swap}) {
     auto c = config();
     c.scheduler.max_num_batched_tokens = 7;  // chunked prefill
@@ -277,20 +273,9 @@ TEST(structured_output_engine, speculative_drafts_are_masked_at_each_verified_po
   const auto requests = half_constrained(8, 60, "s");
   auto c = config();
   c.scheduler.max_num_batched_tokens = 37;
-  std::vector<std::vector<int32_t>> alone;
-  {
-    llm_engine engine(engine_setup::load(c));
-    for (const auto& r : requests) alone.push_back(run_to_completion(engine, {r})[0][0].token_ids);
-  }
-  speculative_config ngram;
-  ngram.method = speculative_method::ngram;
-  ngram.num_speculative_tokens = 4;
-  ngram.prompt_lookup_min = 1;
-  ngram.prompt_lookup_max = 3;
-  speculative_config draft;
-  draft.method = speculative_method::draft_model;
-  draft.draft_model = testing::stories260k_dir().string();
-  draft.num_speculative_tokens = 3;
+  const auto alone = testing::solo_tokens(c, requests);
+  const auto ngram = testing::ngram_speculation(4);
+  const auto draft = testing::draft_speculation(testing::stories260k_dir().string(), 3);
   for (const auto& spec : {ngram, draft}) {
     for (bool on_device : {false, true}) {
       auto sc = c;

@@ -8,6 +8,16 @@
 
 namespace actorllm::testing {
 
+/// Each request's tokens when it runs alone on an engine of `config` (choice 0): the
+/// reference a batched, chunked, preempted or speculating run must equal.
+inline std::vector<std::vector<int32_t>> solo_tokens(
+    const engine_config& config, const std::vector<generate_request>& requests) {
+  llm_engine engine(engine_setup::load(config));
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& r : requests) alone.push_back(run_to_completion(engine, {r})[0][0].token_ids);
+  return alone;
+}
+
 /// After a run that had to preempt (`mode`): every request has exactly its solo tokens, at
 /// least one preemption happened, and both pools are empty again.
 inline void expect_preempted_run_matches_alone(const llm_engine& engine,

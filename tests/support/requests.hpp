@@ -21,6 +21,25 @@ inline engine_config stories_config(int64_t num_device_blocks, int64_t num_cpu_b
   return c;
 }
 
+/// Speculative decoding by n-gram lookup of min_n to max_n tokens, k drafts a step.
+inline speculative_config ngram_speculation(int32_t k, int32_t min_n = 1, int32_t max_n = 3) {
+  speculative_config c;
+  c.method = speculative_method::ngram;
+  c.num_speculative_tokens = k;
+  c.prompt_lookup_min = min_n;
+  c.prompt_lookup_max = max_n;
+  return c;
+}
+
+/// Speculative decoding with the draft model in `dir`, k drafts a step.
+inline speculative_config draft_speculation(const std::string& dir, int32_t k) {
+  speculative_config c;
+  c.method = speculative_method::draft_model;
+  c.draft_model = dir;
+  c.num_speculative_tokens = k;
+  return c;
+}
+
 /// A greedy request for `ids` that ignores EOS, so its length is exactly max_tokens.
 inline generate_request ids_request(std::string id, std::vector<int32_t> ids, int max_tokens) {
   generate_request r;
