@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/engine/llm_engine.hpp"
+#include "actors/gpu_worker/cpu_backend.hpp"
 #include "tests/support/random_models.hpp"
 #include "tests/support/requests.hpp"
 
@@ -134,6 +135,23 @@ TEST(embeddings_engine, a_qwen3_model_embeds_as_its_reference_does) {
                                pooling == "LAST" ? pooling_type::last : pooling_type::mean)})[0][0];
     expect_near(out.embedding, reference_embedding(qwen3.dir(), prompt, pooling), pooling);
   }
+}
+
+/// The CPU backend under another device's name: what --task embed refuses at load.
+class other_device_provider : public cpu_backend_provider {
+ public:
+  std::string device() const override { return "cuda:0"; }
+};
+
+TEST(embeddings_engine, a_device_without_embeddings_is_refused_at_load) {
+  std::string error;
+  try {
+    engine_setup::load(embed_config(testing::stories260k_dir(), "LAST"),
+                       std::make_shared<other_device_provider>());
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("--task embed"), std::string::npos) << error;
 }
 
 TEST(embeddings_engine, refuses_n_above_one) {

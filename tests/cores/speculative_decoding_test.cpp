@@ -142,13 +142,22 @@ TEST(speculative_decoding, logprobs_of_verified_tokens_equal_plain_decodings) {
 }
 
 TEST(speculative_decoding, disable_by_batch_size_turns_speculation_off_for_a_full_batch) {
-  auto spec = testing::ngram_speculation(3);
-  spec.disable_by_batch_size = 4;
-  llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), spec)));
-  run_to_completion(engine, testing::varied_requests(8, 40, 10, "b"));  // 8 running at once
-  const auto busy = engine.stats().speculation.num_drafts;
-  run_to_completion(engine, {ids_request("alone", {1}, 80)});
-  EXPECT_GT(engine.stats().speculation.num_drafts, busy);  // alone, it speculates again
+  // Eight stories of the same length run together from start to end: with the limit at 4 no
+  // sequence speculates while they run; without it they do; alone, one speculates again.
+  std::vector<generate_request> batch;
+  for (int i = 0; i < 8; ++i) batch.push_back(ids_request("b" + std::to_string(i), {1}, 150));
+  auto limited = testing::ngram_speculation(3);
+  limited.disable_by_batch_size = 4;
+  llm_engine engine(engine_setup::load(speculating(testing::stories_config(256, 256), limited)));
+  run_to_completion(engine, batch);
+  EXPECT_EQ(engine.stats().speculation.num_drafts, 0);
+  run_to_completion(engine, {ids_request("alone", {1}, 150)});
+  EXPECT_GT(engine.stats().speculation.num_drafts, 0);
+
+  llm_engine unlimited(engine_setup::load(
+      speculating(testing::stories_config(256, 256), testing::ngram_speculation(3))));
+  run_to_completion(unlimited, batch);
+  EXPECT_GT(unlimited.stats().speculation.num_drafts, 0);
 }
 
 TEST(speculative_decoding, a_draft_model_gives_exactly_the_plain_tokens) {
