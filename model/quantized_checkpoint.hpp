@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/host_memory.hpp"
 #include "kernels/cpu/packed_linear.hpp"
 #include "model/safetensors.hpp"
 #include "model/weight_options.hpp"
@@ -17,10 +18,10 @@ namespace actorllm {
 /// One projection decoded: w[o][k] = (codes[o][k] - zeros[o][g]) * scales[o][g].
 struct decoded_projection {
   int64_t rows = 0, cols = 0;
-  std::vector<uint8_t> codes;  // (rows, cols)
-  std::vector<float> scales;   // (rows, num_groups)
-  std::vector<uint8_t> zeros;  // (rows, num_groups)
-  int64_t group_size = 0;      // cols where there is one group per row
+  cpu::scratch_vector<uint8_t> codes;  // (rows, cols): gone once packed
+  std::vector<float> scales;           // (rows, num_groups)
+  std::vector<uint8_t> zeros;          // (rows, num_groups)
+  int64_t group_size = 0;              // cols where there is one group per row
   /// Empty when group g is the input features [g * group_size, (g + 1) * group_size); else
   /// the input features sorted by group (GPTQ's g_idx), see cpu::quantized_layout.
   std::vector<int32_t> input_order;

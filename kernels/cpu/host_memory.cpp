@@ -34,17 +34,26 @@ void free_streamed(void* p, std::size_t bytes) {
   ::operator delete(p, alignment_for(bytes));
 }
 
-void* allocate_pages(std::size_t bytes) {
+void* allocate_scratch(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
+  return p;
+}
+
+void free_scratch(void* p, std::size_t bytes) {
+  if (p) munmap(p, bytes);
+}
+
+void* allocate_pages(std::size_t bytes) {
+  void* p = allocate_scratch(bytes);
   page_bytes.fetch_add(bytes, std::memory_order_relaxed);
   return p;
 }
 
 void free_pages(void* p, std::size_t bytes) {
   if (!p) return;
-  munmap(p, bytes);
+  free_scratch(p, bytes);
   page_bytes.fetch_sub(bytes, std::memory_order_relaxed);
 }
 

@@ -6,6 +6,7 @@
 /// transparent huge pages: with 4 KB pages a stream over hundreds of megabytes walks the page
 /// tables every 4 KB. Where huge pages are off, the advice changes nothing.
 #include <cstddef>
+#include <vector>
 
 namespace actorllm::cpu {
 
@@ -28,6 +29,30 @@ struct page_deleter {
   std::size_t bytes = 0;
   void operator()(void* p) const { free_pages(p, bytes); }
 };
+
+/// Whole pages for a large temporary of loading (a matrix's codes, one byte a weight, while it is
+/// packed), not counted in pages_in_use. Freed, they leave the process at once; from the heap
+/// they could stay resident between the panels packed meanwhile (a heap that grew past them
+/// keeps its holes, and huge pages fill them again). Throws std::bad_alloc.
+void* allocate_scratch(std::size_t bytes);
+/// `bytes` must be what allocate_scratch was given.
+void free_scratch(void* p, std::size_t bytes);
+
+/// A std allocator over allocate_scratch.
+template <class T>
+struct scratch_allocator {
+  using value_type = T;
+  scratch_allocator() = default;
+  template <class U>
+  scratch_allocator(const scratch_allocator<U>&) {}
+  T* allocate(std::size_t n) { return static_cast<T*>(allocate_scratch(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) { free_scratch(p, n * sizeof(T)); }
+  friend bool operator==(scratch_allocator, scratch_allocator) { return true; }
+};
+
+/// A temporary of loading on pages of its own.
+template <class T>
+using scratch_vector = std::vector<T, scratch_allocator<T>>;
 
 /// A std allocator over allocate_streamed, for vectors of streamed data.
 template <class T>

@@ -139,7 +139,8 @@ packed_matrix quantize_q4(const std::vector<source_row>& rows, int64_t in) {
                                 " input features: " + std::to_string(in) +
                                 " is not a multiple of it");
   const int64_t out = static_cast<int64_t>(rows.size()), groups = in / group;
-  std::vector<uint8_t> codes(out * in), zeros(out * groups, 8);
+  scratch_vector<uint8_t> codes(out * in);
+  std::vector<uint8_t> zeros(out * groups, 8);
   std::vector<float> scales(out * groups);
   parallel_for(out, 1, 0, [&](int64_t first, int64_t last) {
     for (int64_t o = first; o < last; ++o)
