@@ -14,6 +14,8 @@ void forward_batch::clear() {
   max_blocks_per_seq = 0;
   logits_indices.clear();
   hidden_indices.clear();
+  adapters.clear();
+  token_adapters.clear();
   pending_tables_.clear();
 }
 
@@ -35,7 +37,18 @@ void forward_batch::add_sequence(std::span<const int32_t> new_tokens, int32_t st
   pending_tables_.emplace_back(block_table.begin(), block_table.end());
 }
 
+void forward_batch::use_adapter(const lora_adapter* adapter) {
+  if (!adapter || num_seqs() == 0) return;
+  auto it = std::find(adapters.begin(), adapters.end(), adapter);
+  const auto slot = static_cast<int32_t>(it - adapters.begin());
+  if (it == adapters.end()) adapters.push_back(adapter);
+  token_adapters.resize(token_ids.size(), -1);
+  std::fill(token_adapters.begin() + query_start_loc[query_start_loc.size() - 2],
+            token_adapters.end(), slot);
+}
+
 void forward_batch::finalize() {
+  if (!token_adapters.empty()) token_adapters.resize(token_ids.size(), -1);
   max_blocks_per_seq = 1;
   for (const auto& table : pending_tables_)
     max_blocks_per_seq = std::max<int32_t>(max_blocks_per_seq, static_cast<int32_t>(table.size()));

@@ -7,6 +7,8 @@
 
 namespace actorllm {
 
+struct lora_adapter;
+
 struct forward_batch {
   std::vector<int32_t> token_ids;           ///< (num_tokens) new tokens, sequence after sequence
   std::vector<int32_t> positions;           ///< (num_tokens)
@@ -17,6 +19,11 @@ struct forward_batch {
   int32_t max_blocks_per_seq = 0;
   std::vector<int32_t> logits_indices;  ///< token rows whose logits are wanted
   std::vector<int32_t> hidden_indices;  ///< token rows whose final hidden states are wanted
+  /// Multi-LoRA: the adapters this batch uses, and each token row's (an index into them, or -1
+  /// for the base model). Both empty where every row is the base model's. The adapters are
+  /// owned by the caller and live through the forward.
+  std::vector<const lora_adapter*> adapters;
+  std::vector<int32_t> token_adapters;
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }
@@ -33,6 +40,8 @@ struct forward_batch {
   /// sequence verifying speculative drafts wants one row per draft and one after them).
   void add_sequence(std::span<const int32_t> new_tokens, int32_t start_pos,
                     std::span<const int32_t> block_table, int32_t block_size, int32_t num_logits);
+  /// The sequence added last runs with `adapter` (null: the base model).
+  void use_adapter(const lora_adapter* adapter);
   /// Lays out block tables as a dense matrix; call after the last add_sequence.
   void finalize();
 

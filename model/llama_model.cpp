@@ -154,9 +154,27 @@ void llama_model::rotate(const forward_batch& batch, int64_t layer, forward_work
                         c.num_kv_heads, c.head_dim, table.cos_sin.data(), c.head_dim, true);
 }
 
-void llama_model::feed_forward(const llama_layer_weights& w, const packed_llama_weights::layer* pl,
-                               int64_t n, forward_workspace& ws, float* x) const {
+void llama_model::add_adapters(const forward_batch& batch, int64_t layer, lora_target target,
+                               const float* x, int64_t in, float* y, int64_t out, int64_t y_stride,
+                               forward_workspace& ws) const {
+  if (batch.adapters.empty()) return;
+  ws.lora_pairs.clear();
+  for (const lora_adapter* adapter : batch.adapters) {
+    const auto& pair = adapter->layers.at(layer)[static_cast<size_t>(target)];
+    ws.lora_pairs.push_back(
+        pair ? cpu::lora_weights{pair->a.data(), pair->b.data(), adapter->rank, adapter->scaling}
+             : cpu::lora_weights{});
+  }
+  cpu::add_lora(x, batch.num_tokens(), in, y, out, y_stride, batch.token_adapters, ws.lora_pairs,
+                ws.lora_scratch);
+}
+
+void llama_model::feed_forward(const forward_batch& batch, int64_t layer,
+                               const packed_llama_weights::layer* pl, forward_workspace& ws,
+                               float* x) const {
   const auto& c = config_;
+  const auto& w = weights_.layers[layer];
+  const int64_t n = batch.num_tokens();
   if (w.sparse()) {
     const int64_t size = n * c.hidden_size;
     if (static_cast<int64_t>(ws.moe.result.size()) < size) ws.moe.result.resize(size);
@@ -165,13 +183,19 @@ void llama_model::feed_forward(const llama_layer_weights& w, const packed_llama_
     return;
   }
   const int64_t dim = c.hidden_size;
-  project(x, w.gate_up, pl ? &pl->gate_up : nullptr, nullptr, n, dim, 2 * c.intermediate_size,
+  const int64_t hidden = c.intermediate_size;
+  project(x, w.gate_up, pl ? &pl->gate_up : nullptr, nullptr, n, dim, 2 * hidden,
           ws.gate_up.data());
+  add_adapters(batch, layer, lora_target::gate_proj, x, dim, ws.gate_up.data(), hidden, 2 * hidden,
+               ws);
+  add_adapters(batch, layer, lora_target::up_proj, x, dim, ws.gate_up.data() + hidden, hidden,
+               2 * hidden, ws);
   if (c.activation == hidden_activation::gelu_tanh)
     cpu::gelu_tanh_and_mul(ws.gate_up.data(), n, c.intermediate_size, ws.act.data());
   else
     cpu::silu_and_mul(ws.gate_up.data(), n, c.intermediate_size, ws.act.data());
-  project(ws.act.data(), w.down, pl ? &pl->down : nullptr, nullptr, n, c.intermediate_size, dim, x);
+  project(ws.act.data(), w.down, pl ? &pl->down : nullptr, nullptr, n, hidden, dim, x);
+  add_adapters(batch, layer, lora_target::down_proj, ws.act.data(), hidden, x, dim, dim, ws);
 }
 
 void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_workspace& ws_,
@@ -181,6 +205,9 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
   const int64_t dim = c.hidden_size, q_size = c.q_size();
   const float eps = static_cast<float>(c.rms_norm_eps);
   ensure_workspace(ws_, n);
+  if (!batch.adapters.empty() && (shard_.size > 1 || c.moe.num_experts > 0))
+    throw std::invalid_argument(
+        "LoRA adapters apply to dense models on one shard (no tensor parallelism, no experts)");
   const packed_llama_weights* packs = packed();
   float* x = ws_.x.data();                // (n, dim)
   float* residual = ws_.residual.data();  // (n, dim)
@@ -204,6 +231,10 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
     cpu::fused_add_rms_norm(x, residual, w.input_norm.data(), n, dim, eps);
     const auto* pl = packs ? &packs->layers[l] : nullptr;
     project_qkv(x, w, pl, n, ws_);
+    const int64_t kv_size = c.kv_size();
+    add_adapters(batch, l, lora_target::q_proj, x, dim, ws_.q.data(), q_size, q_size, ws_);
+    add_adapters(batch, l, lora_target::k_proj, x, dim, ws_.k.data(), kv_size, kv_size, ws_);
+    add_adapters(batch, l, lora_target::v_proj, x, dim, ws_.v.data(), kv_size, kv_size, ws_);
     if (!w.q_norm.empty()) {
       // Qwen3, Gemma 3: each head of q and k normalised before the rotation.
       cpu::rms_norm(ws_.q.data(), w.q_norm.data(), n * c.num_heads, c.head_dim, eps, ws_.q.data());
@@ -225,10 +256,11 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
     else
       attend(cache.k<float>(l), cache.v<float>(l));
     project(ws_.attn.data(), w.o, pl ? &pl->o : nullptr, nullptr, n, q_size, dim, x);
+    add_adapters(batch, l, lora_target::o_proj, ws_.attn.data(), q_size, x, dim, dim, ws_);
     if (ws_.all_reduce) ws_.all_reduce->sum(ws_.tp_rank, x, n * dim);  // partial over my heads
     if (!w.attn_out_norm.empty()) cpu::rms_norm(x, w.attn_out_norm.data(), n, dim, eps, x);
     cpu::fused_add_rms_norm(x, residual, w.post_norm.data(), n, dim, eps);
-    feed_forward(w, pl, n, ws_, x);
+    feed_forward(batch, l, pl, ws_, x);
     if (ws_.all_reduce) ws_.all_reduce->sum(ws_.tp_rank, x, n * dim);  // partial over my columns
     if (!w.mlp_out_norm.empty()) cpu::rms_norm(x, w.mlp_out_norm.data(), n, dim, eps, x);
   }

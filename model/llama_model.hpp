@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "kernels/cpu/all_reduce.hpp"
+#include "kernels/cpu/lora.hpp"
 #include "model/forward_batch.hpp"
 #include "model/kv_cache.hpp"
 #include "model/llama_weights.hpp"
+#include "model/lora_adapter.hpp"
 #include "model/model_config.hpp"
 #include "model/moe_layer.hpp"
 #include "model/packed_weights.hpp"
@@ -32,6 +34,8 @@ struct forward_workspace {
   std::vector<float> x, residual, q, k, v, attn, gate_up, act, last;
   std::vector<int32_t> rope_positions;  // LongRoPE's rows for sequences past the original context
   moe_workspace moe;
+  std::vector<cpu::lora_weights> lora_pairs;  // the batch's adapters' pairs for one projection
+  std::vector<float> lora_scratch;
   /// Tensor parallelism: this worker's rank and its group's all-reduce (null: no parallelism).
   cpu::host_all_reduce* all_reduce = nullptr;
   int32_t tp_rank = 0;
@@ -66,6 +70,8 @@ class llama_model {
   /// Computes the batch's new K/V into `cache` and writes logits (logits_indices.size(), vocab)
   /// into `logits`, resized as needed. The model is read-only: concurrent calls are safe with
   /// distinct caches and workspaces.
+  /// Rows of batch.token_adapters add their LoRA adapter's update after each projection it
+  /// targets (dense models on one shard: throws std::invalid_argument otherwise).
   /// With `hidden`, also the final hidden states (after the model's last norm) of the rows
   /// batch.hidden_indices names: (hidden_indices.size(), hidden_size), for embeddings.
   void forward(const forward_batch& batch, kv_cache& cache, forward_workspace& ws,
@@ -92,8 +98,14 @@ class llama_model {
   /// Rotates q and k of layer `layer` by its rotary table (LongRoPE's long rows where due).
   void rotate(const forward_batch& batch, int64_t layer, forward_workspace& ws) const;
   /// x = the layer's MLP or experts applied to x.
-  void feed_forward(const llama_layer_weights& w, const packed_llama_weights::layer* pl, int64_t n,
-                    forward_workspace& ws, float* x) const;
+  void feed_forward(const forward_batch& batch, int64_t layer,
+                    const packed_llama_weights::layer* pl, forward_workspace& ws, float* x) const;
+  /// Multi-LoRA: y (rows of y_stride floats) += each token row's adapter update of projection
+  /// `target` of `layer` for its input x (num_tokens, in); nothing where the batch has no
+  /// adapters.
+  void add_adapters(const forward_batch& batch, int64_t layer, lora_target target, const float* x,
+                    int64_t in, float* y, int64_t out, int64_t y_stride,
+                    forward_workspace& ws) const;
   /// y = x w^T + bias through the packed kernel for decode-sized batches, OpenBLAS otherwise.
   static void project(const float* x, const std::vector<float>& w, const cpu::packed_matrix* pw,
                       const float* bias, int64_t n, int64_t in, int64_t out, float* y);

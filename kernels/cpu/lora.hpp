@@ -13,7 +13,8 @@
 
 namespace actorllm::cpu {
 
-/// One adapter's pair for one projection: A (rank, in) and B (out, rank), row-major.
+/// One adapter's pair for one projection: A (rank, in) and B (out, rank), row-major. Rank 0
+/// (null a and b): the adapter leaves this projection alone.
 struct lora_weights {
   const float* a = nullptr;
   const float* b = nullptr;
@@ -21,10 +22,10 @@ struct lora_weights {
   float scaling = 1.0f;
 };
 
-/// Adds each row's adapter update to y (n, out) for x (n, in). `adapter_of_row` (n) names an
-/// entry of `adapters`, or -1 for a row of the base model, which is left alone. `scratch` is
-/// reused between calls.
-void add_lora(const float* x, int64_t n, int64_t in, float* y, int64_t out,
+/// Adds each row's adapter update to y (n, out; row r at y + r * y_stride, y_stride >= out)
+/// for x (n, in). `adapter_of_row` (n) names an entry of `adapters`, or -1 for a row of the
+/// base model, which is left alone. `scratch` is reused between calls.
+void add_lora(const float* x, int64_t n, int64_t in, float* y, int64_t out, int64_t y_stride,
               std::span<const int32_t> adapter_of_row, std::span<const lora_weights> adapters,
               std::vector<float>& scratch);
 

@@ -1,6 +1,8 @@
 // The batched LoRA update against its definition: for rows of three adapters and of the base
 // model mixed in one batch, y + scaling · B · A · x per row in double precision, on odd shapes;
-// base rows untouched; a bad adapter index refused before anything is written.
+// base rows untouched, as are the rows of an adapter without a pair for the projection (rank
+// 0) and the columns past each row (y is a slice of wider rows, as gate of gate_up); a bad
+// adapter index refused before anything is written.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -30,18 +32,21 @@ TEST(lora_kernel, each_row_gets_its_adapters_update_and_base_rows_none) {
     }
     std::vector<lora_weights> adapters;
     for (const auto& d : data) adapters.push_back({d.a.data(), d.b.data(), d.rank, d.scaling});
-    std::vector<float> x(n * in), y(n * out);
+    adapters.push_back({});  // an adapter that does not target this projection
+    const int64_t stride = out + 3;
+    std::vector<float> x(n * in), y(n * stride);
     for (float& v : x) v = normal(rng);
     for (float& v : y) v = normal(rng);
     std::vector<int32_t> which(n);
-    for (int64_t r = 0; r < n; ++r) which[r] = static_cast<int32_t>(r % 4) - 1;  // -1, 0, 1, 2
+    for (int64_t r = 0; r < n; ++r) which[r] = static_cast<int32_t>(r % 5) - 1;  // -1 .. 3
     const std::vector<float> before = y;
     std::vector<float> scratch;
-    add_lora(x.data(), n, in, y.data(), out, which, adapters, scratch);
+    add_lora(x.data(), n, in, y.data(), out, stride, which, adapters, scratch);
     for (int64_t r = 0; r < n; ++r) {
+      for (int64_t o = out; o < stride; ++o) EXPECT_EQ(y[r * stride + o], before[r * stride + o]);
       for (int64_t o = 0; o < out; ++o) {
-        double want = before[r * out + o];
-        if (which[r] >= 0) {
+        double want = before[r * stride + o];
+        if (which[r] >= 0 && which[r] < static_cast<int32_t>(data.size())) {
           const adapter_data& d = data[which[r]];
           for (int64_t q = 0; q < d.rank; ++q) {
             double t = 0;
@@ -49,7 +54,7 @@ TEST(lora_kernel, each_row_gets_its_adapters_update_and_base_rows_none) {
             want += d.scaling * double(d.b[o * d.rank + q]) * t;
           }
         }
-        EXPECT_NEAR(y[r * out + o], want, 1e-3 * (1 + std::abs(want)))
+        EXPECT_NEAR(y[r * stride + o], want, 1e-3 * (1 + std::abs(want)))
             << "n " << n << " row " << r << " out " << o;
       }
     }
@@ -59,10 +64,10 @@ TEST(lora_kernel, each_row_gets_its_adapters_update_and_base_rows_none) {
 TEST(lora_kernel, a_bad_adapter_index_is_refused_before_any_write) {
   std::vector<float> a(4, 1.0f), b(4, 1.0f), x(4, 1.0f), y(4, 0.0f), scratch;
   const std::vector<lora_weights> one{{a.data(), b.data(), 1, 1.0f}};
-  EXPECT_THROW(add_lora(x.data(), 2, 2, y.data(), 2, std::vector<int32_t>{0, 1}, one, scratch),
+  EXPECT_THROW(add_lora(x.data(), 2, 2, y.data(), 2, 2, std::vector<int32_t>{0, 1}, one, scratch),
                std::invalid_argument);
   EXPECT_EQ(y, std::vector<float>(4, 0.0f));
-  EXPECT_THROW(add_lora(x.data(), 2, 2, y.data(), 2, std::vector<int32_t>{0}, one, scratch),
+  EXPECT_THROW(add_lora(x.data(), 2, 2, y.data(), 2, 2, std::vector<int32_t>{0}, one, scratch),
                std::invalid_argument);
 }
 

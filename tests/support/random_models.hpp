@@ -42,4 +42,33 @@ class random_model {
   std::filesystem::path dir_;
 };
 
+/// A random PEFT LoRA adapter for a model folder, and that model with the adapter merged into
+/// its weights (the reference), made by scripts/make_random_lora.py into a temporary folder
+/// that lives as long as the object.
+class random_lora {
+ public:
+  /// `args` for make_random_lora.py besides --base, --out and --merged, e.g. "--rank 4".
+  random_lora(const std::string& name, const std::filesystem::path& base, const std::string& args)
+      : dir_(std::filesystem::temp_directory_path() /
+             ("actorllm-lora-" + name + "-" + std::to_string(::getpid()))) {
+    const std::string command = python() + " " + std::string(ACTORLLM_SOURCE_DIR) +
+                                "/scripts/make_random_lora.py --base " + base.string() + " " +
+                                args + " --out " + adapter().string() + " --merged " +
+                                merged().string() + " >/dev/null";
+    if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
+  }
+  ~random_lora() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  random_lora(const random_lora&) = delete;
+  random_lora& operator=(const random_lora&) = delete;
+
+  std::filesystem::path adapter() const { return dir_ / "adapter"; }
+  std::filesystem::path merged() const { return dir_ / "merged"; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
 }  // namespace actorllm::testing
