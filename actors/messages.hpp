@@ -136,7 +136,7 @@ typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
            x.presence_penalty, x.frequency_penalty, x.repetition_penalty, x.logit_bias, has_seed,
            seed, x.max_tokens, x.min_tokens, x.ignore_eos, x.stop_token_ids, x.stop, x.logprobs,
            x.prompt_logprobs, x.skip_special_tokens, x.priority, x.include_stop_str_in_output,
-           x.truncate_prompt_tokens, x.structured, pooling, x.normalize,
+           x.truncate_prompt_tokens, x.structured, pooling, x.normalize, x.lora_id,
            caf::meta::load_callback([&]() -> caf::error {
              x.seed = has_seed ? std::optional<uint64_t>(seed) : std::nullopt;
              if (pooling > static_cast<uint8_t>(pooling_type::mean))

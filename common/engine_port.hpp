@@ -16,6 +16,12 @@
 
 namespace actorllm {
 
+/// A LoRA adapter served over the model: /v1/models lists it with the model as its parent.
+struct adapter_info {
+  std::string name;  ///< what requests give as `model`
+  std::string path;  ///< its PEFT folder
+};
+
 /// What /v1/models and the validation of `model` need to know.
 struct model_info {
   std::string name;           ///< served model name, the id /v1/models reports
@@ -32,13 +38,27 @@ struct model_info {
   int32_t embedding_size = 0;
   pooling_type pooling = pooling_type::last;
   bool normalize = true;
+  /// --enable-lora: the adapters loaded now (requests name them as `model`).
+  std::vector<adapter_info> adapters;
 
+  /// Whether `model` may be `requested`: the model itself, an alias, or one of its adapters.
   bool answers_to(std::string_view requested) const {
     if (requested == name) return true;
     for (const auto& alias : aliases)
       if (requested == alias) return true;
-    return false;
+    return find_adapter(requested) != nullptr;
   }
+  const adapter_info* find_adapter(std::string_view requested) const {
+    for (const auto& a : adapters)
+      if (requested == a.name) return &a;
+    return nullptr;
+  }
+};
+
+/// Answer to load_lora_adapter() and unload_lora_adapter(): empty error on success.
+struct lora_update_result {
+  std::string error;
+  int32_t status = 200;  ///< 400 a bad adapter or name, 404 unknown name or updates off
 };
 
 /// Answer to tokenize(): the ids, or an error with its HTTP status.
@@ -103,6 +123,18 @@ class engine_port {
   }
 
   virtual model_info model() const = 0;
+
+  /// vLLM's /v1/load_lora_adapter: loads the PEFT folder `path` as adapter `name`. Any thread;
+  /// may block while the adapter is read. The default: LoRA updates are off.
+  virtual lora_update_result load_lora_adapter(const std::string& name, const std::string& path) {
+    (void)name, (void)path;
+    return {"runtime LoRA updates are off (--enable-lora-runtime-updates)", 404};
+  }
+  /// vLLM's /v1/unload_lora_adapter: `name` is no longer served; requests using it finish.
+  virtual lora_update_result unload_lora_adapter(const std::string& name) {
+    (void)name;
+    return {"runtime LoRA updates are off (--enable-lora-runtime-updates)", 404};
+  }
 
   /// The /metrics body in Prometheus text format 0.0.4.
   virtual std::string metrics_text() = 0;

@@ -46,6 +46,9 @@ struct sampling_params {
   structured_output structured;               ///< what the output must match; none by default
   pooling_type pooling = pooling_type::none;  ///< an embedding request: no tokens, a vector
   bool normalize = true;                      ///< the embedding has unit L2 norm
+  /// The LoRA adapter that serves the request (the router sets it from `model`); 0: the base
+  /// model. Its KV is cached apart from every other adapter's.
+  int32_t lora_id = 0;
 
   bool greedy() const { return temperature <= 0.0f; }
 };

@@ -48,6 +48,20 @@ std::vector<std::string> engine_config::validate() const {
             "--autoscale-up-window, --autoscale-down-window, --autoscale-cooldown: must be >= 0");
     require(autoscale.interval_s > 0, "the autoscaler's sampling interval must be > 0");
   }
+  if (lora.enable_lora) {
+    require(lora.max_loras >= 1 && lora.max_loras <= 64, "--max-loras: must be in [1, 64]");
+    require(lora.max_lora_rank >= 1 && lora.max_lora_rank <= 512,
+            "--max-lora-rank: must be in [1, 512]");
+    require(parallel.tensor_parallel_size == 1,
+            "--enable-lora: adapters run on one shard (--tensor-parallel-size 1)");
+    require(!model.embeds(), "--enable-lora: adapters serve --task generate only");
+    for (const auto& m : lora.modules)
+      require(m.name != model.served_model_name,
+              "--lora-modules: '" + m.name + "' is the base model's served name");
+  } else {
+    require(lora.modules.empty() && !lora.runtime_updates,
+            "--lora-modules and --enable-lora-runtime-updates need --enable-lora");
+  }
   require(parallel.cpu_threads >= 0, "--cpu-threads: must be >= 0");
   require(parallel.device == "auto" || parallel.device == "cpu" || parallel.device == "cuda",
           "--device: must be auto, cpu or cuda (got '" + parallel.device + "')");

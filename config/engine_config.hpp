@@ -87,6 +87,29 @@ struct speculative_config {
 /// with "disable_by_batch_size" and "min_acceptance_rate"); an error line, or empty.
 std::string parse_speculative_config(std::string_view json, speculative_config& out);
 
+/// One adapter of --lora-modules: the name requests give as `model`, and its PEFT folder.
+struct lora_module {
+  std::string name;
+  std::string path;
+  bool operator==(const lora_module&) const = default;
+};
+
+/// Multi-LoRA serving, with vLLM's flags: PEFT adapters over the base model, chosen per request
+/// by `model`, several in one batch.
+struct lora_config {
+  bool enable_lora = false;
+  std::vector<lora_module> modules;  ///< loaded at start
+  int32_t max_loras = 1;             ///< distinct adapters in one batch
+  int32_t max_lora_rank = 16;        ///< adapters of a higher rank are refused
+  /// POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's
+  /// VLLM_ALLOW_RUNTIME_LORA_UPDATING): adapters come and go while the server runs.
+  bool runtime_updates = false;
+};
+
+/// Reads one --lora-modules value: name=path, or vLLM's JSON {"name":…,"path":…,
+/// "base_model_name":…}; an error line, or empty.
+std::string parse_lora_module(std::string_view text, lora_config& out);
+
 struct parallel_config {
   int32_t tensor_parallel_size = 1;
   int32_t replicas = 1;         ///< engine replicas behind one router
@@ -153,6 +176,7 @@ struct engine_config {
   parallel_config parallel;
   autoscale_config autoscale;
   speculative_config speculative;
+  lora_config lora;
   server_config server;
   cluster_config cluster;
 

@@ -88,6 +88,18 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
         "\"prompt_lookup_max\":4} or {\"model\":DRAFT_DIR,\"num_speculative_tokens\":4}",
         [&c](std::string_view v) { return parse_speculative_config(v, c.speculative); });
 
+  p.add_bool("--enable-lora", "serve LoRA adapters over the base model", c.lora.enable_lora);
+  p.add_values("--lora-modules", "NAME=PATH",
+               "PEFT adapters served as model NAME (or {\"name\":…,\"path\":…}); implies "
+               "--enable-lora",
+               [&c](std::string_view v) { return parse_lora_module(v, c.lora); });
+  p.add_number("--max-loras", "distinct LoRA adapters in one batch (default 1)", c.lora.max_loras);
+  p.add_number("--max-lora-rank", "adapters of a higher rank are refused (default 16)",
+               c.lora.max_lora_rank);
+  p.add_bool("--enable-lora-runtime-updates",
+             "POST /v1/load_lora_adapter and /v1/unload_lora_adapter while serving",
+             c.lora.runtime_updates);
+
   p.add_number("--tensor-parallel-size", "workers per replica, each holding a shard",
                c.parallel.tensor_parallel_size);
   p.add_number("--replicas", "engine replicas behind one router", c.parallel.replicas);

@@ -30,6 +30,12 @@ void flag_parser::add_string(std::string name, std::string help, std::string& ta
   });
 }
 
+void flag_parser::add_values(std::string name, std::string value_name, std::string help,
+                             setter set) {
+  add(std::move(name), value_name + " [" + value_name + " ...]", std::move(help), std::move(set));
+  flags_.back().takes_values = true;
+}
+
 void flag_parser::add_strings(std::string name, std::string help,
                               std::vector<std::string>& target) {
   add(std::move(name), "A,B,...", std::move(help), [&target](std::string_view v) {
@@ -86,6 +92,8 @@ std::optional<std::string> flag_parser::parse(int argc, char** argv) {
       value = argv[++i];
     }
     if (auto e = f->set(value); !e.empty()) return std::string(name) + ": " + e;
+    while (f->takes_values && i + 1 < argc && std::string_view(argv[i + 1]).substr(0, 2) != "--")
+      if (auto e = f->set(argv[++i]); !e.empty()) return std::string(name) + ": " + e;
   }
   return std::nullopt;
 }

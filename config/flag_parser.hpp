@@ -19,6 +19,10 @@ class flag_parser {
   flag_parser(std::string usage, std::string summary);
 
   void add(std::string name, std::string value_name, std::string help, setter set);
+  /// A flag with one or more values (argparse's nargs='+', as vLLM's --lora-modules): every
+  /// argument after it up to the next flag is a value; `set` is called for each, and the flag
+  /// may be repeated.
+  void add_values(std::string name, std::string value_name, std::string help, setter set);
   void add_flag(std::string name, std::string help, std::function<void()> on_set);
   void add_string(std::string name, std::string help, std::string& target);
   void add_strings(std::string name, std::string help, std::vector<std::string>& target);
@@ -44,6 +48,7 @@ class flag_parser {
     std::string name, value_name, help;
     setter set;
     bool takes_value = true;
+    bool takes_values = false;  // add_values
   };
   const flag* find(std::string_view name) const;
 

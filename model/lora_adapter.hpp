@@ -34,6 +34,7 @@ struct lora_pair {
 
 struct lora_adapter {
   std::string name;
+  int32_t id = 0;  ///< given by lora_registry: what requests carry (sampling_params::lora_id)
   int32_t rank = 0;
   float scaling = 1.0f;
   /// [layer][target]: the pair, where the adapter targets that projection of that layer.

@@ -66,6 +66,15 @@ json model_object(const model_info& model) {
           {"permission", json::array()}};
 }
 
+/// A LoRA adapter as vLLM lists it: its folder as root, the base model as parent.
+json adapter_object(const model_info& model, const adapter_info& adapter) {
+  json object = model_object(model);
+  object["id"] = adapter.name;
+  object["root"] = adapter.path;
+  object["parent"] = model.name;
+  return object;
+}
+
 }  // namespace
 
 route find_route(std::string_view method, std::string_view target) {
@@ -75,6 +84,8 @@ route find_route(std::string_view method, std::string_view target) {
   if (path == "/v1/responses") return make(endpoint::responses, method, "POST");
   if (path == "/v1/embeddings") return make(endpoint::embeddings, method, "POST");
   if (path == "/v1/models") return make(endpoint::models, method, "GET, HEAD");
+  if (path == "/v1/load_lora_adapter") return make(endpoint::load_lora_adapter, method, "POST");
+  if (path == "/v1/unload_lora_adapter") return make(endpoint::unload_lora_adapter, method, "POST");
   if (path.starts_with("/v1/models/")) {
     route r = make(endpoint::model, method, "GET, HEAD");
     r.model_id = std::string(path.substr(std::string_view("/v1/models/").size()));
@@ -228,10 +239,14 @@ int64_t unix_now() {
 }
 
 std::string models_json(const model_info& model) {
-  return to_wire({{"object", "list"}, {"data", json::array({model_object(model)})}});
+  json data = json::array({model_object(model)});
+  for (const auto& adapter : model.adapters) data.push_back(adapter_object(model, adapter));
+  return to_wire({{"object", "list"}, {"data", std::move(data)}});
 }
 
-std::string model_json(const model_info& model) {
+std::string model_json(const model_info& model, std::string_view id) {
+  if (const adapter_info* adapter = model.find_adapter(id))
+    return to_wire(adapter_object(model, *adapter));
   return to_wire(model_object(model));
 }
 

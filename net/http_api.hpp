@@ -62,12 +62,14 @@ enum class endpoint : uint8_t {
   version,
   metrics,
   websocket,
-  admin_replicas,  ///< GET (list) and POST (add) /admin/replicas
-  admin_drain,     ///< POST /admin/replicas/{id}/drain
-  admin_replica,   ///< DELETE /admin/replicas/{id} (stop)
-  engine_stats,    ///< GET /v1/engine/stats: the live engine view's numbers
-  web_page,        ///< GET /: the playground (web/index.html)
-  web_asset,       ///< GET /ui/{name}: the playground's other files
+  admin_replicas,       ///< GET (list) and POST (add) /admin/replicas
+  admin_drain,          ///< POST /admin/replicas/{id}/drain
+  admin_replica,        ///< DELETE /admin/replicas/{id} (stop)
+  engine_stats,         ///< GET /v1/engine/stats: the live engine view's numbers
+  web_page,             ///< GET /: the playground (web/index.html)
+  web_asset,            ///< GET /ui/{name}: the playground's other files
+  load_lora_adapter,    ///< POST /v1/load_lora_adapter (--enable-lora-runtime-updates)
+  unload_lora_adapter,  ///< POST /v1/unload_lora_adapter
   unknown
 };
 
@@ -126,7 +128,7 @@ std::string random_id(std::string_view prefix);
 int64_t unix_now();
 
 std::string models_json(const model_info& model);
-std::string model_json(const model_info& model);
+std::string model_json(const model_info& model, std::string_view id);
 std::string version_json();
 std::string tokenize_json(const tokenize_result& result);
 std::string detokenize_json(const detokenize_result& result);

@@ -10,6 +10,7 @@
 #include "net/admin_api.hpp"
 #include "net/beast.hpp"
 #include "net/embeddings_api.hpp"
+#include "net/lora_api.hpp"
 #include "net/responses_protocol.hpp"
 #include "net/sse.hpp"
 #include "net/web_assets.hpp"
@@ -232,7 +233,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
           return send_error(
               not_found("The model `" + r.model_id + "` does not exist.", "model_not_found"));
         }
-        return send(http::status::ok, model_json(model));
+        return send(http::status::ok, model_json(model, r.model_id));
       }
       case endpoint::metrics:
         return send(http::status::ok, engine.metrics_text(),
@@ -249,6 +250,17 @@ class http_session : public std::enable_shared_from_this<http_session> {
         return start_completion(api_kind::responses);
       case endpoint::embeddings:
         return start_embeddings();
+      case endpoint::load_lora_adapter:
+      case endpoint::unload_lora_adapter: {
+        // Read here, on the I/O thread: an adapter is megabytes, read in milliseconds.
+        const bool load = r.target == endpoint::load_lora_adapter;
+        lora_update_request update;
+        if (auto error = parse_lora_update(request_.body(), load, update))
+          return send_error(*error);
+        auto [error, text] = apply_lora_update(engine, update, load);
+        if (error) return send_error(*error);
+        return send(http::status::ok, text, "text/plain; charset=utf-8");
+      }
       case endpoint::websocket:
         return upgrade();
       case endpoint::admin_replicas:

@@ -14,12 +14,12 @@ block_manager::block_manager(const block_manager_config& config)
 }
 
 void block_manager::find_prefix(std::span<const int32_t> token_ids, int32_t max_tokens,
-                                std::vector<block_id>& blocks,
+                                block_hash root, std::vector<block_id>& blocks,
                                 std::vector<block_hash>& hashes) const {
   if (!prefix_caching_) return;
   int32_t num_full =
       std::min<int32_t>(max_tokens, static_cast<int32_t>(token_ids.size())) / block_size_;
-  block_hash parent = root_block_hash;
+  block_hash parent = root;
   for (int32_t i = 0; i < num_full; ++i) {
     block_hash h = hash_block(parent, token_ids.subspan(size_t(i) * block_size_, block_size_));
     auto hit = device_.find(h);
@@ -30,19 +30,21 @@ void block_manager::find_prefix(std::span<const int32_t> token_ids, int32_t max_
   }
 }
 
-int32_t block_manager::num_cached_tokens(std::span<const int32_t> token_ids) const {
+int32_t block_manager::num_cached_tokens(std::span<const int32_t> token_ids,
+                                         uint64_t cache_salt) const {
   if (!prefix_caching_ || token_ids.empty()) return 0;
   std::vector<block_id> blocks;
   std::vector<block_hash> hashes;
-  find_prefix(token_ids, static_cast<int32_t>(token_ids.size()) - 1, blocks, hashes);
+  find_prefix(token_ids, static_cast<int32_t>(token_ids.size()) - 1,
+              root_block_hash_for(cache_salt), blocks, hashes);
   return static_cast<int32_t>(blocks.size()) * block_size_;
 }
 
 int32_t block_manager::num_new_blocks_to_allocate(std::span<const int32_t> token_ids,
-                                                  int32_t num_tokens) const {
+                                                  int32_t num_tokens, block_hash root) const {
   std::vector<block_id> hits;
   std::vector<block_hash> hashes;
-  find_prefix(token_ids, num_tokens - 1, hits, hashes);
+  find_prefix(token_ids, num_tokens - 1, root, hits, hashes);
   // A hit on an unreferenced cached block takes it out of the available ones, as a fresh
   // block would; a hit on a block in use costs nothing.
   int32_t num_needed = num_blocks_for(num_tokens) - static_cast<int32_t>(hits.size());
@@ -50,16 +52,19 @@ int32_t block_manager::num_new_blocks_to_allocate(std::span<const int32_t> token
   return num_needed;
 }
 
-bool block_manager::can_allocate(std::span<const int32_t> token_ids, int32_t num_tokens) const {
-  return num_new_blocks_to_allocate(token_ids, num_tokens) <= device_.num_available();
+bool block_manager::can_allocate(std::span<const int32_t> token_ids, int32_t num_tokens,
+                                 uint64_t cache_salt) const {
+  return num_new_blocks_to_allocate(token_ids, num_tokens, root_block_hash_for(cache_salt)) <=
+         device_.num_available();
 }
 
-int32_t block_manager::allocate(seq_id seq, std::span<const int32_t> token_ids,
-                                int32_t num_tokens) {
+int32_t block_manager::allocate(seq_id seq, std::span<const int32_t> token_ids, int32_t num_tokens,
+                                uint64_t cache_salt) {
   ACTORLLM_CHECK(!has_blocks(seq));
   ACTORLLM_CHECK(num_tokens > 0 && num_tokens <= static_cast<int32_t>(token_ids.size()));
   table t;
-  find_prefix(token_ids, num_tokens - 1, t.blocks, t.hashes);
+  t.root = root_block_hash_for(cache_salt);
+  find_prefix(token_ids, num_tokens - 1, t.root, t.blocks, t.hashes);
   // Hits first: a fresh allocation could otherwise evict a block we are about to share.
   for (block_id b : t.blocks) device_.retain(b);
   int32_t num_hit_tokens = static_cast<int32_t>(t.blocks.size()) * block_size_;
@@ -146,7 +151,7 @@ void block_manager::cache_full_blocks(table& t, std::span<const int32_t> token_i
   const int32_t num_full = num_known / block_size_;
   while (static_cast<int32_t>(t.hashes.size()) < num_full) {
     size_t i = t.hashes.size();
-    block_hash parent = i == 0 ? root_block_hash : t.hashes[i - 1];
+    block_hash parent = i == 0 ? t.root : t.hashes[i - 1];
     block_hash h = hash_block(parent, token_ids.subspan(i * block_size_, block_size_));
     t.hashes.push_back(h);
     if (t.blocks[i] != no_block) device_.try_set_hash(t.blocks[i], h);
@@ -161,7 +166,8 @@ int32_t block_manager::num_blocks_needed(std::span<const slot_request> requests)
   for (const slot_request& r : requests) {
     auto it = tables_.find(r.seq);
     if (it == tables_.end()) {
-      num_needed += num_new_blocks_to_allocate(r.token_ids, r.num_tokens);
+      num_needed +=
+          num_new_blocks_to_allocate(r.token_ids, r.num_tokens, root_block_hash_for(r.cache_salt));
       continue;
     }
     const table& t = it->second;
@@ -196,7 +202,7 @@ void block_manager::grow(std::span<const slot_request> requests, std::vector<blo
     if (has_blocks(r.seq)) {
       append_slots(r.seq, r.token_ids, r.num_tokens, copies);
     } else {
-      allocate(r.seq, r.token_ids, r.num_tokens);
+      allocate(r.seq, r.token_ids, r.num_tokens, r.cache_salt);
     }
   }
 }

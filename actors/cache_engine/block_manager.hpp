@@ -39,10 +39,12 @@ struct block_manager_stats {
 };
 
 /// One sequence to grow to `num_tokens` slots; `token_ids` covers at least those tokens.
+/// `cache_salt` (root_block_hash_for) keys its prefix-cache entries where it has no blocks yet.
 struct slot_request {
   seq_id seq = 0;
   std::span<const int32_t> token_ids;
   int32_t num_tokens = 0;
+  uint64_t cache_salt = 0;
 };
 
 class block_manager {
@@ -55,15 +57,19 @@ class block_manager {
   /// Tokens at the start of `token_ids` whose KV sits in device blocks of the prefix cache:
   /// whole blocks only, and fewer than token_ids.size() so that the last token is always
   /// computed (its logits are sampled). 0 when prefix caching is off.
-  int32_t num_cached_tokens(std::span<const int32_t> token_ids) const;
+  /// `cache_salt` keys the cache apart for KV that depends on more than the tokens (a LoRA
+  /// adapter; root_block_hash_for), here and in can_allocate and allocate.
+  int32_t num_cached_tokens(std::span<const int32_t> token_ids, uint64_t cache_salt = 0) const;
 
   /// Whether a sequence without blocks can get slots for its first `num_tokens` tokens.
-  bool can_allocate(std::span<const int32_t> token_ids, int32_t num_tokens) const;
+  bool can_allocate(std::span<const int32_t> token_ids, int32_t num_tokens,
+                    uint64_t cache_salt = 0) const;
   /// Gives `seq` (no blocks yet) slots for its first `num_tokens` tokens: blocks of its cached
   /// prefix are shared (at most num_tokens - 1 tokens), the rest are fresh. Returns the number
   /// of tokens whose KV is already present (the sequence's num_computed_tokens). Counts one
   /// prefix-cache query of token_ids.size() tokens.
-  int32_t allocate(seq_id seq, std::span<const int32_t> token_ids, int32_t num_tokens);
+  int32_t allocate(seq_id seq, std::span<const int32_t> token_ids, int32_t num_tokens,
+                   uint64_t cache_salt = 0);
 
   /// Whether `seq` (holding blocks) can grow to `num_tokens` slots.
   bool can_append(seq_id seq, int32_t num_tokens) const;
@@ -125,7 +131,8 @@ class block_manager {
  private:
   struct table {
     std::vector<block_id> blocks;
-    std::vector<block_hash> hashes;  // of the first hashes.size() (full) blocks
+    std::vector<block_hash> hashes;     // of the first hashes.size() (full) blocks
+    block_hash root = root_block_hash;  // the first block's parent (its cache salt)
     int32_t num_slots = 0;
     bool on_cpu = false;
   };
@@ -134,10 +141,11 @@ class block_manager {
     return (num_tokens + block_size_ - 1) / block_size_;
   }
   // Walks the prefix cache over the first max_tokens tokens; appends hit blocks and hashes.
-  void find_prefix(std::span<const int32_t> token_ids, int32_t max_tokens,
+  void find_prefix(std::span<const int32_t> token_ids, int32_t max_tokens, block_hash root,
                    std::vector<block_id>& blocks, std::vector<block_hash>& hashes) const;
   void cache_full_blocks(table& t, std::span<const int32_t> token_ids);
-  int32_t num_new_blocks_to_allocate(std::span<const int32_t> token_ids, int32_t num_tokens) const;
+  int32_t num_new_blocks_to_allocate(std::span<const int32_t> token_ids, int32_t num_tokens,
+                                     block_hash root) const;
   std::vector<block_id> unique_blocks(std::span<const seq_id> seqs, bool on_cpu) const;
   const table& table_of(seq_id seq) const;
   table& table_of(seq_id seq);

@@ -24,6 +24,17 @@ using block_hash = uint64_t;
 /// Parent hash of a sequence's first block.
 inline constexpr block_hash root_block_hash = 0x6a09e667f3bcc909ULL;
 
+/// Parent hash of the first block of a sequence whose KV depends on more than its tokens: a
+/// cache salt (the LoRA adapter it runs with), so that equal tokens under another adapter
+/// never hit. Salt 0 is the plain root.
+inline block_hash root_block_hash_for(uint64_t salt) {
+  if (salt == 0) return root_block_hash;
+  uint64_t h = root_block_hash ^ (salt * 0x9e3779b97f4a7c15ULL);  // splitmix64's finaliser
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  return h ^ (h >> 31);
+}
+
 /// Hash of a full block: its parent block's hash and its token ids, so equal hashes mean equal
 /// prefixes (up to 64-bit collisions).
 block_hash hash_block(block_hash parent, std::span<const int32_t> token_ids);

@@ -77,7 +77,23 @@ engine_setup engine_setup::load(const engine_config& config,
     throw std::runtime_error(
         "--task embed: embeddings are computed on the CPU backend only "
         "(use --device cpu)");
+  if (config.lora.enable_lora && backend->device() != "cpu")
+    throw std::runtime_error(
+        "--enable-lora: adapters run on the CPU backend only (use --device cpu)");
   const auto& mc = s.model->config();
+  if (config.lora.enable_lora) {
+    if (mc.moe.num_experts > 0)
+      throw std::runtime_error("--enable-lora: " + mc.architecture +
+                               " is a mixture of experts; adapters apply to dense models");
+    s.loras = std::make_shared<lora_registry>(mc, config.lora.max_lora_rank);
+    for (const auto& m : config.lora.modules) {
+      try {
+        s.loras->load(m.name, m.path);
+      } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("--lora-modules: ") + e.what());
+      }
+    }
+  }
   s.max_model_len = config.model.max_model_len > 0 ? config.model.max_model_len
                                                    : static_cast<int32_t>(mc.max_context());
   if (s.max_model_len > mc.max_context())
@@ -110,6 +126,7 @@ engine_setup engine_setup::load(const engine_config& config,
   s.scheduler.eos_token_ids = mc.eos_token_ids;
   if (s.scheduler.eos_token_ids.empty()) s.scheduler.eos_token_ids = s.tok.eos_ids();
   s.scheduler.speculative = config.speculative;
+  s.scheduler.max_loras = config.lora.enable_lora ? config.lora.max_loras : 0;
 
   s.runner.block_size = config.cache.block_size;
   s.runner.num_device_blocks = budget.num_device_blocks;
@@ -124,6 +141,7 @@ engine_setup engine_setup::load(const engine_config& config,
   s.runner.grammars = s.grammars;
   s.runner.reasoning_end_token = s.tok.piece_to_id("</think>").value_or(-1);
   s.runner.speculative = config.speculative;
+  s.runner.loras = s.loras;
   if (config.speculative.method == speculative_method::draft_model) {
     // Whole on every rank, in the target's dtype; its own pool: the target's blocks plus room
     // for every running sequence's drafts.
@@ -142,7 +160,7 @@ engine_setup engine_setup::load(const engine_config& config,
 
 prompt_builder engine_setup::make_prompt_builder() const {
   return prompt_builder(tok, render_chat, served_model_name, max_model_len,
-                        config.model.max_logprobs, grammars);
+                        config.model.max_logprobs, grammars, loras);
 }
 
 std::string engine_setup::describe() const {
@@ -179,6 +197,12 @@ std::string engine_setup::describe() const {
         << " KV blocks of its own";
   if (spec.enabled() && spec.disable_by_batch_size > 0)
     out << ", off from " << spec.disable_by_batch_size << " running sequences";
+  if (loras) {
+    out << "\nLoRA: up to " << config.lora.max_loras
+        << " adapters per batch, rank <= " << config.lora.max_lora_rank
+        << (config.lora.runtime_updates ? ", runtime updates on" : "");
+    for (const auto& a : loras->list()) out << "\n  adapter '" << a.name << "' from " << a.path;
+  }
   return out.str();
 }
 

@@ -38,6 +38,8 @@ struct engine_setup {
   std::shared_ptr<const backend_provider> backend;  ///< sized the pools; builds workers' backends
   /// Compiles requests' structured output for this model's vocabulary (runner.grammars too).
   std::shared_ptr<grammar::grammar_compiler> grammars;
+  /// --enable-lora: the adapters requests may name (runner.loras too); null otherwise.
+  std::shared_ptr<lora_registry> loras;
 
   /// Loads and sizes everything on `backend` (null: the CPU, which refuses --device cuda; the
   /// shells pass select_backend(config)). Throws std::runtime_error with one clear line (an

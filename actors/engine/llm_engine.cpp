@@ -23,12 +23,15 @@ std::optional<request_output> llm_engine::add_request(const generate_request& re
   const prepared_prompt prompt = prompts_.prepare(request);
   if (!prompt.ok())
     return error_output(request.request_id, prompt.error, prompt.status, prompt.error_param);
-  if (auto error = scheduler_.add_request(request.request_id, prompt.token_ids, request.params)) {
+  sampling_params params = request.params;
+  params.lora_id = prompt.adapter ? prompt.adapter->id : 0;
+  if (auto error = scheduler_.add_request(request.request_id, prompt.token_ids, params)) {
     const int32_t status = error->kind == admission_error::code::queue_full ? 503 : 400;
     return error_output(request.request_id, error->message, status);
   }
   processors_.insert_or_assign(request.request_id,
                                output_processor(setup_.tok, request, prompt.token_ids));
+  if (prompt.adapter) adapters_[request.request_id] = prompt.adapter;
   return std::nullopt;
 }
 
@@ -44,6 +47,7 @@ std::vector<request_output> llm_engine::post_process(std::vector<request_output>
   for (const auto& id : to_abort) {
     scheduler_.abort(id);  // frees the blocks; the choices already ended (stop or done)
     processors_.erase(id);
+    adapters_.erase(id);
   }
   return deltas;
 }

@@ -44,6 +44,9 @@ class llm_engine {
   scheduler scheduler_;
   model_runner runner_;
   std::map<std::string, output_processor> processors_;
+  /// The LoRA adapter of each request that has one, held until the request ends (as the router
+  /// holds it): unloaded meanwhile, it stays for the request.
+  std::map<std::string, std::shared_ptr<const lora_adapter>> adapters_;
   double worker_busy_seconds_ = 0;
 };
 

@@ -90,6 +90,9 @@ staged_host_weights host_weights_of(const llama_model& model) {
 }
 
 cuda::llama_host_batch host_batch_of(const forward_batch& b) {
+  // engine_setup refuses --enable-lora on a device; a batch with adapters here is a bug.
+  if (!b.adapters.empty())
+    throw std::runtime_error("LoRA adapters run on the CPU backend only (use --device cpu)");
   cuda::llama_host_batch h;
   h.token_ids = b.token_ids.data();
   h.positions = b.positions.data();

@@ -17,6 +17,7 @@
 #include "kernels/cpu/all_reduce.hpp"
 #include "model/forward_batch.hpp"
 #include "model/llama_model.hpp"
+#include "model/lora_registry.hpp"
 
 namespace actorllm {
 
@@ -46,6 +47,9 @@ struct model_runner_config {
   /// blocks of its own KV pool (attach_draft_model).
   std::shared_ptr<const llama_model> draft_model;
   int32_t num_draft_blocks = 0;
+  /// Multi-LoRA: where a sequence's adapter (sampling_params::lora_id) is found (null: LoRA
+  /// is off, and a sequence naming an adapter is a broken plan).
+  std::shared_ptr<const lora_registry> loras;
 };
 
 /// The allowed-token masks of some logits rows of one step (structured output).

@@ -43,6 +43,20 @@ sampler_state& model_runner::state_for(const batch_sequence& seq, int32_t index)
   return it->second;
 }
 
+const lora_adapter* model_runner::adapter_for(const batch_sequence& seq) {
+  const int32_t id = seq.params->lora_id;
+  if (id == 0) return nullptr;
+  auto& held = adapters_[seq.seq];
+  if (!held) {
+    held = config_.loras ? config_.loras->get(id) : nullptr;
+    if (!held)
+      throw std::runtime_error("step plan for sequence " + std::to_string(seq.seq) +
+                               " names LoRA adapter " + std::to_string(id) +
+                               ", which this worker has not loaded");
+  }
+  return held.get();
+}
+
 step_result model_runner::execute(const step_plan& plan) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<batch_sequence> work;
@@ -78,6 +92,7 @@ void model_runner::pack_masks(const std::vector<batch_sequence>& work) {
 step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequence>& work) {
   for (seq_id id : plan.finished_seq_ids) {
     pooler_.forget(id);
+    adapters_.erase(id);
     if (auto it = sampler_of_seq_.find(id); it != sampler_of_seq_.end()) {
       samplers_.erase(it->second);
       constraints_.forget(it->second);
@@ -117,6 +132,7 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
     }
     batch_.add_sequence(s.token_ids, s.start_position, s.block_table, config_.block_size,
                         s.num_samples > 0 ? 1 + s.num_drafts : 0);
+    batch_.use_adapter(adapter_for(s));
   }
   batch_.finalize();
   const bool any_pooled = std::any_of(work.begin(), work.end(), [](const batch_sequence& s) {

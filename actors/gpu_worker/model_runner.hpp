@@ -48,6 +48,8 @@ class model_runner {
   using sampler_key = std::pair<std::string, int32_t>;  // (request id, sample index)
   sampler_state& state_for(const batch_sequence& seq, int32_t index);
   step_result run_plan(const step_plan& plan, std::vector<batch_sequence>& work);
+  /// The LoRA adapter of `seq` (null: the base model), held from its first step to its end.
+  const lora_adapter* adapter_for(const batch_sequence& seq);
   /// The masks of the last constraints_.prepare(work), by logits row, into row_masks_.
   void pack_masks(const std::vector<batch_sequence>& work);
 
@@ -62,6 +64,7 @@ class model_runner {
   constraint_tracker constraints_;            ///< structured output: matchers and masks
   std::unique_ptr<draft_proposer> proposer_;  ///< speculative decoding; null: none
   embedding_pooler pooler_;                   ///< embedding requests' hidden states
+  std::unordered_map<seq_id, std::shared_ptr<const lora_adapter>> adapters_;  ///< by sequence
   std::vector<float> hidden_;
   forward_batch batch_;
   std::vector<float> logits_, row_;

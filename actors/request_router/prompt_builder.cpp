@@ -22,10 +22,12 @@ prepared_prompt refuse(std::string message, std::string param = {}, int32_t stat
 prompt_builder::prompt_builder(tokenizer tok, chat_renderer render_chat,
                                std::string served_model_name, int32_t max_model_len,
                                int32_t max_logprobs,
-                               std::shared_ptr<grammar::grammar_compiler> grammars)
+                               std::shared_ptr<grammar::grammar_compiler> grammars,
+                               std::shared_ptr<const lora_registry> loras)
     : tok_(std::move(tok)),
       render_chat_(std::move(render_chat)),
       grammars_(std::move(grammars)),
+      loras_(std::move(loras)),
       served_model_name_(std::move(served_model_name)),
       max_model_len_(max_model_len),
       max_logprobs_(max_logprobs) {
@@ -96,11 +98,15 @@ prepared_prompt prompt_builder::check_structured_output(const structured_output&
 }
 
 prepared_prompt prompt_builder::prepare(const generate_request& r) const {
-  if (!r.model.empty() && r.model != served_model_name_)
-    return refuse("The model `" + r.model + "` does not exist.", "model", 404);
+  std::shared_ptr<const lora_adapter> adapter;
+  if (!r.model.empty() && r.model != served_model_name_) {
+    adapter = loras_ ? loras_->find(r.model) : nullptr;
+    if (!adapter) return refuse("The model `" + r.model + "` does not exist.", "model", 404);
+  }
   if (auto bad = validate_params(r.params); !bad.ok()) return bad;
 
   prepared_prompt p;
+  p.adapter = std::move(adapter);
   switch (r.kind) {
     case prompt_kind::token_ids: {
       const auto vocab = static_cast<int32_t>(tok_.vocab_size());

@@ -10,6 +10,7 @@
 
 #include "common/generate_request.hpp"
 #include "grammar/grammar_compiler.hpp"
+#include "model/lora_registry.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace actorllm {
@@ -19,6 +20,8 @@ struct prepared_prompt {
   std::string error;        ///< non-empty: refused, one line for the client
   std::string error_param;  ///< the offending parameter, when one is to blame
   int32_t status = 200;     ///< 400 bad request, 404 unknown model
+  /// The LoRA adapter `model` named (null: the base model), held while the request lives.
+  std::shared_ptr<const lora_adapter> adapter;
   bool ok() const { return error.empty(); }
 };
 
@@ -32,9 +35,11 @@ class prompt_builder {
   /// `max_logprobs`: the most logprobs / top_logprobs a request may ask (vLLM's
   /// --max-logprobs). `grammars` compiles a request's structured output, so that a schema,
   /// regex or grammar that does not compile is a 400 here (null: such requests are refused).
+  /// `loras`: the adapters `model` may name besides the served model (null: none).
   prompt_builder(tokenizer tok, chat_renderer render_chat, std::string served_model_name,
                  int32_t max_model_len, int32_t max_logprobs = 20,
-                 std::shared_ptr<grammar::grammar_compiler> grammars = nullptr);
+                 std::shared_ptr<grammar::grammar_compiler> grammars = nullptr,
+                 std::shared_ptr<const lora_registry> loras = nullptr);
 
   prepared_prompt prepare(const generate_request& request) const;
   /// The parameter check alone (also used by the tokenizer endpoints' callers).
@@ -49,6 +54,7 @@ class prompt_builder {
   tokenizer tok_;
   chat_renderer render_chat_;
   std::shared_ptr<grammar::grammar_compiler> grammars_;
+  std::shared_ptr<const lora_registry> loras_;
   /// Refuses, without tokenizing, a text that cannot fit in max_model_len tokens whatever
   /// its tokens: tokenizing 15 MB of text costs a second of CPU for a certain 400.
   prepared_prompt check_text_length(std::string_view text, const sampling_params& params) const;

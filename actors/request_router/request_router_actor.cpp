@@ -190,6 +190,8 @@ router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt
                          req.params,
                          std::vector<std::vector<int32_t>>(n),
                          std::vector<bool>(n, false)};
+        r.adapter = std::move(prompt.adapter);
+        r.params.lora_id = r.adapter ? r.adapter->id : 0;
         r.charged_tokens = tokens_owed(st, r);
         st.replicas.charge(*replica, r.charged_tokens);
         st.requests.emplace(req.request_id, std::move(r));

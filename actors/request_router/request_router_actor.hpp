@@ -50,6 +50,9 @@ struct router_request {
   std::vector<bool> finished;                   ///< per choice: the engine ended it
   uint64_t attempt = 0;   ///< bumped at each hand-over to a scheduler; older replies are moot
   int32_t num_moves = 0;  ///< replicas lost under this request
+  /// The LoRA adapter the request runs with (params.lora_id), held until it ends: an adapter
+  /// unloaded meanwhile stays in memory for it.
+  std::shared_ptr<const lora_adapter> adapter;
 };
 
 /// What the router reports as it goes (metrics, health). Each may be empty.

@@ -110,7 +110,7 @@ void scheduler::build_chunks(request& r, const budget& b, bool with_drafts) {
       // and a sibling recomputing the same prompt hits this one's blocks next step.
       if (has_new_seq) continue;
       has_new_seq = true;
-      start = blocks_.num_cached_tokens(s.token_ids);
+      start = blocks_.num_cached_tokens(s.token_ids, cache_salt(r));
     }
     int32_t num_scheduled = std::min(end - start, num_tokens_left);
     // Drafts follow a decoding sequence's one new token (a sequence without blocks allocates
@@ -119,7 +119,7 @@ void scheduler::build_chunks(request& r, const budget& b, bool with_drafts) {
                                    ? num_drafts_to_verify(r, s, num_tokens_left - num_scheduled)
                                    : 0;
     chunk c{i, start + num_scheduled + num_drafts, num_scheduled, num_drafts};
-    slot_request slot{s.id, s.token_ids, c.num_tokens};
+    slot_request slot{s.id, s.token_ids, c.num_tokens, cache_salt(r)};
     if (is_new) {
       chunks_.insert(chunks_.begin(), c);
       slots_.insert(slots_.begin(), slot);
@@ -162,7 +162,7 @@ void scheduler::commit(request& r, budget& b, step_plan& plan) {
   for (const chunk& c : chunks_) {
     sequence& s = r.seqs[c.seq_index];
     if (s.num_computed_tokens == 0) {
-      int32_t num_hit = blocks_.allocate(s.id, s.token_ids, c.num_tokens);
+      int32_t num_hit = blocks_.allocate(s.id, s.token_ids, c.num_tokens, cache_salt(r));
       ACTORLLM_CHECK(num_hit == c.num_tokens - c.num_scheduled);
       s.num_computed_tokens = num_hit;
       s.table_replaced = true;
@@ -286,6 +286,7 @@ void scheduler::schedule_swapped(budget& b, step_plan& plan) {
   while (!swapped_.empty() && b.left()) {
     request& r = *swapped_.front();
     if (num_running_seqs_ + r.num_seqs_when_running() > options_.scheduler.max_num_seqs) break;
+    if (!adapter_fits(r)) break;
     ids.clear();
     for (const sequence& s : r.seqs) {
       if (!s.finished()) ids.push_back(s.id);
@@ -303,8 +304,16 @@ void scheduler::schedule_swapped(budget& b, step_plan& plan) {
 }
 
 void scheduler::schedule_waiting(budget& b, step_plan& plan) {
+  // A request whose adapter would pass max_loras waits in its place; those behind it may go
+  // (vLLM does the same), and it is first in line once an adapter leaves the batch.
+  std::vector<request*> passed_over;
   while (!waiting_.empty() && b.left()) {
     request& r = *waiting_.front();
+    if (!adapter_fits(r)) {
+      passed_over.push_back(&r);
+      waiting_.pop_front();
+      continue;
+    }
     if (num_running_seqs_ + r.num_seqs_when_running() > options_.scheduler.max_num_seqs) break;
     build_chunks(r, b);
     if (chunks_.empty()) break;
@@ -318,6 +327,20 @@ void scheduler::schedule_waiting(budget& b, step_plan& plan) {
     enter_running(r);
     commit(r, b, plan);
   }
+  waiting_.insert(waiting_.begin(), passed_over.begin(), passed_over.end());
+}
+
+bool scheduler::adapter_fits(const request& r) const {
+  const int32_t limit = options_.max_loras;
+  if (limit <= 0 || r.params.lora_id == 0) return true;
+  std::vector<int32_t> adapters;
+  for (const request* running : running_) {
+    const int32_t id = running->params.lora_id;
+    if (id == r.params.lora_id) return true;
+    if (id != 0 && std::find(adapters.begin(), adapters.end(), id) == adapters.end())
+      adapters.push_back(id);
+  }
+  return static_cast<int32_t>(adapters.size()) < limit;
 }
 
 void scheduler::finish_out_of_cache(request& r) {

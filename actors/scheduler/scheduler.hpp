@@ -45,6 +45,8 @@ struct scheduler_options {
   /// Speculative decoding: sequences ask the workers for drafts and verify them. The method
   /// and its lookup bounds are the workers' business; the scheduler budgets the drafts.
   speculative_config speculative;
+  /// Multi-LoRA: distinct adapters among the running requests at most (0: no limit).
+  int32_t max_loras = 0;
 };
 
 /// Why add_request refused a request: a user's mistake or a full queue, never a crash.
@@ -162,6 +164,11 @@ class scheduler {
   // schedule() and schedule_ahead(), in scheduler.cpp
   step_plan plan_step();
   bool ends_at_pending_sample(const request& r, const sequence& s) const;
+  /// The prefix-cache salt of r's sequences: KV computed under one LoRA adapter is never a
+  /// hit for another (or for the base model).
+  static uint64_t cache_salt(const request& r) { return static_cast<uint32_t>(r.params.lora_id); }
+  /// Whether r may run beside the running requests without passing max_loras adapters.
+  bool adapter_fits(const request& r) const;
   /// The request's chunks for this step into chunks_ and slots_; with `with_drafts`, decoding
   /// sequences verify their drafts too (grow() tries without them before it preempts).
   void build_chunks(request& r, const budget& b, bool with_drafts = true);

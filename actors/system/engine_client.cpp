@@ -8,8 +8,14 @@
 namespace actorllm {
 
 engine_client::engine_client(caf::actor_system& system, router_actor router, model_info info,
-                             engine_monitoring* monitoring)
-    : system_(system), router_(router), info_(std::move(info)), monitoring_(monitoring) {
+                             engine_monitoring* monitoring, std::shared_ptr<lora_registry> loras,
+                             bool lora_runtime_updates)
+    : system_(system),
+      router_(router),
+      info_(std::move(info)),
+      monitoring_(monitoring),
+      loras_(std::move(loras)),
+      lora_runtime_updates_(lora_runtime_updates) {
   gateway_ = system_.spawn<caf::detached>(
       http_gateway, router_, [this](std::vector<request_output>& outs) { deliver(outs); },
       monitoring_ ? monitoring_->probe_for("http_gateway") : mailbox_probe{});
@@ -17,6 +23,32 @@ engine_client::engine_client(caf::actor_system& system, router_actor router, mod
 
 engine_client::~engine_client() {
   caf::anon_send_exit(gateway_, caf::exit_reason::user_shutdown);
+}
+
+model_info engine_client::model() const {
+  model_info info = info_;
+  if (loras_)
+    for (const auto& a : loras_->list()) info.adapters.push_back({a.name, a.path});
+  return info;
+}
+
+lora_update_result engine_client::load_lora_adapter(const std::string& name,
+                                                    const std::string& path) {
+  if (!loras_ || !lora_runtime_updates_) return engine_port::load_lora_adapter(name, path);
+  if (info_.answers_to(name) && !info_.find_adapter(name))
+    return {"'" + name + "' is the base model's name", 400};
+  try {
+    loras_->load(name, path);
+  } catch (const std::exception& e) {
+    return {e.what(), 400};
+  }
+  return {};
+}
+
+lora_update_result engine_client::unload_lora_adapter(const std::string& name) {
+  if (!loras_ || !lora_runtime_updates_) return engine_port::unload_lora_adapter(name);
+  if (!loras_->unload(name)) return {"no LoRA adapter is loaded as '" + name + "'", 404};
+  return {};
 }
 
 void engine_client::submit(generate_request request, output_callback on_output) {

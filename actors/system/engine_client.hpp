@@ -13,14 +13,18 @@
 #include "actors/actor_types.hpp"
 #include "actors/system/engine_monitoring.hpp"
 #include "common/engine_port.hpp"
+#include "model/lora_registry.hpp"
 
 namespace actorllm {
 
 class engine_client final : public engine_port {
  public:
   /// `monitoring` (may be null) renders /metrics and counts HTTP requests.
+  /// `loras` (may be null): the adapters /v1/models lists, and that the runtime updates
+  /// change where `lora_runtime_updates`.
   engine_client(caf::actor_system& system, router_actor router, model_info info,
-                engine_monitoring* monitoring);
+                engine_monitoring* monitoring, std::shared_ptr<lora_registry> loras = nullptr,
+                bool lora_runtime_updates = false);
   ~engine_client() override;
 
   // engine_port
@@ -31,7 +35,9 @@ class engine_client final : public engine_port {
                   std::function<void(detokenize_result)> done) override;
   bool healthy() const override { return healthy_.load(); }
   engine_health health() const override;
-  model_info model() const override { return info_; }
+  model_info model() const override;
+  lora_update_result load_lora_adapter(const std::string& name, const std::string& path) override;
+  lora_update_result unload_lora_adapter(const std::string& name) override;
   std::string metrics_text() override {
     return monitoring_ ? monitoring_->render() : std::string();
   }
@@ -63,6 +69,8 @@ class engine_client final : public engine_port {
   gateway_actor gateway_;
   model_info info_;
   engine_monitoring* monitoring_;
+  std::shared_ptr<lora_registry> loras_;
+  bool lora_runtime_updates_ = false;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, pending> pending_;
   std::atomic<bool> healthy_{true};

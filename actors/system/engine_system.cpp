@@ -74,7 +74,8 @@ engine_system::engine_system(const engine_config& config)
   info.embedding_size = static_cast<int32_t>(setup_->model->config().hidden_size);
   info.pooling = config.model.pooling_type == "MEAN" ? pooling_type::mean : pooling_type::last;
   info.normalize = config.model.normalize_embeddings;
-  client_ = std::make_unique<engine_client>(system_, router_, std::move(info), monitoring_.get());
+  client_ = std::make_unique<engine_client>(system_, router_, std::move(info), monitoring_.get(),
+                                            setup_->loras, config.lora.runtime_updates);
 }
 
 engine_system::~engine_system() {
