@@ -48,6 +48,11 @@ struct model_info {
       if (requested == alias) return true;
     return find_adapter(requested) != nullptr;
   }
+  /// The name the engine knows a request for `requested` by: an adapter's own name, else the
+  /// served name (aliases are the network layer's business).
+  std::string engine_name(std::string_view requested) const {
+    return find_adapter(requested) ? std::string(requested) : name;
+  }
   const adapter_info* find_adapter(std::string_view requested) const {
     for (const auto& a : adapters)
       if (requested == a.name) return &a;

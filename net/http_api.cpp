@@ -373,7 +373,7 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
     // The thinking is free; the constraint holds the answer after it (as vLLM does).
     if (chat && !context.config.reasoning_parser.empty())
       prompt.params.structured.after_reasoning = prompt.params.structured.active();
-    prompt.model = model.name;
+    prompt.model = model.engine_name(request.model);
     try {
       context.engine.submit(std::move(prompt), sink);
     } catch (...) {

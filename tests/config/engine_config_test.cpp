@@ -145,3 +145,50 @@ TEST(engine_config, autoscale_takes_min_and_max) {
 
 }  // namespace
 }  // namespace actorllm
+
+namespace actorllm {
+namespace {
+
+// vLLM's LoRA flags: --lora-modules takes several NAME=PATH (or JSON) values after it, and may
+// be repeated; modules imply --enable-lora; bad values and combinations are one line each.
+TEST(lora_flags, modules_parse_as_vllm_writes_them) {
+  engine_config c;
+  EXPECT_FALSE(parse(c, {"--lora-modules", "sql=/a/sql", "chat=/a/chat", "--max-loras", "3",
+                         "--lora-modules", R"({"name":"json","path":"/a/j","base_model_name":"m"})",
+                         "--max-lora-rank", "64", "m", "--enable-lora-runtime-updates"}));
+  EXPECT_EQ(c.model.model, "m");
+  EXPECT_TRUE(c.lora.enable_lora);
+  EXPECT_TRUE(c.lora.runtime_updates);
+  EXPECT_EQ(c.lora.max_loras, 3);
+  EXPECT_EQ(c.lora.max_lora_rank, 64);
+  const std::vector<lora_module> want{{"sql", "/a/sql"}, {"chat", "/a/chat"}, {"json", "/a/j"}};
+  EXPECT_EQ(c.lora.modules, want);
+  EXPECT_TRUE(c.validate().empty()) << c.validate().front();
+}
+
+TEST(lora_flags, bad_modules_and_combinations_are_one_clear_line) {
+  engine_config c;
+  EXPECT_EQ(*parse(c, {"--lora-modules", "nopath"}),
+            "--lora-modules: must be NAME=PATH (got 'nopath')");
+  EXPECT_EQ(*parse(c, {"--lora-modules", "a=/x", "a=/y"}),
+            "--lora-modules: adapter 'a' is given twice");
+  EXPECT_EQ(*parse(c, {"--lora-modules", R"({"name":"a","rank":4})"}),
+            "--lora-modules: unknown key 'rank' (known: name, path, base_model_name)");
+  EXPECT_EQ(*parse(c, {"--lora-modules", "=/x"}),
+            "--lora-modules: an adapter needs a name and a path");
+  engine_config tp;
+  EXPECT_FALSE(
+      parse(tp, {"m", "--enable-lora", "--tensor-parallel-size", "2", "--max-loras", "0"}));
+  const auto errors = tp.validate();
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0], "--max-loras: must be in [1, 64]");
+  EXPECT_EQ(errors[1], "--enable-lora: adapters run on one shard (--tensor-parallel-size 1)");
+  engine_config off;
+  EXPECT_FALSE(parse(off, {"m", "--enable-lora-runtime-updates"}));
+  EXPECT_EQ(off.validate(),
+            std::vector<std::string>{
+                "--lora-modules and --enable-lora-runtime-updates need --enable-lora"});
+}
+
+}  // namespace
+}  // namespace actorllm

@@ -24,6 +24,7 @@ class fake_engine : public engine_port {
   std::atomic<bool> alive{true};
   std::atomic<std::size_t> waiting{0};
   int32_t max_model_len = 4096;
+  std::atomic<bool> lora_updates{false};  ///< load/unload answer as --enable-lora-runtime-updates
 
   ~fake_engine() override {
     std::vector<std::thread> threads;
@@ -97,7 +98,28 @@ class fake_engine : public engine_port {
   bool healthy() const override { return alive; }
   model_info model() const override {
     // Served as if started with --model /models/fake and no --served-model-name.
-    return {"fake-model", "/models/fake", max_model_len, 1700000000, {"/models/fake"}, {}};
+    model_info info{"fake-model", "/models/fake", max_model_len, 1700000000, {"/models/fake"}, {}};
+    std::lock_guard lock(mutex_);
+    info.adapters = adapters_;
+    return info;
+  }
+  /// Adapters load from any path but "/bad"; names are unique.
+  lora_update_result load_lora_adapter(const std::string& name, const std::string& path) override {
+    if (!lora_updates) return engine_port::load_lora_adapter(name, path);
+    if (path == "/bad") return {"adapter_config.json: no such file", 400};
+    std::lock_guard lock(mutex_);
+    for (const auto& a : adapters_)
+      if (a.name == name) return {"adapter '" + name + "' is already loaded", 400};
+    adapters_.push_back({name, path});
+    return {};
+  }
+  lora_update_result unload_lora_adapter(const std::string& name) override {
+    if (!lora_updates) return engine_port::unload_lora_adapter(name);
+    std::lock_guard lock(mutex_);
+    const auto gone =
+        std::erase_if(adapters_, [&](const adapter_info& a) { return a.name == name; });
+    if (gone == 0) return {"no LoRA adapter is loaded as '" + name + "'", 404};
+    return {};
   }
   std::string metrics_text() override { return "# TYPE actorllm:fake gauge\nactorllm:fake 1\n"; }
   std::string engine_stats_json() override { return R"({"object":"engine.stats","fake":true})"; }
@@ -175,11 +197,12 @@ class fake_engine : public engine_port {
     }
   }
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable cv_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
   std::vector<generate_request> submitted_;
+  std::vector<adapter_info> adapters_;
   std::set<std::string> aborted_;
   std::vector<std::string> http_requests_;
 };
