@@ -5,8 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -37,5 +41,31 @@ inline double measure_copy_bandwidth(size_t bytes = size_t(256) << 20, int repea
 }
 
 using actorllm::print_report;
+
+/// What to do with one flag's value.
+using flag_setter = std::function<void(const std::string& value)>;
+inline flag_setter int_flag(int& target) {
+  return [&target](const std::string& v) { target = std::atoi(v.c_str()); };
+}
+inline flag_setter string_flag(std::string& target) {
+  return [&target](const std::string& v) { target = v; };
+}
+
+/// Reads `--name value` pairs into `flags` and the one other argument into `positional`.
+/// Throws std::runtime_error on an unknown flag or one without its value.
+inline void read_args(int argc, char** argv, const std::map<std::string, flag_setter>& flags,
+                      std::string& positional) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--", 0) != 0) {
+      positional = a;
+      continue;
+    }
+    const auto it = flags.find(a);
+    if (it == flags.end()) throw std::runtime_error("unknown flag " + a);
+    if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+    it->second(argv[++i]);
+  }
+}
 
 }  // namespace actorllm::bench

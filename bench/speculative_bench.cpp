@@ -99,29 +99,15 @@ struct row_stats {
 
 int main(int argc, char** argv) {
   options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
-      return argv[++i];
-    };
-    if (a == "--k")
-      o.k = std::atoi(next().c_str());
-    else if (a == "--decode-tokens")
-      o.decode_tokens = std::atoi(next().c_str());
-    else if (a == "--concurrency")
-      o.concurrency = std::atoi(next().c_str());
-    else if (a == "--rounds")
-      o.rounds = std::atoi(next().c_str());
-    else if (a == "--threads")
-      o.threads = std::atoi(next().c_str());
-    else if (a == "--draft")
-      o.draft = next();
-    else if (a == "--out")
-      o.out = next();
-    else
-      o.model = a;
-  }
+  bench::read_args(argc, argv,
+                   {{"--k", bench::int_flag(o.k)},
+                    {"--decode-tokens", bench::int_flag(o.decode_tokens)},
+                    {"--concurrency", bench::int_flag(o.concurrency)},
+                    {"--rounds", bench::int_flag(o.rounds)},
+                    {"--threads", bench::int_flag(o.threads)},
+                    {"--draft", bench::string_flag(o.draft)},
+                    {"--out", bench::string_flag(o.out)}},
+                   o.model);
   if (o.model.empty()) {
     std::fprintf(stderr, "usage: speculative_bench [options] MODEL (see the file's header)\n");
     return 2;

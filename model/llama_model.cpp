@@ -162,7 +162,7 @@ void llama_model::add_adapters(const forward_batch& batch, int64_t layer, lora_t
   for (const lora_adapter* adapter : batch.adapters) {
     const auto& pair = adapter->layers.at(layer)[static_cast<size_t>(target)];
     ws.lora_pairs.push_back(
-        pair ? cpu::lora_weights{pair->a.data(), pair->b.data(), adapter->rank, adapter->scaling}
+        pair ? cpu::lora_weights{pair->a.data(), pair->b_t.data(), adapter->rank, adapter->scaling}
              : cpu::lora_weights{});
   }
   cpu::add_lora(x, batch.num_tokens(), in, y, out, y_stride, batch.token_adapters, ws.lora_pairs,

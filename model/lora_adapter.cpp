@@ -139,7 +139,10 @@ lora_adapter lora_adapter::load(const std::string& name, const std::filesystem::
       pair.in = in_features;
       pair.out = out_features;
       pair.a = read(prefix + "lora_A.weight", rank, in_features);
-      pair.b = read(prefix + "lora_B.weight", out_features, rank);
+      const std::vector<float> b = read(prefix + "lora_B.weight", out_features, rank);
+      pair.b_t.resize(b.size());
+      for (int64_t o = 0; o < out_features; ++o)
+        for (int64_t r = 0; r < rank; ++r) pair.b_t[r * out_features + o] = b[o * rank + r];
       adapter.layers[static_cast<size_t>(layer)][static_cast<size_t>(target)] = std::move(pair);
       num_used += 2;
     }
@@ -159,7 +162,7 @@ std::vector<float> lora_adapter::delta(int64_t layer, lora_target target) const 
     for (int64_t i = 0; i < pair->in; ++i) {
       double sum = 0.0;
       for (int64_t r = 0; r < rank; ++r)
-        sum += double(pair->b[o * rank + r]) * double(pair->a[r * pair->in + i]);
+        sum += double(pair->b_t[r * pair->out + o]) * double(pair->a[r * pair->in + i]);
       d[o * pair->in + i] = static_cast<float>(scaling * sum);
     }
   return d;

@@ -27,8 +27,8 @@ inline constexpr size_t num_lora_targets = 7;
 const char* to_string(lora_target target);
 
 struct lora_pair {
-  std::vector<float> a;  ///< (rank, in), row-major
-  std::vector<float> b;  ///< (out, rank), row-major
+  std::vector<float> a;    ///< (rank, in), row-major, as the file stores it
+  std::vector<float> b_t;  ///< B transposed, (rank, out): what the batched kernel streams
   int64_t in = 0, out = 0;
 };
 

@@ -6,18 +6,20 @@
 ///   y[row] += scaling · (x[row] Aᵀ) Bᵀ      for every row whose adapter is k
 ///
 /// so one pass of the base projection serves every adapter, and an adapter costs
-/// rows · rank · (in + out) multiply-adds instead of a merged copy of the weights.
+/// rows · rank · (in + out) multiply-adds instead of a merged copy of the weights. Rows are
+/// split over the calling thread's team.
 #include <cstdint>
 #include <span>
 #include <vector>
 
 namespace actorllm::cpu {
 
-/// One adapter's pair for one projection: A (rank, in) and B (out, rank), row-major. Rank 0
-/// (null a and b): the adapter leaves this projection alone.
+/// One adapter's pair for one projection: A (rank, in) and B transposed, (rank, out), row-major
+/// (so that the expand step streams contiguous rows). Rank 0 (null a and b_t): the adapter
+/// leaves this projection alone.
 struct lora_weights {
   const float* a = nullptr;
-  const float* b = nullptr;
+  const float* b_t = nullptr;
   int64_t rank = 0;
   float scaling = 1.0f;
 };

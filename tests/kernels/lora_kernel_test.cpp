@@ -13,7 +13,7 @@ namespace actorllm::cpu {
 namespace {
 
 struct adapter_data {
-  std::vector<float> a, b;
+  std::vector<float> a, b_t;  // A (rank, in), B transposed (rank, out)
   int64_t rank;
   float scaling;
 };
@@ -27,11 +27,11 @@ TEST(lora_kernel, each_row_gets_its_adapters_update_and_base_rows_none) {
     for (int64_t rank : {1, 8, 5}) {
       adapter_data d{{}, {}, rank, 2.0f / static_cast<float>(rank)};
       for (int64_t i = 0; i < rank * in; ++i) d.a.push_back(normal(rng));
-      for (int64_t i = 0; i < out * rank; ++i) d.b.push_back(normal(rng));
+      for (int64_t i = 0; i < rank * out; ++i) d.b_t.push_back(normal(rng));
       data.push_back(std::move(d));
     }
     std::vector<lora_weights> adapters;
-    for (const auto& d : data) adapters.push_back({d.a.data(), d.b.data(), d.rank, d.scaling});
+    for (const auto& d : data) adapters.push_back({d.a.data(), d.b_t.data(), d.rank, d.scaling});
     adapters.push_back({});  // an adapter that does not target this projection
     const int64_t stride = out + 3;
     std::vector<float> x(n * in), y(n * stride);
@@ -51,7 +51,7 @@ TEST(lora_kernel, each_row_gets_its_adapters_update_and_base_rows_none) {
           for (int64_t q = 0; q < d.rank; ++q) {
             double t = 0;
             for (int64_t j = 0; j < in; ++j) t += double(d.a[q * in + j]) * x[r * in + j];
-            want += d.scaling * double(d.b[o * d.rank + q]) * t;
+            want += d.scaling * double(d.b_t[q * out + o]) * t;
           }
         }
         EXPECT_NEAR(y[r * stride + o], want, 1e-3 * (1 + std::abs(want)))

@@ -120,7 +120,11 @@ TEST_F(lora_adapter_test, reads_every_pair_as_written_with_its_scaling) {
     EXPECT_FALSE(a.layers[layer][static_cast<size_t>(lora_target::v_proj)]);
     const std::string prefix = "base_model.model.model.layers." + std::to_string(layer);
     EXPECT_EQ(q->a, tensors.at(prefix + ".self_attn.q_proj.lora_A.weight").values);
-    EXPECT_EQ(q->b, tensors.at(prefix + ".self_attn.q_proj.lora_B.weight").values);
+    // B as the file has it (out, rank), read back from its transpose.
+    const auto& b = tensors.at(prefix + ".self_attn.q_proj.lora_B.weight").values;
+    ASSERT_EQ(q->b_t.size(), b.size());
+    for (int64_t o = 0; o < q->out; ++o)
+      for (int64_t r = 0; r < 4; ++r) EXPECT_EQ(q->b_t[r * q->out + o], b[o * 4 + r]);
     EXPECT_EQ(down->a, tensors.at(prefix + ".mlp.down_proj.lora_A.weight").values);
     EXPECT_EQ(down->in, base_.intermediate_size);
     EXPECT_EQ(down->out, base_.hidden_size);
@@ -131,7 +135,7 @@ TEST_F(lora_adapter_test, reads_every_pair_as_written_with_its_scaling) {
   for (int64_t o : {int64_t{0}, q.out / 2, q.out - 1})
     for (int64_t i : {int64_t{0}, q.in - 1}) {
       double sum = 0;
-      for (int64_t r = 0; r < 4; ++r) sum += double(q.b[o * 4 + r]) * q.a[r * q.in + i];
+      for (int64_t r = 0; r < 4; ++r) sum += double(q.b_t[r * q.out + o]) * q.a[r * q.in + i];
       EXPECT_NEAR(d[o * q.in + i], 4.0 * sum, 1e-6) << o << "," << i;
     }
   EXPECT_TRUE(a.delta(0, lora_target::k_proj).empty());
