@@ -39,7 +39,7 @@ struct model_info {
   pooling_type pooling = pooling_type::last;
   bool normalize = true;
   /// --enable-lora: the adapters loaded now (requests name them as `model`).
-  std::vector<adapter_info> adapters;
+  std::vector<adapter_info> adapters = {};
 
   /// Whether `model` may be `requested`: the model itself, an alias, or one of its adapters.
   bool answers_to(std::string_view requested) const {

@@ -52,7 +52,7 @@ struct router_request {
   int32_t num_moves = 0;  ///< replicas lost under this request
   /// The LoRA adapter the request runs with (params.lora_id), held until it ends: an adapter
   /// unloaded meanwhile stays in memory for it.
-  std::shared_ptr<const lora_adapter> adapter;
+  std::shared_ptr<const lora_adapter> adapter = nullptr;
 };
 
 /// What the router reports as it goes (metrics, health). Each may be empty.
