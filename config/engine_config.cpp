@@ -31,8 +31,9 @@ std::vector<std::string> engine_config::validate() const {
           "--block-size: must be one of 1, 8, 16, 32, 64, 128 (got " + std::to_string(bs) + ")");
   require(cache.swap_space_gib >= 0, "--swap-space: must be >= 0 GiB");
   require(cache.cache_dtype == "auto" || cache.cache_dtype == "float32" ||
-              cache.cache_dtype == "float16",
-          "--kv-cache-dtype: must be auto, float32 or float16");
+              cache.cache_dtype == "float16" || cache.cache_dtype == "fp8" ||
+              cache.cache_dtype == "fp8_e4m3",
+          "--kv-cache-dtype: must be auto, float32, float16 or fp8 (fp8_e4m3)");
   require(cache.gpu_memory_utilization > 0 && cache.gpu_memory_utilization <= 1,
           "--gpu-memory-utilization: must be in (0, 1]");
   require(scheduler.max_num_seqs >= 1, "--max-num-seqs: must be >= 1");

@@ -47,8 +47,9 @@ struct cache_config {
   double gpu_memory_utilization =
       0.9;  ///< share of device (or free host) memory the engine may use
   bool enable_prefix_caching = true;
-  /// KV cache element type: auto (the model's compute type, float32 on the CPU), float32, or
-  /// float16 (CPU backend: half the memory per block, half the bytes decode attention reads).
+  /// KV cache element type: auto (the model's compute type, float32 on the CPU), float32,
+  /// float16 (CPU backend: half the memory per block, half the bytes decode attention reads),
+  /// or fp8 / fp8_e4m3 (CPU backend: a quarter of float32's, values saturating at ±448).
   std::string cache_dtype = "auto";
 };
 

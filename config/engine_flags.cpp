@@ -48,7 +48,8 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
   p.add_number("--max-logprobs", "the most logprobs / top_logprobs a request may ask (default 20)",
                c.model.max_logprobs);
 
-  p.add_string("--kv-cache-dtype", "KV cache element type: auto, float32 or float16",
+  p.add_string("--kv-cache-dtype",
+               "KV cache element type: auto, float32, float16 or fp8 (E4M3; CPU backend)",
                c.cache.cache_dtype);
   p.add_number("--block-size", "tokens per KV cache block", c.cache.block_size);
   p.add_number("--swap-space", "CPU swap space for preempted sequences, GiB",

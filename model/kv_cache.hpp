@@ -15,9 +15,11 @@
 namespace actorllm {
 
 /// Element type of a CPU KV cache. float16 halves the bytes per block and the bytes that
-/// decode attention reads per step; values are rounded once, when written.
-enum class kv_cache_dtype { float32, float16 };
+/// decode attention reads per step, float8 (E4M3, vLLM's fp8) quarters them; values are
+/// rounded once, when written.
+enum class kv_cache_dtype { float32, float16, float8 };
 
+using cpu::float8_e4m3;
 using cpu::half;
 
 struct kv_cache_shape {
@@ -29,7 +31,9 @@ struct kv_cache_shape {
   kv_cache_dtype dtype = kv_cache_dtype::float32;
 
   int64_t block_elems() const { return num_kv_heads * block_size * head_dim; }
-  int64_t element_bytes() const { return dtype == kv_cache_dtype::float16 ? 2 : 4; }
+  int64_t element_bytes() const {
+    return dtype == kv_cache_dtype::float16 ? 2 : dtype == kv_cache_dtype::float8 ? 1 : 4;
+  }
   /// Bytes of one block across all layers, K and V.
   int64_t bytes_per_block() const { return 2 * num_layers * block_elems() * element_bytes(); }
 };
@@ -59,7 +63,8 @@ class kv_cache {
   int64_t block_bytes() const;
   template <class T>
   T* typed(const std::unique_ptr<std::byte, cpu::page_deleter>& bytes) const {
-    static_assert(std::is_same_v<T, float> || std::is_same_v<T, half>);
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, half> ||
+                  std::is_same_v<T, float8_e4m3>);
     if (static_cast<int64_t>(sizeof(T)) != shape_.element_bytes())
       throw std::logic_error("kv_cache: element type does not match the cache's dtype");
     return reinterpret_cast<T*>(bytes.get());

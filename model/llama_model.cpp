@@ -253,6 +253,8 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
     };
     if (cache.shape().dtype == kv_cache_dtype::float16)
       attend(cache.k<half>(l), cache.v<half>(l));
+    else if (cache.shape().dtype == kv_cache_dtype::float8)
+      attend(cache.k<float8_e4m3>(l), cache.v<float8_e4m3>(l));
     else
       attend(cache.k<float>(l), cache.v<float>(l));
     project(ws_.attn.data(), w.o, pl ? &pl->o : nullptr, nullptr, n, q_size, dim, x);

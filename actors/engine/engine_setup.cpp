@@ -175,7 +175,9 @@ std::string engine_setup::describe() const {
                                  sampling.describe() + " (--generation-config vllm: none)\n")
       << "device " << backend->device() << ", max_model_len " << max_model_len << ", block_size "
       << runner.block_size << ", KV cache "
-      << (runner.cache_dtype == kv_cache_dtype::float16 ? "float16" : "float32")
+      << (runner.cache_dtype == kv_cache_dtype::float16  ? "float16"
+          : runner.cache_dtype == kv_cache_dtype::float8 ? "float8 (E4M3)"
+                                                         : "float32")
       << ", device KV blocks " << runner.num_device_blocks << " ("
       << int64_t(runner.num_device_blocks) * runner.block_size << " tokens), CPU swap blocks "
       << runner.num_cpu_blocks << "\n"

@@ -177,11 +177,11 @@ cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_c
 
 kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_config& config,
                                          int32_t max_model_len) const {
-  if (config.cache.cache_dtype == "float16") {
+  if (config.cache.cache_dtype != "auto" && config.cache.cache_dtype != "float32") {
     kv_budget refused;
-    refused.error =
-        "--kv-cache-dtype float16 is implemented for the CPU backend; the CUDA backend keeps its "
-        "cache in the weights' type (use --kv-cache-dtype auto, or --device cpu)";
+    refused.error = "--kv-cache-dtype " + config.cache.cache_dtype +
+                    " is implemented for the CPU backend; the CUDA backend keeps its cache in "
+                    "the weights' type (use --kv-cache-dtype auto, or --device cpu)";
     return refused;
   }
   const model_config_hf& mc = model.config();

@@ -23,7 +23,9 @@ int64_t available_host_memory();
 /// `weight_bytes`: memory the model already holds. `max_model_len`: the resolved context length.
 /// The CPU pools' element type for --kv-cache-dtype (auto: float32, the CPU's compute type).
 inline kv_cache_dtype cpu_cache_dtype(const cache_config& cache) {
-  return cache.cache_dtype == "float16" ? kv_cache_dtype::float16 : kv_cache_dtype::float32;
+  if (cache.cache_dtype == "float16") return kv_cache_dtype::float16;
+  if (cache.cache_dtype == "fp8" || cache.cache_dtype == "fp8_e4m3") return kv_cache_dtype::float8;
+  return kv_cache_dtype::float32;
 }
 
 kv_budget plan_kv_budget(const cache_config& cache, const kv_cache_shape& block_shape,

@@ -56,11 +56,15 @@ void attend_avx2(const attention_item& item, const float* k_cache, const float* 
                  float* scratch);
 void attend_avx2(const attention_item& item, const half* k_cache, const half* v_cache,
                  float* scratch);
+void attend_avx2(const attention_item& item, const float8_e4m3* k_cache, const float8_e4m3* v_cache,
+                 float* scratch);
 
 /// The portable kernel, one key at a time: any shape, any CPU.
 void attend_portable(const attention_item& item, const float* k_cache, const float* v_cache,
                      float* scratch);
 void attend_portable(const attention_item& item, const half* k_cache, const half* v_cache,
                      float* scratch);
+void attend_portable(const attention_item& item, const float8_e4m3* k_cache,
+                     const float8_e4m3* v_cache, float* scratch);
 
 }  // namespace actorllm::cpu::detail

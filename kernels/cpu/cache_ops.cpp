@@ -49,6 +49,12 @@ void reshape_and_cache(const float* key, const float* value, half* k_cache, half
   write_slots(key, value, k_cache, v_cache, slot_mapping, n, num_kv_heads, head_dim, block_size);
 }
 
+void reshape_and_cache(const float* key, const float* value, float8_e4m3* k_cache,
+                       float8_e4m3* v_cache, const int64_t* slot_mapping, int64_t n,
+                       int64_t num_kv_heads, int64_t head_dim, int64_t block_size) {
+  write_slots(key, value, k_cache, v_cache, slot_mapping, n, num_kv_heads, head_dim, block_size);
+}
+
 void copy_blocks(const std::vector<void*>& k_caches, const std::vector<void*>& v_caches,
                  const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_bytes) {
   for (const auto* caches : {&k_caches, &v_caches})

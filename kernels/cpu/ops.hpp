@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/float8.hpp"
 #include "kernels/cpu/thread_team.hpp"  // set_num_threads: how many threads the ops use
 
 namespace actorllm::cpu {
@@ -62,6 +63,11 @@ void reshape_and_cache(const float* key, const float* value, float* k_cache, flo
 void reshape_and_cache(const float* key, const float* value, half* k_cache, half* v_cache,
                        const int64_t* slot_mapping, int64_t n, int64_t num_kv_heads,
                        int64_t head_dim, int64_t block_size);
+/// The same into a float8 E4M3 cache (rounded to nearest, saturating at ±448; no scale, as
+/// vLLM's uncalibrated fp8 cache).
+void reshape_and_cache(const float* key, const float* value, float8_e4m3* k_cache,
+                       float8_e4m3* v_cache, const int64_t* slot_mapping, int64_t n,
+                       int64_t num_kv_heads, int64_t head_dim, int64_t block_size);
 
 /// Describes a batch of sequences for attention over the paged cache. Sequence s has
 /// query_start_loc[s+1] - query_start_loc[s] new tokens, which are the last tokens of its
@@ -94,12 +100,20 @@ void paged_attention(const float* q, const float* k_cache, const float* v_cache,
 void paged_attention(const float* q, const half* k_cache, const half* v_cache,
                      const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                      int64_t head_dim, int64_t block_size, float scale, float* out);
+/// The same over a float8 E4M3 cache.
+void paged_attention(const float* q, const float8_e4m3* k_cache, const float8_e4m3* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, float scale, float* out);
 /// With a window and soft-capping: blocks wholly before a query's window are never read.
 void paged_attention(const float* q, const float* k_cache, const float* v_cache,
                      const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                      int64_t head_dim, int64_t block_size, const attention_options& options,
                      float* out);
 void paged_attention(const float* q, const half* k_cache, const half* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, const attention_options& options,
+                     float* out);
+void paged_attention(const float* q, const float8_e4m3* k_cache, const float8_e4m3* v_cache,
                      const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                      int64_t head_dim, int64_t block_size, const attention_options& options,
                      float* out);

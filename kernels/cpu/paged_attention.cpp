@@ -28,14 +28,16 @@ inline void add_scaled(float weight, const float* value, float* dst, int64_t n) 
   for (int64_t d = 0; d < n; ++d) dst[d] += weight * value[d];
 }
 
-/// ...and for float16 rows, one element at a time.
-inline float dot(const float* query, const half* key, int64_t n) {
+/// ...and for float16 and float8 rows, one element at a time.
+template <class T>
+float dot(const float* query, const T* key, int64_t n) {
   float sum = 0.0f;
   for (int64_t d = 0; d < n; ++d) sum += query[d] * static_cast<float>(key[d]);
   return sum;
 }
 
-inline void add_scaled(float weight, const half* value, float* dst, int64_t n) {
+template <class T>
+void add_scaled(float weight, const T* value, float* dst, int64_t n) {
   for (int64_t d = 0; d < n; ++d) dst[d] += weight * static_cast<float>(value[d]);
 }
 
@@ -96,6 +98,11 @@ void attend_portable(const attention_item& item, const float* k_cache, const flo
 
 void attend_portable(const attention_item& item, const half* k_cache, const half* v_cache,
                      float* scratch) {
+  attend_one_key_at_a_time(item, k_cache, v_cache, scratch);
+}
+
+void attend_portable(const attention_item& item, const float8_e4m3* k_cache,
+                     const float8_e4m3* v_cache, float* scratch) {
   attend_one_key_at_a_time(item, k_cache, v_cache, scratch);
 }
 
@@ -174,6 +181,13 @@ void paged_attention(const float* q, const half* k_cache, const half* v_cache,
   attend(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size, options, out);
 }
 
+void paged_attention(const float* q, const float8_e4m3* k_cache, const float8_e4m3* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, const attention_options& options,
+                     float* out) {
+  attend(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size, options, out);
+}
+
 void paged_attention(const float* q, const float* k_cache, const float* v_cache,
                      const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                      int64_t head_dim, int64_t block_size, float scale, float* out) {
@@ -182,6 +196,13 @@ void paged_attention(const float* q, const float* k_cache, const float* v_cache,
 }
 
 void paged_attention(const float* q, const half* k_cache, const half* v_cache,
+                     const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
+                     int64_t head_dim, int64_t block_size, float scale, float* out) {
+  paged_attention(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size,
+                  attention_options{scale}, out);
+}
+
+void paged_attention(const float* q, const float8_e4m3* k_cache, const float8_e4m3* v_cache,
                      const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                      int64_t head_dim, int64_t block_size, float scale, float* out) {
   paged_attention(q, k_cache, v_cache, batch, num_heads, num_kv_heads, head_dim, block_size,

@@ -202,23 +202,37 @@ TEST(engine_system, speculative_decoding_through_the_actors_keeps_greedy_outputs
   }
 }
 
-TEST(engine_system, float16_cache_swaps_blocks_and_keeps_outputs_exact) {
-  // A device pool too small for the batch: requests are preempted by swap, and their float16
-  // blocks go to the CPU pool and back.
+/// A device pool too small for the batch, in `cache_dtype`: requests are preempted by swap,
+/// their blocks go to the CPU pool and back, and every request gets what it gets alone.
+engine_config swapping_stories(const std::string& cache_dtype) {
   auto config = testing::stories_config(20, 256);
-  config.cache.cache_dtype = "float16";
+  config.cache.cache_dtype = cache_dtype;
   config.scheduler.preemption = preemption_mode::swap;
   config.model.max_model_len = 256;
-  engine_system engine(config);
-  std::ifstream in(testing::stories260k_dir() / "golden_greedy.json");
-  const auto g = nlohmann::json::parse(in);
-  EXPECT_EQ(engine.client().generate({ids_request("g", {1}, 120)})[0][0].token_ids,
-            g["output_token_ids"].get<std::vector<int32_t>>());
+  return config;
+}
+
+void expect_swapped_runs_as_alone(engine_system& engine) {
   const auto requests = varied(12, 48);
   const auto alone = solo_runs(engine, requests);
   expect_as_alone(requests, engine.client().generate(requests), alone);
   EXPECT_GT(engine.stats()[0].scheduler.num_preemptions, 0);
   EXPECT_TRUE(wait_idle(engine));
+}
+
+TEST(engine_system, float16_cache_swaps_blocks_and_keeps_outputs_exact) {
+  engine_system engine(swapping_stories("float16"));
+  std::ifstream in(testing::stories260k_dir() / "golden_greedy.json");
+  const auto g = nlohmann::json::parse(in);
+  EXPECT_EQ(engine.client().generate({ids_request("g", {1}, 120)})[0][0].token_ids,
+            g["output_token_ids"].get<std::vector<int32_t>>());
+  expect_swapped_runs_as_alone(engine);
+}
+
+TEST(engine_system, float8_cache_swaps_blocks_and_keeps_outputs_exact) {
+  // vLLM's --kv-cache-dtype fp8: a quarter of float32's bytes a block.
+  engine_system engine(swapping_stories("fp8"));
+  expect_swapped_runs_as_alone(engine);
 }
 
 TEST(engine_system, sixty_four_concurrent_requests_match_their_solo_runs) {

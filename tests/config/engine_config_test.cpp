@@ -55,7 +55,7 @@ TEST(engine_config, bad_values_are_one_clear_line) {
   engine_config d;
   EXPECT_FALSE(parse(d, {"m", "--kv-cache-dtype", "int4"}));
   ASSERT_EQ(d.validate().size(), 1u);
-  EXPECT_EQ(d.validate()[0], "--kv-cache-dtype: must be auto, float32 or float16");
+  EXPECT_EQ(d.validate()[0], "--kv-cache-dtype: must be auto, float32, float16 or fp8 (fp8_e4m3)");
   engine_config q;
   EXPECT_FALSE(parse(q, {"m", "--quantization", "gptq"}));
   ASSERT_EQ(q.validate().size(), 1u);

@@ -82,13 +82,20 @@ TEST(kv_budget, the_swap_pool_is_swap_space_over_the_block_size) {
   EXPECT_EQ(plan_kv_budget(c, half, 0, 16).num_cpu_blocks, 104857);
 }
 
-TEST(kv_budget, the_cpu_cache_dtype_is_float16_only_when_asked) {
+TEST(kv_budget, the_cpu_cache_dtype_is_float16_or_float8_only_when_asked) {
   cache_config c;
   EXPECT_EQ(cpu_cache_dtype(c), kv_cache_dtype::float32);  // auto: the CPU's compute type
   c.cache_dtype = "float32";
   EXPECT_EQ(cpu_cache_dtype(c), kv_cache_dtype::float32);
   c.cache_dtype = "float16";
   EXPECT_EQ(cpu_cache_dtype(c), kv_cache_dtype::float16);
+  c.cache_dtype = "fp8";  // vLLM's names
+  EXPECT_EQ(cpu_cache_dtype(c), kv_cache_dtype::float8);
+  c.cache_dtype = "fp8_e4m3";
+  EXPECT_EQ(cpu_cache_dtype(c), kv_cache_dtype::float8);
+  auto eight = stories_shape();
+  eight.dtype = kv_cache_dtype::float8;
+  EXPECT_EQ(eight.bytes_per_block() * 4, stories_shape().bytes_per_block());
 }
 
 TEST(kv_budget, a_pool_holding_exactly_max_model_len_tokens_is_enough) {

@@ -266,6 +266,19 @@ TEST_P(paged_attention_test, a_float16_cache_matches_float32_over_the_rounded_va
   expect_near_all(got, reference(kc, vc), 2e-3f);
 }
 
+TEST_P(paged_attention_test, a_float8_cache_matches_float32_over_the_rounded_values) {
+  std::vector<cpu::float8_e4m3> k8(kc.size()), v8(vc.size());
+  std::vector<float> kr(kc.size()), vr(vc.size());
+  for (size_t i = 0; i < kc.size(); ++i) {
+    k8[i] = cpu::float8_e4m3(kc[i]), kr[i] = static_cast<float>(k8[i]);
+    v8[i] = cpu::float8_e4m3(vc[i]), vr[i] = static_cast<float>(v8[i]);
+  }
+  const auto got = run(k8, v8);
+  expect_near_all(got, run(kr, vr), 1e-6f);
+  // Three mantissa bits: values within 1/16 of themselves, outputs within a few hundredths.
+  expect_near_all(got, reference(kc, vc), 5e-2f);
+}
+
 // head_dim 8 (stories260K), 16 and 64 with block sizes that are multiples of 8 take the AVX2
 // kernel where the CPU has it; head_dim 12 or block size 12 take the portable one.
 INSTANTIATE_TEST_SUITE_P(
@@ -289,6 +302,62 @@ TEST(cpu_ops, reshape_and_cache_into_float16_rounds_each_value) {
       EXPECT_EQ(kc[at], static_cast<cpu::half>(key[h * head_dim + d]));
       EXPECT_EQ(vc[at], static_cast<cpu::half>(value[h * head_dim + d]));
     }
+}
+
+TEST(cpu_ops, reshape_and_cache_into_float8_rounds_each_value) {
+  const int kv_heads = 2, head_dim = 8, block_size = 4, num_blocks = 2;
+  const int block_elems = kv_heads * block_size * head_dim;
+  std::vector<cpu::float8_e4m3> kc(num_blocks * block_elems), vc(num_blocks * block_elems);
+  auto key = random_vector(kv_heads * head_dim, 23), value = random_vector(kv_heads * head_dim, 24);
+  key[0] = 1000.0f;                     // saturates
+  value[1] = -3e-3f;                    // a subnormal: 1.54 steps of 2^-9, rounded to 2
+  const std::vector<int64_t> slots{6};  // block 1, offset 2
+  cpu::reshape_and_cache(key.data(), value.data(), kc.data(), vc.data(), slots.data(), 1, kv_heads,
+                         head_dim, block_size);
+  for (int h = 0; h < kv_heads; ++h)
+    for (int d = 0; d < head_dim; ++d) {
+      const int at = block_elems + (h * block_size + 2) * head_dim + d;
+      EXPECT_EQ(kc[at].bits, cpu::float8_e4m3(key[h * head_dim + d]).bits);
+      EXPECT_EQ(vc[at].bits, cpu::float8_e4m3(value[h * head_dim + d]).bits);
+    }
+  EXPECT_EQ(static_cast<float>(kc[block_elems + 2 * head_dim]), 448.0f);
+  EXPECT_EQ(static_cast<float>(vc[block_elems + 2 * head_dim + 1]), -2.0f / 512.0f);
+}
+
+// Every float8 E4M3FN code against the format's definition, and the rounding into it.
+TEST(float8_e4m3, every_code_decodes_by_the_definition_and_encodes_back) {
+  for (int code = 0; code < 256; ++code) {
+    const int sign = code >> 7, exponent = (code >> 3) & 15, mantissa = code & 7;
+    const float got = cpu::float8_e4m3::decode(static_cast<uint8_t>(code));
+    if (exponent == 15 && mantissa == 7) {
+      EXPECT_TRUE(std::isnan(got)) << code;
+      continue;
+    }
+    const double magnitude = exponent == 0 ? std::ldexp(mantissa / 8.0, -6)
+                                           : std::ldexp(1.0 + mantissa / 8.0, exponent - 7);
+    EXPECT_EQ(got, static_cast<float>(sign ? -magnitude : magnitude)) << code;
+    EXPECT_EQ(cpu::float8_e4m3(got).bits, code) << code;
+  }
+  EXPECT_EQ(cpu::float8_e4m3(-0.0f).bits, 0x80);
+}
+
+TEST(float8_e4m3, rounds_to_nearest_even_and_saturates) {
+  // Neighbours 1.0 (0x38) and 1.125 (0x39): their midpoint goes to the even code, 1.0.
+  EXPECT_EQ(cpu::float8_e4m3(1.0625f).bits, 0x38);
+  EXPECT_EQ(cpu::float8_e4m3(1.0626f).bits, 0x39);
+  // 1.125 (0x39) and 1.25 (0x3a): the midpoint goes to 1.25, and a carry moves the exponent.
+  EXPECT_EQ(cpu::float8_e4m3(1.1875f).bits, 0x3a);
+  EXPECT_EQ(cpu::float8_e4m3(1.96875f).bits, 0x40);  // 1.875 | 2.0 -> 2.0
+  // Subnormals, steps of 2^-9: 1.5 steps rounds to 2, 2.5 to 2, the largest to the first normal.
+  EXPECT_EQ(cpu::float8_e4m3(1.5f / 512).bits, 0x02);
+  EXPECT_EQ(cpu::float8_e4m3(2.5f / 512).bits, 0x02);
+  EXPECT_EQ(cpu::float8_e4m3(7.9f / 512).bits, 0x08);
+  EXPECT_EQ(cpu::float8_e4m3(0.1f / 512).bits, 0x00);
+  // Beyond the largest finite value, 448: saturated, infinities included; NaN stays NaN.
+  EXPECT_EQ(cpu::float8_e4m3(447.0f).bits, 0x7e);
+  EXPECT_EQ(cpu::float8_e4m3(1e9f).bits, 0x7e);
+  EXPECT_EQ(cpu::float8_e4m3(-INFINITY).bits, 0xfe);
+  EXPECT_EQ(cpu::float8_e4m3(NAN).bits & 0x7f, 0x7f);
 }
 
 TEST(cpu_ops, reshape_and_cache_then_copy_and_swap_blocks) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -92,17 +94,15 @@ TEST(llama_model, same_tokens_alone_batched_and_chunked) {
   }
 }
 
-TEST(llama_model, float16_cache_stays_close_and_keeps_the_batching_invariants) {
-  llama_model model(testing::stories260k_dir());
+/// The golden prompt continued by its golden output, one prefill of 121 positions: the logits at
+/// every position, from a float32 cache ([0]) and a cache of `dtype` ([1]).
+std::array<std::vector<float>, 2> golden_logits(const llama_model& model, kv_cache_dtype dtype) {
   const auto g = golden();
-  const auto prompt = g["prompt_token_ids"].get<std::vector<int32_t>>();
-  // The golden prompt continued by its golden output: one prefill of 121 positions, logits
-  // at every position, from a float32 and a float16 cache.
-  std::vector<int32_t> long_prompt = prompt;
+  std::vector<int32_t> long_prompt = g["prompt_token_ids"].get<std::vector<int32_t>>();
   for (int32_t t : g["output_token_ids"].get<std::vector<int32_t>>()) long_prompt.push_back(t);
-  std::vector<float> logits[2];
-  for (auto dtype : {kv_cache_dtype::float32, kv_cache_dtype::float16}) {
-    kv_cache cache(model.cache_shape(16, 16, dtype));
+  std::array<std::vector<float>, 2> logits;
+  for (int which = 0; which < 2; ++which) {
+    kv_cache cache(model.cache_shape(16, 16, which ? dtype : kv_cache_dtype::float32));
     std::vector<int32_t> table(16);
     std::iota(table.begin(), table.end(), 0);
     forward_batch batch;
@@ -110,8 +110,16 @@ TEST(llama_model, float16_cache_stays_close_and_keeps_the_batching_invariants) {
     for (size_t i = 0; i + 1 < long_prompt.size(); ++i) batch.logits_indices.push_back(i);
     batch.finalize();
     forward_workspace ws;
-    model.forward(batch, cache, ws, logits[dtype == kv_cache_dtype::float16]);
+    model.forward(batch, cache, ws, logits[which]);
   }
+  return logits;
+}
+
+TEST(llama_model, float16_cache_stays_close_and_keeps_the_batching_invariants) {
+  llama_model model(testing::stories260k_dir());
+  const auto g = golden();
+  const auto prompt = g["prompt_token_ids"].get<std::vector<int32_t>>();
+  const auto logits = golden_logits(model, kv_cache_dtype::float16);
   ASSERT_EQ(logits[0].size(), logits[1].size());
   float max_diff = 0;
   for (size_t i = 0; i < logits[0].size(); ++i)
@@ -127,6 +135,47 @@ TEST(llama_model, float16_cache_stays_close_and_keeps_the_batching_invariants) {
   const auto batched = greedy_batch(model, prompts, 16, 0, kv_cache_dtype::float16);
   for (size_t i = 0; i < prompts.size(); ++i)
     EXPECT_EQ(greedy_batch(model, {prompts[i]}, 16, 0, kv_cache_dtype::float16)[0], batched[i]);
+}
+
+TEST(llama_model, float8_cache_stays_close_and_keeps_the_batching_invariants) {
+  llama_model model(testing::stories260k_dir());
+  const auto logits = golden_logits(model, kv_cache_dtype::float8);
+  // The next-token distributions of 120 positions, float8 against float32: KL per position.
+  const int64_t vocab = model.config().vocab_size;
+  double worst_kl = 0, total_kl = 0;
+  int same_argmax = 0, positions = 0;
+  for (size_t at = 0; at < logits[0].size(); at += vocab, ++positions) {
+    const float* p = logits[0].data() + at;
+    const float* q = logits[1].data() + at;
+    const double mp = *std::max_element(p, p + vocab), mq = *std::max_element(q, q + vocab);
+    double zp = 0, zq = 0;
+    for (int64_t i = 0; i < vocab; ++i) zp += std::exp(p[i] - mp), zq += std::exp(q[i] - mq);
+    double kl = 0;
+    for (int64_t i = 0; i < vocab; ++i) {
+      const double lp = p[i] - mp - std::log(zp), lq = q[i] - mq - std::log(zq);
+      kl += std::exp(lp) * (lp - lq);
+    }
+    worst_kl = std::max(worst_kl, kl);
+    total_kl += kl;
+    same_argmax += argmax(p, vocab) == argmax(q, vocab);
+  }
+  const double mean_kl = total_kl / positions;
+  RecordProperty("float8_worst_kl", std::to_string(worst_kl));
+  RecordProperty("float8_mean_kl", std::to_string(mean_kl));
+  std::printf(
+      "float8 KV cache: KL to float32 %.4f mean, %.4f worst over %d positions; %d same "
+      "argmax\n",
+      mean_kl, worst_kl, positions, same_argmax);
+  EXPECT_GT(worst_kl, 0.0) << "the float8 cache was not used";
+  EXPECT_LT(mean_kl, 0.02);
+  EXPECT_LT(worst_kl, 0.2);
+  EXPECT_GE(same_argmax, positions * 95 / 100) << same_argmax << " of " << positions;
+  // Batched, float8 gives each prompt what it gives alone.
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 8; ++i) prompts.push_back({1, 3 + i * 11, 40 + i, 7});
+  const auto batched = greedy_batch(model, prompts, 16, 0, kv_cache_dtype::float8);
+  for (size_t i = 0; i < prompts.size(); ++i)
+    EXPECT_EQ(greedy_batch(model, {prompts[i]}, 16, 0, kv_cache_dtype::float8)[0], batched[i]);
 }
 
 TEST(llama_model, missing_folder_is_a_clear_error) {

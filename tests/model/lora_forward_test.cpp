@@ -55,7 +55,9 @@ TEST(lora_forward, each_target_alone_and_all_together_equal_the_merged_weights) 
     const llama_model merged(lora.merged());
     const std::vector<float> want = prompt_logits(merged, prompt, nullptr);
     const std::vector<float> got = prompt_logits(base, prompt, &adapter);
-    EXPECT_LT(max_difference(got, want), 2e-4);
+    // Float32 sums in another order: the merge rounds W + scaling · B · A once, the adapter adds
+    // its update after the base projection. Seven targets compound it (3.7e-4 from clang -O1).
+    EXPECT_LT(max_difference(got, want), 1e-3);
     // The adapter matters: the logits move by far more than the tolerance.
     EXPECT_GT(max_difference(got, plain), 1e-2);
   }
