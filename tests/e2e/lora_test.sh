@@ -4,7 +4,8 @@
 # what a server of the model with that adapter merged into its weights streams, the base model
 # what the plain server does; /v1/models lists the adapters with their parent; and with
 # --enable-lora-runtime-updates an adapter loaded and another unloaded while eight streams run
-# lose none of them, after which the unloaded name is a 404 and the loaded one serves.
+# lose none of them, after which the unloaded name is a 404 and the loaded one serves; a bad
+# adapter folder is a 400 and the server serves on.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
@@ -86,5 +87,9 @@ check "the unloaded adapter is a 404 ($status)" test "$status" = 404
 check "the loaded adapter b streams its merged model's text" \
   test "$(text "$port_lora" b 1,403,407)" = "$(text "$port_merged_b" b 1,403,407)"
 check "the startup log lists adapter a" grep -q "adapter 'a' from" "$work/lora.log"
+bad=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$port_lora/v1/load_lora_adapter" \
+  -H 'Content-Type: application/json' -d '{"lora_name":"c","lora_path":"'"$work/nowhere"'"}')
+check "a bad adapter folder is a 400 naming it (${bad:0:120})" grep -q "nowhere.* 400$" <<<"$bad"
+check "... and the server serves on" test "$(text "$port_lora" b 1,403,407)" = "$(text "$port_merged_b" b 1,403,407)"
 [[ $failures -eq 0 ]] || { tail -n 20 "$work/lora.log"; exit 1; }
 echo "all LoRA checks passed"
