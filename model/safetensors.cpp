@@ -9,10 +9,11 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
+
+#include "kernels/cpu/float8.hpp"
 
 namespace actorllm {
 
@@ -48,14 +49,6 @@ size_t dtype_size(tensor_dtype dtype) {
       break;
   }
   return 1;
-}
-
-float e4m3_to_float(uint8_t b) {
-  const int exponent = (b >> 3) & 0xf, mantissa = b & 0x7;
-  const float sign = (b & 0x80) ? -1.0f : 1.0f;
-  if (exponent == 0xf && mantissa == 0x7) return std::numeric_limits<float>::quiet_NaN();
-  if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -9);  // subnormal
-  return sign * std::ldexp(1.0f + mantissa / 8.0f, exponent - 7);
 }
 
 float half_to_float(uint16_t h) {
@@ -127,7 +120,7 @@ void convert_to_f32(tensor_dtype dtype, const void* src, int64_t n, float* dst) 
     }
     case tensor_dtype::f8_e4m3: {
       const auto* bytes = static_cast<const uint8_t*>(src);
-      for (int64_t i = 0; i < n; ++i) dst[i] = e4m3_to_float(bytes[i]);
+      for (int64_t i = 0; i < n; ++i) dst[i] = cpu::float8_e4m3::decode(bytes[i]);
       return;
     }
     case tensor_dtype::i32:

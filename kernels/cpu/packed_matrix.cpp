@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/float8.hpp"
 #include "kernels/cpu/packed_linear.hpp"
 #include "kernels/cpu/thread_team.hpp"
 #include "kernels/cpu/vector_math.hpp"
@@ -49,12 +50,6 @@ uint16_t raw16(const void* row, int64_t k) {
   return v;
 }
 
-/// A float8 E4M3FN code through float16: the code's exponent and mantissa bits moved into a
-/// float16's read the value 2^8 smaller (bias 15 against 7), subnormals included; exact.
-uint16_t e4m3_as_f16_bits(uint8_t code) {
-  return static_cast<uint16_t>(((code & 0x80) << 8) | ((code & 0x7f) << 7));
-}
-
 float element(const void* row, weight_format format, int64_t k) {
   switch (format) {
     case weight_format::f32: {
@@ -67,7 +62,7 @@ float element(const void* row, weight_format format, int64_t k) {
     case weight_format::bf16:
       return bf16_to_float(raw16(row, k));
     case weight_format::fp8:
-      return f16_to_float(e4m3_as_f16_bits(static_cast<const uint8_t*>(row)[k])) * 256.0f;
+      return float8_e4m3::decode(static_cast<const uint8_t*>(row)[k]);
     case weight_format::q8:
     case weight_format::q4:
       break;
@@ -178,7 +173,8 @@ float panel_value(const packed_matrix& w, int64_t panel, int64_t lane, int64_t j
     case weight_format::q8:
       return w.panels8[at] * w.scales[group];
     case weight_format::fp8:
-      return f16_to_float(e4m3_as_f16_bits(static_cast<uint8_t>(w.panels8[at]))) * w.scales[group];
+      // The fp8 panels' scales hold 2^8 times the row's scale (packed_matrix::scales).
+      return float8_e4m3::decode(static_cast<uint8_t>(w.panels8[at])) * (w.scales[group] / 256.0f);
     case weight_format::q4: {
       const uint8_t byte = w.panels4[(panel * in + j) * (width / 2) + lane % 8];
       const int code = lane < 8 ? byte & 0xf : byte >> 4;
