@@ -68,11 +68,8 @@ struct panel_loader<weight_format::fp8> : full_width_rows {
   using element = int8_t;
   /// E4M3FN codes through float16 (packed_matrix::scales says why the value is 2^8 smaller).
   ACTORLLM_AVX2 static void load(const int8_t* p, __m256& w0, __m256& w1) {
-    const __m256i codes =
-        _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m256i sign = _mm256_slli_epi16(_mm256_and_si256(codes, _mm256_set1_epi16(0x80)), 8);
-    const __m256i rest = _mm256_slli_epi16(_mm256_and_si256(codes, _mm256_set1_epi16(0x7f)), 7);
-    const __m256i halves = _mm256_or_si256(sign, rest);
+    const __m256i halves = e4m3_as_f16_bits(
+        _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
     w0 = _mm256_cvtph_ps(_mm256_castsi256_si128(halves));
     w1 = _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1));
   }

@@ -20,6 +20,21 @@ inline bool cpu_has_avx2() {
   return yes;
 }
 
+/// Float8 E4M3FN codes, widened to 16 bits a lane, as float16 bits: each code's exponent and
+/// mantissa bits moved into float16's places read a value 2^8 smaller (bias 15 against 7),
+/// subnormals included, so that one multiply by 256 (or a scale that carries it) is exact.
+/// The NaN code reads as a finite value: weights and caches never hold it.
+ACTORLLM_AVX2 inline __m128i e4m3_as_f16_bits(__m128i codes) {
+  const __m128i sign = _mm_slli_epi16(_mm_and_si128(codes, _mm_set1_epi16(0x80)), 8);
+  const __m128i rest = _mm_slli_epi16(_mm_and_si128(codes, _mm_set1_epi16(0x7f)), 7);
+  return _mm_or_si128(sign, rest);
+}
+ACTORLLM_AVX2 inline __m256i e4m3_as_f16_bits(__m256i codes) {
+  const __m256i sign = _mm256_slli_epi16(_mm256_and_si256(codes, _mm256_set1_epi16(0x80)), 8);
+  const __m256i rest = _mm256_slli_epi16(_mm256_and_si256(codes, _mm256_set1_epi16(0x7f)), 7);
+  return _mm256_or_si256(sign, rest);
+}
+
 /// e^x for x <= 0 (shifted softmax scores) within 2 ulp of expf, and exactly 0 below -87 (so
 /// a masked -inf score weighs nothing). Range reduction by ln 2 in two parts and a degree-6
 /// polynomial on [-ln2/2, ln2/2], the constants of the Cephes library's expf.
