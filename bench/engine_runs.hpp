@@ -65,6 +65,34 @@ inline run_result run_requests(llm_engine& engine, const std::vector<generate_re
   return result;
 }
 
+/// A greedy request for `prompt` that ignores EOS, so that it makes exactly max_tokens.
+inline generate_request greedy_request(std::string id, std::vector<int32_t> prompt,
+                                       int max_tokens) {
+  generate_request r;
+  r.request_id = std::move(id);
+  r.kind = prompt_kind::token_ids;
+  r.token_ids = std::move(prompt);
+  r.params.temperature = 0;
+  r.params.max_tokens = max_tokens;
+  r.params.ignore_eos = true;
+  return r;
+}
+
+/// `count` greedy requests, request i's prompt BOS and prompt_len - 1 ids of a vocabulary of
+/// `vocab` spread by i; ids unique over the whole program, so that rounds never collide.
+inline std::vector<generate_request> varied_greedy_requests(int count, int prompt_len,
+                                                            int64_t vocab, int max_tokens) {
+  static int64_t serial = 0;
+  std::vector<generate_request> rs;
+  for (int i = 0; i < count; ++i) {
+    std::vector<int32_t> prompt{1};
+    for (int j = 1; j < prompt_len; ++j)
+      prompt.push_back(static_cast<int32_t>(3 + (i * 7919 + j * 104729) % (vocab - 3)));
+    rs.push_back(greedy_request(std::to_string(serial++), std::move(prompt), max_tokens));
+  }
+  return rs;
+}
+
 inline double median(std::vector<double> v) {
   if (v.empty()) return 0.0;
   std::sort(v.begin(), v.end());

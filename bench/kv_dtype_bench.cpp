@@ -41,21 +41,7 @@ engine_config config_for(const options& o, const std::string& cache_dtype) {
 }
 
 std::vector<generate_request> requests_for(const options& o, int64_t vocab) {
-  static int64_t serial = 0;  // ids unique over the whole run
-  std::vector<generate_request> rs;
-  for (int i = 0; i < o.concurrency; ++i) {
-    generate_request r;
-    r.request_id = std::to_string(serial++);
-    r.kind = prompt_kind::token_ids;
-    r.token_ids = {1};
-    for (int j = 1; j < o.prompt_len; ++j)
-      r.token_ids.push_back(static_cast<int32_t>(3 + (i * 7919 + j * 104729) % (vocab - 3)));
-    r.params.temperature = 0;
-    r.params.max_tokens = o.decode_tokens;
-    r.params.ignore_eos = true;
-    rs.push_back(std::move(r));
-  }
-  return rs;
+  return bench::varied_greedy_requests(o.concurrency, o.prompt_len, vocab, o.decode_tokens);
 }
 
 }  // namespace

@@ -55,24 +55,12 @@ engine_config config_for(const options& o, const std::vector<lora_module>& adapt
   return c;
 }
 
-/// `count` greedy requests of varied prompts; request i names adapter i % num_adapters
-/// (none when num_adapters is 0).
+/// The bench's greedy requests; request i names adapter i % num_adapters (none when 0).
 std::vector<generate_request> requests_for(const options& o, int num_adapters, int64_t vocab) {
-  static int64_t serial = 0;  // ids unique over the whole run
-  std::vector<generate_request> rs;
-  for (int i = 0; i < o.concurrency; ++i) {
-    generate_request r;
-    r.request_id = std::to_string(serial++);
-    r.kind = prompt_kind::token_ids;
-    r.token_ids = {1};
-    for (int j = 1; j < 16; ++j)
-      r.token_ids.push_back(static_cast<int32_t>(3 + (i * 7919 + j * 104729) % (vocab - 3)));
-    r.params.temperature = 0;
-    r.params.max_tokens = o.decode_tokens;
-    r.params.ignore_eos = true;
-    if (num_adapters > 0) r.model = "adapter" + std::to_string(i % num_adapters);
-    rs.push_back(std::move(r));
-  }
+  auto rs = bench::varied_greedy_requests(o.concurrency, 16, vocab, o.decode_tokens);
+  if (num_adapters > 0)
+    for (size_t i = 0; i < rs.size(); ++i)
+      rs[i].model = "adapter" + std::to_string(i % num_adapters);
   return rs;
 }
 

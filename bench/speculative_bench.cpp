@@ -59,17 +59,6 @@ engine_config config_for(const options& o, const speculative_config& spec, int p
   return c;
 }
 
-generate_request greedy(std::string id, std::vector<int32_t> prompt, int max_tokens) {
-  generate_request r;
-  r.request_id = std::move(id);
-  r.kind = prompt_kind::token_ids;
-  r.token_ids = std::move(prompt);
-  r.params.temperature = 0;
-  r.params.max_tokens = max_tokens;
-  r.params.ignore_eos = true;
-  return r;
-}
-
 std::vector<generate_request> requests_for(const std::string& task, int count,
                                            const std::vector<int32_t>& passage, int64_t vocab,
                                            int max_tokens) {
@@ -84,7 +73,8 @@ std::vector<generate_request> requests_for(const std::string& task, int count,
       for (int j = 1; j < 16; ++j)
         prompt.push_back(static_cast<int32_t>(3 + (i * 7919 + j * 104729 + serial) % (vocab - 3)));
     }
-    rs.push_back(greedy(task + std::to_string(serial++), std::move(prompt), max_tokens));
+    rs.push_back(
+        bench::greedy_request(task + std::to_string(serial++), std::move(prompt), max_tokens));
   }
   return rs;
 }
@@ -137,7 +127,8 @@ int main(int argc, char** argv) {
   llm_engine plain(engine_setup::load(config_for(o, {}, prompt_len)));
   const int64_t vocab = plain.setup().model->config().vocab_size;
   const auto passage =
-      run_to_completion(plain, {greedy("passage", {1}, passage_len)})[0][0].token_ids;
+      run_to_completion(plain, {bench::greedy_request("passage", {1}, passage_len)})[0][0]
+          .token_ids;
 
   std::map<std::string, std::unique_ptr<llm_engine>> engines;
   for (const auto& m : methods)
