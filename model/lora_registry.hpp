@@ -43,7 +43,6 @@ class lora_registry {
   std::shared_ptr<const lora_adapter> get(int32_t id) const;
   /// The loaded adapters, in the order they were loaded.
   std::vector<listed> list() const;
-  int32_t max_rank() const { return max_rank_; }
 
  private:
   struct loaded {

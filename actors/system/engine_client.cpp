@@ -35,8 +35,8 @@ model_info engine_client::model() const {
 lora_update_result engine_client::load_lora_adapter(const std::string& name,
                                                     const std::string& path) {
   if (!loras_ || !lora_runtime_updates_) return engine_port::load_lora_adapter(name, path);
-  if (info_.answers_to(name) && !info_.find_adapter(name))
-    return {"'" + name + "' is the base model's name", 400};
+  // info_ holds the model's own names; the adapters are the registry's.
+  if (info_.answers_to(name)) return {"'" + name + "' is the base model's name", 400};
   try {
     loras_->load(name, path);
   } catch (const std::exception& e) {

@@ -90,6 +90,9 @@ check "the startup log lists adapter a" grep -q "adapter 'a' from" "$work/lora.l
 bad=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$port_lora/v1/load_lora_adapter" \
   -H 'Content-Type: application/json' -d '{"lora_name":"c","lora_path":"'"$work/nowhere"'"}')
 check "a bad adapter folder is a 400 naming it (${bad:0:120})" grep -q "nowhere.* 400$" <<<"$bad"
+taken=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port_lora/v1/load_lora_adapter" \
+  -H 'Content-Type: application/json' -d '{"lora_name":"base","lora_path":"'"$work/b"'"}')
+check "the base model's name cannot be an adapter's ($taken)" test "$taken" = 400
 check "... and the server serves on" test "$(text "$port_lora" b 1,403,407)" = "$(text "$port_merged_b" b 1,403,407)"
 [[ $failures -eq 0 ]] || { tail -n 20 "$work/lora.log"; exit 1; }
 echo "all LoRA checks passed"
