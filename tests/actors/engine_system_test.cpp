@@ -229,10 +229,17 @@ TEST(engine_system, float16_cache_swaps_blocks_and_keeps_outputs_exact) {
   expect_swapped_runs_as_alone(engine);
 }
 
-TEST(engine_system, float8_cache_swaps_blocks_and_keeps_outputs_exact) {
-  // vLLM's --kv-cache-dtype fp8: a quarter of float32's bytes a block.
+TEST(engine_system, float8_cache_swaps_blocks_and_finishes_every_request) {
+  // vLLM's --kv-cache-dtype fp8: a quarter of float32's bytes a block. Not checked against solo
+  // runs token for token: a step's batch size picks the matrix kernel, whose float32 K and V
+  // differ in the last bit, and a value on an fp8 rounding boundary then takes the next code
+  // (1/16 apart), which can turn a greedy choice (seen once in about ten runs). Swapped blocks
+  // themselves come back byte for byte (kv_cache.blocks_of_every_type_swap_out_and_back_exactly).
   engine_system engine(swapping_stories("fp8"));
-  expect_swapped_runs_as_alone(engine);
+  const auto requests = varied(12, 48);
+  expect_all_complete(requests, engine.client().generate(requests));
+  EXPECT_GT(engine.stats()[0].scheduler.num_preemptions, 0);
+  EXPECT_TRUE(wait_idle(engine));
 }
 
 TEST(engine_system, sixty_four_concurrent_requests_match_their_solo_runs) {
