@@ -118,6 +118,7 @@ class engine_metrics {
   prometheus::Histogram& request_prompt_tokens_;
   prometheus::Histogram& request_generation_tokens_;
   prometheus::Counter& structured_requests_;
+  prometheus::Histogram& mask_time_;
   // Speculative decoding (vLLM's spec_decode_* counters); a position's series appears with
   // the first draft verified there.
   prometheus::Counter& spec_drafts_;
@@ -126,7 +127,6 @@ class engine_metrics {
   prometheus::Family<prometheus::Counter>& spec_accepted_per_position_family_;
   std::vector<prometheus::Counter*> spec_accepted_per_position_;
   prometheus::Labels base_labels_;
-  prometheus::Histogram& mask_time_;
 };
 
 }  // namespace actorllm

@@ -15,26 +15,17 @@
 #include "actors/system/replica_manager.hpp"
 #include "kernels/cpu/host_memory.hpp"
 #include "tests/actors/client_streams.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/requests.hpp"
 
 namespace actorllm {
 namespace {
 
+using testing::eventually;
 using testing::streams;
 
-/// Waits until `done` holds (polling), up to `limit`.
-template <class Pred>
-bool eventually(Pred done, std::chrono::milliseconds limit = std::chrono::seconds(30)) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
-
-std::map<std::string, std::vector<int32_t>> solo_runs(engine_system& engine,
-                                                      const std::vector<generate_request>& rs) {
+std::map<std::string, std::vector<int32_t>> solo_token_ids(
+    engine_system& engine, const std::vector<generate_request>& rs) {
   std::map<std::string, std::vector<int32_t>> alone;
   for (const auto& r : rs) alone[r.request_id] = engine.client().generate({r})[0][0].token_ids;
   return alone;
@@ -84,7 +75,7 @@ TEST(elastic_scaling, a_drained_replica_finishes_its_requests_then_stops_and_fre
   engine_system engine(config);
   replica_manager admin(engine, config);
   const auto requests = testing::varied_requests(12, 200, 30, "d");
-  const auto alone = solo_runs(engine, requests);
+  const auto alone = solo_token_ids(engine, requests);
 
   const size_t pools_before = cpu::pages_in_use();
   streams s;
@@ -126,7 +117,7 @@ TEST(elastic_scaling, an_immediate_stop_moves_its_requests_and_loses_none) {
   config.parallel.replicas = 2;
   engine_system engine(config);
   const auto requests = testing::varied_requests(10, 200, 30, "s");
-  const auto alone = solo_runs(engine, requests);
+  const auto alone = solo_token_ids(engine, requests);
   streams s;
   for (const auto& r : requests) s.submit(engine.client(), r);
   ASSERT_TRUE(eventually([&] { return s.min_tokens() >= 8; }));

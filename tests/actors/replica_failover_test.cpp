@@ -20,7 +20,7 @@ namespace {
 using testing::gauge;
 using testing::streams;
 
-const std::string secret = "failover test secret";
+const std::string failover_secret = "failover test secret";
 
 TEST(scheduler_resume, a_resumed_request_recomputes_its_choices_and_goes_on_from_their_tokens) {
   scheduler_options o;
@@ -98,7 +98,7 @@ enum class loss { worker_killed, process_gone };
 
 void expect_seamless_failover(loss how) {
   engine_system engine(testing::stories_config(256, 16));
-  const auto bound = engine.publish(0, "127.0.0.1", secret);
+  const auto bound = engine.publish(0, "127.0.0.1", failover_secret);
   ASSERT_TRUE(std::holds_alternative<uint16_t>(bound));
   auto requests = testing::varied_requests(8, 240, 30, "f");
   requests[3].params.n = 2;  // greedy: both choices are the solo run
@@ -107,7 +107,7 @@ void expect_seamless_failover(loss how) {
     alone[r.request_id] = engine.client().generate({r})[0][0].token_ids;
 
   auto node = std::make_unique<testing::remote_worker_node>(testing::stories_config(256, 16));
-  const auto joined = node->join(std::get<uint16_t>(bound), secret);
+  const auto joined = node->join(std::get<uint16_t>(bound), failover_secret);
   ASSERT_TRUE(std::holds_alternative<joined_cluster>(joined));
   streams s;
   for (const auto& r : requests) s.submit(engine.client(), r);
@@ -155,10 +155,11 @@ TEST(replica_failover, a_worker_process_gone_mid_stream_loses_no_token_either) {
 
 TEST(replica_failover, with_no_replica_left_the_streams_end_with_an_error_not_a_hang) {
   engine_system engine(testing::stories_config(256, 16));
-  const auto bound = engine.publish(0, "127.0.0.1", secret);
+  const auto bound = engine.publish(0, "127.0.0.1", failover_secret);
   ASSERT_TRUE(std::holds_alternative<uint16_t>(bound));
   testing::remote_worker_node node(testing::stories_config(256, 16));
-  ASSERT_TRUE(std::holds_alternative<joined_cluster>(node.join(std::get<uint16_t>(bound), secret)));
+  ASSERT_TRUE(std::holds_alternative<joined_cluster>(
+      node.join(std::get<uint16_t>(bound), failover_secret)));
   ASSERT_TRUE(engine.drain_replica(0));
   streams s;
   const auto requests = testing::varied_requests(4, 240, 30, "n");

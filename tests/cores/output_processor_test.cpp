@@ -11,21 +11,17 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/support/stories_tokenizer.hpp"
 #include "tests/support/test_data.hpp"
 
 namespace actorllm {
 namespace {
 
-const tokenizer& stories() {
-  static const tokenizer tok = tokenizer::load(testing::stories260k_dir());
-  return tok;
-}
-
 const std::vector<int32_t> prompt = {1, 291};  // "<s>", "▁The"
 constexpr int32_t eos = 2;                     // "</s>"
 
 int32_t piece(std::string_view name) {
-  const auto id = stories().piece_to_id(name);
+  const auto id = testing::stories_tokenizer().piece_to_id(name);
   EXPECT_TRUE(id) << "no piece " << name;
   return id.value_or(0);
 }
@@ -77,7 +73,7 @@ std::vector<std::string> texts(const std::vector<std::optional<request_output>>&
 using strings = std::vector<std::string>;
 
 TEST(output_processor, without_stop_strings_each_token_text_goes_out_at_once) {
-  output_processor p(stories(), request_with({}), prompt);
+  output_processor p(testing::stories_tokenizer(), request_with({}), prompt);
   const auto deltas = feed(p, letters("a cat"), finish_reason::length);
   EXPECT_EQ(texts(deltas), (strings{"a", " ", "c", "a", "t"}));
   EXPECT_EQ(deltas.back()->finish, finish_reason::length);
@@ -86,7 +82,7 @@ TEST(output_processor, without_stop_strings_each_token_text_goes_out_at_once) {
 }
 
 TEST(output_processor, empty_stop_strings_are_ignored) {
-  output_processor p(stories(), request_with({""}), prompt);
+  output_processor p(testing::stories_tokenizer(), request_with({""}), prompt);
   const auto deltas = feed(p, letters("ab"));
   EXPECT_EQ(texts(deltas), (strings{"a", "b"}));
   EXPECT_EQ(deltas.back()->finish, finish_reason::none);
@@ -94,7 +90,7 @@ TEST(output_processor, empty_stop_strings_are_ignored) {
 }
 
 TEST(output_processor, text_that_may_begin_a_stop_string_is_held_until_it_cannot) {
-  output_processor p(stories(), request_with({"cat"}), prompt);
+  output_processor p(testing::stories_tokenizer(), request_with({"cat"}), prompt);
   // "c" and "ca" may still become "cat"; "car" cannot, so it goes out whole.
   const auto deltas = feed(p, letters("a car"));
   EXPECT_EQ(texts(deltas), (strings{"a", " ", "", "", "car"}));
@@ -103,7 +99,7 @@ TEST(output_processor, text_that_may_begin_a_stop_string_is_held_until_it_cannot
 }
 
 TEST(output_processor, only_the_part_that_can_no_longer_match_is_released) {
-  output_processor p(stories(), request_with({"aab"}), prompt);
+  output_processor p(testing::stories_tokenizer(), request_with({"aab"}), prompt);
   // "aaa": the first "a" cannot begin "aab" any more (the stop would start at the second),
   // so it goes out and "aa" stays held; "b" completes the stop string after it.
   const auto deltas = feed(p, letters("aaab"));
@@ -113,7 +109,7 @@ TEST(output_processor, only_the_part_that_can_no_longer_match_is_released) {
 }
 
 TEST(output_processor, a_stop_string_over_several_tokens_cuts_the_text_before_it) {
-  output_processor p(stories(), request_with({"cat"}), prompt);
+  output_processor p(testing::stories_tokenizer(), request_with({"cat"}), prompt);
   const auto deltas = feed(p, letters("a cat sat"));
   EXPECT_EQ(texts(deltas), (strings{"a", " ", "", "", "", "<none>", "<none>", "<none>", "<none>"}));
   const auto& last = *deltas[4];
@@ -124,7 +120,7 @@ TEST(output_processor, a_stop_string_over_several_tokens_cuts_the_text_before_it
 }
 
 TEST(output_processor, include_stop_str_in_output_keeps_the_matched_string) {
-  output_processor p(stories(), request_with({"cat"}, true), prompt);
+  output_processor p(testing::stories_tokenizer(), request_with({"cat"}, true), prompt);
   const auto deltas = feed(p, letters("a cat sat"));
   std::string text;
   for (const auto& d : deltas)
@@ -140,7 +136,7 @@ TEST(output_processor, the_earliest_match_wins_and_text_after_it_is_dropped) {
   // "▁said" decodes to " said" after the prompt; "a" begins before "id" although listed last.
   const std::vector<int32_t> said = {piece("\u2581said")};
   {
-    output_processor p(stories(), request_with({"id", "a"}), prompt);
+    output_processor p(testing::stories_tokenizer(), request_with({"id", "a"}), prompt);
     const auto out = p.process(step(said));
     ASSERT_TRUE(out);
     EXPECT_EQ(out->text, " s");
@@ -148,7 +144,7 @@ TEST(output_processor, the_earliest_match_wins_and_text_after_it_is_dropped) {
     EXPECT_EQ(out->stop_reason, "a");
   }
   {
-    output_processor p(stories(), request_with({"id", "a"}, true), prompt);
+    output_processor p(testing::stories_tokenizer(), request_with({"id", "a"}, true), prompt);
     const auto out = p.process(step(said));
     ASSERT_TRUE(out);
     EXPECT_EQ(out->text, " sa");
@@ -157,7 +153,7 @@ TEST(output_processor, the_earliest_match_wins_and_text_after_it_is_dropped) {
 }
 
 TEST(output_processor, several_tokens_in_one_step_are_decoded_and_matched_together) {
-  output_processor p(stories(), request_with({"at"}), prompt);
+  output_processor p(testing::stories_tokenizer(), request_with({"at"}), prompt);
   const auto out = p.process(step(letters("a cat sat")));
   ASSERT_TRUE(out);
   EXPECT_EQ(out->text, "a c");
@@ -166,7 +162,7 @@ TEST(output_processor, several_tokens_in_one_step_are_decoded_and_matched_togeth
 }
 
 TEST(output_processor, the_last_delta_releases_held_text_and_keeps_its_finish) {
-  output_processor p(stories(), request_with({"cat"}), prompt);
+  output_processor p(testing::stories_tokenizer(), request_with({"cat"}), prompt);
   const auto deltas = feed(p, letters("a ca"), finish_reason::length);
   EXPECT_EQ(texts(deltas), (strings{"a", " ", "", "ca"}));
   EXPECT_EQ(deltas.back()->finish, finish_reason::length);
@@ -175,7 +171,7 @@ TEST(output_processor, the_last_delta_releases_held_text_and_keeps_its_finish) {
 }
 
 TEST(output_processor, a_stop_string_completed_by_the_last_token_turns_length_into_stop) {
-  output_processor p(stories(), request_with({"cat"}), prompt);
+  output_processor p(testing::stories_tokenizer(), request_with({"cat"}), prompt);
   const auto deltas = feed(p, letters("a cat"), finish_reason::length);
   EXPECT_EQ(texts(deltas), (strings{"a", " ", "", "", ""}));
   EXPECT_EQ(deltas.back()->finish, finish_reason::stop);
@@ -183,7 +179,7 @@ TEST(output_processor, a_stop_string_completed_by_the_last_token_turns_length_in
 }
 
 TEST(output_processor, eos_from_the_scheduler_flushes_held_text_and_adds_none) {
-  output_processor p(stories(), request_with({"cat"}), prompt);
+  output_processor p(testing::stories_tokenizer(), request_with({"cat"}), prompt);
   auto deltas = feed(p, letters("a c"));
   deltas.push_back(p.process(step({eos}, finish_reason::stop)));
   EXPECT_EQ(texts(deltas), (strings{"a", " ", "", "c"}));
@@ -196,7 +192,7 @@ TEST(output_processor, a_stop_token_finish_keeps_the_schedulers_stop_reason) {
   // stop_token_ids are matched by the scheduler; its reason (the id) passes through.
   generate_request r = request_with({"cat"});
   r.params.stop_token_ids = {piece(".")};
-  output_processor p(stories(), r, prompt);
+  output_processor p(testing::stories_tokenizer(), r, prompt);
   request_output last = step({piece(".")}, finish_reason::stop);
   last.stop_token = piece(".");
   const auto out = p.process(last);
@@ -215,14 +211,14 @@ TEST(output_processor, the_text_of_a_stop_token_is_left_out_as_in_vllm) {
   generate_request r = request_with({});
   r.params.stop_token_ids = {piece(".")};
   {
-    output_processor p(stories(), r, prompt);
+    output_processor p(testing::stories_tokenizer(), r, prompt);
     auto deltas = feed(p, letters("ab"));
     deltas.push_back(p.process(step({piece(".")}, finish_reason::stop)));
     EXPECT_EQ(texts(deltas), (strings{"a", "b", ""}));
   }
   r.params.include_stop_str_in_output = true;
   {
-    output_processor p(stories(), r, prompt);
+    output_processor p(testing::stories_tokenizer(), r, prompt);
     auto deltas = feed(p, letters("ab"));
     deltas.push_back(p.process(step({piece(".")}, finish_reason::stop)));
     EXPECT_EQ(texts(deltas), (strings{"a", "b", "."}));
@@ -234,7 +230,7 @@ TEST(output_processor, the_text_of_eos_is_left_out_when_special_tokens_are_kept)
   generate_request r = request_with({});
   r.params.skip_special_tokens = false;
   {
-    output_processor p(stories(), r, prompt);
+    output_processor p(testing::stories_tokenizer(), r, prompt);
     auto deltas = feed(p, letters("ab"));
     deltas.push_back(p.process(step({eos}, finish_reason::stop)));
     EXPECT_EQ(texts(deltas), (strings{"a", "b", ""}));
@@ -242,7 +238,7 @@ TEST(output_processor, the_text_of_eos_is_left_out_when_special_tokens_are_kept)
   }
   r.params.include_stop_str_in_output = true;
   {
-    output_processor p(stories(), r, prompt);
+    output_processor p(testing::stories_tokenizer(), r, prompt);
     auto deltas = feed(p, letters("ab"));
     deltas.push_back(p.process(step({eos}, finish_reason::stop)));
     EXPECT_EQ(texts(deltas), (strings{"a", "b", "</s>"}));
@@ -255,7 +251,7 @@ TEST(output_processor, the_text_of_eos_is_left_out_when_special_tokens_are_kept)
 TEST(output_processor, stop_strings_do_not_count_before_min_tokens) {
   generate_request r = request_with({"a"});
   r.params.min_tokens = 3;
-  output_processor p(stories(), r, prompt);
+  output_processor p(testing::stories_tokenizer(), r, prompt);
   // Tokens 1-3 ("a", "b", "a") come before min_tokens is reached; the 5th ("a") stops.
   const auto deltas = feed(p, letters("abaca"));
   std::string text;
@@ -272,12 +268,12 @@ TEST(output_processor, text_held_back_within_min_tokens_does_not_match_later) {
   // follows must not complete the "ab" already there. A match must end past min_tokens.
   generate_request r = request_with({"ab", "abc"});
   r.params.min_tokens = 2;
-  output_processor p(stories(), r, prompt);
+  output_processor p(testing::stories_tokenizer(), r, prompt);
   const auto deltas = feed(p, letters("abx"));
   EXPECT_EQ(texts(deltas), (strings{"", "", "abx"}));
   EXPECT_EQ(deltas.back()->finish, finish_reason::none);
   // A stop string that begins within min_tokens and ends past it counts, as in vLLM.
-  output_processor q(stories(), r, prompt);
+  output_processor q(testing::stories_tokenizer(), r, prompt);
   const auto stopped = feed(q, letters("xab"));
   EXPECT_EQ(texts(stopped), (strings{"x", "", ""}));
   EXPECT_EQ(stopped.back()->finish, finish_reason::stop);
@@ -288,7 +284,7 @@ TEST(output_processor, logprob_token_texts_are_what_each_token_adds_after_the_on
   generate_request r = request_with({});
   r.params.logprobs = 2;
   r.params.skip_special_tokens = true;
-  output_processor p(stories(), r, prompt);
+  output_processor p(testing::stories_tokenizer(), r, prompt);
   request_output s = step({piece("\u2581t"), piece("a")});
   token_logprob first;
   first.token_id = piece("\u2581t");
@@ -323,7 +319,7 @@ TEST(output_processor, a_character_over_byte_pieces_is_the_text_of_its_last_piec
   // "é" is <0xC3><0xA9> in byte-fallback pieces: the first adds nothing yet.
   generate_request r = request_with({});
   r.params.logprobs = 0;
-  output_processor p(stories(), r, prompt);
+  output_processor p(testing::stories_tokenizer(), r, prompt);
   const auto out = p.process(step({piece("<0xC3>"), piece("<0xA9>"), piece("a")}));
   ASSERT_TRUE(out);
   EXPECT_EQ(out->text, "\u00e9a");
@@ -331,7 +327,7 @@ TEST(output_processor, a_character_over_byte_pieces_is_the_text_of_its_last_piec
 }
 
 TEST(output_processor, without_logprobs_no_token_texts_are_filled) {
-  output_processor p(stories(), request_with({}), prompt);
+  output_processor p(testing::stories_tokenizer(), request_with({}), prompt);
   const auto out = p.process(step(letters("ab")));
   ASSERT_TRUE(out);
   EXPECT_EQ(out->text, "ab");
@@ -341,7 +337,7 @@ TEST(output_processor, without_logprobs_no_token_texts_are_filled) {
 TEST(output_processor, choices_hold_and_stop_apart) {
   generate_request r = request_with({"cat"});
   r.params.n = 2;
-  output_processor p(stories(), r, prompt);
+  output_processor p(testing::stories_tokenizer(), r, prompt);
   auto on = [&](int32_t index, std::string_view text) {
     return p.process(step(letters(text), finish_reason::none, index));
   };
@@ -367,7 +363,7 @@ TEST(output_processor, echo_prepends_the_text_prompt_once) {
   r.kind = prompt_kind::text;
   r.text = "Once upon";
   r.echo = true;
-  output_processor p(stories(), r, prompt);
+  output_processor p(testing::stories_tokenizer(), r, prompt);
   const auto deltas = feed(p, letters("ab"));
   EXPECT_EQ(texts(deltas), (strings{"Once upona", "b"}));
 }
@@ -376,7 +372,7 @@ TEST(output_processor, echo_of_a_token_prompt_is_its_decoded_text_and_is_not_sea
   // The stop string "Th" lies in the echoed prompt only: the output is what is searched.
   generate_request r = request_with({"Th"});
   r.echo = true;
-  output_processor p(stories(), r, prompt);
+  output_processor p(testing::stories_tokenizer(), r, prompt);
   const auto deltas = feed(p, letters("aT"), finish_reason::length);
   EXPECT_EQ(texts(deltas), (strings{"Thea", "T"}));
   EXPECT_EQ(deltas.back()->finish, finish_reason::length);

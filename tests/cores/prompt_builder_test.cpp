@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/stories_tokenizer.hpp"
 #include "tests/support/test_data.hpp"
 
 namespace actorllm {
@@ -18,15 +19,10 @@ namespace {
 
 using ids = std::vector<int32_t>;
 
-const tokenizer& stories() {
-  static const tokenizer tok = tokenizer::load(testing::stories260k_dir());
-  return tok;
-}
-
 constexpr int32_t max_model_len = 16;
 
 prompt_builder builder(chat_renderer render = {}) {
-  return prompt_builder(stories(), std::move(render), "stories", max_model_len);
+  return prompt_builder(testing::stories_tokenizer(), std::move(render), "stories", max_model_len);
 }
 
 generate_request text_request(std::string text, bool add_special_tokens = true) {
@@ -243,8 +239,7 @@ TEST(prompt_builder, each_out_of_range_parameter_is_refused_by_name) {
       {[](auto& p) { p.max_tokens = 3, p.min_tokens = 4; }, "min_tokens must be in [0, max_tokens]",
        "min_tokens"},
       {[](auto& p) { p.logprobs = 21; },
-       "logprobs must be at most 20 (the server's --max-logprobs)",
-       "logprobs"},
+       "logprobs must be at most 20 (the server's --max-logprobs)", "logprobs"},
       {[](auto& p) {
          p.logit_bias = {{5, 1.0f}, {512, -100.0f}};
        },
@@ -271,14 +266,14 @@ TEST(prompt_builder, each_out_of_range_parameter_is_refused_by_name) {
 }
 
 TEST(prompt_builder, max_logprobs_is_the_servers_setting) {
-  const prompt_builder five(stories(), {}, "stories", max_model_len, 5);
+  const prompt_builder five(testing::stories_tokenizer(), {}, "stories", max_model_len, 5);
   sampling_params p;
   p.logprobs = 5;
   EXPECT_TRUE(five.validate_params(p).ok());
   p.logprobs = 6;
   expect_refused(five.validate_params(p),
                  "logprobs must be at most 5 (the server's --max-logprobs)", "logprobs");
-  const prompt_builder wide(stories(), {}, "stories", max_model_len, 100);
+  const prompt_builder wide(testing::stories_tokenizer(), {}, "stories", max_model_len, 100);
   p.logprobs = 100;
   EXPECT_TRUE(wide.validate_params(p).ok());
 }

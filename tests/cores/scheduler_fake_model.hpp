@@ -169,7 +169,8 @@ class fake_model {
     for (int32_t i = 0; i <= b.num_drafts; ++i) {
       sample.token_ids.push_back(
           next_token(read_context(b, first_row_end + i), b.index, vocab_size_));
-      if (b.params->logprobs >= 0) sample.logprobs.push_back({sample.token_ids.back(), -0.5f});
+      if (b.params->logprobs >= 0)
+        sample.logprobs.push_back({sample.token_ids.back(), -0.5f, {}, {}, {}});
       if (i == b.num_drafts || sample.token_ids.back() != drafts[size_t(i)]) break;
     }
   }

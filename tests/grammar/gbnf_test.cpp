@@ -136,7 +136,7 @@ TEST(gbnf, right_recursion_keeps_a_constant_stack) {
   EXPECT_TRUE(m.can_end());
 }
 
-void expect_error(const std::string& grammar, std::string_view fragment) {
+void expect_gbnf_error(const std::string& grammar, std::string_view fragment) {
   try {
     gbnf(grammar);
     ADD_FAILURE() << "no error for: " << grammar;
@@ -146,18 +146,19 @@ void expect_error(const std::string& grammar, std::string_view fragment) {
 }
 
 TEST(gbnf, errors_name_the_problem_and_position) {
-  expect_error("root ::= \"a", "line 1, column 10: unterminated string literal");
-  expect_error("root ::= foo", "line 1, column 10: undefined rule 'foo'");
-  expect_error("start ::= \"a\"", "no rule named 'root'");
-  expect_error("root ::= \"a\"\nroot ::= \"b\"", "line 2, column 1: rule 'root' is defined twice");
-  expect_error("root ::= (\"a\"", "expected ')'");
-  expect_error("root ::= [b-a]", "character range out of order");
-  expect_error("root ::= \"a\"{3,2}", "repetition maximum below its minimum");
-  expect_error("root ::= \"\\q\"", "unknown escape");
-  expect_error("root ::= <think>", "token references");
-  expect_error("root ::= x\nx ::= x \"a\" | \"b\"", "left recursion");
-  expect_error("root ::= x\nx ::= \"a\" x", "matches no text");
-  expect_error("root ::= \"a\" root ::= \"b\"", "line 1, column 14");
+  expect_gbnf_error("root ::= \"a", "line 1, column 10: unterminated string literal");
+  expect_gbnf_error("root ::= foo", "line 1, column 10: undefined rule 'foo'");
+  expect_gbnf_error("start ::= \"a\"", "no rule named 'root'");
+  expect_gbnf_error("root ::= \"a\"\nroot ::= \"b\"",
+                    "line 2, column 1: rule 'root' is defined twice");
+  expect_gbnf_error("root ::= (\"a\"", "expected ')'");
+  expect_gbnf_error("root ::= [b-a]", "character range out of order");
+  expect_gbnf_error("root ::= \"a\"{3,2}", "repetition maximum below its minimum");
+  expect_gbnf_error("root ::= \"\\q\"", "unknown escape");
+  expect_gbnf_error("root ::= <think>", "token references");
+  expect_gbnf_error("root ::= x\nx ::= x \"a\" | \"b\"", "left recursion");
+  expect_gbnf_error("root ::= x\nx ::= \"a\" x", "matches no text");
+  expect_gbnf_error("root ::= \"a\" root ::= \"b\"", "line 1, column 14");
 }
 
 TEST(gbnf, grammars_beyond_the_state_limit_are_refused_by_rule) {
@@ -177,9 +178,9 @@ TEST(gbnf, grammars_beyond_the_state_limit_are_refused_by_rule) {
 }
 
 TEST(gbnf, nesting_is_bounded_instead_of_overflowing_the_stack) {
-  expect_error("root ::= " + std::string(100000, '(') + "\"a\"" + std::string(100000, ')'),
-               "nested deeper than 200");
-  expect_error("root ::= \"a\"*+?*+?", "more than four repetition operators");
+  expect_gbnf_error("root ::= " + std::string(100000, '(') + "\"a\"" + std::string(100000, ')'),
+                    "nested deeper than 200");
+  expect_gbnf_error("root ::= \"a\"*+?*+?", "more than four repetition operators");
   EXPECT_TRUE(
       matches(gbnf("root ::= " + std::string(150, '(') + "\"a\"" + std::string(150, ')')), "a"));
 }

@@ -11,7 +11,7 @@
 namespace actorllm::grammar {
 namespace {
 
-std::shared_ptr<const vocabulary> small_vocabulary() {
+std::shared_ptr<const vocabulary> printable_ascii_vocabulary() {
   std::vector<std::string> bytes{""};
   std::vector<bool> special{true};
   for (int c = 32; c < 127; ++c) {
@@ -37,7 +37,7 @@ TEST(grammar_compiler, every_kind_compiles_and_a_repeat_is_found_not_rebuilt) {
   int built = 0;
   grammar_compiler compiler([&] {
     ++built;
-    return small_vocabulary();
+    return printable_ascii_vocabulary();
   });
   EXPECT_EQ(built, 0);  // nothing until a constrained request arrives
   const auto regex = compiler.compile(spec(output_constraint::regex, "a+b"));
@@ -66,7 +66,7 @@ TEST(grammar_compiler, every_kind_compiles_and_a_repeat_is_found_not_rebuilt) {
 }
 
 TEST(grammar_compiler, the_least_recently_used_grammar_is_dropped_first) {
-  grammar_compiler compiler(small_vocabulary, 2);
+  grammar_compiler compiler(printable_ascii_vocabulary, 2);
   const auto a = compiler.compile(spec(output_constraint::regex, "a"));
   (void)compiler.compile(spec(output_constraint::regex, "b"));
   EXPECT_EQ(compiler.compile(spec(output_constraint::regex, "a")), a);  // a is now the newest
@@ -88,7 +88,7 @@ TEST(grammar_compiler, keys_keep_every_field_apart) {
 }
 
 TEST(grammar_compiler, a_lark_grammar_is_named_and_a_gbnf_error_keeps_its_message) {
-  grammar_compiler compiler(small_vocabulary);
+  grammar_compiler compiler(printable_ascii_vocabulary);
   for (const char* lark : {"start: \"a\" item\nitem: /[0-9]+/", "%import common.WS\n?value: x"}) {
     try {
       (void)compiler.compile(spec(output_constraint::grammar, lark));

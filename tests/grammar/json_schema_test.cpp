@@ -183,7 +183,7 @@ TEST(json_schema, annotations_are_ignored) {
         {{"1"}, {"a"}});
 }
 
-void expect_error(const char* s, const char* fragment) {
+void expect_schema_error(const char* s, const char* fragment) {
   try {
     schema(s);
     ADD_FAILURE() << "no error for " << s;
@@ -193,40 +193,41 @@ void expect_error(const char* s, const char* fragment) {
 }
 
 TEST(json_schema, refuses_what_it_does_not_enforce_by_name_and_place) {
-  expect_error(R"({"not": {"type": "null"}})", "at /: 'not' is not enforced");
-  expect_error(R"({"properties": {"a": {"type": "number", "multipleOf": 2}}})",
-               "at /properties/a: 'multipleOf' is not enforced");
-  expect_error(R"({"type": "array", "uniqueItems": true})", "'uniqueItems' is not enforced");
-  expect_error(R"({"type": "string", "format": "uri"})", "format 'uri' is not enforced");
-  expect_error(R"({"type": "number", "maximum": 3})", "bounds on a number are not enforced");
-  expect_error(R"({"$ref": "http://example.com/s.json"})",
-               "$ref 'http://example.com/s.json' is not supported");
-  expect_error(R"({"$ref": "#/$defs/missing"})", "points at nothing");
-  expect_error(R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})",
-               "oneOf branches 0 and 1 may both match");
-  expect_error(R"({"allOf": [{"type": "string"}, {"type": "integer"}]})", "types do not intersect");
-  expect_error(R"({"type": "strin"})", "unknown type 'strin'");
-  expect_error(R"j({"type": "string", "pattern": "a(?=b)"})j",
-               "at /pattern: regex: at offset 1: lookaround is not supported");
-  expect_error(R"({"type": "object", "required": ["x"], "additionalProperties": false})",
-               "required property 'x' is forbidden");
-  expect_error(R"({"type": "object", "minProperties": 1})", "minProperties");
-  expect_error(R"({"type": "array", "minItems": 3, "maxItems": 2})", "minItems above");
-  expect_error(R"({"type": "string", "minLength": -1})",
-               "minLength must be a non-negative integer");
-  expect_error(R"(false)", "the schema false matches nothing");
-  expect_error(R"({"type": "object", "patternProperties": {"a": {}}})",
-               "'patternProperties' is not enforced");
-  expect_error(R"({"if": {}, "then": {}})", "'if' is not enforced");
-  expect_error(R"([1, 2])", "a schema must be an object or a boolean");
-  expect_error(R"({"type": "object", "properties": {"a": )", "not valid JSON");
+  expect_schema_error(R"({"not": {"type": "null"}})", "at /: 'not' is not enforced");
+  expect_schema_error(R"({"properties": {"a": {"type": "number", "multipleOf": 2}}})",
+                      "at /properties/a: 'multipleOf' is not enforced");
+  expect_schema_error(R"({"type": "array", "uniqueItems": true})", "'uniqueItems' is not enforced");
+  expect_schema_error(R"({"type": "string", "format": "uri"})", "format 'uri' is not enforced");
+  expect_schema_error(R"({"type": "number", "maximum": 3})", "bounds on a number are not enforced");
+  expect_schema_error(R"({"$ref": "http://example.com/s.json"})",
+                      "$ref 'http://example.com/s.json' is not supported");
+  expect_schema_error(R"({"$ref": "#/$defs/missing"})", "points at nothing");
+  expect_schema_error(R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})",
+                      "oneOf branches 0 and 1 may both match");
+  expect_schema_error(R"({"allOf": [{"type": "string"}, {"type": "integer"}]})",
+                      "types do not intersect");
+  expect_schema_error(R"({"type": "strin"})", "unknown type 'strin'");
+  expect_schema_error(R"j({"type": "string", "pattern": "a(?=b)"})j",
+                      "at /pattern: regex: at offset 1: lookaround is not supported");
+  expect_schema_error(R"({"type": "object", "required": ["x"], "additionalProperties": false})",
+                      "required property 'x' is forbidden");
+  expect_schema_error(R"({"type": "object", "minProperties": 1})", "minProperties");
+  expect_schema_error(R"({"type": "array", "minItems": 3, "maxItems": 2})", "minItems above");
+  expect_schema_error(R"({"type": "string", "minLength": -1})",
+                      "minLength must be a non-negative integer");
+  expect_schema_error(R"(false)", "the schema false matches nothing");
+  expect_schema_error(R"({"type": "object", "patternProperties": {"a": {}}})",
+                      "'patternProperties' is not enforced");
+  expect_schema_error(R"({"if": {}, "then": {}})", "'if' is not enforced");
+  expect_schema_error(R"([1, 2])", "a schema must be an object or a boolean");
+  expect_schema_error(R"({"type": "object", "properties": {"a": )", "not valid JSON");
 }
 
 TEST(json_schema, deep_and_wide_schemas) {
   std::string deep;
   for (int i = 0; i < 1000; ++i) deep += R"({"type": "array", "items": )";
   deep += "{}" + std::string(1000, '}');
-  expect_error(deep.c_str(), "nested deeper than 128 levels");
+  expect_schema_error(deep.c_str(), "nested deeper than 128 levels");
   // 3000 optional properties: compiles, and any one of them alone matches.
   std::string wide = R"({"type": "object", "properties": {)";
   for (int i = 0; i < 3000; ++i)

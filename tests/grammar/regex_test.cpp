@@ -87,7 +87,7 @@ TEST(regex, json_string_output_escapes_what_json_must) {
   EXPECT_FALSE(matches(g, "a\\\"b\nc\\\\"));
 }
 
-void expect_error(const char* pattern, const char* fragment) {
+void expect_regex_error(const char* pattern, const char* fragment) {
   try {
     regex(pattern);
     ADD_FAILURE() << "no error for " << pattern;
@@ -97,25 +97,25 @@ void expect_error(const char* pattern, const char* fragment) {
 }
 
 TEST(regex, refuses_what_it_cannot_enforce_with_the_offset) {
-  expect_error(R"((a)\1)", "at offset 3: backreferences");
-  expect_error("a(?=b)", "at offset 1: lookaround");
-  expect_error("(?<!a)b", "lookaround");
-  expect_error(R"(\bword)", "word boundaries");
-  expect_error("(?i)abc", "inline flags");
-  expect_error(R"(\p{L})", "Unicode property escapes");
-  expect_error("a++", "possessive");
-  expect_error("a**", "at offset 2: multiple repeat");
-  expect_error("*a", "at offset 0: nothing to repeat");
-  expect_error("a^b", "at offset 1: anchors are supported only at the ends");
-  expect_error("(a$)b", "anchors");
-  expect_error("(ab", "at offset 0: unbalanced '('");
-  expect_error("ab)", "at offset 2: unbalanced ')'");
-  expect_error("[abc", "unterminated character class");
-  expect_error("[z-a]", "character range out of order");
-  expect_error("a{3,2}", "repetition maximum below its minimum");
-  expect_error(R"(\uD800)", "unpaired surrogate");
-  expect_error((std::string(5000, '(') + "a" + std::string(5000, ')')).c_str(),
-               "nested deeper than 200");
+  expect_regex_error(R"((a)\1)", "at offset 3: backreferences");
+  expect_regex_error("a(?=b)", "at offset 1: lookaround");
+  expect_regex_error("(?<!a)b", "lookaround");
+  expect_regex_error(R"(\bword)", "word boundaries");
+  expect_regex_error("(?i)abc", "inline flags");
+  expect_regex_error(R"(\p{L})", "Unicode property escapes");
+  expect_regex_error("a++", "possessive");
+  expect_regex_error("a**", "at offset 2: multiple repeat");
+  expect_regex_error("*a", "at offset 0: nothing to repeat");
+  expect_regex_error("a^b", "at offset 1: anchors are supported only at the ends");
+  expect_regex_error("(a$)b", "anchors");
+  expect_regex_error("(ab", "at offset 0: unbalanced '('");
+  expect_regex_error("ab)", "at offset 2: unbalanced ')'");
+  expect_regex_error("[abc", "unterminated character class");
+  expect_regex_error("[z-a]", "character range out of order");
+  expect_regex_error("a{3,2}", "repetition maximum below its minimum");
+  expect_regex_error(R"(\uD800)", "unpaired surrogate");
+  expect_regex_error((std::string(5000, '(') + "a" + std::string(5000, ')')).c_str(),
+                     "nested deeper than 200");
 }
 
 }  // namespace

@@ -9,17 +9,12 @@
 
 #include "kernels/cpu/attention_item.hpp"
 #include "kernels/cpu/ops.hpp"
+#include "tests/support/random_vectors.hpp"
 
 namespace actorllm {
 namespace {
 
-std::vector<float> random_vector(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using testing::random_vector;
 
 void expect_near_all(const std::vector<float>& got, const std::vector<float>& want, float tol) {
   ASSERT_EQ(got.size(), want.size());

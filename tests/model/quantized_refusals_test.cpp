@@ -66,7 +66,7 @@ void rewrite(const std::filesystem::path& dir,
 }
 
 /// The error of loading `dir`, or "loaded".
-std::string load_error(const std::filesystem::path& dir) {
+std::string load_outcome(const std::filesystem::path& dir) {
   try {
     llama_model model(dir);
   } catch (const std::runtime_error& e) {
@@ -89,7 +89,7 @@ TEST(quantized_refusals, layouts_not_read_here_are_refused_by_name) {
   if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
   testing::random_model ckpt("quant-refused",
                              std::string(tiny) + " --quantize gptq4 --group-size 32");
-  ASSERT_EQ(load_error(ckpt.dir()), "loaded");
+  ASSERT_EQ(load_outcome(ckpt.dir()), "loaded");
   const std::string gptq = R"({"quant_method": "gptq", "bits": 4, "group_size": 32)";
   const std::string ct =
       R"({"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups":
@@ -144,7 +144,7 @@ std::string error_after(const std::string& quantize,
     config["quantization_config"].merge_patch(config_patch);
     std::ofstream(ckpt.dir() / "config.json") << config.dump();
   }
-  return load_error(ckpt.dir());
+  return load_outcome(ckpt.dir());
 }
 
 const std::string q_proj = "model.layers.0.self_attn.q_proj";

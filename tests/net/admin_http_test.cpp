@@ -44,8 +44,8 @@ const std::vector<std::pair<http::verb, std::string>> admin_requests = {
     {http::verb::get, "/admin"},
     {http::verb::get, "/admin/other"}};
 
-void expect_error(const http_result& r, int status, const std::string& type,
-                  const json& code = nullptr) {
+void expect_admin_error(const http_result& r, int status, const std::string& type,
+                        const json& code = nullptr) {
   EXPECT_EQ(r.status, status) << r.body;
   const json body = json::parse(r.body, nullptr, false);
   ASSERT_TRUE(body.is_object()) << r.body;
@@ -74,15 +74,16 @@ TEST_F(admin_http_test, without_an_admin_key_there_is_no_admin_api) {
 TEST_F(admin_http_test, only_the_admin_key_opens_it) {
   start_admin("sk-api");
   for (const auto& [method, target] : admin_requests) {
-    expect_error(http_call(port_, method, target, "{}"), 401, "invalid_request_error",
-                 "invalid_api_key");
-    expect_error(http_call(port_, method, target, "{}", {{"Authorization", "Bearer wrong"}}), 401,
-                 "invalid_request_error", "invalid_api_key");
-    expect_error(http_call(port_, method, target, "{}", {{"Authorization", "Bearer adm-secre"}}),
-                 401, "invalid_request_error", "invalid_api_key");
+    expect_admin_error(http_call(port_, method, target, "{}"), 401, "invalid_request_error",
+                       "invalid_api_key");
+    expect_admin_error(http_call(port_, method, target, "{}", {{"Authorization", "Bearer wrong"}}),
+                       401, "invalid_request_error", "invalid_api_key");
+    expect_admin_error(
+        http_call(port_, method, target, "{}", {{"Authorization", "Bearer adm-secre"}}), 401,
+        "invalid_request_error", "invalid_api_key");
     // The ordinary API key grants nothing here.
-    expect_error(http_call(port_, method, target, "{}", {{"Authorization", "Bearer sk-api"}}), 401,
-                 "invalid_request_error", "invalid_api_key");
+    expect_admin_error(http_call(port_, method, target, "{}", {{"Authorization", "Bearer sk-api"}}),
+                       401, "invalid_request_error", "invalid_api_key");
   }
   EXPECT_EQ(get(port_, "/admin/replicas").header("www-authenticate"), "Bearer");
   EXPECT_TRUE(admin_.calls().empty());
@@ -137,12 +138,12 @@ TEST_F(admin_http_test, bad_add_bodies_are_400s_naming_the_field) {
       {R"({"cuont":2})", "cuont"}};
   for (const auto& [body, field] : bad) {
     const auto r = admin_call(http::verb::post, "/admin/replicas", body);
-    expect_error(r, 400, "invalid_request_error");
+    expect_admin_error(r, 400, "invalid_request_error");
     EXPECT_EQ(json::parse(r.body)["error"]["param"], field) << body;
   }
   for (const std::string body : {"not json", "[1]", R"({"count":)"}) {
-    expect_error(admin_call(http::verb::post, "/admin/replicas", body), 400,
-                 "invalid_request_error");
+    expect_admin_error(admin_call(http::verb::post, "/admin/replicas", body), 400,
+                       "invalid_request_error");
   }
   EXPECT_TRUE(admin_.calls().empty());
 }
@@ -157,11 +158,12 @@ TEST_F(admin_http_test, drain_and_stop_reach_the_engine_with_the_id) {
   EXPECT_EQ(json::parse(r.body), json::parse(R"({"id":0,"state":"dead"})"));
   // The engine's refusals pass through with their status and message.
   r = admin_call(http::verb::post, "/admin/replicas/7/drain");
-  expect_error(r, 404, "invalid_request_error", "replica_not_found");
+  expect_admin_error(r, 404, "invalid_request_error", "replica_not_found");
   EXPECT_EQ(json::parse(r.body)["error"]["message"], "no replica 7");
-  expect_error(admin_call(http::verb::delete_, "/admin/replicas/9"), 404, "invalid_request_error");
+  expect_admin_error(admin_call(http::verb::delete_, "/admin/replicas/9"), 404,
+                     "invalid_request_error");
   r = admin_call(http::verb::post, "/admin/replicas/1/drain");
-  expect_error(r, 409, "invalid_request_error");
+  expect_admin_error(r, 409, "invalid_request_error");
   EXPECT_EQ(json::parse(r.body)["error"]["message"], "replica 1 is draining");
   EXPECT_EQ(admin_.calls(),
             (std::vector<std::string>{"drain 1", "stop 0", "drain 7", "stop 9", "drain 1"}));
@@ -171,10 +173,10 @@ TEST_F(admin_http_test, an_id_that_is_not_a_number_in_range_is_a_400) {
   start_admin();
   for (const std::string id : {"abc", "-1", "+1", "1x", "%201", "2147483648", "99999999999999"}) {
     auto r = admin_call(http::verb::post, "/admin/replicas/" + id + "/drain");
-    expect_error(r, 400, "invalid_request_error");
+    expect_admin_error(r, 400, "invalid_request_error");
     EXPECT_EQ(json::parse(r.body)["error"]["param"], "id") << id;
-    expect_error(admin_call(http::verb::delete_, "/admin/replicas/" + id), 400,
-                 "invalid_request_error");
+    expect_admin_error(admin_call(http::verb::delete_, "/admin/replicas/" + id), 400,
+                       "invalid_request_error");
   }
   EXPECT_EQ(admin_call(http::verb::delete_, "/admin/replicas/2147483647").status, 404);
   EXPECT_EQ(admin_.calls(), std::vector<std::string>{"stop 2147483647"});
@@ -183,7 +185,7 @@ TEST_F(admin_http_test, an_id_that_is_not_a_number_in_range_is_a_400) {
 TEST_F(admin_http_test, a_wrong_method_is_a_405_with_allow) {
   start_admin();
   auto r = admin_call(http::verb::put, "/admin/replicas", "{}");
-  expect_error(r, 405, "invalid_request_error", "method_not_allowed");
+  expect_admin_error(r, 405, "invalid_request_error", "method_not_allowed");
   EXPECT_EQ(r.header("allow"), "GET, POST");
   r = admin_call(http::verb::get, "/admin/replicas/1/drain");
   EXPECT_EQ(r.status, 405);
@@ -198,8 +200,8 @@ TEST_F(admin_http_test, a_server_without_an_admin_port_answers_503) {
   server_config config;
   config.admin_api_key = "adm-secret";
   start(config);
-  expect_error(admin_call(http::verb::get, "/admin/replicas"), 503, "server_error");
-  expect_error(get(port_, "/admin/replicas"), 401, "invalid_request_error");
+  expect_admin_error(admin_call(http::verb::get, "/admin/replicas"), 503, "server_error");
+  expect_admin_error(get(port_, "/admin/replicas"), 401, "invalid_request_error");
 }
 
 TEST_F(admin_http_test, a_metrics_only_listener_has_no_admin_api) {

@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-openai_request parse_ok(const std::string& body, const tool_settings& tools = {}) {
+openai_request parse_responses_request(const std::string& body, const tool_settings& tools = {}) {
   openai_request out;
   auto error = parse_responses_request(body, out, {}, tools);
   EXPECT_FALSE(error) << body << " -> " << (error ? error->message : "");
@@ -20,7 +20,7 @@ openai_request parse_ok(const std::string& body, const tool_settings& tools = {}
 }
 
 TEST(responses_protocol, input_items_become_the_chat_they_mean) {
-  const auto r = parse_ok(R"({"model":"m","instructions":"be brief","input":[
+  const auto r = parse_responses_request(R"({"model":"m","instructions":"be brief","input":[
       {"role":"developer","content":"rules"},
       {"type":"message","role":"user","content":[{"type":"input_text","text":"weather?"}]},
       {"type":"function_call","call_id":"c1","name":"get","arguments":"{\"a\":1}"},
@@ -47,7 +47,8 @@ TEST(responses_protocol, input_items_become_the_chat_they_mean) {
   EXPECT_EQ(m[4], json({{"content", "21"}, {"role", "tool"}, {"tool_call_id", "c1"}}));
   EXPECT_EQ(chat["tools"][0]["function"]["name"], "get");
 
-  const auto plain = parse_ok(R"({"input":"hi","text":{"format":{"type":"json_schema",
+  const auto plain =
+      parse_responses_request(R"({"input":"hi","text":{"format":{"type":"json_schema",
       "name":"x","schema":{"type":"object"},"strict":true}}})");
   EXPECT_EQ(plain.prompts[0].params.structured.kind, output_constraint::json_schema);
   EXPECT_TRUE(plain.prompts[0].params.structured.compact_whitespace);

@@ -9,7 +9,7 @@
 namespace actorllm::net {
 namespace {
 
-structured_output parse_ok(const std::string& body, api_kind kind = api_kind::completion) {
+structured_output parse_constraint(const std::string& body, api_kind kind = api_kind::completion) {
   openai_request out;
   auto error = parse_openai_request(body, kind, out);
   EXPECT_FALSE(error) << body << " -> " << (error ? error->message : "");
@@ -17,7 +17,7 @@ structured_output parse_ok(const std::string& body, api_kind kind = api_kind::co
   return out.prompts[0].params.structured;
 }
 
-api_error parse_error(const std::string& body, api_kind kind = api_kind::completion) {
+api_error constraint_error(const std::string& body, api_kind kind = api_kind::completion) {
   openai_request out;
   auto error = parse_openai_request(body, kind, out);
   EXPECT_TRUE(error) << body;
@@ -25,12 +25,12 @@ api_error parse_error(const std::string& body, api_kind kind = api_kind::complet
 }
 
 TEST(structured_output_fields, openai_response_format) {
-  EXPECT_FALSE(parse_ok(R"({"prompt":"x","response_format":{"type":"text"}})").active());
-  auto any = parse_ok(R"({"prompt":"x","response_format":{"type":"json_object"}})");
+  EXPECT_FALSE(parse_constraint(R"({"prompt":"x","response_format":{"type":"text"}})").active());
+  auto any = parse_constraint(R"({"prompt":"x","response_format":{"type":"json_object"}})");
   EXPECT_EQ(any.kind, output_constraint::json_object);
   EXPECT_EQ(any.field, "response_format");
 
-  auto schema = parse_ok(
+  auto schema = parse_constraint(
       R"({"messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_schema",)"
       R"("json_schema":{"name":"person","strict":true,"schema":{"type":"object",)"
       R"("properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}}}}}})",
@@ -41,44 +41,48 @@ TEST(structured_output_fields, openai_response_format) {
   EXPECT_EQ(
       schema.source,
       R"({"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"integer"}}})");
-  auto loose = parse_ok(
+  auto loose = parse_constraint(
       R"({"prompt":"x","response_format":{"type":"json_schema","json_schema":{"schema":{}}}})");
   EXPECT_FALSE(loose.compact_whitespace);
 }
 
 TEST(structured_output_fields, vllm_structured_outputs_object) {
-  auto json = parse_ok(
+  auto json = parse_constraint(
       R"({"prompt":"x","structured_outputs":{"json":{"b":1,"a":2},"disable_any_whitespace":true}})");
   EXPECT_EQ(json.kind, output_constraint::json_schema);
   EXPECT_EQ(json.source, R"({"b":1,"a":2})");
   EXPECT_TRUE(json.compact_whitespace);
   auto text_schema =
-      parse_ok(R"({"prompt":"x","structured_outputs":{"json":"{\"type\":\"string\"}"}})");
+      parse_constraint(R"({"prompt":"x","structured_outputs":{"json":"{\"type\":\"string\"}"}})");
   EXPECT_EQ(text_schema.source, R"({"type":"string"})");
-  auto regex = parse_ok(R"({"prompt":"x","structured_outputs":{"regex":"[a-z]+"}})");
+  auto regex = parse_constraint(R"({"prompt":"x","structured_outputs":{"regex":"[a-z]+"}})");
   EXPECT_EQ(regex.kind, output_constraint::regex);
   EXPECT_EQ(regex.source, "[a-z]+");
-  auto choice = parse_ok(R"({"prompt":"x","structured_outputs":{"choice":["yes","no"]}})");
+  auto choice = parse_constraint(R"({"prompt":"x","structured_outputs":{"choice":["yes","no"]}})");
   EXPECT_EQ(choice.kind, output_constraint::choice);
   EXPECT_EQ(choice.choices, (std::vector<std::string>{"yes", "no"}));
-  auto grammar = parse_ok(R"({"prompt":"x","structured_outputs":{"grammar":"root ::= \"a\""}})");
+  auto grammar =
+      parse_constraint(R"({"prompt":"x","structured_outputs":{"grammar":"root ::= \"a\""}})");
   EXPECT_EQ(grammar.kind, output_constraint::grammar);
-  auto object = parse_ok(R"({"prompt":"x","structured_outputs":{"json_object":true}})");
+  auto object = parse_constraint(R"({"prompt":"x","structured_outputs":{"json_object":true}})");
   EXPECT_EQ(object.kind, output_constraint::json_object);
   EXPECT_EQ(object.field, "structured_outputs");
 }
 
 TEST(structured_output_fields, older_guided_fields) {
-  auto json = parse_ok(R"({"prompt":"x","guided_json":{"type":"object"}})");
+  auto json = parse_constraint(R"({"prompt":"x","guided_json":{"type":"object"}})");
   EXPECT_EQ(json.kind, output_constraint::json_schema);
   EXPECT_EQ(json.field, "guided_json");
-  EXPECT_EQ(parse_ok(R"({"prompt":"x","guided_regex":"a+"})").kind, output_constraint::regex);
-  EXPECT_EQ(parse_ok(R"({"prompt":"x","guided_choice":["a"]})").kind, output_constraint::choice);
-  EXPECT_EQ(parse_ok(R"({"prompt":"x","guided_grammar":"root ::= \"a\""})").kind,
+  EXPECT_EQ(parse_constraint(R"({"prompt":"x","guided_regex":"a+"})").kind,
+            output_constraint::regex);
+  EXPECT_EQ(parse_constraint(R"({"prompt":"x","guided_choice":["a"]})").kind,
+            output_constraint::choice);
+  EXPECT_EQ(parse_constraint(R"({"prompt":"x","guided_grammar":"root ::= \"a\""})").kind,
             output_constraint::grammar);
   // vLLM's backend hint names an implementation, not a constraint: accepted and unused.
   EXPECT_EQ(
-      parse_ok(R"({"prompt":"x","guided_regex":"a","guided_decoding_backend":"xgrammar"})").kind,
+      parse_constraint(R"({"prompt":"x","guided_regex":"a","guided_decoding_backend":"xgrammar"})")
+          .kind,
       output_constraint::regex);
 }
 
@@ -124,7 +128,7 @@ TEST(structured_output_fields, bad_shapes_are_400s_naming_the_field) {
        "guided_regex"},
   };
   for (const auto& [body, param] : cases) {
-    const api_error e = parse_error(body);
+    const api_error e = constraint_error(body);
     EXPECT_EQ(e.status, 400) << body;
     EXPECT_EQ(e.param, param) << body << ": " << e.message;
     EXPECT_FALSE(e.message.empty());

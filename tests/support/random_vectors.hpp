@@ -6,10 +6,10 @@
 
 namespace actorllm::testing {
 
-/// n values uniform in [-1, 1), the same for the same seed.
-inline std::vector<float> random_vector(size_t n, uint32_t seed) {
+/// n values uniform in [-scale, scale), the same for the same seed.
+inline std::vector<float> random_vector(size_t n, uint32_t seed, float scale = 1.0f) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::uniform_real_distribution<float> dist(-scale, scale);
   std::vector<float> v(n);
   for (auto& x : v) x = dist(rng);
   return v;

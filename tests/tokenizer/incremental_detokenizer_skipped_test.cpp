@@ -13,7 +13,7 @@
 namespace actorllm {
 namespace {
 
-std::string stream(const tokenizer& tok, const std::vector<int32_t>& ids, bool skip) {
+std::string streamed_text(const tokenizer& tok, const std::vector<int32_t>& ids, bool skip) {
   incremental_detokenizer detok(tok, skip);
   std::string all;
   for (int32_t id : ids) all += detok.push(id);
@@ -34,11 +34,11 @@ TEST(incremental_detokenizer_skipped, a_skipped_token_inside_a_byte_run_holds_th
                                                    {percent, -1, lead},
                                                    {percent, tok.bos_id()}};
   for (size_t i = 0; i < cases.size(); ++i) {
-    EXPECT_EQ(stream(tok, cases[i], true), tok.decode(cases[i], true)) << "case " << i;
+    EXPECT_EQ(streamed_text(tok, cases[i], true), tok.decode(cases[i], true)) << "case " << i;
   }
   EXPECT_EQ(tok.decode(cases[0], true), "\xEF\xBF\xBD\xEF\xBF\xBD)");
   // Kept, the special token is text and ends the run.
-  EXPECT_EQ(stream(tok, cases[0], false), tok.decode(cases[0], false));
+  EXPECT_EQ(streamed_text(tok, cases[0], false), tok.decode(cases[0], false));
 }
 
 }  // namespace
