@@ -14,26 +14,14 @@
 #include "kernels/cpu/thread_team.hpp"
 #include "model/llama_model.hpp"
 #include "tests/support/random_models.hpp"
+#include "tests/support/sanitizers.hpp"
 
 namespace actorllm {
 namespace {
 
-/// Whether this is an AddressSanitizer build (CI runs these tests in one too): its allocator
-/// keeps freed blocks in quarantine, so resident memory there counts the loader's temporaries
-/// and says nothing about what the model holds.
-constexpr bool address_sanitized() {
-#if defined(__SANITIZE_ADDRESS__)
-  return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return true;
-#else
-  return false;
-#endif
-#else
-  return false;
-#endif
-}
+// Under AddressSanitizer resident memory counts the loader's temporaries (the allocator's
+// quarantine keeps them) and says nothing about what the model holds: these tests skip there.
+using testing::address_sanitized;
 
 /// This process's resident bytes (/proc/self/statm's second field, in pages).
 int64_t resident_bytes() {
