@@ -13,7 +13,7 @@ using json = nlohmann::json;
 
 /// "cpu" or "cuda:K" with K a device number.
 bool is_device_name(std::string_view device) {
-  if (device == "cpu") return true;
+  if (device == "cpu" || device == "cuda") return true;
   constexpr std::string_view cuda = "cuda:";
   if (!device.starts_with(cuda)) return false;
   const std::string_view number = device.substr(cuda.size());
@@ -62,7 +62,7 @@ std::optional<api_error> parse_add_replicas(std::string_view body, add_replicas_
       if (auto error = read_count(value, out.count)) return error;
     } else if (name == "device") {
       if (!value.is_string() || !is_device_name(value.get<std::string>()))
-        return bad_request("device must be \"cpu\" or \"cuda:K\"", "device");
+        return bad_request("device must be \"cpu\", \"cuda\" or \"cuda:K\"", "device");
       out.device = value.get<std::string>();
     } else {
       return bad_request(

@@ -173,8 +173,12 @@ std::string engine_setup::describe() const {
       << (sampling.empty() ? std::string()
                            : "sampling defaults from generation_config.json: " +
                                  sampling.describe() + " (--generation-config vllm: none)\n")
-      << "device " << backend->device() << ", max_model_len " << max_model_len << ", block_size "
-      << runner.block_size << ", KV cache "
+      << "device " << backend->device()
+      << (backend->num_devices() > 0
+              ? " (" + std::to_string(backend->num_devices()) + " visible, one worker on each)"
+              : std::string())
+      << ", max_model_len " << max_model_len << ", block_size " << runner.block_size
+      << ", KV cache "
       << (runner.cache_dtype == kv_cache_dtype::float16  ? "float16"
           : runner.cache_dtype == kv_cache_dtype::float8 ? "float8 (E4M3)"
                                                          : "float32")

@@ -131,10 +131,6 @@ bool cuda_backend::try_forward_greedy(const forward_batch& batch, std::vector<in
   return true;
 }
 
-std::string cuda_backend_provider::device() const {
-  return "cuda:" + std::to_string(device_index_);
-}
-
 cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_config& config,
                                         int32_t max_model_len, int device_index,
                                         cuda_storage storage) {
@@ -201,17 +197,10 @@ kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_
     budget.num_device_blocks =
         static_cast<int32_t>(std::min(config.cache.num_gpu_blocks_override, max_blocks));
   } else {
-    const cuda_memory_profile p =
-        profile_peak_memory(model, config, max_model_len, device_index_, storage_);
+    const cuda_memory_profile p = profile_peak_memory(model, config, max_model_len, 0, storage_);
     weight_bytes = static_cast<int64_t>(p.weights);
-    // Every replica's worker holds its own weights and workspace on this device: the budget
-    // goes to all of them first, and what remains is split evenly into their pools.
-    const int64_t workers = std::max<int32_t>(1, config.parallel.replicas);
-    const size_t per_worker = p.in_use_at_peak - std::min(p.in_use_at_peak, p.in_use_before);
-    const size_t in_use_all = p.in_use_before + static_cast<size_t>(workers) * per_worker;
     const int64_t blocks = cuda::num_gpu_blocks_for(p.total, config.cache.gpu_memory_utilization,
-                                                    in_use_all, block_bytes) /
-                           workers;
+                                                    p.in_use_at_peak, block_bytes);
     budget.num_device_blocks = static_cast<int32_t>(std::min(blocks, max_blocks));
   }
   if (config.cache.num_cpu_blocks_override >= 0) {
@@ -228,7 +217,10 @@ kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_
 
 std::unique_ptr<forward_backend> cuda_backend_provider::make_backend(
     std::shared_ptr<const llama_model> model, const model_runner_config& config) const {
-  return std::make_unique<cuda_backend>(std::move(model), config, device_index_, storage_);
+  if (config.device_index < 0 || config.device_index >= num_devices_)
+    throw std::out_of_range("worker placed on cuda:" + std::to_string(config.device_index) +
+                            ", and " + std::to_string(num_devices_) + " device(s) are visible");
+  return std::make_unique<cuda_backend>(std::move(model), config, config.device_index, storage_);
 }
 
 }  // namespace actorllm

@@ -42,24 +42,27 @@ class cuda_backend : public forward_backend {
   std::unique_ptr<impl> impl_;
 };
 
-/// Sizes the device pool as vLLM does and builds one cuda_backend per worker.
+/// Sizes the device pool as vLLM does and builds one cuda_backend per worker, each on the
+/// device its model_runner_config::device_index names (one worker per device).
 class cuda_backend_provider : public backend_provider {
  public:
-  cuda_backend_provider(int device_index, cuda_storage storage)
-      : device_index_(device_index), storage_(storage) {}
+  /// num_devices: the devices visible to this process (CUDA_VISIBLE_DEVICES applied), >= 1.
+  cuda_backend_provider(int32_t num_devices, cuda_storage storage)
+      : num_devices_(num_devices), storage_(storage) {}
 
-  std::string device() const override;
+  std::string device() const override { return "cuda"; }
+  int32_t num_devices() const override { return num_devices_; }
   /// The device pool: --num-gpu-blocks-override, or what --gpu-memory-utilization leaves
-  /// after a profile run (profile_peak_memory) for config.parallel.replicas workers on this
-  /// device, each with its own weights. The swap pool: --num-cpu-blocks-override, or
-  /// --swap-space GiB of pinned host memory.
+  /// after a profile run (profile_peak_memory) on device 0 for one worker with its weights;
+  /// every device gets that many blocks (the devices are taken to be alike, as vLLM does).
+  /// The swap pool: --num-cpu-blocks-override, or --swap-space GiB of pinned host memory.
   kv_budget plan_kv(const llama_model& model, const engine_config& config,
                     int32_t max_model_len) const override;
   std::unique_ptr<forward_backend> make_backend(std::shared_ptr<const llama_model> model,
                                                 const model_runner_config& config) const override;
 
  private:
-  int device_index_;
+  int32_t num_devices_;
   cuda_storage storage_;
 };
 

@@ -30,6 +30,9 @@ struct model_runner_config {
   int32_t num_device_blocks = 0;
   int32_t num_cpu_blocks = 0;
   uint64_t seed = 0;  ///< global seed for requests without their own
+  /// The device this worker runs on, of the provider's kind (device_slots places each
+  /// replica's workers; 0 on the CPU backend).
+  int32_t device_index = 0;
   kv_cache_dtype cache_dtype = kv_cache_dtype::float32;  ///< of the CPU backend's pools
   /// Tensor parallelism (CPU): this worker's rank and its replica's group (null: none).
   std::shared_ptr<cpu::host_all_reduce> all_reduce;
@@ -103,8 +106,12 @@ class backend_provider {
  public:
   virtual ~backend_provider() = default;
 
-  /// "cpu" or "cuda:N".
+  /// The kind of device the workers run on: "cpu" or "cuda".
   virtual std::string device() const = 0;
+
+  /// Devices a worker can be placed on, one worker per device (model_runner_config::
+  /// device_index names one); 0 where workers share the host and are not counted (the CPU).
+  virtual int32_t num_devices() const { return 0; }
 
   /// The KV pools' sizes for `model` under `config`, or an error line (kv_budget::error)
   /// when the engine cannot start: no memory left, or max_model_len does not fit.

@@ -27,11 +27,16 @@ engine_actor_config::engine_actor_config() {
 }
 
 engine_system::engine_system(const engine_config& config)
+    : engine_system(config, select_backend(config)) {}
+
+engine_system::engine_system(const engine_config& config,
+                             std::shared_ptr<const backend_provider> backend)
     : system_(actor_config_),
-      setup_(std::make_unique<engine_setup>(engine_setup::load(config, select_backend(config)))),
+      setup_(std::make_unique<engine_setup>(engine_setup::load(config, std::move(backend)))),
       monitoring_(std::make_unique<engine_monitoring>(
           setup_->served_model_name, setup_->max_model_len, config.server.log_stats_interval)),
-      prompts_(std::make_shared<prompt_builder>(setup_->make_prompt_builder())) {
+      prompts_(std::make_shared<prompt_builder>(setup_->make_prompt_builder())),
+      devices_(setup_->backend->num_devices(), static_cast<int32_t>(setup_->shards.size())) {
   auto remote_factory = [this](caf::actor_system&, worker_actor worker, const worker_info& info,
                                int32_t index) {
     scheduler_options options = setup_->scheduler;
@@ -88,6 +93,11 @@ worker_actor engine_system::spawn_local_worker(int32_t replica, int32_t rank,
   model_runner_config runner = setup_->runner;
   runner.all_reduce = std::move(group);
   runner.tp_rank = rank;
+  {
+    std::lock_guard lock(owned_mutex_);
+    // Placed by reserve_replica; a respawned worker returns to its rank's device.
+    if (auto placed = devices_.acquire(replica)) runner.device_index = placed->at(rank);
+  }
   // Detached: the forward pass occupies its own thread, never one of the actors' scheduler threads.
   auto worker = system_.spawn<caf::detached>(gpu_worker, setup_->shards.at(rank), setup_->backend,
                                              runner, name, monitoring_->probe_for(name));
@@ -126,7 +136,7 @@ int32_t engine_system::add_replica() {
   return index;
 }
 
-int32_t engine_system::reserve_replica() {
+int32_t engine_system::reserve_replica(std::optional<int32_t> first) {
   caf::scoped_actor self{system_};
   int32_t index = -1;
   self->request(router_, std::chrono::seconds(30), reserve_atom::value)
@@ -134,10 +144,29 @@ int32_t engine_system::reserve_replica() {
           [&](int32_t i) { index = i; },
           [&](caf::error& e) { std::fprintf(stderr, "add_replica: %s\n", to_string(e).c_str()); });
   if (index < 0) return -1;
-  std::lock_guard lock(owned_mutex_);
-  replicas_[index] = replica_record{
-      {setup_->backend->device(), static_cast<int32_t>(setup_->shards.size())}, {}, false};
+  std::string placement;
+  {
+    std::lock_guard lock(owned_mutex_);
+    if (devices_.acquire(index, first)) {
+      placement = devices_.label(index);
+      replicas_[index] =
+          replica_record{{placement, static_cast<int32_t>(setup_->shards.size())}, {}, false};
+    }
+  }
+  if (placement.empty()) {
+    std::fprintf(stderr, "add_replica: no free device for replica %d (one worker per device)\n",
+                 index);
+    self->request(router_, std::chrono::seconds(30), retire_atom::value, index)
+        .receive([](bool) {}, [](caf::error&) {});
+    return -1;
+  }
+  if (placement != "cpu") std::fprintf(stderr, "replica %d: on %s\n", index, placement.c_str());
   return index;
+}
+
+int32_t engine_system::replicas_placeable() {
+  std::lock_guard lock(owned_mutex_);
+  return devices_.replicas_free();
 }
 
 bool engine_system::start_replica(int32_t index) {
@@ -222,6 +251,9 @@ void engine_system::stop_actors(int32_t replica) {
     if (it == replicas_.end() || it->second.stopped) return;
     it->second.stopped = true;
     actors.swap(it->second.actors);
+    // Its devices go to the next replica. Its workers free their memory as they exit, just
+    // after: a replica placed there at once may find the device still full and fail to start.
+    devices_.release(replica);
     // Only the last few stopped replicas stay listed (the monitoring keeps as many).
     stopped_order_.push_back(replica);
     while (stopped_order_.size() > max_stopped_listed) {

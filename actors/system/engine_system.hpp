@@ -1,8 +1,9 @@
 #pragma once
 /// Builds the actor engine from a config: one router, and per replica a scheduler, a
-/// cache_engine and its workers (one per device; CPU workers here), plus the gateway behind
-/// engine_client. Replicas can be added or drained at run time; workers of other processes
-/// join through CAF's middleman (publish / remote_actor). Shutting down stops every actor.
+/// cache_engine and its workers (one per device, device_slots; CPU workers share the host), plus
+/// the gateway behind engine_client. Replicas can be added or drained at run time; workers of other
+/// processes join through CAF's middleman (publish / remote_actor). Shutting down stops every
+/// actor.
 #include <deque>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "actors/actor_types.hpp"
 #include "actors/engine/engine_setup.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
+#include "actors/system/device_slots.hpp"
 #include "actors/system/engine_client.hpp"
 #include "actors/system/engine_monitoring.hpp"
 
@@ -28,8 +30,11 @@ class engine_actor_config : public caf::actor_system_config {
 
 class engine_system {
  public:
-  /// Loads the model once and starts config.parallel.replicas replicas.
+  /// Loads the model once and starts config.parallel.replicas replicas, on the backend that
+  /// --device selects (select_backend).
   explicit engine_system(const engine_config& config);
+  /// The same on a given backend (tests place replicas through a provider of their own).
+  engine_system(const engine_config& config, std::shared_ptr<const backend_provider> backend);
   ~engine_system();
   engine_system(const engine_system&) = delete;
   engine_system& operator=(const engine_system&) = delete;
@@ -42,8 +47,10 @@ class engine_system {
   /// Spawns one more local replica and returns its index once it serves (-1: its workers
   /// failed to start). New requests may go to it at once.
   int32_t add_replica();
-  /// The two halves of add_replica: numbers a new replica (state starting) ...
-  int32_t reserve_replica();
+  /// The two halves of add_replica: numbers a new replica (state starting) and places its
+  /// workers on free devices, from device `first` on when given (-1: the router did not
+  /// answer, or the devices are not free) ...
+  int32_t reserve_replica(std::optional<int32_t> first = std::nullopt);
   /// ... then spawns its workers, waits until they are up and lets it serve. False when a
   /// worker failed to start: the replica is dead.
   bool start_replica(int32_t index);
@@ -53,6 +60,8 @@ class engine_system {
   /// Stops a replica now: its requests move to the other replicas (nothing is lost while
   /// another serves), its actors stop and its memory is freed.
   bool stop_replica(int32_t index);
+  /// Local replicas that free devices can still take (INT32_MAX on the CPU backend).
+  int32_t replicas_placeable();
 
   /// What a replica is made of, for the admin view.
   struct replica_shape {
@@ -109,6 +118,7 @@ class engine_system {
   std::mutex owned_mutex_;
   std::vector<caf::actor> owned_;               // every actor this system spawned, for shutdown
   std::map<int32_t, replica_record> replicas_;  // under owned_mutex_
+  device_slots devices_;                        // local replicas' devices, under owned_mutex_
   std::deque<int32_t> stopped_order_;           // stopped replicas, oldest first
   static constexpr size_t max_stopped_listed = 8;
   bool stopped_ = false;  // shutdown began (under owned_mutex_)

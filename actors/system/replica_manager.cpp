@@ -99,8 +99,13 @@ std::vector<replica_view> replica_manager::snapshot() {
   return out;
 }
 
-std::string replica_manager::memory_refusal(int32_t count) const {
+std::string replica_manager::capacity_refusal(int32_t count) {
   const engine_setup& setup = engine_.setup();
+  if (const int32_t placeable = engine_.replicas_placeable(); placeable < count)
+    return std::to_string(count) + " more replica(s) need " +
+           std::to_string(count * static_cast<int32_t>(setup.shards.size())) + " free " +
+           setup.backend->device() + " device(s), one worker per device, and " +
+           std::to_string(placeable) + " more replica(s) can be placed";
   // Each rank's shard holds its share of the KV heads: a replica's block is their sum.
   int64_t block_bytes = 0;
   for (const auto& shard : setup.shards)
@@ -130,18 +135,33 @@ void replica_manager::add_replicas(int32_t count, std::string device,
   post([this, count, device = std::move(device), done = std::move(done)] {
     if (count < 1 || count > max_replicas_per_call)
       return done(refused(400, "count must be in 1.." + std::to_string(max_replicas_per_call)));
+    // device: empty or the engine's kind ("cpu", "cuda"): any free device; "cuda:K": device K.
     const std::string ours = engine_.setup().backend->device();
-    if (!device.empty() && device != ours)
+    const std::string kind = device.substr(0, device.find(':'));
+    if (!device.empty() && kind != ours)
       return done(refused(400, "this server's replicas run on " + ours + ", not " + device));
-    if (auto why = memory_refusal(count); !why.empty()) {
+    std::optional<int32_t> first;
+    if (kind.size() < device.size()) {
+      first = std::stoi(device.substr(kind.size() + 1));  // digits: admin_api checked them
+      const int32_t visible = engine_.setup().backend->num_devices();
+      if (*first >= visible)
+        return done(
+            refused(400, "no device " + device + ": " + std::to_string(visible) + " visible"));
+      if (count != 1)
+        return done(refused(400, "device " + device + " places one replica (count must be 1)"));
+    }
+    if (auto why = capacity_refusal(count); !why.empty()) {
       std::fprintf(stderr, "admin: refused to add replicas: %s\n", why.c_str());
       return done(refused(507, why));
     }
     admin_outcome out;
     out.status = 202;
     for (int32_t i = 0; i < count; ++i)
-      if (const int32_t index = engine_.reserve_replica(); index >= 0) out.ids.push_back(index);
-    if (out.ids.empty()) return done(refused(503, "the router did not answer"));
+      if (const int32_t index = engine_.reserve_replica(first); index >= 0)
+        out.ids.push_back(index);
+    if (out.ids.empty())
+      return done(first ? refused(409, device + " is in use by another replica")
+                        : refused(503, "the router did not answer"));
     engine_.monitoring().scale_event("up", "admin", static_cast<int32_t>(out.ids.size()));
     policy_.changed(seconds_now());
     done(out);  // 202 as soon as they are numbered; they start below, one by one
@@ -194,7 +214,7 @@ void replica_manager::autoscale_step(const std::vector<replica_view>& now) {
     case scale_decision::action::none:
       return;
     case scale_decision::action::add: {
-      if (auto why = memory_refusal(1); !why.empty()) {
+      if (auto why = capacity_refusal(1); !why.empty()) {
         std::fprintf(stderr, "autoscale: would add a replica (%s), but it does not fit: %s\n",
                      d.reason.c_str(), why.c_str());
         return;

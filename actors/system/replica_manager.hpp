@@ -34,8 +34,9 @@ class replica_manager : public admin_port {
 
   /// The replicas now (blocking: asks every scheduler for its stats).
   std::vector<replica_view> snapshot();
-  /// Why `count` more local replicas would not fit in memory; empty when they would.
-  std::string memory_refusal(int32_t count) const;
+  /// Why `count` more local replicas would not fit: too few free devices (one worker per
+  /// device), or too little memory for their KV pools; empty when they would.
+  std::string capacity_refusal(int32_t count);
 
   static constexpr int32_t max_replicas_per_call = 16;
 

@@ -176,8 +176,8 @@ TEST(elastic_scaling, the_admin_calls_check_their_arguments) {
   EXPECT_EQ(view["replicas"][1]["state"], "dead");
   EXPECT_EQ(view["replicas"][2]["state"], "serving");
   // What does not fit in memory is refused before anything starts.
-  EXPECT_NE(admin.memory_refusal(1 << 30).find("MiB"), std::string::npos);
-  EXPECT_EQ(admin.memory_refusal(1), "");
+  EXPECT_NE(admin.capacity_refusal(1 << 30).find("MiB"), std::string::npos);
+  EXPECT_EQ(admin.capacity_refusal(1), "");
   const std::string metrics = engine.client().metrics_text();
   EXPECT_NE(metrics.find("actorllm:scale_events_total"), std::string::npos);
   EXPECT_NE(metrics.find("actorllm:replicas{"), std::string::npos);

@@ -61,6 +61,8 @@ TEST(admin_api, add_bodies) {
   EXPECT_FALSE(parse_add_replicas(R"({"count":16,"device":"cuda:3"})", add));
   EXPECT_EQ(add.count, 16);
   EXPECT_EQ(add.device, "cuda:3");
+  EXPECT_FALSE(parse_add_replicas(R"({"device":"cuda"})", add)) << "any free CUDA device";
+  EXPECT_EQ(add.device, "cuda");
   EXPECT_FALSE(parse_add_replicas(" \n", add));
   EXPECT_EQ(add.count, 1);
   EXPECT_EQ(add.device, "");
@@ -77,7 +79,8 @@ TEST(admin_api, add_bodies) {
   EXPECT_EQ(param_of(R"({"count":"2"})"), "count");
   EXPECT_EQ(param_of(R"({"count":1e1})"), "count");
   EXPECT_EQ(param_of(R"({"count":-9223372036854775808})"), "count");
-  EXPECT_EQ(param_of(R"({"device":"cuda"})"), "device");
+  EXPECT_EQ(param_of(R"({"device":"gpu"})"), "device");
+  EXPECT_EQ(param_of(R"({"device":"cudа"})"), "device");  // a Cyrillic а
   EXPECT_EQ(param_of(R"({"device":"cuda:-1"})"), "device");
   EXPECT_EQ(param_of(R"({"device":"cuda:0x"})"), "device");
   EXPECT_EQ(param_of(R"({"device":""})"), "device");
