@@ -64,8 +64,9 @@ TEST_P(model_families_engine, batched_chunked_and_preempted_runs_match_alone) {
     EXPECT_EQ(engine.stats().cpu.num_used, 0);
     // A random model's text need not repeat itself within 40 tokens; its own draft is right.
     const auto spec = engine.stats().speculation;
-    if (method == speculative_method::draft_model)
+    if (method == speculative_method::draft_model) {
       EXPECT_GT(spec.num_accepted_tokens, spec.num_draft_tokens / 2);
+    }
   }
 }
 
