@@ -131,6 +131,42 @@ bool cuda_backend::try_forward_greedy(const forward_batch& batch, std::vector<in
   return true;
 }
 
+bool cuda_backend::try_forward_sample(const forward_batch& batch,
+                                      const std::function<const device_draws&()>& draws,
+                                      std::vector<int32_t>& tokens,
+                                      const std::function<const row_token_masks&()>& masks) {
+  use_device(device_index_);
+  // The kernels' copies of the draws, alive until forward_sample returns.
+  std::vector<cuda::row_sampling> rows;
+  std::vector<cuda::logit_edit> edits;
+  auto device_rows = [&]() {
+    const device_draws& d = draws();
+    if (d.edit_offsets.size() != d.rows.size() + 1)
+      throw std::invalid_argument("device_draws: one edit offset per row, and one more");
+    rows.clear();
+    rows.reserve(d.rows.size());
+    for (const device_draw& r : d.rows)
+      rows.push_back({r.temperature, r.top_k, r.top_p, r.min_p, r.repetition_penalty,
+                      r.presence_penalty, r.frequency_penalty, r.uniform});
+    edits.clear();
+    edits.reserve(d.edits.size());
+    for (const device_logit_edit& e : d.edits)
+      edits.push_back({e.token, e.bias, e.output_count, e.seen});
+    return cuda::host_draws{rows.data(), d.edit_offsets.data(), edits.data(),
+                            static_cast<int64_t>(rows.size())};
+  };
+  std::function<cuda::host_token_masks()> device_masks;
+  if (masks)
+    device_masks = [&masks] {
+      const row_token_masks& m = masks();
+      return cuda::host_token_masks{m.rows.data(), m.words.data(),
+                                    static_cast<int64_t>(m.rows.size()), m.words_per_row};
+    };
+  impl_->runner.forward_sample(host_batch_of(batch), impl_->cache, device_rows, tokens,
+                               device_masks);
+  return true;
+}
+
 cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_config& config,
                                         int32_t max_model_len, int device_index,
                                         cuda_storage storage) {

@@ -34,6 +34,11 @@ class cuda_backend : public forward_backend {
   /// The argmax on the device, after the masks' bitmask kernel: only the token ids come back.
   bool try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens,
                           const std::function<const row_token_masks&()>& masks = {}) override;
+  /// The whole draw on the device (cuda::sample_rows): only the token ids come back.
+  bool try_forward_sample(const forward_batch& batch,
+                          const std::function<const device_draws&()>& draws,
+                          std::vector<int32_t>& tokens,
+                          const std::function<const row_token_masks&()>& masks = {}) override;
 
  private:
   struct impl;

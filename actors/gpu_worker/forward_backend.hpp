@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/gpu_worker/device_draws.hpp"
 #include "actors/gpu_worker/kv_budget.hpp"
 #include "common/step_plan.hpp"
 #include "config/engine_config.hpp"
@@ -96,6 +97,20 @@ class forward_backend {
   /// whose bit is clear set to -infinity. False, with nothing done and `masks` not called,
   /// when the backend has no such shortcut; the caller then calls forward.
   virtual bool try_forward_greedy(const forward_batch& /*batch*/, std::vector<int32_t>& /*tokens*/,
+                                  const std::function<const row_token_masks&()>& /*masks*/ = {}) {
+    return false;
+  }
+
+  /// As forward, but each logits row's token is drawn where the logits are, as row i of
+  /// draws() says (device_draws: mask, bias, penalties, temperature, top_k, top_p, min_p, the
+  /// draw from its uniform), into `tokens` (batch.logits_indices.size()). `draws`, then
+  /// `masks` when given, are called once each, after the forward has started (the caller packs
+  /// them, and draws the uniforms, while the device works); draws().rows has one entry per
+  /// logits row. False, with nothing done and neither called (so no generator advances), when
+  /// the backend has no such shortcut; the caller then calls forward.
+  virtual bool try_forward_sample(const forward_batch& /*batch*/,
+                                  const std::function<const device_draws&()>& /*draws*/,
+                                  std::vector<int32_t>& /*tokens*/,
                                   const std::function<const row_token_masks&()>& /*masks*/ = {}) {
     return false;
   }

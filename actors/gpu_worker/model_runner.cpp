@@ -89,6 +89,48 @@ void model_runner::pack_masks(const std::vector<batch_sequence>& work) {
   }
 }
 
+bool model_runner::try_sample_on_device(const std::vector<batch_sequence>& work,
+                                        step_result& result) {
+  const bool all_drawable = std::all_of(work.begin(), work.end(), [](const batch_sequence& s) {
+    return s.num_samples <= 0 ||
+           (s.num_samples == 1 && s.num_drafts == 0 && can_draw_on_device(*s.params));
+  });
+  if (!all_drawable) return false;
+  // Called only by a backend that takes the shortcut: a generator advances only then.
+  auto draws = [&]() -> const device_draws& {
+    draws_.clear();
+    const int32_t vocab = model_->config().vocab_size;
+    for (const auto& s : work) {
+      if (s.num_samples <= 0) continue;
+      sampler_state& state = state_for(s, s.index);
+      const float uniform = s.params->greedy() ? 0.0f : device_draw_uniform(state.rng);
+      draws_.add(*s.params, s.all_token_ids.first(s.num_prompt_tokens), state.output_counts,
+                 uniform, vocab);
+    }
+    return draws_;
+  };
+  std::function<const row_token_masks&()> masks;
+  if (constraints_.any_masks())
+    masks = [&]() -> const row_token_masks& {
+      result.mask_seconds = constraints_.wait();
+      pack_masks(work);
+      return row_masks_;
+    };
+  if (!backend_->try_forward_sample(batch_, draws, device_tokens_, masks)) return false;
+  size_t row = 0;
+  for (const auto& s : work) {
+    if (s.num_samples <= 0) continue;
+    const int32_t token = device_tokens_.at(row++);
+    ++state_for(s, s.index).output_counts[token];  // as sampler::sample counts every draw
+    constraints_.accept(s, s.index, token);
+    sequence_sample out;
+    out.seq = s.seq;
+    out.token_ids.push_back(token);
+    result.seqs.push_back(std::move(out));
+  }
+  return true;
+}
+
 step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequence>& work) {
   for (seq_id id : plan.finished_seq_ids) {
     pooler_.forget(id);
@@ -155,7 +197,7 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
         pack_masks(work);
         return row_masks_;
       };
-    if (backend_->try_forward_greedy(batch_, greedy_tokens_, masks)) {
+    if (backend_->try_forward_greedy(batch_, device_tokens_, masks)) {
       size_t row = 0;
       for (const auto& s : work) {
         if (s.num_samples <= 0) continue;
@@ -164,7 +206,7 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
         // Greedy verification: each draft stands while it is the argmax before it.
         const auto drafts = s.token_ids.last(static_cast<size_t>(s.num_drafts));
         for (size_t i = 0; i <= drafts.size(); ++i) {
-          out.token_ids.push_back(greedy_tokens_.at(row + i));
+          out.token_ids.push_back(device_tokens_.at(row + i));
           if (i == drafts.size() || out.token_ids.back() != drafts[i]) break;
         }
         constraints_.accept(s, s.index, out.token_ids);
@@ -174,6 +216,8 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
       return result;
     }
   }
+
+  if (!any_pooled && try_sample_on_device(work, result)) return result;
 
   if (any_pooled) {
     backend_->forward_hidden(batch_, logits_, hidden_);

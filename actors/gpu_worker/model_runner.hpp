@@ -1,7 +1,8 @@
 #pragma once
 /// The worker's core: executes step plans on a forward_backend (the CPU or a CUDA device, which
 /// owns the KV pools): block moves first, then one forward pass over every scheduled sequence,
-/// then sampling on the host logits. It keeps what the plan sends only once (each sequence's
+/// then sampling on the host logits, or on the device where the backend can and no row needs
+/// the host (try_sample_on_device). It keeps what the plan sends only once (each sequence's
 /// tokens, block table, sampling parameters and generator state). A constrained sequence's
 /// mask is computed while the forward runs and applied to its logits before sampling.
 #include <cstdint>
@@ -52,6 +53,11 @@ class model_runner {
   const lora_adapter* adapter_for(const batch_sequence& seq);
   /// The masks of the last constraints_.prepare(work), by logits row, into row_masks_.
   void pack_masks(const std::vector<batch_sequence>& work);
+  /// Every draw of the step made where the logits are (forward_backend::try_forward_sample),
+  /// when each sampling sequence can (one sample, no drafts, can_draw_on_device) and the
+  /// backend has the shortcut: then the tokens, constraints and output counts advance as the
+  /// host path's would, into `result`, and true. False with nothing done otherwise.
+  bool try_sample_on_device(const std::vector<batch_sequence>& work, step_result& result);
 
   std::shared_ptr<llama_model> model_;
   model_runner_config config_;
@@ -68,8 +74,9 @@ class model_runner {
   std::vector<float> hidden_;
   forward_batch batch_;
   std::vector<float> logits_, row_;
-  std::vector<int32_t> greedy_tokens_;
+  std::vector<int32_t> device_tokens_;  ///< the tokens a device shortcut drew, by logits row
   row_token_masks row_masks_;
+  device_draws draws_;
 };
 
 }  // namespace actorllm

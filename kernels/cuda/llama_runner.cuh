@@ -15,6 +15,7 @@
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/sampling.cuh"
 #include "kernels/cuda/weight_store.cuh"
 
 namespace actorllm::cuda {
@@ -79,6 +80,14 @@ struct host_token_masks {
   int64_t words_per_row = 0;
 };
 
+/// One step's draws on the host (forward_sample), laid out as sample_rows takes them.
+struct host_draws {
+  const row_sampling* rows = nullptr;     ///< (num_rows), one per logits row
+  const int32_t* edit_offsets = nullptr;  ///< (num_rows + 1), [0] = 0, non-decreasing
+  const logit_edit* edits = nullptr;      ///< (edit_offsets[num_rows])
+  int64_t num_rows = 0;
+};
+
 class llama_runner {
  public:
   /// Uploads the weights in `storage` (the rotary table stays fp32) on the current device.
@@ -107,11 +116,26 @@ class llama_runner {
                       std::vector<int32_t>& tokens,
                       const std::function<host_token_masks()>& masks = {});
 
+  /// As forward, but each logits row's token is drawn on the device (sample_rows) and only
+  /// `tokens` (num_logits) come back. `draws`, then `masks` when given, are called once the
+  /// forward is queued (the host prepares them while the device works); draws().num_rows must
+  /// be num_logits. Throws std::invalid_argument on draws or masks out of bounds (an edit
+  /// token outside the vocabulary or out of order, offsets that do not tile the edits, a mask
+  /// row outside the logits or named twice).
+  void forward_sample(const llama_host_batch& batch, device_kv_cache& cache,
+                      const std::function<host_draws()>& draws, std::vector<int32_t>& tokens,
+                      const std::function<host_token_masks()>& masks = {});
+
  private:
   /// Runs the forward; returns the device float32 logits (num_logits, vocab).
   float* run(const llama_host_batch& batch, device_kv_cache& cache);
   /// Masks rows of the device logits (num_logits, vocab) by `masks`.
   void apply_masks(float* logits, int64_t num_logits, const host_token_masks& masks);
+  /// Checks `masks` against num_logits rows and queues their upload to ws_.mask_rows and
+  /// ws_.mask_words.
+  void upload_masks(int64_t num_logits, const host_token_masks& masks);
+  /// Checks `draws` against num_logits rows and the vocabulary and queues their upload.
+  void upload_draws(int64_t num_logits, const host_draws& draws);
   void ensure_workspace(int64_t num_tokens, int64_t num_seqs, int64_t table_elems);
 
   llama_runner_config config_;
@@ -134,6 +158,7 @@ class llama_runner {
     device_buffer logits_f32;             // (n, vocab) float32
     device_buffer next_tokens;            // (n) int32
     device_buffer mask_rows, mask_words;  // structured output, grown on demand
+    device_buffer draw_rows, edit_offsets, edits, mask_of_row;  // forward_sample, grown on demand
     // The batch, on the device.
     device_buffer token_ids, positions, slot_mapping, logits_indices;  // (n)
     device_buffer query_start_loc, seq_lens;                           // (seqs + 1), (seqs)

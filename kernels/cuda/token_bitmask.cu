@@ -5,6 +5,7 @@
 
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/token_bitmask.cuh"
+#include "kernels/cuda/token_bitmask_row.cuh"
 
 namespace actorllm::cuda {
 
@@ -19,17 +20,9 @@ __global__ void __launch_bounds__(kThreads)
                          const uint32_t* __restrict__ masks,  // (num_masked, words_per_row)
                          int64_t words_per_row) {
   const int64_t m = blockIdx.y;
-  const int64_t num_words = (vocab + 31) / 32;
-  float* row = logits + static_cast<int64_t>(rows[m]) * vocab;
-  const uint32_t* mask = masks + m * words_per_row;
-  for (int64_t w = blockIdx.x * int64_t(kThreads) + threadIdx.x; w < num_words;
-       w += int64_t(gridDim.x) * kThreads) {
-    const uint32_t bits = w < words_per_row ? mask[w] : 0u;
-    if (bits == 0xffffffffu) continue;
-    const int64_t end = min(vocab, (w + 1) * 32);
-    for (int64_t id = w * 32; id < end; ++id)
-      if (!((bits >> (id & 31)) & 1u)) row[id] = -INFINITY;
-  }
+  mask_logits_row(logits + static_cast<int64_t>(rows[m]) * vocab, vocab, masks + m * words_per_row,
+                  words_per_row, blockIdx.x * int64_t(kThreads) + threadIdx.x,
+                  int64_t(gridDim.x) * kThreads);
 }
 
 }  // namespace

@@ -104,7 +104,74 @@ TEST(engine_cuda, backend_matches_the_cpu_backend_through_swaps_and_copies) {
   ASSERT_EQ(tokens.size(), 1u);
   EXPECT_EQ(tokens[0], argmax(want));
 }
+
+// The whole draw on the device against the host sampler's processing of the CPU backend's
+// logits: with top_k = 1 the draw is the argmax of the processed row, whatever the uniform.
+TEST(engine_cuda, device_draws_apply_bias_and_penalties_as_the_host_sampler) {
+  REQUIRE_CUDA_DEVICE();
+  auto model = std::make_shared<llama_model>(testing::stories260k_dir());
+  model_runner_config config;
+  config.block_size = 16;
+  config.num_device_blocks = 4;
+  cpu_backend cpu(model, config);
+  cuda_backend gpu(model, config, 0, cuda_storage::f32);
+  const std::vector<int32_t> prompt{1, 300, 301, 302};
+  forward_batch batch;
+  for (int32_t s = 0; s < 3; ++s)
+    batch.add_sequence(prompt, 0, std::vector<int32_t>{s}, config.block_size, true);
+  batch.finalize();
+  std::vector<float> want;
+  cpu.forward(batch, want);
+  const auto vocab = static_cast<int64_t>(want.size() / 3);
+  const int32_t top = argmax(std::span<const float>(want).first(vocab));
+
+  std::vector<sampling_params> params(3);
+  for (auto& p : params) p.top_k = 1, p.temperature = 0.8f;
+  params[0].logit_bias = {{top, -100.0f}};  // the leader banned
+  params[1].repetition_penalty = 2.0f;      // the leader, if seen, loses half
+  params[2].presence_penalty = 2.0f;        // the leader, in the output, loses 2
+  params[2].temperature = 0.0f;
+  const std::unordered_map<int32_t, int32_t> counts{{top, 1}};
+  const std::vector<int32_t> seen_prompt{top, 5};
+  device_draws draws;
+  std::vector<int32_t> expected;
+  for (int r = 0; r < 3; ++r) {
+    const std::span<const int32_t> prompt_tokens =
+        r == 1 ? std::span<const int32_t>(seen_prompt) : std::span<const int32_t>();
+    draws.add(params[r], prompt_tokens, counts, 0.5f, static_cast<int32_t>(vocab));
+    std::vector<float> row(want.begin() + r * vocab, want.begin() + (r + 1) * vocab);
+    apply_penalties(row, params[r], prompt_tokens, counts);
+    expected.push_back(argmax(row));
+  }
+  std::vector<int32_t> tokens;
+  ASSERT_TRUE(gpu.try_forward_sample(
+      batch, [&]() -> const device_draws& { return draws; }, tokens));
+  EXPECT_EQ(tokens, expected);
+  EXPECT_NE(expected[0], top);
+}
 #endif
+
+TEST(engine_cuda, sampled_requests_draw_on_the_device_reproducibly) {
+  REQUIRE_CUDA_DEVICE();
+  // top_k = 1: a sampled request whose draw is the argmax, so the golden greedy ids.
+  const auto c = cuda_config(512, 64);
+  llm_engine engine(engine_setup::load(c, select_backend(c)));
+  auto top1 = testing::ids_request("top1", {1}, 120);
+  top1.params.temperature = 0.9f;
+  top1.params.top_k = 1;
+  EXPECT_EQ(run_to_completion(engine, {top1})[0][0].token_ids,
+            golden()["output_token_ids"].get<std::vector<int32_t>>());
+  // A seeded, penalised request draws the same tokens again.
+  auto seeded = testing::ids_request("seeded", {1, 300}, 60);
+  seeded.params.temperature = 1.0f;
+  seeded.params.top_p = 0.9f;
+  seeded.params.frequency_penalty = 0.5f;
+  seeded.params.seed = 7;
+  const auto first = run_to_completion(engine, {seeded})[0][0].token_ids;
+  seeded.request_id = "seeded-again";
+  EXPECT_EQ(run_to_completion(engine, {seeded})[0][0].token_ids, first);
+  EXPECT_EQ(first.size(), 60u);
+}
 
 TEST(engine_cuda, golden_greedy_through_the_actors) {
   REQUIRE_CUDA_DEVICE();
