@@ -59,8 +59,10 @@ class device_draws {
 };
 
 /// Whether a request's draws can be made where the logits are: nothing host-only (logprobs,
-/// prompt logprobs, an embedding's pooling). The caller also requires one sample per logits
-/// row and no drafts to verify.
+/// prompt logprobs, an embedding's pooling), and no seed of its own. The device walks the kept
+/// tokens in vocabulary order and the host by probability, so one uniform picks different
+/// tokens on each: a seeded request stays on the host, so that its tokens never depend on what
+/// shares its batch. The caller also requires one sample per logits row and no drafts.
 bool can_draw_on_device(const sampling_params& params);
 
 /// The uniform of one non-greedy device draw: one call of `rng`, as the host sampler's draw

@@ -264,24 +264,37 @@ TEST_F(device_sampling_runner, output_counts_grow_with_each_device_draw) {
   EXPECT_EQ(backend_->recorded[2].edits, (std::vector<device_logit_edit>{{42, 0.0f, 2, 0}}));
 }
 
-TEST_F(device_sampling_runner, uniforms_come_from_the_sequences_seeded_generator) {
-  sampling_params p = sampled();
-  p.seed = 1234;
+TEST_F(device_sampling_runner, uniforms_come_from_the_sequences_generator) {
   std::vector<float> uniforms[2];
   for (auto& run : uniforms) {
     auto runner = make_runner(true);
     step_plan plan = numbered(1);
-    add_prefill(plan, 1, p, 0);
+    add_prefill(plan, 1, sampled(), 0);
     runner->execute(plan);
     step_plan next = numbered(2);
     add_decode(next, 1, 4);
     runner->execute(next);
     for (const auto& d : backend_->recorded) run.push_back(d.rows[0].uniform);
   }
+  // From the global seed and the request's id: the same in every run, a new one each step.
+  ASSERT_EQ(uniforms[0].size(), 2u);
   EXPECT_EQ(uniforms[0], uniforms[1]);
-  std::mt19937_64 rng(1234);  // sample index 0 of a seeded request
-  const float first = device_draw_uniform(rng), second = device_draw_uniform(rng);
-  EXPECT_EQ(uniforms[0], (std::vector<float>{first, second}));
+  EXPECT_NE(uniforms[0][0], uniforms[0][1]);
+  for (float u : uniforms[0]) EXPECT_TRUE(u >= 0.0f && u < 1.0f) << u;
+}
+
+TEST_F(device_sampling_runner, a_seeded_request_keeps_its_batch_on_the_host) {
+  // Its tokens must not depend on what shares its batch, and the two paths pick differently
+  // from one uniform.
+  sampling_params p = sampled();
+  p.seed = 1234;
+  auto runner = make_runner(true);
+  step_plan plan = numbered(1);
+  add_prefill(plan, 1, p, 0);
+  add_prefill(plan, 2, sampled(), 1);
+  runner->execute(plan);
+  EXPECT_EQ(backend_->num_sample_calls, 0);
+  EXPECT_EQ(backend_->num_host_forwards, 1);
 }
 
 TEST_F(device_sampling_runner, host_only_rows_keep_the_whole_batch_on_the_host) {
@@ -314,10 +327,9 @@ TEST_F(device_sampling_runner, an_all_greedy_batch_keeps_the_argmax_shortcut) {
 }
 
 TEST_F(device_sampling_runner, a_backend_without_the_shortcut_samples_as_before) {
-  // Seeded and penalised: the host sampler's tokens, step for step, with the generator
-  // untouched by the refused shortcut.
+  // Penalised, drawn from the runners' common seed: the host sampler's tokens, step for step,
+  // with the generator untouched by the refused shortcut.
   sampling_params p = sampled(1.0f);
-  p.seed = 77;
   p.frequency_penalty = 0.3f;
   std::vector<int32_t> tokens[2];
   for (int with_fake = 0; with_fake < 2; ++with_fake) {
