@@ -168,7 +168,7 @@ std::string engine_setup::describe() const {
   std::ostringstream out;
   out << "model " << config.model.model << " (" << mc.architecture << ", "
       << mc.num_parameters() / 1e6 << "M parameters) served as '" << served_model_name << "'\n"
-      << "weights " << model->storage().description << "\n"
+      << "weights " << backend->describe_weights(*model) << "\n"
       << "attention " << mc.describe_attention() << "\n"
       << (sampling.empty() ? std::string()
                            : "sampling defaults from generation_config.json: " +

@@ -1,6 +1,7 @@
 #include "actors/gpu_worker/cuda_backend.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
@@ -61,12 +62,29 @@ int64_t blocks_for(int64_t tokens, int64_t block_size) {
 
 }  // namespace
 
-cuda_storage cuda_storage_for(const std::string& dtype) {
-  if (dtype == "auto" || dtype == "float32" || dtype == "float") return cuda_storage::f32;
+cuda_storage cuda_storage_for(const std::string& dtype, const std::string& checkpoint_dtype) {
+  if (dtype == "auto") {
+    if (checkpoint_dtype == "bfloat16") return cuda_storage::bf16;
+    if (checkpoint_dtype == "float16") return cuda_storage::f16;
+    return cuda_storage::f32;
+  }
+  if (dtype == "float32" || dtype == "float") return cuda_storage::f32;
   if (dtype == "float16" || dtype == "half") return cuda_storage::f16;
   if (dtype == "bfloat16") return cuda_storage::bf16;
   throw std::invalid_argument("--dtype: expected auto, float32, float16 or bfloat16 (got '" +
                               dtype + "')");
+}
+
+const char* storage_name(cuda_storage storage) {
+  switch (storage) {
+    case cuda_storage::f16:
+      return "float16";
+    case cuda_storage::bf16:
+      return "bfloat16";
+    case cuda_storage::f32:
+      break;
+  }
+  return "float32";
 }
 
 // Members in construction order: the stream outlives the runner and the cache that use it.
@@ -91,7 +109,17 @@ cuda_backend::cuda_backend(std::shared_ptr<const llama_model> model,
 
 cuda_backend::~cuda_backend() {
   if (cudaSetDevice(device_index_) != cudaSuccess) cudaGetLastError();  // free where allocated
+  // A kernel fault (illegal address, trap) leaves the context unusable, and every later call
+  // on this device fails with it: the worker that replaces this one would fail too. This
+  // worker owns the device alone (one worker per device), so once its memory is released
+  // the device is reset and the next worker starts on a fresh context.
+  const cudaError_t state = cudaDeviceSynchronize();
   impl_.reset();
+  if (cuda::is_sticky_error(state)) {
+    std::fprintf(stderr, "cuda:%d: %s left the context unusable; resetting the device\n",
+                 device_index_, cudaGetErrorName(state));
+    if (cudaDeviceReset() != cudaSuccess) cudaGetLastError();
+  }
 }
 
 std::string cuda_backend::device() const {
@@ -207,6 +235,22 @@ cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_c
   return p;
 }
 
+cuda_backend_provider::cuda_backend_provider(int32_t num_devices, std::string dtype)
+    : num_devices_(num_devices), dtype_(std::move(dtype)) {
+  cuda_storage_for(dtype_);  // a bad name fails here, before any model loads
+}
+
+cuda_storage cuda_backend_provider::storage_for(const llama_model& model) const {
+  return cuda_storage_for(dtype_, model.config().torch_dtype);
+}
+
+std::string cuda_backend_provider::describe_weights(const llama_model& model) const {
+  const cuda_storage storage = storage_for(model);
+  return std::string(storage_name(storage)) + " on the device (--dtype " + dtype_ +
+         "; the checkpoint's " + model.config().torch_dtype + "), uploaded from the host's " +
+         model.storage().description;
+}
+
 kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_config& config,
                                          int32_t max_model_len) const {
   if (config.cache.cache_dtype != "auto" && config.cache.cache_dtype != "float32") {
@@ -223,7 +267,8 @@ kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_
   layout.block_size = config.cache.block_size;
   layout.num_kv_heads = mc.num_kv_heads;
   layout.head_dim = mc.head_dim;
-  layout.type = to_dtype(storage_);
+  const cuda_storage storage = storage_for(model);
+  layout.type = to_dtype(storage);
   const int64_t block_bytes = layout.bytes_per_block();
   constexpr int64_t max_blocks = int64_t(1) << 30;
 
@@ -233,7 +278,7 @@ kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_
     budget.num_device_blocks =
         static_cast<int32_t>(std::min(config.cache.num_gpu_blocks_override, max_blocks));
   } else {
-    const cuda_memory_profile p = profile_peak_memory(model, config, max_model_len, 0, storage_);
+    const cuda_memory_profile p = profile_peak_memory(model, config, max_model_len, 0, storage);
     weight_bytes = static_cast<int64_t>(p.weights);
     const int64_t blocks = cuda::num_gpu_blocks_for(p.total, config.cache.gpu_memory_utilization,
                                                     p.in_use_at_peak, block_bytes);
@@ -256,7 +301,8 @@ std::unique_ptr<forward_backend> cuda_backend_provider::make_backend(
   if (config.device_index < 0 || config.device_index >= num_devices_)
     throw std::out_of_range("worker placed on cuda:" + std::to_string(config.device_index) +
                             ", and " + std::to_string(num_devices_) + " device(s) are visible");
-  return std::make_unique<cuda_backend>(std::move(model), config, config.device_index, storage_);
+  const cuda_storage storage = storage_for(*model);
+  return std::make_unique<cuda_backend>(std::move(model), config, config.device_index, storage);
 }
 
 }  // namespace actorllm

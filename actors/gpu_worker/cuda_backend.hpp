@@ -16,9 +16,14 @@ namespace actorllm {
 /// fp32. f32 reproduces the CPU backend's greedy ids exactly.
 enum class cuda_storage { f32, f16, bf16 };
 
-/// --dtype: float16 (half) and bfloat16 as named; auto and float32 (float) keep float32 (the
-/// checkpoints are read as float32 on the host). Throws std::invalid_argument on another name.
-cuda_storage cuda_storage_for(const std::string& dtype);
+/// --dtype on the device: float16 (half) and bfloat16 as named, float32 (float) as named, and
+/// auto the checkpoint's torch_dtype where it is float16 or bfloat16 (vLLM's default), else
+/// float32. Throws std::invalid_argument on another --dtype name.
+cuda_storage cuda_storage_for(const std::string& dtype,
+                              const std::string& checkpoint_dtype = "float32");
+
+/// "float32", "float16" or "bfloat16".
+const char* storage_name(cuda_storage storage);
 
 class cuda_backend : public forward_backend {
  public:
@@ -52,11 +57,14 @@ class cuda_backend : public forward_backend {
 class cuda_backend_provider : public backend_provider {
  public:
   /// num_devices: the devices visible to this process (CUDA_VISIBLE_DEVICES applied), >= 1.
-  cuda_backend_provider(int32_t num_devices, cuda_storage storage)
-      : num_devices_(num_devices), storage_(storage) {}
+  /// dtype: --dtype, resolved for each model by cuda_storage_for (checked here: a bad name
+  /// throws std::invalid_argument).
+  cuda_backend_provider(int32_t num_devices, std::string dtype);
 
   std::string device() const override { return "cuda"; }
   int32_t num_devices() const override { return num_devices_; }
+  /// What the device keeps `model`'s weights, activations and KV cache in, and why.
+  std::string describe_weights(const llama_model& model) const override;
   /// The device pool: --num-gpu-blocks-override, or what --gpu-memory-utilization leaves
   /// after a profile run (profile_peak_memory) on device 0 for one worker with its weights;
   /// every device gets that many blocks (the devices are taken to be alike, as vLLM does).
@@ -67,8 +75,10 @@ class cuda_backend_provider : public backend_provider {
                                                 const model_runner_config& config) const override;
 
  private:
+  cuda_storage storage_for(const llama_model& model) const;
+
   int32_t num_devices_;
-  cuda_storage storage_;
+  std::string dtype_;
 };
 
 /// Device memory around vLLM's profile run, in bytes.

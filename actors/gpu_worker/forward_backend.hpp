@@ -128,6 +128,12 @@ class backend_provider {
   /// device_index names one); 0 where workers share the host and are not counted (the CPU).
   virtual int32_t num_devices() const { return 0; }
 
+  /// What the workers keep `model`'s weights in, for the startup log. Default: the host
+  /// model's own storage (the CPU backend computes on it).
+  virtual std::string describe_weights(const llama_model& model) const {
+    return model.storage().description;
+  }
+
   /// The KV pools' sizes for `model` under `config`, or an error line (kv_budget::error)
   /// when the engine cannot start: no memory left, or max_model_len does not fit.
   virtual kv_budget plan_kv(const llama_model& model, const engine_config& config,

@@ -37,7 +37,7 @@ std::shared_ptr<const backend_provider> select_backend(const engine_config& conf
       !why.empty())
     throw std::runtime_error("--replicas: " + why);
   try {
-    return std::make_shared<cuda_backend_provider>(devices, cuda_storage_for(config.model.dtype));
+    return std::make_shared<cuda_backend_provider>(devices, config.model.dtype);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(e.what());
   }

@@ -9,4 +9,22 @@ void throw_cuda_error(const char* what, const char* expr, const char* file, int 
   throw cuda_error(std::string(what) + ": " + expr + " at " + file + ":" + std::to_string(line));
 }
 
+bool is_sticky_error(cudaError_t status) {
+  switch (status) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorECCUncorrectable:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace actorllm::cuda

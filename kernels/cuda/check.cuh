@@ -19,6 +19,12 @@ class cuda_error : public std::runtime_error {
 /// Throws cuda_error("<what>: <expr> at <file>:<line>").
 [[noreturn]] void throw_cuda_error(const char* what, const char* expr, const char* file, int line);
 
+/// Whether `status` is one of the errors that leave the process's context on the device
+/// unusable ("sticky": a kernel's illegal address, misaligned access, trap or failed launch;
+/// every later call returns it again). Memory on that device is lost; only cudaDeviceReset
+/// gives a fresh context, and a worker that owns the device alone may then start again.
+bool is_sticky_error(cudaError_t status);
+
 }  // namespace actorllm::cuda
 
 #define CUDA_CHECK(expr)                                                                   \

@@ -161,22 +161,21 @@ TEST(engine_cuda, sampled_requests_draw_on_the_device_reproducibly) {
   top1.params.top_k = 1;
   EXPECT_EQ(run_to_completion(engine, {top1})[0][0].token_ids,
             golden()["output_token_ids"].get<std::vector<int32_t>>());
-  // A seeded, penalised request draws the same tokens again.
-  auto seeded = testing::ids_request("seeded", {1, 300}, 60);
-  seeded.params.temperature = 1.0f;
-  seeded.params.top_p = 0.9f;
-  seeded.params.frequency_penalty = 0.5f;
-  seeded.params.seed = 7;
-  const auto first = run_to_completion(engine, {seeded})[0][0].token_ids;
-  seeded.request_id = "seeded-again";
-  EXPECT_EQ(run_to_completion(engine, {seeded})[0][0].token_ids, first);
+  // A penalised request without a seed of its own (a seeded one stays on the host) draws on
+  // the device from the engine's seed and its id: the same tokens when run again.
+  auto penalised = testing::ids_request("penalised", {1, 300}, 60);
+  penalised.params.temperature = 1.0f;
+  penalised.params.top_p = 0.9f;
+  penalised.params.frequency_penalty = 0.5f;
+  const auto first = run_to_completion(engine, {penalised})[0][0].token_ids;
+  EXPECT_EQ(run_to_completion(engine, {penalised})[0][0].token_ids, first);
   EXPECT_EQ(first.size(), 60u);
 }
 
 TEST(engine_cuda, golden_greedy_through_the_actors) {
   REQUIRE_CUDA_DEVICE();
   engine_system engine(cuda_config(512, 64));
-  EXPECT_EQ(engine.setup().backend->device(), "cuda:0");
+  EXPECT_EQ(engine.setup().backend->device(), "cuda");  // the kind; each worker has its device
   caf::scoped_actor self{engine.system()};
   std::string device;
   self->request(engine.initial_workers(0).at(0), std::chrono::seconds(30), info_atom::value)
@@ -259,6 +258,21 @@ TEST(engine_cuda, device_pool_sized_by_gpu_memory_utilization) {
   const auto out = run_to_completion(engine, {testing::ids_request("g", {1}, 120)});
   EXPECT_EQ(out[0][0].token_ids, golden()["output_token_ids"].get<std::vector<int32_t>>());
 }
+
+#if ACTORLLM_HAS_CUDA
+TEST(cuda_dtype, auto_keeps_a_16_bit_checkpoint_s_type_and_named_types_win) {
+  EXPECT_EQ(cuda_storage_for("auto", "bfloat16"), cuda_storage::bf16);
+  EXPECT_EQ(cuda_storage_for("auto", "float16"), cuda_storage::f16);
+  EXPECT_EQ(cuda_storage_for("auto", "float32"), cuda_storage::f32);
+  EXPECT_EQ(cuda_storage_for("auto", ""), cuda_storage::f32);
+  EXPECT_EQ(cuda_storage_for("float32", "bfloat16"), cuda_storage::f32);
+  EXPECT_EQ(cuda_storage_for("half", "bfloat16"), cuda_storage::f16);
+  EXPECT_EQ(cuda_storage_for("bfloat16", "float32"), cuda_storage::bf16);
+  EXPECT_THROW(cuda_storage_for("fp8", "bfloat16"), std::invalid_argument);
+  EXPECT_THROW(cuda_backend_provider(1, "int4"), std::invalid_argument);
+  EXPECT_STREQ(storage_name(cuda_storage::bf16), "bfloat16");
+}
+#endif
 
 TEST(select_backend, auto_and_cpu_take_the_cpu_where_no_device_is_visible) {
   if (num_cuda_devices() > 0) GTEST_SKIP() << "a CUDA device is visible";

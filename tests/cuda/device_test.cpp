@@ -79,6 +79,17 @@ TEST(CudaDevice, CudaCheckThrowsWithExpressionFileAndLine) {
   }
 }
 
+TEST(CudaDevice, StickyErrorsAreTheOnesThatLoseTheContext) {
+  // The faults of a kernel that leave the context unusable, and a few that do not: a bad
+  // argument, too little memory, a launch the device cannot fit, no device at all.
+  for (cudaError_t e : {cudaErrorIllegalAddress, cudaErrorMisalignedAddress, cudaErrorLaunchFailure,
+                        cudaErrorAssert, cudaErrorIllegalInstruction, cudaErrorHardwareStackError})
+    EXPECT_TRUE(is_sticky_error(e)) << cudaGetErrorName(e);
+  for (cudaError_t e : {cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation,
+                        cudaErrorLaunchOutOfResources, cudaErrorNoDevice, cudaErrorInvalidDevice})
+    EXPECT_FALSE(is_sticky_error(e)) << cudaGetErrorName(e);
+}
+
 TEST(CudaDevice, CublasCheckThrowsWithExpression) {
   try {
     CUBLAS_CHECK(CUBLAS_STATUS_INVALID_VALUE);
