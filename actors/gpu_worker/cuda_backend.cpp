@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
 #include <utility>
 
@@ -53,6 +54,17 @@ class owned_stream {
 /// The CUDA runtime's current device is per host thread: every entry point sets it.
 void use_device(int index) {
   CUDA_CHECK(cudaSetDevice(index));
+}
+
+/// The runner's view of the caller's deferred masks (none when the caller has none).
+std::function<cuda::host_token_masks()> device_masks_of(
+    const std::function<const row_token_masks&()>& masks) {
+  if (!masks) return {};
+  return [&masks] {
+    const row_token_masks& m = masks();
+    return cuda::host_token_masks{m.rows.data(), m.words.data(),
+                                  static_cast<int64_t>(m.rows.size()), m.words_per_row};
+  };
 }
 
 /// Blocks of `block_size` for `tokens` tokens.
@@ -148,13 +160,7 @@ void cuda_backend::forward(const forward_batch& batch, std::vector<float>& logit
 bool cuda_backend::try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens,
                                       const std::function<const row_token_masks&()>& masks) {
   use_device(device_index_);
-  std::function<cuda::host_token_masks()> device_masks;
-  if (masks)
-    device_masks = [&masks] {
-      const row_token_masks& m = masks();
-      return cuda::host_token_masks{m.rows.data(), m.words.data(),
-                                    static_cast<int64_t>(m.rows.size()), m.words_per_row};
-    };
+  const auto device_masks = device_masks_of(masks);
   impl_->runner.forward_greedy(host_batch_of(batch), impl_->cache, tokens, device_masks);
   return true;
 }
@@ -183,13 +189,7 @@ bool cuda_backend::try_forward_sample(const forward_batch& batch,
     return cuda::host_draws{rows.data(), d.edit_offsets.data(), edits.data(),
                             static_cast<int64_t>(rows.size())};
   };
-  std::function<cuda::host_token_masks()> device_masks;
-  if (masks)
-    device_masks = [&masks] {
-      const row_token_masks& m = masks();
-      return cuda::host_token_masks{m.rows.data(), m.words.data(),
-                                    static_cast<int64_t>(m.rows.size()), m.words_per_row};
-    };
+  const auto device_masks = device_masks_of(masks);
   impl_->runner.forward_sample(host_batch_of(batch), impl_->cache, device_rows, tokens,
                                device_masks);
   return true;

@@ -89,6 +89,16 @@ void model_runner::pack_masks(const std::vector<batch_sequence>& work) {
   }
 }
 
+std::function<const row_token_masks&()> model_runner::deferred_masks(
+    const std::vector<batch_sequence>& work, step_result& result) {
+  if (!constraints_.any_masks()) return {};
+  return [this, &work, &result]() -> const row_token_masks& {
+    result.mask_seconds = constraints_.wait();
+    pack_masks(work);
+    return row_masks_;
+  };
+}
+
 bool model_runner::try_sample_on_device(const std::vector<batch_sequence>& work,
                                         step_result& result) {
   const bool all_drawable = std::all_of(work.begin(), work.end(), [](const batch_sequence& s) {
@@ -109,14 +119,8 @@ bool model_runner::try_sample_on_device(const std::vector<batch_sequence>& work,
     }
     return draws_;
   };
-  std::function<const row_token_masks&()> masks;
-  if (constraints_.any_masks())
-    masks = [&]() -> const row_token_masks& {
-      result.mask_seconds = constraints_.wait();
-      pack_masks(work);
-      return row_masks_;
-    };
-  if (!backend_->try_forward_sample(batch_, draws, device_tokens_, masks)) return false;
+  if (!backend_->try_forward_sample(batch_, draws, device_tokens_, deferred_masks(work, result)))
+    return false;
   size_t row = 0;
   for (const auto& s : work) {
     if (s.num_samples <= 0) continue;
@@ -190,14 +194,7 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
     return s.num_samples <= 0 || (s.num_samples == 1 && is_masked_greedy(*s.params));
   });
   if (all_masked_greedy && !any_pooled) {
-    std::function<const row_token_masks&()> masks;
-    if (constraints_.any_masks())
-      masks = [&]() -> const row_token_masks& {
-        result.mask_seconds = constraints_.wait();
-        pack_masks(work);
-        return row_masks_;
-      };
-    if (backend_->try_forward_greedy(batch_, device_tokens_, masks)) {
+    if (backend_->try_forward_greedy(batch_, device_tokens_, deferred_masks(work, result))) {
       size_t row = 0;
       for (const auto& s : work) {
         if (s.num_samples <= 0) continue;

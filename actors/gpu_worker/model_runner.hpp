@@ -53,6 +53,10 @@ class model_runner {
   const lora_adapter* adapter_for(const batch_sequence& seq);
   /// The masks of the last constraints_.prepare(work), by logits row, into row_masks_.
   void pack_masks(const std::vector<batch_sequence>& work);
+  /// For a device shortcut: none when no row is constrained, else a call that waits for the
+  /// masks computed beside the forward (their time into result.mask_seconds) and packs them.
+  std::function<const row_token_masks&()> deferred_masks(const std::vector<batch_sequence>& work,
+                                                         step_result& result);
   /// Every draw of the step made where the logits are (forward_backend::try_forward_sample),
   /// when each sampling sequence can (one sample, no drafts, can_draw_on_device) and the
   /// backend has the shortcut: then the tokens, constraints and output counts advance as the
