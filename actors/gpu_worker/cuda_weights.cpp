@@ -24,7 +24,6 @@ std::string cuda_unsupported_feature(const model_config_hf& c) {
   if (std::any_of(c.layer_sliding_window.begin(), c.layer_sliding_window.end(),
                   [](int32_t w) { return w > 0; }))
     return "sliding-window attention";
-  if (c.qk_norm) return "per-head q/k norms";
   if (c.sandwich_norms) return "norms after attention and the MLP";
   if (c.activation != hidden_activation::silu) return "GeGLU (gelu_pytorch_tanh)";
   if (c.embedding_multiplier != 1.0) return "scaled embeddings";
@@ -75,6 +74,8 @@ staged_host_weights host_weights_of(const llama_model& model) {
     hl.input_norm = data_or_null(l.input_norm);
     hl.qkv = matrix(l.qkv, pl ? &pl->qkv : nullptr);
     hl.qkv_bias = data_or_null(l.qkv_bias);
+    hl.q_norm = data_or_null(l.q_norm);
+    hl.k_norm = data_or_null(l.k_norm);
     hl.o = matrix(l.o, pl ? &pl->o : nullptr);
     hl.post_norm = data_or_null(l.post_norm);
     hl.gate_up = matrix(l.gate_up, pl ? &pl->gate_up : nullptr);

@@ -75,6 +75,12 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
                     dim);
     weights_.upload(layer_name(l, "qkv"), need(lw.qkv, layer_name(l, "qkv")), qkv_size * dim);
     if (lw.qkv_bias) weights_.upload(layer_name(l, "qkv_bias"), lw.qkv_bias, qkv_size);
+    require((lw.q_norm == nullptr) == (lw.k_norm == nullptr),
+            layer_name(l, "q_norm") + " and k_norm come together");
+    if (lw.q_norm) {
+      weights_.upload(layer_name(l, "q_norm"), lw.q_norm, c.head_dim);
+      weights_.upload(layer_name(l, "k_norm"), lw.k_norm, c.head_dim);
+    }
     weights_.upload(layer_name(l, "o"), need(lw.o, layer_name(l, "o")), dim * c.q_size());
     weights_.upload(layer_name(l, "post_norm"), need(lw.post_norm, layer_name(l, "post_norm")),
                     dim);
@@ -229,6 +235,13 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
     CUDA_CHECK(cudaMemcpy2DAsync(ws_.v.get(), kv_size * es, qkv + (q_size + kv_size) * es,
                                  qkv_size * es, kv_size * es, n, cudaMemcpyDeviceToDevice,
                                  stream_));
+    if (weights_.contains(layer_name(l, "q_norm"))) {
+      // Qwen3: each head of q and of k normalised (in place) before the rotation.
+      rms_norm(ws_.q.get(), weights_.get(layer_name(l, "q_norm")), n * c.num_heads, c.head_dim, eps,
+               ws_.q.get(), t, stream_);
+      rms_norm(ws_.k.get(), weights_.get(layer_name(l, "k_norm")), n * c.num_kv_heads, c.head_dim,
+               eps, ws_.k.get(), t, stream_);
+    }
     rotary_embedding(positions, ws_.q.get(), ws_.k.get(), n, c.num_heads, c.num_kv_heads,
                      c.head_dim, cos_sin, c.head_dim, /*neox=*/true, t, stream_);
     reshape_and_cache(ws_.k.get(), ws_.v.get(), cache.k(l), cache.v(l),

@@ -42,10 +42,13 @@ struct llama_host_layer {
   const float* input_norm = nullptr;  // (dim)
   const float* qkv = nullptr;         // (q_size + 2 * kv_size, dim)  q, k, v rows fused
   const float* qkv_bias = nullptr;    // (q_size + 2 * kv_size) or null
-  const float* o = nullptr;           // (dim, q_size)
-  const float* post_norm = nullptr;   // (dim)
-  const float* gate_up = nullptr;     // (2 * hidden, dim)  gate rows then up rows
-  const float* down = nullptr;        // (dim, hidden)
+  // Per-head RMSNorm of q and of k before the rotation (Qwen3): both (head_dim), or both null.
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
+  const float* o = nullptr;          // (dim, q_size)
+  const float* post_norm = nullptr;  // (dim)
+  const float* gate_up = nullptr;    // (2 * hidden, dim)  gate rows then up rows
+  const float* down = nullptr;       // (dim, hidden)
 };
 
 struct llama_host_weights {

@@ -15,9 +15,11 @@
 #include "actors/system/engine_system.hpp"
 #include "actors/system/worker_backend.hpp"
 #include "tests/support/engine_checks.hpp"
+#include "tests/support/random_models.hpp"
 #include "tests/support/requests.hpp"
 #if ACTORLLM_HAS_CUDA
 #include "actors/gpu_worker/cuda_backend.hpp"
+#include "actors/gpu_worker/cuda_weights.hpp"
 #endif
 
 namespace actorllm {
@@ -103,6 +105,49 @@ TEST(engine_cuda, backend_matches_the_cpu_backend_through_swaps_and_copies) {
   ASSERT_TRUE(gpu.try_forward_greedy(batch, tokens));
   ASSERT_EQ(tokens.size(), 1u);
   EXPECT_EQ(tokens[0], argmax(want));
+}
+
+// Qwen3's per-head q/k norms on the device: a random Qwen3 checkpoint (GQA, head_dim set
+// apart from hidden_size / heads) gives the CPU backend's logits, prefill and decode.
+TEST(engine_cuda, qwen3_backend_matches_the_cpu_backend) {
+  REQUIRE_CUDA_DEVICE();
+  const testing::random_model qwen3("cuda-qwen3", "--arch qwen3");
+  auto model = std::make_shared<llama_model>(qwen3.dir());
+  ASSERT_TRUE(model->config().qk_norm);
+  model_runner_config config;
+  config.block_size = 16;
+  config.num_device_blocks = 8;
+  cpu_backend cpu(model, config);
+  cuda_backend gpu(model, config, 0, cuda_storage::f32);
+  std::vector<int32_t> prompt{1};
+  for (int i = 0; i < 20; ++i) prompt.push_back(3 + (i * 29) % 200);
+  forward_batch batch;
+  batch.add_sequence(prompt, 0, std::vector<int32_t>{0, 1}, config.block_size, true);
+  batch.finalize();
+  std::vector<float> want, got;
+  cpu.forward(batch, want);
+  gpu.forward(batch, got);
+  EXPECT_LT(max_relative_error(got, want), 1e-4f) << "prefill";
+  batch.clear();
+  batch.add_sequence(std::vector<int32_t>{argmax(want)}, 21, std::vector<int32_t>{0, 1},
+                     config.block_size, true);
+  batch.finalize();
+  cpu.forward(batch, want);
+  gpu.forward(batch, got);
+  EXPECT_LT(max_relative_error(got, want), 1e-4f) << "decode";
+}
+
+// Which families the device runs is decided at load, by what each needs (no device here).
+TEST(cuda_families, qwen3_loads_and_gemma_is_refused_by_what_it_needs) {
+  const testing::random_model qwen3("families-qwen3", "--arch qwen3");
+  EXPECT_NO_THROW(runner_config_of(llama_model(qwen3.dir())));
+  const testing::random_model gemma2("families-gemma2", "--arch gemma2");
+  try {
+    runner_config_of(llama_model(gemma2.dir()));
+    FAIL() << "Gemma 2 loaded for the device";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << e.what();
+  }
 }
 
 // The whole draw on the device against the host sampler's processing of the CPU backend's
