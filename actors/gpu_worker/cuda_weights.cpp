@@ -21,9 +21,6 @@ const float* data_or_null(const std::vector<float>& v) {
 
 std::string cuda_unsupported_feature(const model_config_hf& c) {
   if (c.moe.num_experts > 0) return "mixture-of-experts layers";
-  if (std::any_of(c.layer_sliding_window.begin(), c.layer_sliding_window.end(),
-                  [](int32_t w) { return w > 0; }))
-    return "sliding-window attention";
   if (c.sandwich_norms) return "norms after attention and the MLP";
   if (c.activation != hidden_activation::silu) return "GeGLU (gelu_pytorch_tanh)";
   if (c.embedding_multiplier != 1.0) return "scaled embeddings";
@@ -50,6 +47,7 @@ cuda::llama_runner_config runner_config_of(const llama_model& model) {
   r.max_position =
       c.head_dim > 0 ? static_cast<int64_t>(model.weights().cos_sin().size()) / c.head_dim : 0;
   r.rms_norm_eps = static_cast<float>(c.rms_norm_eps);
+  r.layer_sliding_window = c.layer_sliding_window;
   return r;
 }
 

@@ -56,6 +56,10 @@ void llama_runner_config::validate() const {
   require(num_heads % num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads");
   require(head_dim % 2 == 0, "head_dim must be even (rotary halves)");
   require(rms_norm_eps > 0, "rms_norm_eps must be positive");
+  require(layer_sliding_window.empty() ||
+              static_cast<int64_t>(layer_sliding_window.size()) == num_layers,
+          "one sliding window per layer, or none");
+  for (int32_t w : layer_sliding_window) require(w >= 0, "a sliding window cannot be negative");
 }
 
 llama_runner::llama_runner(const llama_runner_config& config, const llama_host_weights& w,
@@ -247,6 +251,7 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
     reshape_and_cache(ws_.k.get(), ws_.v.get(), cache.k(l), cache.v(l),
                       ws_.slot_mapping.as<int64_t>(), n, c.num_kv_heads, c.head_dim, block_size, t,
                       stream_);
+    paged.sliding_window = c.layer_sliding_window.empty() ? 0 : c.layer_sliding_window[l];
     paged_attention(ws_.q.get(), cache.k(l), cache.v(l), paged, c.num_heads, c.num_kv_heads,
                     c.head_dim, block_size, scale, ws_.attn.get(), t, stream_,
                     decode ? ws_.attention.get() : nullptr, decode ? ws_.attention.size() : 0);

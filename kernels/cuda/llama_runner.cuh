@@ -30,6 +30,9 @@ struct llama_runner_config {
   int64_t vocab_size = 0;
   int64_t max_position = 0;  ///< rows of the rotary table
   float rms_norm_eps = 1e-5f;
+  /// Each layer's sliding window (paged_batch::sliding_window; 0: full attention), or empty:
+  /// every layer attends to the whole context.
+  std::vector<int32_t> layer_sliding_window;
 
   int64_t q_size() const { return num_heads * head_dim; }
   int64_t kv_size() const { return num_kv_heads * head_dim; }

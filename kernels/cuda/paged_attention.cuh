@@ -24,6 +24,9 @@ struct paged_batch {
   int64_t num_tokens = 0;     ///< query_start_loc[num_seqs]
   int64_t max_query_len = 0;  ///< longest query of the batch
   int64_t max_seq_len = 0;    ///< longest context of the batch
+  /// > 0: a sliding window, a query at position p sees only keys p - sliding_window + 1 .. p,
+  /// and no block wholly before that is read (the scheduler may have freed it); 0: all keys.
+  int64_t sliding_window = 0;
 };
 
 /// out(num_tokens, num_heads, head_dim) = softmax(q k^T * scale) v per sequence, grouped-query

@@ -30,7 +30,13 @@ struct decode_args {
   float scale;
   int64_t partition_size;  // tokens per partition (v1: at least the longest context)
   int num_partitions;
+  int64_t sliding_window;  // > 0: keys seq_len - sliding_window .. seq_len - 1 only
 };
+
+/// The first key a decode query at position seq_len - 1 sees.
+__device__ __forceinline__ int64_t first_visible_key(int64_t seq_len, int64_t sliding_window) {
+  return sliding_window > 0 ? max(int64_t{0}, seq_len - sliding_window) : 0;
+}
 
 template <typename T, int HPB>
 __global__ void __launch_bounds__(kThreads)
@@ -61,8 +67,9 @@ __global__ void __launch_bounds__(kThreads)
   const bool dim_active = dim0 < D;
 
   const int64_t seq_len = a.seq_lens[seq];
-  const int64_t start = static_cast<int64_t>(part) * a.partition_size;
-  const int64_t end = min(start + a.partition_size, seq_len);
+  const int64_t part_start = static_cast<int64_t>(part) * a.partition_size;
+  const int64_t start = max(part_start, first_visible_key(seq_len, a.sliding_window));
+  const int64_t end = min(part_start + a.partition_size, seq_len);
   const bool v2 = tmp_out != nullptr;
 
   // Query heads of this block: kv_head * group_size + chunk * HPB + i, for i < HPB in range.
@@ -70,7 +77,8 @@ __global__ void __launch_bounds__(kThreads)
   const int num_local = min(HPB, group_size - chunk * HPB);
 
   if (start >= end) {
-    // An empty partition: v2 never reads it; v1 (empty context) writes zeros.
+    // An empty partition (past the context, or wholly before the window): v2 never reads it;
+    // v1 (empty context) writes zeros.
     if (!v2)
       for (int idx = threadIdx.x; idx < num_local * D; idx += kThreads)
         out[(seq * a.num_heads + head0 + idx / D) * D + idx % D] = from_float<T>(0.0f);
@@ -204,6 +212,7 @@ __global__ void __launch_bounds__(kThreads)
                          const float* __restrict__ exp_sums,    // (seqs, heads, parts)
                          const int32_t* __restrict__ seq_lens,  // (seqs)
                          int num_heads, int head_dim, int64_t partition_size, int num_partitions,
+                         int64_t sliding_window,
                          T* __restrict__ out) {  // (seqs, heads, D)
   extern __shared__ float s_weight[];            // (num_partitions)
   __shared__ float scratch[32];
@@ -212,6 +221,9 @@ __global__ void __launch_bounds__(kThreads)
   // Clamped so that a max_seq_len below a real length cannot send the reads out of bounds.
   const int parts =
       min(num_partitions, static_cast<int>((seq_lens[seq] + partition_size - 1) / partition_size));
+  // Partitions wholly before the window wrote nothing: the merge starts after them.
+  const int first = min(
+      parts, static_cast<int>(first_visible_key(seq_lens[seq], sliding_window) / partition_size));
   if (parts == 0) {
     for (int d = threadIdx.x; d < head_dim; d += blockDim.x)
       out[row * head_dim + d] = from_float<T>(0.0f);
@@ -220,10 +232,10 @@ __global__ void __launch_bounds__(kThreads)
   const float* m = max_logits + row * num_partitions;
   const float* l = exp_sums + row * num_partitions;
   float m_max = -INFINITY;
-  for (int p = threadIdx.x; p < parts; p += blockDim.x) m_max = fmaxf(m_max, m[p]);
+  for (int p = first + threadIdx.x; p < parts; p += blockDim.x) m_max = fmaxf(m_max, m[p]);
   m_max = block_max(m_max, scratch);
   float total = 0.0f;
-  for (int p = threadIdx.x; p < parts; p += blockDim.x) {
+  for (int p = first + threadIdx.x; p < parts; p += blockDim.x) {
     const float w = expf(m[p] - m_max) * l[p];
     s_weight[p] = w;
     total += w;
@@ -232,7 +244,7 @@ __global__ void __launch_bounds__(kThreads)
   const float* partial = tmp_out + row * num_partitions * head_dim;
   for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
     float sum = 0.0f;
-    for (int p = 0; p < parts; ++p) sum += s_weight[p] * partial[p * head_dim + d];
+    for (int p = first; p < parts; ++p) sum += s_weight[p] * partial[p * head_dim + d];
     out[row * head_dim + d] = from_float<T>(sum / total);
   }
 }
@@ -289,6 +301,7 @@ void paged_attention_decode(const void* q, const void* k_cache, const void* v_ca
   while (lanes * 8 < head_dim) lanes *= 2;
   a.lanes_per_group = lanes;
   a.scale = scale;
+  a.sliding_window = std::max<int64_t>(0, batch.sliding_window);
 
   const int64_t parts = num_partitions_for(batch.max_seq_len);
   const int64_t blocks_v1 = batch.num_seqs * num_kv_heads * a.head_chunks;
@@ -352,7 +365,7 @@ void paged_attention_decode(const void* q, const void* k_cache, const void* v_ca
                                static_cast<unsigned>(num_heads));
         decode_reduce_kernel<T><<<reduce_grid, kThreads, parts * sizeof(float), stream>>>(
             tmp_out, max_logits, exp_sums, batch.seq_lens, a.num_heads, a.head_dim,
-            a.partition_size, a.num_partitions, static_cast<T*>(out));
+            a.partition_size, a.num_partitions, a.sliding_window, static_cast<T*>(out));
         CUDA_CHECK_LAUNCH();
       })
   if (scratch) CUDA_CHECK(cudaFreeAsync(scratch, stream));

@@ -3,6 +3,7 @@
 // row a running max, a running sum and the weighted V accumulator (online softmax), so the
 // score matrix never leaves shared memory. Four threads share a query row: thread `sub` owns
 // keys sub, sub + 4, ... of a key tile and dims sub, sub + 4, ... of the output row.
+#include <algorithm>
 #include <stdexcept>
 
 #include "kernels/cuda/check.cuh"
@@ -24,6 +25,7 @@ struct prefill_args {
   int64_t max_blocks_per_seq;
   int num_heads, num_kv_heads, head_dim, block_size;
   float scale;
+  int64_t sliding_window;  // > 0: a query at position p sees keys p - sliding_window + 1 .. p
 };
 
 /// Shared memory floats for head_dim D: Q, K and V tiles with rows padded to D + 1 (no bank
@@ -57,8 +59,11 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t seq_len = a.seq_lens[seq];
   const int64_t context = seq_len - q_len;  // tokens before the first new one
   const int rows = static_cast<int>(min(static_cast<int64_t>(kTileQ), q_len - tile0));
-  // The last row of the tile sees keys [0, kv_end).
+  // The last row of the tile sees keys up to kv_end; the first row's window starts at
+  // kv_begin, and no key before it is read (its block may be freed).
   const int64_t kv_end = context + tile0 + rows;
+  const int64_t kv_begin =
+      a.sliding_window > 0 ? max(int64_t{0}, context + tile0 + 1 - a.sliding_window) : 0;
 
   for (int e = threadIdx.x; e < kTileQ * D; e += kThreads) {
     const int i = e / D, d = e % D;
@@ -70,7 +75,8 @@ __global__ void __launch_bounds__(kThreads)
   const int row = threadIdx.x / 4;
   const int sub = threadIdx.x % 4;
   const bool row_valid = row < rows;
-  const int64_t row_limit = context + tile0 + row + 1;  // keys [0, row_limit) are visible
+  const int64_t row_limit = context + tile0 + row + 1;  // keys [row_start, row_limit) are visible
+  const int64_t row_start = a.sliding_window > 0 ? row_limit - a.sliding_window : 0;
   float m = -INFINITY, l = 0.0f;
   float o[DMAX / 4];
 #pragma unroll
@@ -78,7 +84,7 @@ __global__ void __launch_bounds__(kThreads)
 
   const int32_t* table = a.block_tables + seq * a.max_blocks_per_seq;
   const int64_t head_stride = static_cast<int64_t>(a.block_size) * D;
-  for (int64_t kv0 = 0; kv0 < kv_end; kv0 += kTileK) {
+  for (int64_t kv0 = kv_begin; kv0 < kv_end; kv0 += kTileK) {
     __syncthreads();  // the previous tile's K, V and P are consumed (and Q is written)
     for (int e = threadIdx.x; e < kTileK * D; e += kThreads) {
       const int j = e / D, d = e % D;
@@ -109,7 +115,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int c = 0; c < kKeysPerThread; ++c) {
       const int64_t token = kv0 + sub + 4 * c;
-      if (!row_valid || token >= row_limit) s[c] = -INFINITY;
+      if (!row_valid || token >= row_limit || token < row_start) s[c] = -INFINITY;
       tile_max = fmaxf(tile_max, s[c]);
     }
     // The four threads of a row are adjacent lanes of one warp.
@@ -192,6 +198,7 @@ void paged_attention_prefill(const void* q, const void* k_cache, const void* v_c
   a.head_dim = static_cast<int>(head_dim);
   a.block_size = static_cast<int>(block_size);
   a.scale = scale;
+  a.sliding_window = std::max<int64_t>(0, batch.sliding_window);
   const dim3 grid(static_cast<unsigned>((batch.max_query_len + kTileQ - 1) / kTileQ),
                   static_cast<unsigned>(batch.num_seqs), static_cast<unsigned>(num_heads));
   ACTORLLM_DISPATCH_DTYPE(

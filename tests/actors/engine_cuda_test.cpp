@@ -107,40 +107,62 @@ TEST(engine_cuda, backend_matches_the_cpu_backend_through_swaps_and_copies) {
   EXPECT_EQ(tokens[0], argmax(want));
 }
 
-// Qwen3's per-head q/k norms on the device: a random Qwen3 checkpoint (GQA, head_dim set
-// apart from hidden_size / heads) gives the CPU backend's logits, prefill and decode.
-TEST(engine_cuda, qwen3_backend_matches_the_cpu_backend) {
-  REQUIRE_CUDA_DEVICE();
-  const testing::random_model qwen3("cuda-qwen3", "--arch qwen3");
-  auto model = std::make_shared<llama_model>(qwen3.dir());
-  ASSERT_TRUE(model->config().qk_norm);
+/// A 40-token prompt, then 12 greedy decode steps, on the CPU backend and the device (float32):
+/// the logits agree at every step.
+void expect_device_logits_match_the_cpu(std::shared_ptr<llama_model> model) {
   model_runner_config config;
   config.block_size = 16;
   config.num_device_blocks = 8;
   cpu_backend cpu(model, config);
   cuda_backend gpu(model, config, 0, cuda_storage::f32);
+  const std::vector<int32_t> table{0, 1, 2, 3};
   std::vector<int32_t> prompt{1};
-  for (int i = 0; i < 20; ++i) prompt.push_back(3 + (i * 29) % 200);
+  for (int i = 0; i < 39; ++i) prompt.push_back(3 + (i * 29) % 200);
   forward_batch batch;
-  batch.add_sequence(prompt, 0, std::vector<int32_t>{0, 1}, config.block_size, true);
+  batch.add_sequence(prompt, 0, table, config.block_size, true);
   batch.finalize();
   std::vector<float> want, got;
   cpu.forward(batch, want);
   gpu.forward(batch, got);
   EXPECT_LT(max_relative_error(got, want), 1e-4f) << "prefill";
-  batch.clear();
-  batch.add_sequence(std::vector<int32_t>{argmax(want)}, 21, std::vector<int32_t>{0, 1},
-                     config.block_size, true);
-  batch.finalize();
-  cpu.forward(batch, want);
-  gpu.forward(batch, got);
-  EXPECT_LT(max_relative_error(got, want), 1e-4f) << "decode";
+  for (int32_t position = 40; position < 52; ++position) {
+    batch.clear();
+    batch.add_sequence(std::vector<int32_t>{argmax(want)}, position, table, config.block_size,
+                       true);
+    batch.finalize();
+    cpu.forward(batch, want);
+    gpu.forward(batch, got);
+    EXPECT_LT(max_relative_error(got, want), 1e-4f) << "decode at " << position;
+  }
+}
+
+// Qwen3's per-head q/k norms on the device: a random Qwen3 checkpoint (GQA, head_dim set
+// apart from hidden_size / heads).
+TEST(engine_cuda, qwen3_backend_matches_the_cpu_backend) {
+  REQUIRE_CUDA_DEVICE();
+  const testing::random_model qwen3("cuda-qwen3", "--arch qwen3");
+  auto model = std::make_shared<llama_model>(qwen3.dir());
+  ASSERT_TRUE(model->config().qk_norm);
+  expect_device_logits_match_the_cpu(model);
+}
+
+// Mistral's sliding window on the device, 8 tokens against a 40-token prompt: prefill and
+// decode attend to the window only.
+TEST(engine_cuda, windowed_mistral_backend_matches_the_cpu_backend) {
+  REQUIRE_CUDA_DEVICE();
+  const testing::random_model mistral("cuda-mistral", "--arch mistral --sliding-window 8");
+  auto model = std::make_shared<llama_model>(mistral.dir());
+  ASSERT_EQ(model->config().max_sliding_window(), 8);
+  expect_device_logits_match_the_cpu(model);
 }
 
 // Which families the device runs is decided at load, by what each needs (no device here).
-TEST(cuda_families, qwen3_loads_and_gemma_is_refused_by_what_it_needs) {
+TEST(cuda_families, qwen3_and_windowed_mistral_load_and_gemma_is_refused_by_what_it_needs) {
   const testing::random_model qwen3("families-qwen3", "--arch qwen3");
   EXPECT_NO_THROW(runner_config_of(llama_model(qwen3.dir())));
+  const testing::random_model mistral("families-mistral", "--arch mistral --sliding-window 8");
+  EXPECT_EQ(runner_config_of(llama_model(mistral.dir())).layer_sliding_window,
+            std::vector<int32_t>(llama_model(mistral.dir()).config().num_layers, 8));
   const testing::random_model gemma2("families-gemma2", "--arch gemma2");
   try {
     runner_config_of(llama_model(gemma2.dir()));

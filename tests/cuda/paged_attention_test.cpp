@@ -22,6 +22,7 @@ using namespace testing;
 struct attention_case {
   int num_heads, num_kv_heads, head_dim, block_size;
   std::vector<std::pair<int, int>> seqs;  // (query length, context length incl. the query)
+  int window = 0;                         // sliding window (0: none)
 };
 
 enum class mode { prefill, decode_v1, decode_v2, decode_auto, dispatch };
@@ -68,6 +69,17 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   for (int s = 0; s < num_seqs; ++s)
     for (int b = 0; b < (seq_lens[s] + c.block_size - 1) / c.block_size; ++b)
       block_tables[size_t(s) * max_blocks + b] = ids[next++];
+  std::vector<int32_t> device_tables = block_tables;
+  if (c.window > 0) {
+    // Blocks wholly before the first query's window may have been freed: the device table
+    // names a block far past the cache there, so that a kernel reading one faults.
+    for (int s = 0; s < num_seqs; ++s) {
+      const int first_query = seq_lens[s] - (query_start_loc[s + 1] - query_start_loc[s]);
+      const int first_key = std::max(0, first_query - c.window + 1);
+      for (int b = 0; b < first_key / c.block_size; ++b)
+        device_tables[size_t(s) * max_blocks + b] = 1 << 28;
+    }
+  }
 
   const size_t cache_elems = size_t(total_blocks) * c.num_kv_heads * c.block_size * c.head_dim;
   auto k_cache = random_floats(cache_elems, rng), v_cache = random_floats(cache_elems, rng);
@@ -78,12 +90,15 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   std::vector<float> expected(q.size());
   const cpu::paged_batch cpu_batch{query_start_loc.data(), seq_lens.data(), block_tables.data(),
                                    num_seqs, max_blocks};
+  cpu::attention_options options;
+  options.scale = scale;
+  options.sliding_window = c.window;
   cpu::paged_attention(q.data(), k_cache.data(), v_cache.data(), cpu_batch, c.num_heads,
-                       c.num_kv_heads, c.head_dim, c.block_size, scale, expected.data());
+                       c.num_kv_heads, c.head_dim, c.block_size, options, expected.data());
 
   device_tensor d_q(q, t), d_k(k_cache, t), d_v(v_cache, t), d_out(q.size(), t);
   auto d_qsl = upload(query_start_loc), d_seq_lens = upload(seq_lens),
-       d_tables = upload(block_tables);
+       d_tables = upload(device_tables);
   paged_batch batch;
   batch.query_start_loc = d_qsl.as<int32_t>();
   batch.seq_lens = d_seq_lens.as<int32_t>();
@@ -93,6 +108,7 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   batch.num_tokens = num_tokens;
   batch.max_query_len = max_query_len;
   batch.max_seq_len = max_seq_len;
+  batch.sliding_window = c.window;
   d_out.poison();
   const auto decode = [&](decode_path path) {
     paged_attention_decode(d_q.get(), d_k.get(), d_v.get(), batch, c.num_heads, c.num_kv_heads,
@@ -121,7 +137,7 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   const tolerance tol = t == dtype::f32 ? tolerance{2e-5f, 1e-4f} : default_tolerance(t);
   EXPECT_TRUE(all_close(d_out.download(), expected, tol))
       << dtype_name(t) << " " << mode_name(m) << " heads " << c.num_heads << "/" << c.num_kv_heads
-      << " head_dim " << c.head_dim << " block_size " << c.block_size;
+      << " head_dim " << c.head_dim << " block_size " << c.block_size << " window " << c.window;
 }
 
 std::vector<attention_case> decode_cases() {
@@ -184,6 +200,32 @@ TEST(CudaPagedAttention, PrefillTakesDecodeBatchesToo) {
   uint32_t seed = 500;
   for (const auto& c : decode_cases()) check_case(c, dtype::f32, mode::prefill, seed++);
   for (const auto& c : prefill_cases()) check_case(c, dtype::bf16, mode::dispatch, seed++);
+}
+
+// Mistral's and Gemma's windows: decode (both paths: v2 partitions wholly before the window
+// are skipped, in the kernel and in the merge) and prefill, with windows shorter and longer
+// than a block, a partition and the context.
+TEST(CudaPagedAttention, SlidingWindowMatchesCpuAndReadsNoBlockBeforeIt) {
+  REQUIRE_CUDA_DEVICE();
+  const std::vector<attention_case> decode = {
+      {32, 8, 128, 16, {{1, 1}, {1, 17}, {1, 600}, {1, 1300}, {1, 2000}}, 512},
+      {8, 4, 64, 16, {{1, 5}, {1, 300}, {1, 1100}}, 100},
+      {4, 4, 128, 32, {{1, 40}, {1, 1000}}, 7},
+      {8, 2, 128, 16, {{1, 3000}}, 4096},
+  };
+  const std::vector<attention_case> prefill = {
+      {8, 2, 128, 16, {{300, 300}, {64, 1500}, {1, 2000}, {33, 33}}, 100},
+      {8, 4, 64, 16, {{129, 129}, {40, 90}, {5, 700}}, 17},
+      {4, 1, 128, 32, {{70, 70}, {10, 500}}, 512},
+  };
+  uint32_t seed = 600;
+  for (dtype t : {dtype::f32, dtype::bf16}) {
+    for (const auto& c : decode)
+      for (mode m : {mode::decode_v1, mode::decode_v2, mode::dispatch, mode::prefill})
+        check_case(c, t, m, seed++);
+    for (const auto& c : prefill)
+      for (mode m : {mode::prefill, mode::dispatch}) check_case(c, t, m, seed++);
+  }
 }
 
 TEST(CudaPagedAttention, DecodeRejectsUnsupportedHeadDim) {
