@@ -26,7 +26,6 @@ std::string cuda_unsupported_feature(const model_config_hf& c) {
   if (c.embedding_multiplier != 1.0) return "scaled embeddings";
   if (c.attention_scale > 0) return "query_pre_attn_scalar";
   if (c.attn_logit_softcapping > 0 || c.final_logit_softcapping > 0) return "logit soft-capping";
-  if (c.rope_scaling.kind == "longrope") return "LongRoPE";
   return "";
 }
 
@@ -48,6 +47,7 @@ cuda::llama_runner_config runner_config_of(const llama_model& model) {
       c.head_dim > 0 ? static_cast<int64_t>(model.weights().cos_sin().size()) / c.head_dim : 0;
   r.rms_norm_eps = static_cast<float>(c.rms_norm_eps);
   r.layer_sliding_window = c.layer_sliding_window;
+  r.long_rope_offset = model.weights().rotary.long_offset;
   return r;
 }
 

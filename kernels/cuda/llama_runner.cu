@@ -60,6 +60,8 @@ void llama_runner_config::validate() const {
               static_cast<int64_t>(layer_sliding_window.size()) == num_layers,
           "one sliding window per layer, or none");
   for (int32_t w : layer_sliding_window) require(w >= 0, "a sliding window cannot be negative");
+  require(long_rope_offset >= 0 && long_rope_offset < max_position,
+          "the long factors' rows must start inside the rotary table");
 }
 
 llama_runner::llama_runner(const llama_runner_config& config, const llama_host_weights& w,
@@ -192,7 +194,19 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
     reserve(ws_.attention,
             paged_attention_decode_workspace_bytes(num_seqs, c.num_heads, c.head_dim, max_seq_len));
   upload_async(ws_.token_ids, b.token_ids, n, stream_);
-  upload_async(ws_.positions, b.positions, n, stream_);
+  const int32_t* rope_positions = b.positions;
+  if (c.long_rope_offset > 0) {
+    // LongRoPE: a sequence past the original context rotates with the long factors' rows.
+    rope_positions_.assign(b.positions, b.positions + n);
+    for (int64_t s = 0; s < num_seqs; ++s)
+      if (b.seq_lens[s] > c.long_rope_offset)
+        for (int32_t i = b.query_start_loc[s]; i < b.query_start_loc[s + 1]; ++i) {
+          rope_positions_[i] += static_cast<int32_t>(c.long_rope_offset);
+          require(rope_positions_[i] < c.max_position, "position outside the long rotary rows");
+        }
+    rope_positions = rope_positions_.data();
+  }
+  upload_async(ws_.positions, rope_positions, n, stream_);
   upload_async(ws_.slot_mapping, b.slot_mapping, n, stream_);
   upload_async(ws_.logits_indices, b.logits_indices, num_logits, stream_);
   upload_async(ws_.query_start_loc, b.query_start_loc, num_seqs + 1, stream_);

@@ -33,6 +33,10 @@ struct llama_runner_config {
   /// Each layer's sliding window (paged_batch::sliding_window; 0: full attention), or empty:
   /// every layer attends to the whole context.
   std::vector<int32_t> layer_sliding_window;
+  /// LongRoPE (Phi-3): the rotary table holds the short factors' rows, then the long ones'
+  /// from this row on; a sequence longer than it reads position + long_rope_offset, as the CPU
+  /// forward does. 0: one set of rows.
+  int64_t long_rope_offset = 0;
 
   int64_t q_size() const { return num_heads * head_dim; }
   int64_t kv_size() const { return num_kv_heads * head_dim; }
@@ -149,6 +153,7 @@ class llama_runner {
   cudaStream_t stream_;
   gemm_context gemm_;
   bool tied_head_ = true;
+  std::vector<int32_t> rope_positions_;  // LongRoPE: the positions the rotation reads
 
   struct workspace {
     int64_t tokens = 0, seqs = 0, table = 0;  // capacities

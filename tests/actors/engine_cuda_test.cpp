@@ -156,13 +156,25 @@ TEST(engine_cuda, windowed_mistral_backend_matches_the_cpu_backend) {
   expect_device_logits_match_the_cpu(model);
 }
 
+// Phi-3's LongRoPE on the device: past original_max_position_embeddings (32 here) a sequence
+// rotates with the long factors' rows, from the prompt's prefill on.
+TEST(engine_cuda, longrope_phi3_backend_matches_the_cpu_backend) {
+  REQUIRE_CUDA_DEVICE();
+  const testing::random_model phi3("cuda-phi3", "--arch phi3 --rope-scaling longrope");
+  auto model = std::make_shared<llama_model>(phi3.dir());
+  ASSERT_EQ(model->weights().rotary.long_offset, 32);
+  expect_device_logits_match_the_cpu(model);
+}
+
 // Which families the device runs is decided at load, by what each needs (no device here).
-TEST(cuda_families, qwen3_and_windowed_mistral_load_and_gemma_is_refused_by_what_it_needs) {
+TEST(cuda_families, qwen3_windowed_mistral_and_longrope_phi3_load_and_gemma_is_refused) {
   const testing::random_model qwen3("families-qwen3", "--arch qwen3");
   EXPECT_NO_THROW(runner_config_of(llama_model(qwen3.dir())));
   const testing::random_model mistral("families-mistral", "--arch mistral --sliding-window 8");
   EXPECT_EQ(runner_config_of(llama_model(mistral.dir())).layer_sliding_window,
             std::vector<int32_t>(llama_model(mistral.dir()).config().num_layers, 8));
+  const testing::random_model phi3("families-phi3", "--arch phi3 --rope-scaling longrope");
+  EXPECT_EQ(runner_config_of(llama_model(phi3.dir())).long_rope_offset, 32);
   const testing::random_model gemma2("families-gemma2", "--arch gemma2");
   try {
     runner_config_of(llama_model(gemma2.dir()));
