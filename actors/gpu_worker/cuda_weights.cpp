@@ -21,10 +21,6 @@ const float* data_or_null(const std::vector<float>& v) {
 
 std::string cuda_unsupported_feature(const model_config_hf& c) {
   if (c.moe.num_experts > 0) return "mixture-of-experts layers";
-  if (c.sandwich_norms) return "norms after attention and the MLP";
-  if (c.activation != hidden_activation::silu) return "GeGLU (gelu_pytorch_tanh)";
-  if (c.embedding_multiplier != 1.0) return "scaled embeddings";
-  if (c.attention_scale > 0) return "query_pre_attn_scalar";
   if (c.attn_logit_softcapping > 0 || c.final_logit_softcapping > 0) return "logit soft-capping";
   return "";
 }
@@ -48,6 +44,15 @@ cuda::llama_runner_config runner_config_of(const llama_model& model) {
   r.rms_norm_eps = static_cast<float>(c.rms_norm_eps);
   r.layer_sliding_window = c.layer_sliding_window;
   r.long_rope_offset = model.weights().rotary.long_offset;
+  r.embedding_multiplier = static_cast<float>(c.embedding_multiplier);  // in float32, as HF
+  r.attention_scale = c.attention_softmax_scale();
+  r.gelu_tanh = c.activation == hidden_activation::gelu_tanh;
+  const auto& local = model.weights().local_rotary.cos_sin;
+  if (!local.empty() && local.size() != model.weights().cos_sin().size())
+    throw std::runtime_error(
+        c.architecture +
+        ": the local layers' rotary table differs in size from the global "
+        "one, which the CUDA backend does not run: serve it with --device cpu");
   return r;
 }
 
@@ -75,6 +80,8 @@ staged_host_weights host_weights_of(const llama_model& model) {
     hl.q_norm = data_or_null(l.q_norm);
     hl.k_norm = data_or_null(l.k_norm);
     hl.o = matrix(l.o, pl ? &pl->o : nullptr);
+    hl.attn_out_norm = data_or_null(l.attn_out_norm);
+    hl.mlp_out_norm = data_or_null(l.mlp_out_norm);
     hl.post_norm = data_or_null(l.post_norm);
     hl.gate_up = matrix(l.gate_up, pl ? &pl->gate_up : nullptr);
     hl.down = matrix(l.down, pl ? &pl->down : nullptr);
@@ -85,6 +92,7 @@ staged_host_weights host_weights_of(const llama_model& model) {
   h.lm_head = packed ? (packed->embed.empty() ? nullptr : matrix(w.lm_head, &packed->lm_head))
                      : data_or_null(w.lm_head);
   h.cos_sin = data_or_null(w.cos_sin());
+  h.local_cos_sin = data_or_null(w.local_rotary.cos_sin);
   return staged;
 }
 

@@ -62,6 +62,8 @@ void llama_runner_config::validate() const {
   for (int32_t w : layer_sliding_window) require(w >= 0, "a sliding window cannot be negative");
   require(long_rope_offset >= 0 && long_rope_offset < max_position,
           "the long factors' rows must start inside the rotary table");
+  require(embedding_multiplier > 0 && attention_scale >= 0,
+          "the embedding multiplier must be positive and the attention scale not negative");
 }
 
 llama_runner::llama_runner(const llama_runner_config& config, const llama_host_weights& w,
@@ -88,6 +90,12 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
       weights_.upload(layer_name(l, "k_norm"), lw.k_norm, c.head_dim);
     }
     weights_.upload(layer_name(l, "o"), need(lw.o, layer_name(l, "o")), dim * c.q_size());
+    require((lw.attn_out_norm == nullptr) == (lw.mlp_out_norm == nullptr),
+            layer_name(l, "attn_out_norm") + " and mlp_out_norm come together");
+    if (lw.attn_out_norm) {
+      weights_.upload(layer_name(l, "attn_out_norm"), lw.attn_out_norm, dim);
+      weights_.upload(layer_name(l, "mlp_out_norm"), lw.mlp_out_norm, dim);
+    }
     weights_.upload(layer_name(l, "post_norm"), need(lw.post_norm, layer_name(l, "post_norm")),
                     dim);
     weights_.upload(layer_name(l, "gate_up"), need(lw.gate_up, layer_name(l, "gate_up")),
@@ -99,6 +107,9 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
   if (!tied_head_) weights_.upload("lm_head", w.lm_head, c.vocab_size * dim);
   weights_.upload("cos_sin", need(w.cos_sin, "cos_sin"), c.max_position * c.head_dim,
                   /*keep_fp32=*/true);
+  if (w.local_cos_sin)
+    weights_.upload("local_cos_sin", w.local_cos_sin, c.max_position * c.head_dim,
+                    /*keep_fp32=*/true);
 }
 
 llama_runner::~llama_runner() = default;
@@ -217,15 +228,21 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   const int64_t qkv_size = q_size + 2 * kv_size, hidden = c.intermediate_size;
   const size_t es = static_cast<size_t>(dtype_size(t));
   const float eps = c.rms_norm_eps;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+  const float scale =
+      c.attention_scale > 0 ? c.attention_scale : 1.0f / std::sqrt(static_cast<float>(c.head_dim));
   void* x = ws_.x.get();                // (n, dim)
   void* residual = ws_.residual.get();  // (n, dim)
   char* qkv = ws_.qkv.as<char>();       // (n, qkv_size)
   const auto* token_ids = ws_.token_ids.as<int32_t>();
   const auto* positions = ws_.positions.as<int32_t>();
   const auto* cos_sin = static_cast<const float*>(weights_.get("cos_sin"));
+  const auto* local_cos_sin = weights_.contains("local_cos_sin")
+                                  ? static_cast<const float*>(weights_.get("local_cos_sin"))
+                                  : cos_sin;
 
   embedding(weights_.get("embed"), token_ids, n, dim, residual, t, stream_, c.vocab_size);
+  if (c.embedding_multiplier != 1.0f)
+    scale_in_place(residual, n * dim, c.embedding_multiplier, t, stream_);
   CUDA_CHECK(cudaMemsetAsync(x, 0, static_cast<size_t>(n * dim) * es, stream_));
   paged_batch paged;
   paged.query_start_loc = ws_.query_start_loc.as<int32_t>();
@@ -260,24 +277,34 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
       rms_norm(ws_.k.get(), weights_.get(layer_name(l, "k_norm")), n * c.num_kv_heads, c.head_dim,
                eps, ws_.k.get(), t, stream_);
     }
+    const int32_t window = c.layer_sliding_window.empty() ? 0 : c.layer_sliding_window[l];
     rotary_embedding(positions, ws_.q.get(), ws_.k.get(), n, c.num_heads, c.num_kv_heads,
-                     c.head_dim, cos_sin, c.head_dim, /*neox=*/true, t, stream_);
+                     c.head_dim, window > 0 ? local_cos_sin : cos_sin, c.head_dim, /*neox=*/true, t,
+                     stream_);
     reshape_and_cache(ws_.k.get(), ws_.v.get(), cache.k(l), cache.v(l),
                       ws_.slot_mapping.as<int64_t>(), n, c.num_kv_heads, c.head_dim, block_size, t,
                       stream_);
-    paged.sliding_window = c.layer_sliding_window.empty() ? 0 : c.layer_sliding_window[l];
+    paged.sliding_window = window;
     paged_attention(ws_.q.get(), cache.k(l), cache.v(l), paged, c.num_heads, c.num_kv_heads,
                     c.head_dim, block_size, scale, ws_.attn.get(), t, stream_,
                     decode ? ws_.attention.get() : nullptr, decode ? ws_.attention.size() : 0);
     gemm_.linear(ws_.attn.get(), weights_.get(layer_name(l, "o")), nullptr, n, q_size, dim, x, t,
                  stream_);
+    const bool sandwich = weights_.contains(layer_name(l, "attn_out_norm"));
+    if (sandwich)
+      rms_norm(x, weights_.get(layer_name(l, "attn_out_norm")), n, dim, eps, x, t, stream_);
     fused_add_rms_norm(x, residual, weights_.get(layer_name(l, "post_norm")), n, dim, eps, t,
                        stream_);
     gemm_.linear(x, weights_.get(layer_name(l, "gate_up")), nullptr, n, dim, 2 * hidden,
                  ws_.gate_up.get(), t, stream_);
-    silu_and_mul(ws_.gate_up.get(), n, hidden, ws_.act.get(), t, stream_);
+    if (c.gelu_tanh)
+      gelu_tanh_and_mul(ws_.gate_up.get(), n, hidden, ws_.act.get(), t, stream_);
+    else
+      silu_and_mul(ws_.gate_up.get(), n, hidden, ws_.act.get(), t, stream_);
     gemm_.linear(ws_.act.get(), weights_.get(layer_name(l, "down")), nullptr, n, hidden, dim, x, t,
                  stream_);
+    if (sandwich)
+      rms_norm(x, weights_.get(layer_name(l, "mlp_out_norm")), n, dim, eps, x, t, stream_);
   }
 
   if (num_logits == 0) return ws_.logits_f32.as<float>();

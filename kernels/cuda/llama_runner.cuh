@@ -37,6 +37,12 @@ struct llama_runner_config {
   /// from this row on; a sequence longer than it reads position + long_rope_offset, as the CPU
   /// forward does. 0: one set of rows.
   int64_t long_rope_offset = 0;
+  /// Gemma: the embedding rows are multiplied by this (sqrt(hidden_size)); 1 elsewhere.
+  float embedding_multiplier = 1.0f;
+  /// The softmax scale of attention; 0: 1 / sqrt(head_dim) (Gemma: query_pre_attn_scalar's).
+  float attention_scale = 0.0f;
+  /// The MLP's gate activation: SiLU, or GELU's tanh approximation (GeGLU, Gemma).
+  bool gelu_tanh = false;
 
   int64_t q_size() const { return num_heads * head_dim; }
   int64_t kv_size() const { return num_kv_heads * head_dim; }
@@ -52,7 +58,11 @@ struct llama_host_layer {
   // Per-head RMSNorm of q and of k before the rotation (Qwen3): both (head_dim), or both null.
   const float* q_norm = nullptr;
   const float* k_norm = nullptr;
-  const float* o = nullptr;          // (dim, q_size)
+  const float* o = nullptr;  // (dim, q_size)
+  // Gemma's sandwich norms: RMSNorm of the attention's output and of the MLP's output before
+  // each joins the residual (both (dim), or both null); post_norm is then the pre-MLP norm.
+  const float* attn_out_norm = nullptr;
+  const float* mlp_out_norm = nullptr;
   const float* post_norm = nullptr;  // (dim)
   const float* gate_up = nullptr;    // (2 * hidden, dim)  gate rows then up rows
   const float* down = nullptr;       // (dim, hidden)
@@ -64,6 +74,9 @@ struct llama_host_weights {
   const float* final_norm = nullptr;  // (dim)
   const float* lm_head = nullptr;     // (vocab, dim); null when tied to embed
   const float* cos_sin = nullptr;     // (max_position, head_dim) cosines then sines, kept fp32
+  /// Gemma 3: the windowed layers' own table (their RoPE base), of cos_sin's shape; null:
+  /// every layer rotates with cos_sin.
+  const float* local_cos_sin = nullptr;
 };
 
 /// One step's batch on the host, laid out as actorllm::forward_batch: the new tokens of every

@@ -166,8 +166,17 @@ TEST(engine_cuda, longrope_phi3_backend_matches_the_cpu_backend) {
   expect_device_logits_match_the_cpu(model);
 }
 
+// Gemma 3 on the device: scaled embeddings, (1 + w) norms (folded at load), sandwich norms,
+// GeGLU, query_pre_attn_scalar, per-head q/k norms, and 5:1 windowed layers with their own
+// RoPE base.
+TEST(engine_cuda, gemma3_backend_matches_the_cpu_backend) {
+  REQUIRE_CUDA_DEVICE();
+  const testing::random_model gemma3("cuda-gemma3", "--arch gemma3");
+  expect_device_logits_match_the_cpu(std::make_shared<llama_model>(gemma3.dir()));
+}
+
 // Which families the device runs is decided at load, by what each needs (no device here).
-TEST(cuda_families, qwen3_windowed_mistral_and_longrope_phi3_load_and_gemma_is_refused) {
+TEST(cuda_families, qwen3_mistral_phi3_and_gemma3_load_and_gemma2_is_refused) {
   const testing::random_model qwen3("families-qwen3", "--arch qwen3");
   EXPECT_NO_THROW(runner_config_of(llama_model(qwen3.dir())));
   const testing::random_model mistral("families-mistral", "--arch mistral --sliding-window 8");
@@ -175,11 +184,24 @@ TEST(cuda_families, qwen3_windowed_mistral_and_longrope_phi3_load_and_gemma_is_r
             std::vector<int32_t>(llama_model(mistral.dir()).config().num_layers, 8));
   const testing::random_model phi3("families-phi3", "--arch phi3 --rope-scaling longrope");
   EXPECT_EQ(runner_config_of(llama_model(phi3.dir())).long_rope_offset, 32);
+  const testing::random_model gemma3("families-gemma3", "--arch gemma3");
+  const llama_model gemma3_model(gemma3.dir());
+  const auto g3 = runner_config_of(gemma3_model);
+  EXPECT_TRUE(g3.gelu_tanh);
+  EXPECT_FLOAT_EQ(g3.embedding_multiplier,
+                  std::sqrt(static_cast<float>(gemma3_model.config().hidden_size)));
+  EXPECT_EQ(g3.attention_scale, gemma3_model.config().attention_softmax_scale());
+  EXPECT_FALSE(gemma3_model.weights().local_rotary.cos_sin.empty());
+  const auto host = host_weights_of(gemma3_model);
+  EXPECT_NE(host.view.local_cos_sin, nullptr);
+  EXPECT_NE(host.view.layers.at(0).attn_out_norm, nullptr);
+  EXPECT_NE(host.view.layers.at(0).mlp_out_norm, nullptr);
   const testing::random_model gemma2("families-gemma2", "--arch gemma2");
   try {
     runner_config_of(llama_model(gemma2.dir()));
     FAIL() << "Gemma 2 loaded for the device";
   } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("logit soft-capping"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << e.what();
   }
 }

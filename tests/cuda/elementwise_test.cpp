@@ -116,6 +116,45 @@ TEST(CudaElementwise, SiluAndMulMatchesCpu) {
   }
 }
 
+TEST(CudaElementwise, GeluTanhAndMulMatchesCpu) {
+  REQUIRE_CUDA_DEVICE();
+  std::mt19937 rng(6);
+  for (dtype t : all_dtypes()) {
+    for (auto [n, hidden] : {std::pair{1, 172}, {17, 2048}, {300, 512}}) {
+      auto gate_up = random_floats(size_t(n) * 2 * hidden, rng, -4, 4);
+      round_to(gate_up, t);
+      std::vector<float> expected(size_t(n) * hidden);
+      cpu::gelu_tanh_and_mul(gate_up.data(), n, hidden, expected.data());
+
+      device_tensor d_in(gate_up, t), d_out(expected.size(), t);
+      d_out.poison();
+      gelu_tanh_and_mul(d_in.get(), n, hidden, d_out.get(), t, nullptr);
+      sync_device();
+      EXPECT_TRUE(all_close(d_out.download(), expected, default_tolerance(t)))
+          << dtype_name(t) << " " << n << "x" << hidden;
+    }
+  }
+}
+
+TEST(CudaElementwise, ScaleInPlaceMultipliesEveryElement) {
+  REQUIRE_CUDA_DEVICE();
+  std::mt19937 rng(7);
+  for (dtype t : all_dtypes()) {
+    for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{3} << 20}) {
+      auto x = random_floats(size_t(n), rng, -4, 4);
+      round_to(x, t);
+      std::vector<float> expected = x;
+      for (auto& v : expected) v *= 45.25f;
+      round_to(expected, t);
+      device_tensor d_x(x, t);
+      scale_in_place(d_x.get(), n, 45.25f, t, nullptr);
+      sync_device();
+      EXPECT_TRUE(all_close(d_x.download(), expected, default_tolerance(t)))
+          << dtype_name(t) << " " << n;
+    }
+  }
+}
+
 TEST(CudaElementwise, LogSoftmaxMatchesCpu) {
   REQUIRE_CUDA_DEVICE();
   std::mt19937 rng(6);
