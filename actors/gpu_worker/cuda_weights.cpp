@@ -21,7 +21,6 @@ const float* data_or_null(const std::vector<float>& v) {
 
 std::string cuda_unsupported_feature(const model_config_hf& c) {
   if (c.moe.num_experts > 0) return "mixture-of-experts layers";
-  if (c.attn_logit_softcapping > 0 || c.final_logit_softcapping > 0) return "logit soft-capping";
   return "";
 }
 
@@ -47,6 +46,8 @@ cuda::llama_runner_config runner_config_of(const llama_model& model) {
   r.embedding_multiplier = static_cast<float>(c.embedding_multiplier);  // in float32, as HF
   r.attention_scale = c.attention_softmax_scale();
   r.gelu_tanh = c.activation == hidden_activation::gelu_tanh;
+  r.attn_logit_softcapping = static_cast<float>(c.attn_logit_softcapping);
+  r.final_logit_softcapping = static_cast<float>(c.final_logit_softcapping);
   const auto& local = model.weights().local_rotary.cos_sin;
   if (!local.empty() && local.size() != model.weights().cos_sin().size())
     throw std::runtime_error(

@@ -64,6 +64,8 @@ void llama_runner_config::validate() const {
           "the long factors' rows must start inside the rotary table");
   require(embedding_multiplier > 0 && attention_scale >= 0,
           "the embedding multiplier must be positive and the attention scale not negative");
+  require(attn_logit_softcapping >= 0 && final_logit_softcapping >= 0,
+          "a soft-capping cannot be negative");
 }
 
 llama_runner::llama_runner(const llama_runner_config& config, const llama_host_weights& w,
@@ -253,6 +255,7 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   paged.num_tokens = n;
   paged.max_query_len = max_query_len;
   paged.max_seq_len = max_seq_len;
+  paged.softcap = c.attn_logit_softcapping;
 
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const void* bias = weights_.contains(layer_name(l, "qkv_bias"))
@@ -319,10 +322,16 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   const void* head = tied_head_ ? weights_.get("embed") : weights_.get("lm_head");
   gemm_.linear(ws_.last_x.get(), head, nullptr, num_logits, dim, c.vocab_size, ws_.logits.get(), t,
                stream_);
-  if (t == dtype::f32) return ws_.logits.as<float>();
-  convert(ws_.logits.get(), t, ws_.logits_f32.get(), dtype::f32, num_logits * c.vocab_size,
-          stream_);
-  return ws_.logits_f32.as<float>();
+  float* logits = ws_.logits.as<float>();
+  if (t != dtype::f32) {
+    convert(ws_.logits.get(), t, ws_.logits_f32.get(), dtype::f32, num_logits * c.vocab_size,
+            stream_);
+    logits = ws_.logits_f32.as<float>();
+  }
+  // In float32, as the CPU forward caps its float32 logits.
+  if (c.final_logit_softcapping > 0)
+    softcap_in_place(logits, num_logits * c.vocab_size, c.final_logit_softcapping, stream_);
+  return logits;
 }
 
 void llama_runner::forward(const llama_host_batch& batch, device_kv_cache& cache,

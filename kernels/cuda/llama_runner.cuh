@@ -43,6 +43,10 @@ struct llama_runner_config {
   float attention_scale = 0.0f;
   /// The MLP's gate activation: SiLU, or GELU's tanh approximation (GeGLU, Gemma).
   bool gelu_tanh = false;
+  /// Gemma 2's soft-capping (cap * tanh(x / cap)) of the attention scores and of the final
+  /// logits; 0: off.
+  float attn_logit_softcapping = 0.0f;
+  float final_logit_softcapping = 0.0f;
 
   int64_t q_size() const { return num_heads * head_dim; }
   int64_t kv_size() const { return num_kv_heads * head_dim; }

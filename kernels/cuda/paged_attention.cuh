@@ -27,6 +27,9 @@ struct paged_batch {
   /// > 0: a sliding window, a query at position p sees only keys p - sliding_window + 1 .. p,
   /// and no block wholly before that is read (the scheduler may have freed it); 0: all keys.
   int64_t sliding_window = 0;
+  /// > 0: Gemma 2's soft-capping of the scaled scores, softcap * tanh(score / softcap), before
+  /// the softmax; 0: off.
+  float softcap = 0.0f;
 };
 
 /// out(num_tokens, num_heads, head_dim) = softmax(q k^T * scale) v per sequence, grouped-query

@@ -31,6 +31,7 @@ struct decode_args {
   int64_t partition_size;  // tokens per partition (v1: at least the longest context)
   int num_partitions;
   int64_t sliding_window;  // > 0: keys seq_len - sliding_window .. seq_len - 1 only
+  float softcap;           // > 0: scores soft-capped
 };
 
 /// The first key a decode query at position seq_len - 1 sees.
@@ -142,6 +143,10 @@ __global__ void __launch_bounds__(kThreads)
       for (int o = L / 2; o > 0; o >>= 1) {
 #pragma unroll
         for (int i = 0; i < HPB; ++i) s[i] += __shfl_xor_sync(0xffffffffu, s[i], o);
+      }
+      if (a.softcap > 0.0f) {
+#pragma unroll
+        for (int i = 0; i < HPB; ++i) s[i] = a.softcap * tanhf(s[i] / a.softcap);
       }
       if (valid[u]) {
 #pragma unroll
@@ -302,6 +307,7 @@ void paged_attention_decode(const void* q, const void* k_cache, const void* v_ca
   a.lanes_per_group = lanes;
   a.scale = scale;
   a.sliding_window = std::max<int64_t>(0, batch.sliding_window);
+  a.softcap = std::max(0.0f, batch.softcap);
 
   const int64_t parts = num_partitions_for(batch.max_seq_len);
   const int64_t blocks_v1 = batch.num_seqs * num_kv_heads * a.head_chunks;

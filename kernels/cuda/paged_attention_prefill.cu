@@ -26,6 +26,7 @@ struct prefill_args {
   int num_heads, num_kv_heads, head_dim, block_size;
   float scale;
   int64_t sliding_window;  // > 0: a query at position p sees keys p - sliding_window + 1 .. p
+  float softcap;           // > 0: scores soft-capped
 };
 
 /// Shared memory floats for head_dim D: Q, K and V tiles with rows padded to D + 1 (no bank
@@ -110,6 +111,10 @@ __global__ void __launch_bounds__(kThreads)
       const float qd = qr[d];
 #pragma unroll
       for (int c = 0; c < kKeysPerThread; ++c) s[c] += qd * s_k[(sub + 4 * c) * SD + d];
+    }
+    if (a.softcap > 0.0f) {
+#pragma unroll
+      for (int c = 0; c < kKeysPerThread; ++c) s[c] = a.softcap * tanhf(s[c] / a.softcap);
     }
     float tile_max = -INFINITY;
 #pragma unroll
@@ -199,6 +204,7 @@ void paged_attention_prefill(const void* q, const void* k_cache, const void* v_c
   a.block_size = static_cast<int>(block_size);
   a.scale = scale;
   a.sliding_window = std::max<int64_t>(0, batch.sliding_window);
+  a.softcap = std::max(0.0f, batch.softcap);
   const dim3 grid(static_cast<unsigned>((batch.max_query_len + kTileQ - 1) / kTileQ),
                   static_cast<unsigned>(batch.num_seqs), static_cast<unsigned>(num_heads));
   ACTORLLM_DISPATCH_DTYPE(

@@ -51,6 +51,16 @@ __global__ void scale_kernel(T* __restrict__ x, int64_t n, float factor) {
     x[i] = from_float<T>(to_float(x[i]) * factor);
 }
 
+__global__ void softcap_kernel(float* __restrict__ x, int64_t n, float cap) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    x[i] = cap * tanhf(x[i] / cap);
+}
+
+unsigned blocks_for(int64_t n, int threads) {
+  return static_cast<unsigned>(std::min<int64_t>((n + threads - 1) / threads, 4096));
+}
+
 }  // namespace
 
 void silu_and_mul(const void* gate_up, int64_t n, int64_t hidden, void* out, dtype t,
@@ -66,9 +76,16 @@ void gelu_tanh_and_mul(const void* gate_up, int64_t n, int64_t hidden, void* out
 void scale_in_place(void* x, int64_t n, float factor, dtype t, cudaStream_t stream) {
   if (n == 0) return;
   constexpr int threads = 256;
-  const auto blocks = static_cast<unsigned>(std::min<int64_t>((n + threads - 1) / threads, 4096));
-  ACTORLLM_DISPATCH_DTYPE(
-      t, T, scale_kernel<T><<<blocks, threads, 0, stream>>>(static_cast<T*>(x), n, factor));
+  ACTORLLM_DISPATCH_DTYPE(t, T,
+                          scale_kernel<T><<<blocks_for(n, threads), threads, 0, stream>>>(
+                              static_cast<T*>(x), n, factor));
+  CUDA_CHECK_LAUNCH();
+}
+
+void softcap_in_place(float* x, int64_t n, float cap, cudaStream_t stream) {
+  if (n == 0) return;
+  constexpr int threads = 256;
+  softcap_kernel<<<blocks_for(n, threads), threads, 0, stream>>>(x, n, cap);
   CUDA_CHECK_LAUNCH();
 }
 

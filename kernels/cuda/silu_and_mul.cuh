@@ -20,4 +20,7 @@ void gelu_tanh_and_mul(const void* gate_up, int64_t n, int64_t hidden, void* out
 /// x(n) *= factor, in float32 then rounded to t (Gemma's scaled embeddings).
 void scale_in_place(void* x, int64_t n, float factor, dtype t, cudaStream_t stream);
 
+/// x(n) = cap * tanh(x / cap) on float32 values (Gemma 2's final logit soft-capping).
+void softcap_in_place(float* x, int64_t n, float cap, cudaStream_t stream);
+
 }  // namespace actorllm::cuda

@@ -175,8 +175,18 @@ TEST(engine_cuda, gemma3_backend_matches_the_cpu_backend) {
   expect_device_logits_match_the_cpu(std::make_shared<llama_model>(gemma3.dir()));
 }
 
+// Gemma 2 on the device: everything Gemma 3 needs but the q/k norms, plus soft-capped
+// attention scores and final logits, and interleaved windows with one RoPE base.
+TEST(engine_cuda, gemma2_backend_matches_the_cpu_backend) {
+  REQUIRE_CUDA_DEVICE();
+  const testing::random_model gemma2("cuda-gemma2", "--arch gemma2");
+  auto model = std::make_shared<llama_model>(gemma2.dir());
+  ASSERT_GT(model->config().attn_logit_softcapping, 0);
+  expect_device_logits_match_the_cpu(model);
+}
+
 // Which families the device runs is decided at load, by what each needs (no device here).
-TEST(cuda_families, qwen3_mistral_phi3_and_gemma3_load_and_gemma2_is_refused) {
+TEST(cuda_families, dense_families_load_and_mixtures_of_experts_are_refused_by_name) {
   const testing::random_model qwen3("families-qwen3", "--arch qwen3");
   EXPECT_NO_THROW(runner_config_of(llama_model(qwen3.dir())));
   const testing::random_model mistral("families-mistral", "--arch mistral --sliding-window 8");
@@ -197,11 +207,17 @@ TEST(cuda_families, qwen3_mistral_phi3_and_gemma3_load_and_gemma2_is_refused) {
   EXPECT_NE(host.view.layers.at(0).attn_out_norm, nullptr);
   EXPECT_NE(host.view.layers.at(0).mlp_out_norm, nullptr);
   const testing::random_model gemma2("families-gemma2", "--arch gemma2");
+  const llama_model gemma2_model(gemma2.dir());
+  const auto g2 = runner_config_of(gemma2_model);
+  EXPECT_EQ(g2.attn_logit_softcapping, float(gemma2_model.config().attn_logit_softcapping));
+  EXPECT_EQ(g2.final_logit_softcapping, float(gemma2_model.config().final_logit_softcapping));
+  EXPECT_GT(g2.final_logit_softcapping, 0.0f);
+  const testing::random_model mixtral("families-mixtral", "--arch mixtral");
   try {
-    runner_config_of(llama_model(gemma2.dir()));
-    FAIL() << "Gemma 2 loaded for the device";
+    runner_config_of(llama_model(mixtral.dir()));
+    FAIL() << "Mixtral loaded for the device";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("logit soft-capping"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mixture-of-experts"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << e.what();
   }
 }

@@ -155,6 +155,18 @@ TEST(CudaElementwise, ScaleInPlaceMultipliesEveryElement) {
   }
 }
 
+TEST(CudaElementwise, SoftcapInPlaceMatchesCpu) {
+  REQUIRE_CUDA_DEVICE();
+  std::mt19937 rng(8);
+  auto x = random_floats(size_t(1) << 20, rng, -100, 100);
+  std::vector<float> expected = x;
+  cpu::softcap(expected.data(), static_cast<int64_t>(expected.size()), 30.0f);
+  device_tensor d_x(x, dtype::f32);
+  softcap_in_place(static_cast<float*>(d_x.get()), static_cast<int64_t>(x.size()), 30.0f, nullptr);
+  sync_device();
+  EXPECT_TRUE(all_close(d_x.download(), expected, tolerance{1e-5f, 1e-5f}));
+}
+
 TEST(CudaElementwise, LogSoftmaxMatchesCpu) {
   REQUIRE_CUDA_DEVICE();
   std::mt19937 rng(6);

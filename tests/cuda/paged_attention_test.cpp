@@ -23,6 +23,7 @@ struct attention_case {
   int num_heads, num_kv_heads, head_dim, block_size;
   std::vector<std::pair<int, int>> seqs;  // (query length, context length incl. the query)
   int window = 0;                         // sliding window (0: none)
+  float softcap = 0.0f;                   // score soft-capping (0: none)
 };
 
 enum class mode { prefill, decode_v1, decode_v2, decode_auto, dispatch };
@@ -93,6 +94,7 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   cpu::attention_options options;
   options.scale = scale;
   options.sliding_window = c.window;
+  options.softcap = c.softcap;
   cpu::paged_attention(q.data(), k_cache.data(), v_cache.data(), cpu_batch, c.num_heads,
                        c.num_kv_heads, c.head_dim, c.block_size, options, expected.data());
 
@@ -109,6 +111,7 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   batch.max_query_len = max_query_len;
   batch.max_seq_len = max_seq_len;
   batch.sliding_window = c.window;
+  batch.softcap = c.softcap;
   d_out.poison();
   const auto decode = [&](decode_path path) {
     paged_attention_decode(d_q.get(), d_k.get(), d_v.get(), batch, c.num_heads, c.num_kv_heads,
@@ -137,7 +140,8 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   const tolerance tol = t == dtype::f32 ? tolerance{2e-5f, 1e-4f} : default_tolerance(t);
   EXPECT_TRUE(all_close(d_out.download(), expected, tol))
       << dtype_name(t) << " " << mode_name(m) << " heads " << c.num_heads << "/" << c.num_kv_heads
-      << " head_dim " << c.head_dim << " block_size " << c.block_size << " window " << c.window;
+      << " head_dim " << c.head_dim << " block_size " << c.block_size << " window " << c.window
+      << " softcap " << c.softcap;
 }
 
 std::vector<attention_case> decode_cases() {
@@ -226,6 +230,25 @@ TEST(CudaPagedAttention, SlidingWindowMatchesCpuAndReadsNoBlockBeforeIt) {
     for (const auto& c : prefill)
       for (mode m : {mode::prefill, mode::dispatch}) check_case(c, t, m, seed++);
   }
+}
+
+// Gemma 2's soft-capped scores, alone and with a window; a cap of 0.5 bends every score of
+// these inputs, so a kernel that skipped it would differ.
+TEST(CudaPagedAttention, SoftcappedScoresMatchCpu) {
+  REQUIRE_CUDA_DEVICE();
+  const std::vector<attention_case> cases = {
+      {8, 4, 128, 16, {{1, 17}, {1, 700}, {1, 1300}}, 0, 0.5f},
+      {8, 4, 128, 16, {{1, 40}, {1, 1300}}, 100, 0.5f},
+      {8, 2, 64, 16, {{300, 300}, {5, 700}}, 0, 0.5f},
+      {8, 2, 64, 16, {{129, 129}, {40, 90}}, 17, 0.5f},
+  };
+  uint32_t seed = 700;
+  for (dtype t : {dtype::f32, dtype::bf16})
+    for (const auto& c : cases)
+      for (mode m : {mode::decode_v1, mode::decode_v2, mode::prefill, mode::dispatch}) {
+        if (m != mode::prefill && m != mode::dispatch && c.seqs[0].first != 1) continue;
+        check_case(c, t, m, seed++);
+      }
 }
 
 TEST(CudaPagedAttention, DecodeRejectsUnsupportedHeadDim) {
