@@ -8,6 +8,7 @@
 #include "model/forward_batch.hpp"
 #include "model/llama_model.hpp"
 #include "model/llama_weights.hpp"
+#include "model/moe_layer.hpp"
 
 namespace actorllm {
 
@@ -20,7 +21,6 @@ const float* data_or_null(const std::vector<float>& v) {
 }  // namespace
 
 std::string cuda_unsupported_feature(const model_config_hf& c) {
-  if (c.moe.num_experts > 0) return "mixture-of-experts layers";
   return "";
 }
 
@@ -48,6 +48,16 @@ cuda::llama_runner_config runner_config_of(const llama_model& model) {
   r.gelu_tanh = c.activation == hidden_activation::gelu_tanh;
   r.attn_logit_softcapping = static_cast<float>(c.attn_logit_softcapping);
   r.final_logit_softcapping = static_cast<float>(c.final_logit_softcapping);
+  if (c.moe.num_experts > 0) {
+    // Routed on the host exactly as the CPU layer routes (route_token, row by row).
+    r.num_experts = c.moe.num_experts;
+    r.moe_top_k = c.moe.top_k;
+    r.route = [experts = c.moe.num_experts, k = c.moe.top_k, renormalise = c.moe.norm_topk_prob](
+                  const float* logits, int64_t n, int32_t* chosen, float* weights) {
+      for (int64_t t = 0; t < n; ++t)
+        route_token(logits + t * experts, experts, k, renormalise, chosen + t * k, weights + t * k);
+    };
+  }
   const auto& local = model.weights().local_rotary.cos_sin;
   if (!local.empty() && local.size() != model.weights().cos_sin().size())
     throw std::runtime_error(
@@ -84,8 +94,24 @@ staged_host_weights host_weights_of(const llama_model& model) {
     hl.attn_out_norm = data_or_null(l.attn_out_norm);
     hl.mlp_out_norm = data_or_null(l.mlp_out_norm);
     hl.post_norm = data_or_null(l.post_norm);
-    hl.gate_up = matrix(l.gate_up, pl ? &pl->gate_up : nullptr);
-    hl.down = matrix(l.down, pl ? &pl->down : nullptr);
+    if (l.sparse()) {
+      // Experts stay float32 on the host (no packed copy): pointers into them.
+      hl.router = data_or_null(l.moe.router);
+      hl.expert_width = l.moe.experts.front().width;
+      for (const auto& e : l.moe.experts) {
+        if (e.width != hl.expert_width)
+          throw std::runtime_error("the CUDA backend needs every expert of a layer equally wide");
+        hl.expert_gate_up.push_back(data_or_null(e.gate_up));
+        hl.expert_down.push_back(data_or_null(e.down));
+      }
+      hl.shared_width = l.moe.shared.width;
+      hl.shared_gate_up = data_or_null(l.moe.shared.gate_up);
+      hl.shared_down = data_or_null(l.moe.shared.down);
+      hl.shared_gate = data_or_null(l.moe.shared_gate);
+    } else {
+      hl.gate_up = matrix(l.gate_up, pl ? &pl->gate_up : nullptr);
+      hl.down = matrix(l.down, pl ? &pl->down : nullptr);
+    }
     h.layers.push_back(hl);
   }
   h.final_norm = data_or_null(w.final_norm);

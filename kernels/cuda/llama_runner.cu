@@ -9,6 +9,7 @@
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/llama_runner.cuh"
+#include "kernels/cuda/moe.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/paged_attention_decode.cuh"
 #include "kernels/cuda/reshape_and_cache.cuh"
@@ -100,9 +101,39 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
     }
     weights_.upload(layer_name(l, "post_norm"), need(lw.post_norm, layer_name(l, "post_norm")),
                     dim);
-    weights_.upload(layer_name(l, "gate_up"), need(lw.gate_up, layer_name(l, "gate_up")),
-                    2 * hidden * dim);
-    weights_.upload(layer_name(l, "down"), need(lw.down, layer_name(l, "down")), dim * hidden);
+    layer_moe moe;
+    if (lw.router) {
+      require(c.num_experts > 0 && c.moe_top_k > 0 && c.moe_top_k <= c.num_experts && c.route,
+              layer_name(l, "router") + " needs num_experts, moe_top_k and route in the config");
+      require(static_cast<int64_t>(lw.expert_gate_up.size()) == c.num_experts &&
+                  static_cast<int64_t>(lw.expert_down.size()) == c.num_experts &&
+                  lw.expert_width > 0,
+              layer_name(l, "experts") + ": one gate_up and one down per expert");
+      moe.expert_width = lw.expert_width;
+      weights_.upload(layer_name(l, "router"), lw.router, c.num_experts * dim);
+      for (int64_t e = 0; e < c.num_experts; ++e) {
+        const std::string name = layer_name(l, "experts.") + std::to_string(e);
+        weights_.upload(name + ".gate_up", need(lw.expert_gate_up[e], name + ".gate_up"),
+                        2 * lw.expert_width * dim);
+        weights_.upload(name + ".down", need(lw.expert_down[e], name + ".down"),
+                        dim * lw.expert_width);
+      }
+      if (lw.shared_width > 0) {
+        moe.shared_width = lw.shared_width;
+        weights_.upload(layer_name(l, "shared.gate_up"),
+                        need(lw.shared_gate_up, layer_name(l, "shared.gate_up")),
+                        2 * lw.shared_width * dim);
+        weights_.upload(layer_name(l, "shared.down"),
+                        need(lw.shared_down, layer_name(l, "shared.down")), dim * lw.shared_width);
+        weights_.upload(layer_name(l, "shared.gate"),
+                        need(lw.shared_gate, layer_name(l, "shared.gate")), dim);
+      }
+    } else {
+      weights_.upload(layer_name(l, "gate_up"), need(lw.gate_up, layer_name(l, "gate_up")),
+                      2 * hidden * dim);
+      weights_.upload(layer_name(l, "down"), need(lw.down, layer_name(l, "down")), dim * hidden);
+    }
+    moe_.push_back(moe);
   }
   weights_.upload("final_norm", need(w.final_norm, "final_norm"), dim);
   tied_head_ = w.lm_head == nullptr;
@@ -115,6 +146,105 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
 }
 
 llama_runner::~llama_runner() = default;
+
+void llama_runner::run_mlp(const void* x, int64_t m, int64_t width, const void* gate_up,
+                           const void* down, void* gate_up_out, void* act_out, void* out) {
+  const dtype t = weights_.storage();
+  const int64_t dim = config_.hidden_size;
+  gemm_.linear(x, gate_up, nullptr, m, dim, 2 * width, gate_up_out, t, stream_);
+  if (config_.gelu_tanh)
+    gelu_tanh_and_mul(gate_up_out, m, width, act_out, t, stream_);
+  else
+    silu_and_mul(gate_up_out, m, width, act_out, t, stream_);
+  gemm_.linear(act_out, down, nullptr, m, width, dim, out, t, stream_);
+}
+
+void llama_runner::moe_feed_forward(int64_t l, void* x, int64_t n) {
+  const auto& c = config_;
+  const dtype t = weights_.storage();
+  const size_t es = static_cast<size_t>(dtype_size(t));
+  const int64_t dim = c.hidden_size, experts = c.num_experts, k = c.moe_top_k;
+  const int64_t width = moe_[l].expert_width, choices = n * k;
+
+  // Route on the host, from the router's float32 logits.
+  reserve(ws_.router, static_cast<size_t>(n * experts) * es);
+  gemm_.linear(x, weights_.get(layer_name(l, "router")), nullptr, n, dim, experts, ws_.router.get(),
+               t, stream_);
+  const void* logits = ws_.router.get();
+  if (t != dtype::f32) {
+    reserve(ws_.router_f32, static_cast<size_t>(n * experts) * sizeof(float));
+    convert(ws_.router.get(), t, ws_.router_f32.get(), dtype::f32, n * experts, stream_);
+    logits = ws_.router_f32.get();
+  }
+  host_router_.resize(static_cast<size_t>(n * experts));
+  CUDA_CHECK(cudaMemcpyAsync(host_router_.data(), logits, host_router_.size() * sizeof(float),
+                             cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  choice_experts_.resize(static_cast<size_t>(choices));
+  choice_weights_.resize(static_cast<size_t>(choices));
+  c.route(host_router_.data(), n, choice_experts_.data(), choice_weights_.data());
+
+  // Group the choices by expert (stable: token order within an expert, as the CPU layer).
+  expert_rows_.assign(static_cast<size_t>(experts + 1), 0);
+  for (int32_t e : choice_experts_) {
+    require(e >= 0 && e < experts, "the routing chose an expert outside the layer");
+    ++expert_rows_[static_cast<size_t>(e) + 1];
+  }
+  for (int64_t e = 0; e < experts; ++e) expert_rows_[e + 1] += expert_rows_[e];
+  grouped_tokens_.resize(static_cast<size_t>(choices));
+  row_of_choice_.resize(static_cast<size_t>(choices));
+  std::vector<int32_t> next(expert_rows_.begin(), expert_rows_.end() - 1);
+  for (int64_t choice = 0; choice < choices; ++choice) {
+    const int32_t row = next[static_cast<size_t>(choice_experts_[choice])]++;
+    grouped_tokens_[static_cast<size_t>(row)] = static_cast<int32_t>(choice / k);
+    row_of_choice_[static_cast<size_t>(choice)] = row;
+  }
+  reserve(ws_.moe_tokens, static_cast<size_t>(choices) * sizeof(int32_t));
+  reserve(ws_.moe_row_of, static_cast<size_t>(choices) * sizeof(int32_t));
+  reserve(ws_.moe_weights, static_cast<size_t>(choices) * sizeof(float));
+  upload_async(ws_.moe_tokens, grouped_tokens_.data(), choices, stream_);
+  upload_async(ws_.moe_row_of, row_of_choice_.data(), choices, stream_);
+  upload_async(ws_.moe_weights, choice_weights_.data(), choices, stream_);
+
+  // Each expert once over the rows routed to it (a gather is an embedding lookup into x).
+  reserve(ws_.moe_rows, static_cast<size_t>(choices * dim) * es);
+  reserve(ws_.moe_gate_up, static_cast<size_t>(choices * 2 * width) * es);
+  reserve(ws_.moe_act, static_cast<size_t>(choices * width) * es);
+  reserve(ws_.moe_out, static_cast<size_t>(choices * dim) * es);
+  embedding(x, ws_.moe_tokens.as<int32_t>(), choices, dim, ws_.moe_rows.get(), t, stream_, n);
+  char* rows = ws_.moe_rows.as<char>();
+  char* gate_up = ws_.moe_gate_up.as<char>();
+  char* act = ws_.moe_act.as<char>();
+  char* out = ws_.moe_out.as<char>();
+  for (int64_t e = 0; e < experts; ++e) {
+    const int64_t first = expert_rows_[e], m = expert_rows_[e + 1] - first;
+    if (m == 0) continue;
+    const std::string name = layer_name(l, "experts.") + std::to_string(e);
+    run_mlp(rows + first * dim * es, m, width, weights_.get(name + ".gate_up"),
+            weights_.get(name + ".down"), gate_up + first * 2 * width * es,
+            act + first * width * es, out + first * dim * es);
+  }
+
+  // Qwen2-MoE: every token through the shared expert too, scaled by sigmoid(x . gate).
+  const void* shared_out = nullptr;
+  const void* shared_logit = nullptr;
+  if (const int64_t sw = moe_[l].shared_width; sw > 0) {
+    reserve(ws_.shared_gate_up, static_cast<size_t>(n * 2 * sw) * es);
+    reserve(ws_.shared_act, static_cast<size_t>(n * sw) * es);
+    reserve(ws_.shared_out, static_cast<size_t>(n * dim) * es);
+    reserve(ws_.shared_logit, static_cast<size_t>(n) * es);
+    run_mlp(x, n, sw, weights_.get(layer_name(l, "shared.gate_up")),
+            weights_.get(layer_name(l, "shared.down")), ws_.shared_gate_up.get(),
+            ws_.shared_act.get(), ws_.shared_out.get());
+    gemm_.linear(x, weights_.get(layer_name(l, "shared.gate")), nullptr, n, dim, 1,
+                 ws_.shared_logit.get(), t, stream_);
+    shared_out = ws_.shared_out.get();
+    shared_logit = ws_.shared_logit.get();
+  }
+  // x is read above only: the combine may overwrite it.
+  moe_combine(ws_.moe_out.get(), ws_.moe_row_of.as<int32_t>(), ws_.moe_weights.as<float>(), n, k,
+              dim, shared_out, shared_logit, x, t, stream_);
+}
 
 kv_cache_layout llama_runner::cache_layout(int64_t num_blocks, int64_t block_size) const {
   kv_cache_layout layout;
@@ -298,14 +428,11 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
       rms_norm(x, weights_.get(layer_name(l, "attn_out_norm")), n, dim, eps, x, t, stream_);
     fused_add_rms_norm(x, residual, weights_.get(layer_name(l, "post_norm")), n, dim, eps, t,
                        stream_);
-    gemm_.linear(x, weights_.get(layer_name(l, "gate_up")), nullptr, n, dim, 2 * hidden,
-                 ws_.gate_up.get(), t, stream_);
-    if (c.gelu_tanh)
-      gelu_tanh_and_mul(ws_.gate_up.get(), n, hidden, ws_.act.get(), t, stream_);
+    if (moe_[l].expert_width > 0)
+      moe_feed_forward(l, x, n);
     else
-      silu_and_mul(ws_.gate_up.get(), n, hidden, ws_.act.get(), t, stream_);
-    gemm_.linear(ws_.act.get(), weights_.get(layer_name(l, "down")), nullptr, n, hidden, dim, x, t,
-                 stream_);
+      run_mlp(x, n, hidden, weights_.get(layer_name(l, "gate_up")),
+              weights_.get(layer_name(l, "down")), ws_.gate_up.get(), ws_.act.get(), x);
     if (sandwich)
       rms_norm(x, weights_.get(layer_name(l, "mlp_out_norm")), n, dim, eps, x, t, stream_);
   }

@@ -47,6 +47,13 @@ struct llama_runner_config {
   /// logits; 0: off.
   float attn_logit_softcapping = 0.0f;
   float final_logit_softcapping = 0.0f;
+  /// Mixture of experts (Mixtral, Qwen2-MoE, Qwen3-MoE): experts per sparse layer, experts per
+  /// token, and the routing, made on the host from the router's float32 logits (n,
+  /// num_experts) into experts (n, top_k) and their weights (n, top_k), row by row as the CPU
+  /// layer routes. num_experts 0: every layer is dense.
+  int64_t num_experts = 0;
+  int64_t moe_top_k = 0;
+  std::function<void(const float* logits, int64_t n, int32_t* experts, float* weights)> route;
 
   int64_t q_size() const { return num_heads * head_dim; }
   int64_t kv_size() const { return num_kv_heads * head_dim; }
@@ -70,6 +77,16 @@ struct llama_host_layer {
   const float* post_norm = nullptr;  // (dim)
   const float* gate_up = nullptr;    // (2 * hidden, dim)  gate rows then up rows
   const float* down = nullptr;       // (dim, hidden)
+  // A sparse layer instead of gate_up and down: the router (num_experts, dim), each expert's
+  // gate_up (2 * expert_width, dim) and down (dim, expert_width), and Qwen2-MoE's shared expert
+  // (shared_width 0: none) with its gate (dim).
+  const float* router = nullptr;
+  int64_t expert_width = 0;
+  std::vector<const float*> expert_gate_up, expert_down;
+  int64_t shared_width = 0;
+  const float* shared_gate_up = nullptr;
+  const float* shared_down = nullptr;
+  const float* shared_gate = nullptr;
 };
 
 struct llama_host_weights {
@@ -164,6 +181,17 @@ class llama_runner {
   /// Checks `draws` against num_logits rows and the vocabulary and queues their upload.
   void upload_draws(int64_t num_logits, const host_draws& draws);
   void ensure_workspace(int64_t num_tokens, int64_t num_seqs, int64_t table_elems);
+  /// Layer l's mixture of experts on x (n, dim), in place: routed on the host (one wait for
+  /// the router's logits), each expert one GEMM over its gathered rows, combined on the device.
+  void moe_feed_forward(int64_t l, void* x, int64_t n);
+  /// out(m, dim) = down(act(gate_up x)) for m rows of x; scratch of (m, 2 width) and (m, width).
+  void run_mlp(const void* x, int64_t m, int64_t width, const void* gate_up, const void* down,
+               void* gate_up_out, void* act_out, void* out);
+
+  struct layer_moe {
+    int64_t expert_width = 0, shared_width = 0;
+  };
+  std::vector<layer_moe> moe_;  // by layer
 
   llama_runner_config config_;
   weight_store weights_;
@@ -192,7 +220,15 @@ class llama_runner {
     device_buffer query_start_loc, seq_lens;                           // (seqs + 1), (seqs)
     device_buffer block_tables;                                        // (table)
     device_buffer attention;  // decode scratch, grown on demand
+    // Mixture of experts, grown on demand.
+    device_buffer router, router_f32;                       // (n, experts)
+    device_buffer moe_rows, moe_gate_up, moe_act, moe_out;  // (n top_k, ...)
+    device_buffer moe_tokens, moe_row_of, moe_weights;      // (n top_k)
+    device_buffer shared_out, shared_gate_up, shared_act, shared_logit;
   } ws_;
+  // The host's side of the routing, reused.
+  std::vector<float> host_router_, choice_weights_;
+  std::vector<int32_t> choice_experts_, grouped_tokens_, row_of_choice_, expert_rows_;
 };
 
 }  // namespace actorllm::cuda

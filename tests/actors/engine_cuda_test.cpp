@@ -20,6 +20,7 @@
 #if ACTORLLM_HAS_CUDA
 #include "actors/gpu_worker/cuda_backend.hpp"
 #include "actors/gpu_worker/cuda_weights.hpp"
+#include "model/moe_layer.hpp"
 #endif
 
 namespace actorllm {
@@ -185,8 +186,22 @@ TEST(engine_cuda, gemma2_backend_matches_the_cpu_backend) {
   expect_device_logits_match_the_cpu(model);
 }
 
+// The mixtures of experts on the device, routed as the CPU layer routes: Mixtral (softmax
+// top-2, renormalised), Qwen2-MoE (a shared expert behind a sigmoid gate), Qwen3-MoE (q/k
+// norms, many narrow experts).
+TEST(engine_cuda, mixture_of_experts_backends_match_the_cpu_backend) {
+  REQUIRE_CUDA_DEVICE();
+  for (const char* arch : {"mixtral", "qwen2_moe", "qwen3_moe"}) {
+    SCOPED_TRACE(arch);
+    const testing::random_model moe(std::string("cuda-") + arch, std::string("--arch ") + arch);
+    auto model = std::make_shared<llama_model>(moe.dir());
+    ASSERT_GT(model->config().moe.num_experts, 0);
+    expect_device_logits_match_the_cpu(model);
+  }
+}
+
 // Which families the device runs is decided at load, by what each needs (no device here).
-TEST(cuda_families, dense_families_load_and_mixtures_of_experts_are_refused_by_name) {
+TEST(cuda_families, every_family_reaches_the_runner_with_what_it_needs) {
   const testing::random_model qwen3("families-qwen3", "--arch qwen3");
   EXPECT_NO_THROW(runner_config_of(llama_model(qwen3.dir())));
   const testing::random_model mistral("families-mistral", "--arch mistral --sliding-window 8");
@@ -212,14 +227,31 @@ TEST(cuda_families, dense_families_load_and_mixtures_of_experts_are_refused_by_n
   EXPECT_EQ(g2.attn_logit_softcapping, float(gemma2_model.config().attn_logit_softcapping));
   EXPECT_EQ(g2.final_logit_softcapping, float(gemma2_model.config().final_logit_softcapping));
   EXPECT_GT(g2.final_logit_softcapping, 0.0f);
-  const testing::random_model mixtral("families-mixtral", "--arch mixtral");
-  try {
-    runner_config_of(llama_model(mixtral.dir()));
-    FAIL() << "Mixtral loaded for the device";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("mixture-of-experts"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("--device cpu"), std::string::npos) << e.what();
-  }
+  // Qwen2-MoE: experts, a shared expert, and the routing the CPU layer makes.
+  const testing::random_model moe("families-qwen2-moe", "--arch qwen2_moe");
+  const llama_model moe_model(moe.dir());
+  const auto& mc = moe_model.config().moe;
+  const auto routed = runner_config_of(moe_model);
+  ASSERT_EQ(routed.num_experts, mc.num_experts);
+  ASSERT_EQ(routed.moe_top_k, mc.top_k);
+  ASSERT_TRUE(routed.route);
+  std::vector<float> logits(size_t(3 * mc.num_experts));
+  for (size_t i = 0; i < logits.size(); ++i) logits[i] = float((i * 7) % 11) - 5.0f;
+  std::vector<int32_t> chosen(size_t(3 * mc.top_k)), want_chosen(chosen.size());
+  std::vector<float> weights(chosen.size()), want_weights(chosen.size());
+  routed.route(logits.data(), 3, chosen.data(), weights.data());
+  for (int64_t t = 0; t < 3; ++t)
+    route_token(logits.data() + t * mc.num_experts, mc.num_experts, mc.top_k, mc.norm_topk_prob,
+                want_chosen.data() + t * mc.top_k, want_weights.data() + t * mc.top_k);
+  EXPECT_EQ(chosen, want_chosen);
+  EXPECT_EQ(weights, want_weights);
+  const auto moe_host = host_weights_of(moe_model);
+  const auto sparse = std::find_if(moe_host.view.layers.begin(), moe_host.view.layers.end(),
+                                   [](const auto& l) { return l.router != nullptr; });
+  ASSERT_NE(sparse, moe_host.view.layers.end());
+  EXPECT_EQ(static_cast<int64_t>(sparse->expert_gate_up.size()), mc.num_experts);
+  EXPECT_GT(sparse->shared_width, 0);
+  EXPECT_NE(sparse->shared_gate, nullptr);
 }
 
 // The whole draw on the device against the host sampler's processing of the CPU backend's
