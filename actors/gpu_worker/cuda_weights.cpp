@@ -20,16 +20,8 @@ const float* data_or_null(const std::vector<float>& v) {
 
 }  // namespace
 
-std::string cuda_unsupported_feature(const model_config_hf& c) {
-  return "";
-}
-
 cuda::llama_runner_config runner_config_of(const llama_model& model) {
   const model_config_hf& c = model.config();
-  if (const std::string missing = cuda_unsupported_feature(c); !missing.empty())
-    throw std::runtime_error(c.architecture + " needs " + missing +
-                             ", which the CUDA backend does not run yet: serve it with "
-                             "--device cpu");
   cuda::llama_runner_config r;
   r.hidden_size = c.hidden_size;
   r.intermediate_size = c.intermediate_size;

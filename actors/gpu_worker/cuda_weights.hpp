@@ -12,7 +12,9 @@ class llama_model;
 struct llama_weights;
 struct forward_batch;
 
-/// The runner's config of `model`; the rotary table's rows bound the positions.
+/// The runner's config of `model`: every family the CPU runs (dense, windowed, Gemma, MoE with
+/// host routing); the rotary table's rows bound the positions. Throws std::runtime_error for a
+/// local rotary table of another size than the global one.
 cuda::llama_runner_config runner_config_of(const llama_model& model);
 
 /// The runner's host weights of a model: pointers into its float32 weights (null for an
