@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/sampling.cuh"
 #include "tests/cuda/cuda_test_util.hpp"
+#include "tests/cuda/reference_draw.hpp"
 
 namespace actorllm::cuda {
 namespace {
@@ -30,8 +31,6 @@ struct sample_rows_output {
   std::vector<int32_t> tokens;   // (n)
   std::vector<float> processed;  // (n, vocab): the rows after mask and edits
 };
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// Uploads `logits` (n, vocab) and the cases, runs sample_rows, brings both results back.
 sample_rows_output run_sample_rows(const std::vector<float>& logits, int vocab,
@@ -91,67 +90,6 @@ std::vector<double> reference_processed(const float* row, int vocab, const draw_
   return l;
 }
 
-bool near(double a, double b) {
-  return std::fabs(a - b) <= 1e-5 * std::max(std::fabs(a), std::fabs(b));
-}
-
-/// The token the documented rule picks from processed logits `l`, or -1 when a decision lies
-/// within rounding distance of a threshold (float and double may honestly disagree there).
-int reference_pick(const std::vector<double>& l, const row_sampling& p) {
-  const int vocab = static_cast<int>(l.size());
-  const int best = int(std::max_element(l.begin(), l.end()) - l.begin());
-  const double max_logit = l[best];
-  if (!(p.temperature > 0.0f) || max_logit == -kInf) {
-    for (int j = 0; j < vocab; ++j)
-      if (j != best && l[j] > -kInf && std::fabs(l[j] - max_logit) < 1e-5) return -1;
-    return best;
-  }
-  std::vector<double> w(vocab);
-  for (int j = 0; j < vocab; ++j) w[j] = std::exp((l[j] - max_logit) / p.temperature);
-  std::vector<double> sorted = w;
-  std::sort(sorted.begin(), sorted.end(), std::greater<>());
-  double tau_k = 0.0;
-  if (p.top_k > 0 && p.top_k < vocab) {
-    tau_k = sorted[p.top_k - 1];
-    if (tau_k > 0 && near(tau_k, sorted[p.top_k])) return -1;
-  }
-  double tau = tau_k;
-  if (p.top_p < 1.0f) {
-    double kept = 0.0;
-    for (double v : sorted)
-      if (v >= tau_k) kept += v;
-    const double target = std::max(0.0, double(p.top_p)) * kept;
-    double cumulative = 0.0;
-    for (double v : sorted) {
-      if (v < tau_k) break;
-      cumulative += v;
-      if (std::fabs(cumulative - target) < 1e-4 * kept) return -1;
-      if (cumulative >= target) {
-        tau = std::max(v, tau_k);
-        break;
-      }
-    }
-  }
-  if (p.min_p > 0.0f) {
-    const double threshold = std::min(double(p.min_p), 1.0);
-    for (double v : w)
-      if (near(v, threshold)) return -1;
-    tau = std::max(tau, threshold);
-  }
-  double mass = 0.0;
-  for (double v : w)
-    if (v >= tau) mass += v;
-  const double target = p.uniform * mass;
-  double cumulative = 0.0;
-  for (int j = 0; j < vocab; ++j) {
-    if (w[j] < tau || w[j] == 0.0) continue;
-    cumulative += w[j];
-    if (std::fabs(cumulative - target) < 1e-4 * mass) return -1;
-    if (cumulative > target) return j;
-  }
-  return -1;
-}
-
 /// Every processed logit within rounding of the reference; -infinity exactly where it is.
 ::testing::AssertionResult processed_match(const std::vector<float>& actual,
                                            const std::vector<double>& expected, size_t offset) {
@@ -184,7 +122,7 @@ std::vector<int32_t> checked_tokens(const std::vector<float>& logits, int vocab,
     const auto expected =
         reference_processed(logits.data() + i * vocab, vocab, cases[i], words_per_row);
     EXPECT_TRUE(processed_match(out.processed, expected, i * vocab)) << "row " << i;
-    EXPECT_EQ(out.tokens[i], reference_pick(expected, cases[i].params)) << "row " << i;
+    EXPECT_EQ(out.tokens[i], reference_draw(expected, cases[i].params)) << "row " << i;
   }
   return out.tokens;
 }
@@ -361,7 +299,7 @@ TEST(CudaSampleRows, EverythingTogetherMatchesReference) {
       EXPECT_TRUE(processed_match(out.processed, expected, size_t(i) * vocab))
           << "vocab " << vocab << " row " << i;
       EXPECT_GT(expected[out.tokens[i]], -kInf) << "a blocked token drawn, row " << i;
-      const int pick = reference_pick(expected, cases[i].params);
+      const int pick = reference_draw(expected, cases[i].params);
       if (pick < 0) continue;
       ++compared;
       const auto& p = cases[i].params;

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "tests/cuda/cuda_test_util.hpp"
+#include "tests/cuda/reference_draw.hpp"
 
 namespace actorllm::cuda {
 namespace {
@@ -21,45 +22,15 @@ struct row_params {
   float uniform;
 };
 
-/// The token the documented rule picks, or -1 when a decision lies within rounding distance
-/// of a threshold (then float and double may honestly disagree).
+/// The token the documented rule picks (reference_draw over the row in double precision), or
+/// -1 when a decision lies within rounding distance of a threshold.
 int reference_sample(const float* row, int vocab, const row_params& p) {
-  const float max_logit = *std::max_element(row, row + vocab);
-  if (!(p.temperature > 0.0f)) return int(std::max_element(row, row + vocab) - row);
-  std::vector<double> w(vocab);
-  for (int j = 0; j < vocab; ++j) w[j] = std::exp(double(row[j] - max_logit) / p.temperature);
-  std::vector<double> sorted = w;
-  std::sort(sorted.begin(), sorted.end(), std::greater<>());
-  const double tau_k = p.top_k > 0 && p.top_k < vocab ? sorted[p.top_k - 1] : 0.0;
-  double tau = tau_k;
-  if (p.top_p < 1.0f) {
-    double kept = 0.0;
-    for (double v : sorted)
-      if (v >= tau_k) kept += v;
-    const double target = std::max(0.0, double(p.top_p)) * kept;
-    double cumulative = 0.0;
-    for (double v : sorted) {
-      if (v < tau_k) break;
-      cumulative += v;
-      if (std::fabs(cumulative - target) < 1e-4 * kept) return -1;
-      if (cumulative >= target) {
-        tau = std::max(v, tau_k);
-        break;
-      }
-    }
-  }
-  double mass = 0.0;
-  for (double v : w)
-    if (v >= tau) mass += v;
-  const double target = p.uniform * mass;
-  double cumulative = 0.0;
-  for (int j = 0; j < vocab; ++j) {
-    if (w[j] < tau) continue;
-    cumulative += w[j];
-    if (std::fabs(cumulative - target) < 1e-4 * mass) return -1;
-    if (cumulative > target) return j;
-  }
-  return -1;
+  row_sampling rule;
+  rule.temperature = p.temperature;
+  rule.top_k = p.top_k;
+  rule.top_p = p.top_p;
+  rule.uniform = p.uniform;
+  return reference_draw(std::vector<double>(row, row + vocab), rule);
 }
 
 TEST(CudaSampling, ArgmaxTakesLowestIndexAmongMaxima) {
