@@ -1,3 +1,5 @@
+#include <atomic>
+
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/device.cuh"
 
@@ -26,6 +28,19 @@ std::string device_description() {
   return std::string(prop.name) + " (sm_" + std::to_string(prop.major) +
          std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) + " SMs, " +
          std::to_string(prop.totalGlobalMem >> 30) + " GiB)";
+}
+
+int multiprocessor_count() {
+  constexpr int kCached = 64;
+  static std::atomic<int> cache[kCached] = {};  // 0: not asked yet
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  if (device >= 0 && device < kCached)
+    if (const int known = cache[device].load(std::memory_order_relaxed); known > 0) return known;
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if (device >= 0 && device < kCached) cache[device].store(sms, std::memory_order_relaxed);
+  return sms;
 }
 
 device_buffer::device_buffer(size_t bytes) : bytes_(bytes) {

@@ -23,6 +23,10 @@ memory_info device_memory_info();
 /// "NVIDIA H200 (sm_90, 132 SMs, 140 GiB)" for the current device.
 std::string device_description();
 
+/// Streaming multiprocessors of the current device, asked of the driver once per device and
+/// remembered (kernel dispatch asks every step).
+int multiprocessor_count();
+
 /// Owns `bytes` of device memory (cudaMalloc); move-only.
 class device_buffer {
  public:

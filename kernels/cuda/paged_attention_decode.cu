@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/check.cuh"
+#include "kernels/cuda/device.cuh"
 #include "kernels/cuda/paged_attention_decode.cuh"
 
 namespace actorllm::cuda {
@@ -312,9 +313,7 @@ void paged_attention_decode(const void* q, const void* k_cache, const void* v_ca
   const int64_t parts = num_partitions_for(batch.max_seq_len);
   const int64_t blocks_v1 = batch.num_seqs * num_kv_heads * a.head_chunks;
   if (path == decode_path::automatic) {
-    int device = 0, sms = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int sms = multiprocessor_count();
     // v1 when one partition covers every context or the batch alone fills the device.
     path = parts == 1 || blocks_v1 >= 4 * sms ? decode_path::v1 : decode_path::v2;
   }

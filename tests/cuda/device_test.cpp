@@ -79,6 +79,16 @@ TEST(CudaDevice, CudaCheckThrowsWithExpressionFileAndLine) {
   }
 }
 
+TEST(CudaDevice, MultiprocessorCountIsTheDriversAndStaysSo) {
+  REQUIRE_CUDA_DEVICE();
+  int device = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  EXPECT_GT(sms, 0);
+  EXPECT_EQ(multiprocessor_count(), sms);
+  EXPECT_EQ(multiprocessor_count(), sms);  // from the cache
+}
+
 TEST(CudaDevice, StickyErrorsAreTheOnesThatLoseTheContext) {
   // The faults of a kernel that leave the context unusable, and a few that do not: a bad
   // argument, too little memory, a launch the device cannot fit, no device at all.
