@@ -80,7 +80,7 @@ TEST(CudaDevice, CudaCheckThrowsWithExpressionFileAndLine) {
 }
 
 TEST(CudaDevice, MultiprocessorCountIsTheDriversAndStaysSo) {
-  REQUIRE_CUDA_DEVICE();
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   int device = 0, sms = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
