@@ -13,28 +13,39 @@ device_slots::device_slots(int32_t num_devices, int32_t ranks)
   if (ranks < 1) throw std::invalid_argument("device_slots: a replica has at least one worker");
 }
 
-std::optional<std::vector<int32_t>> device_slots::acquire(int32_t replica,
-                                                          std::optional<int32_t> first) {
-  if (auto it = held_.find(replica); it != held_.end()) return it->second;
+std::optional<std::vector<int32_t>> device_slots::pick(std::optional<int32_t> first) const {
   std::vector<int32_t> devices;
   if (num_devices_ == 0) {
     if (first && *first != 0) return std::nullopt;
     devices.assign(static_cast<size_t>(ranks_), 0);
-  } else {
-    const bool named = first.has_value();
-    const int32_t from = named ? *first : 0;
-    if (from < 0 || from >= num_devices_) return std::nullopt;
-    for (int32_t d = from; d < num_devices_ && static_cast<int32_t>(devices.size()) < ranks_; ++d) {
-      if (!taken_[static_cast<size_t>(d)])
-        devices.push_back(d);
-      else if (named)
-        return std::nullopt;  // the named devices must all be free
-    }
-    if (static_cast<int32_t>(devices.size()) < ranks_) return std::nullopt;
-    for (int32_t d : devices) taken_[static_cast<size_t>(d)] = true;
+    return devices;
   }
-  held_.emplace(replica, devices);
+  const bool named = first.has_value();
+  const int32_t from = named ? *first : 0;
+  if (from < 0 || from >= num_devices_) return std::nullopt;
+  for (int32_t d = from; d < num_devices_ && static_cast<int32_t>(devices.size()) < ranks_; ++d) {
+    if (!taken_[static_cast<size_t>(d)])
+      devices.push_back(d);
+    else if (named)
+      return std::nullopt;  // the named devices must all be free
+  }
+  if (static_cast<int32_t>(devices.size()) < ranks_) return std::nullopt;
   return devices;
+}
+
+std::optional<std::vector<int32_t>> device_slots::acquire(int32_t replica,
+                                                          std::optional<int32_t> first) {
+  if (auto it = held_.find(replica); it != held_.end()) return it->second;
+  auto devices = pick(first);
+  if (!devices) return std::nullopt;
+  if (num_devices_ > 0)
+    for (int32_t d : *devices) taken_[static_cast<size_t>(d)] = true;
+  held_.emplace(replica, *devices);
+  return devices;
+}
+
+bool device_slots::placeable(std::optional<int32_t> first) const {
+  return pick(first).has_value();
 }
 
 void device_slots::release(int32_t replica) {

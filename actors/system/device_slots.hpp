@@ -25,6 +25,8 @@ class device_slots {
                                               std::optional<int32_t> first = std::nullopt);
   /// Gives `replica`'s devices back (nothing for a replica that holds none).
   void release(int32_t replica);
+  /// Whether a new replica could acquire devices now (as acquire would, nothing taken).
+  bool placeable(std::optional<int32_t> first = std::nullopt) const;
 
   /// Replicas that can still be placed (unbounded on a shared host: INT32_MAX).
   int32_t replicas_free() const;
@@ -32,6 +34,9 @@ class device_slots {
   std::string label(int32_t replica) const;
 
  private:
+  /// The devices a new replica would take, or nullopt.
+  std::optional<std::vector<int32_t>> pick(std::optional<int32_t> first) const;
+
   int32_t num_devices_;
   int32_t ranks_;
   std::vector<bool> taken_;                       // by device index

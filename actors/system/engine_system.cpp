@@ -137,6 +137,14 @@ int32_t engine_system::add_replica() {
 }
 
 int32_t engine_system::reserve_replica(std::optional<int32_t> first) {
+  {
+    // Refused before the router numbers it: a replica that cannot be placed takes no index.
+    std::lock_guard lock(owned_mutex_);
+    if (!devices_.placeable(first)) {
+      std::fprintf(stderr, "add_replica: no free device (one worker per device)\n");
+      return -1;
+    }
+  }
   caf::scoped_actor self{system_};
   int32_t index = -1;
   self->request(router_, std::chrono::seconds(30), reserve_atom::value)
@@ -154,6 +162,7 @@ int32_t engine_system::reserve_replica(std::optional<int32_t> first) {
     }
   }
   if (placement.empty()) {
+    // Another caller took the devices while the router answered.
     std::fprintf(stderr, "add_replica: no free device for replica %d (one worker per device)\n",
                  index);
     self->request(router_, std::chrono::seconds(30), retire_atom::value, index)

@@ -60,7 +60,10 @@ TEST(device_slots, tensor_parallel_ranks_take_distinct_devices) {
 
 TEST(device_slots, a_named_device_is_taken_only_when_it_and_the_next_ranks_are_free) {
   device_slots one(4, 1);
+  EXPECT_TRUE(one.placeable(2));
   EXPECT_EQ(one.acquire(0, 2), devices{2});
+  EXPECT_FALSE(one.placeable(2)) << "asking takes nothing, acquiring does";
+  EXPECT_TRUE(one.placeable());
   EXPECT_EQ(one.acquire(1, 2), std::nullopt) << "taken";
   EXPECT_EQ(one.acquire(1, 4), std::nullopt) << "no device 4";
   EXPECT_EQ(one.acquire(1, -1), std::nullopt);
