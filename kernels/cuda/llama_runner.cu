@@ -110,23 +110,25 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
                   lw.expert_width > 0,
               layer_name(l, "experts") + ": one gate_up and one down per expert");
       moe.expert_width = lw.expert_width;
-      weights_.upload(layer_name(l, "router"), lw.router, c.num_experts * dim);
+      // Uploaded, and resolved to the device pointer the step uses.
+      auto upload = [&](const std::string& name, const float* host, int64_t size) {
+        weights_.upload(name, need(host, name), size);
+        return static_cast<const void*>(weights_.get(name));
+      };
+      moe.router = upload(layer_name(l, "router"), lw.router, c.num_experts * dim);
       for (int64_t e = 0; e < c.num_experts; ++e) {
         const std::string name = layer_name(l, "experts.") + std::to_string(e);
-        weights_.upload(name + ".gate_up", need(lw.expert_gate_up[e], name + ".gate_up"),
-                        2 * lw.expert_width * dim);
-        weights_.upload(name + ".down", need(lw.expert_down[e], name + ".down"),
-                        dim * lw.expert_width);
+        moe.gate_up.push_back(
+            upload(name + ".gate_up", lw.expert_gate_up[e], 2 * lw.expert_width * dim));
+        moe.down.push_back(upload(name + ".down", lw.expert_down[e], dim * lw.expert_width));
       }
       if (lw.shared_width > 0) {
         moe.shared_width = lw.shared_width;
-        weights_.upload(layer_name(l, "shared.gate_up"),
-                        need(lw.shared_gate_up, layer_name(l, "shared.gate_up")),
-                        2 * lw.shared_width * dim);
-        weights_.upload(layer_name(l, "shared.down"),
-                        need(lw.shared_down, layer_name(l, "shared.down")), dim * lw.shared_width);
-        weights_.upload(layer_name(l, "shared.gate"),
-                        need(lw.shared_gate, layer_name(l, "shared.gate")), dim);
+        moe.shared_gate_up =
+            upload(layer_name(l, "shared.gate_up"), lw.shared_gate_up, 2 * lw.shared_width * dim);
+        moe.shared_down =
+            upload(layer_name(l, "shared.down"), lw.shared_down, dim * lw.shared_width);
+        moe.shared_gate = upload(layer_name(l, "shared.gate"), lw.shared_gate, dim);
       }
     } else {
       weights_.upload(layer_name(l, "gate_up"), need(lw.gate_up, layer_name(l, "gate_up")),
@@ -164,12 +166,12 @@ void llama_runner::moe_feed_forward(int64_t l, void* x, int64_t n) {
   const dtype t = weights_.storage();
   const size_t es = static_cast<size_t>(dtype_size(t));
   const int64_t dim = c.hidden_size, experts = c.num_experts, k = c.moe_top_k;
-  const int64_t width = moe_[l].expert_width, choices = n * k;
+  const layer_moe& moe = moe_[l];
+  const int64_t width = moe.expert_width, choices = n * k;
 
   // Route on the host, from the router's float32 logits.
   reserve(ws_.router, static_cast<size_t>(n * experts) * es);
-  gemm_.linear(x, weights_.get(layer_name(l, "router")), nullptr, n, dim, experts, ws_.router.get(),
-               t, stream_);
+  gemm_.linear(x, moe.router, nullptr, n, dim, experts, ws_.router.get(), t, stream_);
   const void* logits = ws_.router.get();
   if (t != dtype::f32) {
     reserve(ws_.router_f32, static_cast<size_t>(n * experts) * sizeof(float));
@@ -193,9 +195,9 @@ void llama_runner::moe_feed_forward(int64_t l, void* x, int64_t n) {
   for (int64_t e = 0; e < experts; ++e) expert_rows_[e + 1] += expert_rows_[e];
   grouped_tokens_.resize(static_cast<size_t>(choices));
   row_of_choice_.resize(static_cast<size_t>(choices));
-  std::vector<int32_t> next(expert_rows_.begin(), expert_rows_.end() - 1);
+  next_row_.assign(expert_rows_.begin(), expert_rows_.end() - 1);
   for (int64_t choice = 0; choice < choices; ++choice) {
-    const int32_t row = next[static_cast<size_t>(choice_experts_[choice])]++;
+    const int32_t row = next_row_[static_cast<size_t>(choice_experts_[choice])]++;
     grouped_tokens_[static_cast<size_t>(row)] = static_cast<int32_t>(choice / k);
     row_of_choice_[static_cast<size_t>(choice)] = row;
   }
@@ -219,25 +221,21 @@ void llama_runner::moe_feed_forward(int64_t l, void* x, int64_t n) {
   for (int64_t e = 0; e < experts; ++e) {
     const int64_t first = expert_rows_[e], m = expert_rows_[e + 1] - first;
     if (m == 0) continue;
-    const std::string name = layer_name(l, "experts.") + std::to_string(e);
-    run_mlp(rows + first * dim * es, m, width, weights_.get(name + ".gate_up"),
-            weights_.get(name + ".down"), gate_up + first * 2 * width * es,
-            act + first * width * es, out + first * dim * es);
+    run_mlp(rows + first * dim * es, m, width, moe.gate_up[e], moe.down[e],
+            gate_up + first * 2 * width * es, act + first * width * es, out + first * dim * es);
   }
 
   // Qwen2-MoE: every token through the shared expert too, scaled by sigmoid(x . gate).
   const void* shared_out = nullptr;
   const void* shared_logit = nullptr;
-  if (const int64_t sw = moe_[l].shared_width; sw > 0) {
+  if (const int64_t sw = moe.shared_width; sw > 0) {
     reserve(ws_.shared_gate_up, static_cast<size_t>(n * 2 * sw) * es);
     reserve(ws_.shared_act, static_cast<size_t>(n * sw) * es);
     reserve(ws_.shared_out, static_cast<size_t>(n * dim) * es);
     reserve(ws_.shared_logit, static_cast<size_t>(n) * es);
-    run_mlp(x, n, sw, weights_.get(layer_name(l, "shared.gate_up")),
-            weights_.get(layer_name(l, "shared.down")), ws_.shared_gate_up.get(),
+    run_mlp(x, n, sw, moe.shared_gate_up, moe.shared_down, ws_.shared_gate_up.get(),
             ws_.shared_act.get(), ws_.shared_out.get());
-    gemm_.linear(x, weights_.get(layer_name(l, "shared.gate")), nullptr, n, dim, 1,
-                 ws_.shared_logit.get(), t, stream_);
+    gemm_.linear(x, moe.shared_gate, nullptr, n, dim, 1, ws_.shared_logit.get(), t, stream_);
     shared_out = ws_.shared_out.get();
     shared_logit = ws_.shared_logit.get();
   }

@@ -188,8 +188,12 @@ class llama_runner {
   void run_mlp(const void* x, int64_t m, int64_t width, const void* gate_up, const void* down,
                void* gate_up_out, void* act_out, void* out);
 
+  /// A sparse layer's device weights, resolved once at upload (the step does no lookups).
   struct layer_moe {
-    int64_t expert_width = 0, shared_width = 0;
+    int64_t expert_width = 0, shared_width = 0;  // expert_width 0: a dense layer
+    const void* router = nullptr;
+    std::vector<const void*> gate_up, down;  // by expert
+    const void *shared_gate_up = nullptr, *shared_down = nullptr, *shared_gate = nullptr;
   };
   std::vector<layer_moe> moe_;  // by layer
 
@@ -228,7 +232,7 @@ class llama_runner {
   } ws_;
   // The host's side of the routing, reused.
   std::vector<float> host_router_, choice_weights_;
-  std::vector<int32_t> choice_experts_, grouped_tokens_, row_of_choice_, expert_rows_;
+  std::vector<int32_t> choice_experts_, grouped_tokens_, row_of_choice_, expert_rows_, next_row_;
 };
 
 }  // namespace actorllm::cuda
