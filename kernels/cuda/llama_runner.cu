@@ -88,20 +88,25 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
     if (lw.qkv_bias) weights_.upload(layer_name(l, "qkv_bias"), lw.qkv_bias, qkv_size);
     require((lw.q_norm == nullptr) == (lw.k_norm == nullptr),
             layer_name(l, "q_norm") + " and k_norm come together");
+    resolved_layer parts;
+    // Uploaded, and resolved to the device pointer the step uses.
+    auto upload = [&](const std::string& name, const float* host, int64_t size) {
+      weights_.upload(name, need(host, name), size);
+      return static_cast<const void*>(weights_.get(name));
+    };
     if (lw.q_norm) {
-      weights_.upload(layer_name(l, "q_norm"), lw.q_norm, c.head_dim);
-      weights_.upload(layer_name(l, "k_norm"), lw.k_norm, c.head_dim);
+      parts.q_norm = upload(layer_name(l, "q_norm"), lw.q_norm, c.head_dim);
+      parts.k_norm = upload(layer_name(l, "k_norm"), lw.k_norm, c.head_dim);
     }
     weights_.upload(layer_name(l, "o"), need(lw.o, layer_name(l, "o")), dim * c.q_size());
     require((lw.attn_out_norm == nullptr) == (lw.mlp_out_norm == nullptr),
             layer_name(l, "attn_out_norm") + " and mlp_out_norm come together");
     if (lw.attn_out_norm) {
-      weights_.upload(layer_name(l, "attn_out_norm"), lw.attn_out_norm, dim);
-      weights_.upload(layer_name(l, "mlp_out_norm"), lw.mlp_out_norm, dim);
+      parts.attn_out_norm = upload(layer_name(l, "attn_out_norm"), lw.attn_out_norm, dim);
+      parts.mlp_out_norm = upload(layer_name(l, "mlp_out_norm"), lw.mlp_out_norm, dim);
     }
     weights_.upload(layer_name(l, "post_norm"), need(lw.post_norm, layer_name(l, "post_norm")),
                     dim);
-    layer_moe moe;
     if (lw.router) {
       require(c.num_experts > 0 && c.moe_top_k > 0 && c.moe_top_k <= c.num_experts && c.route,
               layer_name(l, "router") + " needs num_experts, moe_top_k and route in the config");
@@ -109,42 +114,39 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
                   static_cast<int64_t>(lw.expert_down.size()) == c.num_experts &&
                   lw.expert_width > 0,
               layer_name(l, "experts") + ": one gate_up and one down per expert");
-      moe.expert_width = lw.expert_width;
-      // Uploaded, and resolved to the device pointer the step uses.
-      auto upload = [&](const std::string& name, const float* host, int64_t size) {
-        weights_.upload(name, need(host, name), size);
-        return static_cast<const void*>(weights_.get(name));
-      };
-      moe.router = upload(layer_name(l, "router"), lw.router, c.num_experts * dim);
+      parts.expert_width = lw.expert_width;
+      parts.router = upload(layer_name(l, "router"), lw.router, c.num_experts * dim);
       for (int64_t e = 0; e < c.num_experts; ++e) {
         const std::string name = layer_name(l, "experts.") + std::to_string(e);
-        moe.gate_up.push_back(
+        parts.gate_up.push_back(
             upload(name + ".gate_up", lw.expert_gate_up[e], 2 * lw.expert_width * dim));
-        moe.down.push_back(upload(name + ".down", lw.expert_down[e], dim * lw.expert_width));
+        parts.down.push_back(upload(name + ".down", lw.expert_down[e], dim * lw.expert_width));
       }
       if (lw.shared_width > 0) {
-        moe.shared_width = lw.shared_width;
-        moe.shared_gate_up =
+        parts.shared_width = lw.shared_width;
+        parts.shared_gate_up =
             upload(layer_name(l, "shared.gate_up"), lw.shared_gate_up, 2 * lw.shared_width * dim);
-        moe.shared_down =
+        parts.shared_down =
             upload(layer_name(l, "shared.down"), lw.shared_down, dim * lw.shared_width);
-        moe.shared_gate = upload(layer_name(l, "shared.gate"), lw.shared_gate, dim);
+        parts.shared_gate = upload(layer_name(l, "shared.gate"), lw.shared_gate, dim);
       }
     } else {
       weights_.upload(layer_name(l, "gate_up"), need(lw.gate_up, layer_name(l, "gate_up")),
                       2 * hidden * dim);
       weights_.upload(layer_name(l, "down"), need(lw.down, layer_name(l, "down")), dim * hidden);
     }
-    moe_.push_back(moe);
+    resolved_.push_back(parts);
   }
   weights_.upload("final_norm", need(w.final_norm, "final_norm"), dim);
   tied_head_ = w.lm_head == nullptr;
   if (!tied_head_) weights_.upload("lm_head", w.lm_head, c.vocab_size * dim);
   weights_.upload("cos_sin", need(w.cos_sin, "cos_sin"), c.max_position * c.head_dim,
                   /*keep_fp32=*/true);
-  if (w.local_cos_sin)
+  if (w.local_cos_sin) {
     weights_.upload("local_cos_sin", w.local_cos_sin, c.max_position * c.head_dim,
                     /*keep_fp32=*/true);
+    local_cos_sin_ = static_cast<const float*>(weights_.get("local_cos_sin"));
+  }
 }
 
 llama_runner::~llama_runner() = default;
@@ -166,7 +168,7 @@ void llama_runner::moe_feed_forward(int64_t l, void* x, int64_t n) {
   const dtype t = weights_.storage();
   const size_t es = static_cast<size_t>(dtype_size(t));
   const int64_t dim = c.hidden_size, experts = c.num_experts, k = c.moe_top_k;
-  const layer_moe& moe = moe_[l];
+  const resolved_layer& moe = resolved_[l];
   const int64_t width = moe.expert_width, choices = n * k;
 
   // Route on the host, from the router's float32 logits.
@@ -366,9 +368,7 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   const auto* token_ids = ws_.token_ids.as<int32_t>();
   const auto* positions = ws_.positions.as<int32_t>();
   const auto* cos_sin = static_cast<const float*>(weights_.get("cos_sin"));
-  const auto* local_cos_sin = weights_.contains("local_cos_sin")
-                                  ? static_cast<const float*>(weights_.get("local_cos_sin"))
-                                  : cos_sin;
+  const float* local_cos_sin = local_cos_sin_ ? local_cos_sin_ : cos_sin;
 
   embedding(weights_.get("embed"), token_ids, n, dim, residual, t, stream_, c.vocab_size);
   if (c.embedding_multiplier != 1.0f)
@@ -401,12 +401,13 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
     CUDA_CHECK(cudaMemcpy2DAsync(ws_.v.get(), kv_size * es, qkv + (q_size + kv_size) * es,
                                  qkv_size * es, kv_size * es, n, cudaMemcpyDeviceToDevice,
                                  stream_));
-    if (weights_.contains(layer_name(l, "q_norm"))) {
+    const resolved_layer& parts = resolved_[l];
+    if (parts.q_norm) {
       // Qwen3: each head of q and of k normalised (in place) before the rotation.
-      rms_norm(ws_.q.get(), weights_.get(layer_name(l, "q_norm")), n * c.num_heads, c.head_dim, eps,
-               ws_.q.get(), t, stream_);
-      rms_norm(ws_.k.get(), weights_.get(layer_name(l, "k_norm")), n * c.num_kv_heads, c.head_dim,
-               eps, ws_.k.get(), t, stream_);
+      rms_norm(ws_.q.get(), parts.q_norm, n * c.num_heads, c.head_dim, eps, ws_.q.get(), t,
+               stream_);
+      rms_norm(ws_.k.get(), parts.k_norm, n * c.num_kv_heads, c.head_dim, eps, ws_.k.get(), t,
+               stream_);
     }
     const int32_t window = c.layer_sliding_window.empty() ? 0 : c.layer_sliding_window[l];
     rotary_embedding(positions, ws_.q.get(), ws_.k.get(), n, c.num_heads, c.num_kv_heads,
@@ -421,18 +422,15 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
                     decode ? ws_.attention.get() : nullptr, decode ? ws_.attention.size() : 0);
     gemm_.linear(ws_.attn.get(), weights_.get(layer_name(l, "o")), nullptr, n, q_size, dim, x, t,
                  stream_);
-    const bool sandwich = weights_.contains(layer_name(l, "attn_out_norm"));
-    if (sandwich)
-      rms_norm(x, weights_.get(layer_name(l, "attn_out_norm")), n, dim, eps, x, t, stream_);
+    if (parts.attn_out_norm) rms_norm(x, parts.attn_out_norm, n, dim, eps, x, t, stream_);
     fused_add_rms_norm(x, residual, weights_.get(layer_name(l, "post_norm")), n, dim, eps, t,
                        stream_);
-    if (moe_[l].expert_width > 0)
+    if (parts.expert_width > 0)
       moe_feed_forward(l, x, n);
     else
       run_mlp(x, n, hidden, weights_.get(layer_name(l, "gate_up")),
               weights_.get(layer_name(l, "down")), ws_.gate_up.get(), ws_.act.get(), x);
-    if (sandwich)
-      rms_norm(x, weights_.get(layer_name(l, "mlp_out_norm")), n, dim, eps, x, t, stream_);
+    if (parts.mlp_out_norm) rms_norm(x, parts.mlp_out_norm, n, dim, eps, x, t, stream_);
   }
 
   if (num_logits == 0) return ws_.logits_f32.as<float>();

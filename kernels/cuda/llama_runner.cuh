@@ -188,14 +188,19 @@ class llama_runner {
   void run_mlp(const void* x, int64_t m, int64_t width, const void* gate_up, const void* down,
                void* gate_up_out, void* act_out, void* out);
 
-  /// A sparse layer's device weights, resolved once at upload (the step does no lookups).
-  struct layer_moe {
-    int64_t expert_width = 0, shared_width = 0;  // expert_width 0: a dense layer
+  /// A layer's optional parts as device pointers, resolved once at upload (the step does no
+  /// lookups for them): the per-head q/k norms, the sandwich norms, and a sparse layer's
+  /// router, experts and shared expert. Null (or expert_width 0): the layer has none.
+  struct resolved_layer {
+    const void *q_norm = nullptr, *k_norm = nullptr;
+    const void *attn_out_norm = nullptr, *mlp_out_norm = nullptr;
+    int64_t expert_width = 0, shared_width = 0;
     const void* router = nullptr;
     std::vector<const void*> gate_up, down;  // by expert
     const void *shared_gate_up = nullptr, *shared_down = nullptr, *shared_gate = nullptr;
   };
-  std::vector<layer_moe> moe_;  // by layer
+  std::vector<resolved_layer> resolved_;  // by layer
+  const float* local_cos_sin_ = nullptr;  // Gemma 3's windowed layers' table, or null
 
   llama_runner_config config_;
   weight_store weights_;
