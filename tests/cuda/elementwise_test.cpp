@@ -96,19 +96,21 @@ TEST(CudaElementwise, FusedAddRmsNormMatchesCpu) {
   }
 }
 
-TEST(CudaElementwise, SiluAndMulMatchesCpu) {
-  REQUIRE_CUDA_DEVICE();
-  std::mt19937 rng(5);
+/// A gated activation on the device against its CPU op, every type, rows of several widths.
+template <class CpuOp, class DeviceOp>
+void expect_gated_activation_matches(CpuOp cpu_op, DeviceOp device_op, uint32_t seed,
+                                     int wide_hidden) {
+  std::mt19937 rng(seed);
   for (dtype t : all_dtypes()) {
-    for (auto [n, hidden] : {std::pair{1, 172}, {17, 11008}, {300, 512}}) {
+    for (auto [n, hidden] : {std::pair{1, 172}, {17, wide_hidden}, {300, 512}}) {
       auto gate_up = random_floats(size_t(n) * 2 * hidden, rng, -4, 4);
       round_to(gate_up, t);
       std::vector<float> expected(size_t(n) * hidden);
-      cpu::silu_and_mul(gate_up.data(), n, hidden, expected.data());
+      cpu_op(gate_up.data(), n, hidden, expected.data());
 
       device_tensor d_in(gate_up, t), d_out(expected.size(), t);
       d_out.poison();
-      silu_and_mul(d_in.get(), n, hidden, d_out.get(), t, nullptr);
+      device_op(d_in.get(), n, hidden, d_out.get(), t, nullptr);
       sync_device();
       EXPECT_TRUE(all_close(d_out.download(), expected, default_tolerance(t)))
           << dtype_name(t) << " " << n << "x" << hidden;
@@ -116,24 +118,14 @@ TEST(CudaElementwise, SiluAndMulMatchesCpu) {
   }
 }
 
+TEST(CudaElementwise, SiluAndMulMatchesCpu) {
+  REQUIRE_CUDA_DEVICE();
+  expect_gated_activation_matches(cpu::silu_and_mul, silu_and_mul, 5, 11008);
+}
+
 TEST(CudaElementwise, GeluTanhAndMulMatchesCpu) {
   REQUIRE_CUDA_DEVICE();
-  std::mt19937 rng(6);
-  for (dtype t : all_dtypes()) {
-    for (auto [n, hidden] : {std::pair{1, 172}, {17, 2048}, {300, 512}}) {
-      auto gate_up = random_floats(size_t(n) * 2 * hidden, rng, -4, 4);
-      round_to(gate_up, t);
-      std::vector<float> expected(size_t(n) * hidden);
-      cpu::gelu_tanh_and_mul(gate_up.data(), n, hidden, expected.data());
-
-      device_tensor d_in(gate_up, t), d_out(expected.size(), t);
-      d_out.poison();
-      gelu_tanh_and_mul(d_in.get(), n, hidden, d_out.get(), t, nullptr);
-      sync_device();
-      EXPECT_TRUE(all_close(d_out.download(), expected, default_tolerance(t)))
-          << dtype_name(t) << " " << n << "x" << hidden;
-    }
-  }
+  expect_gated_activation_matches(cpu::gelu_tanh_and_mul, gelu_tanh_and_mul, 6, 2048);
 }
 
 TEST(CudaElementwise, ScaleInPlaceMultipliesEveryElement) {
