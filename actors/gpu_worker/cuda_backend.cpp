@@ -11,6 +11,7 @@
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/kv_cache.cuh"
 #include "kernels/cuda/llama_runner.cuh"
+#include "model/packed_weights.hpp"
 
 namespace actorllm {
 
@@ -246,9 +247,20 @@ cuda_storage cuda_backend_provider::storage_for(const llama_model& model) const 
 
 std::string cuda_backend_provider::describe_weights(const llama_model& model) const {
   const cuda_storage storage = storage_for(model);
+  std::string kept;
+  // Quantized projections stay so on the device (host_weights_of), read by the W8A16, W4A16
+  // and float8-weight kernels; the rest is stored as `storage`.
+  if (const auto* packed = model.packed_only() ? model.cpu_weights() : nullptr;
+      packed && !packed->layers.empty()) {
+    const cpu::weight_format projections = packed->layers.front().qkv.format;
+    if (projections == cpu::weight_format::q8 || projections == cpu::weight_format::q4 ||
+        projections == cpu::weight_format::fp8)
+      kept = std::string("; the ") + cpu::to_string(projections) +
+             " projections stay so on the device (where their rows are a multiple of 16 wide)";
+  }
   return std::string(storage_name(storage)) + " on the device (--dtype " + dtype_ +
-         "; the checkpoint's " + model.config().torch_dtype + "), uploaded from the host's " +
-         model.storage().description;
+         "; the checkpoint's " + model.config().torch_dtype + ")" + kept +
+         ", uploaded from the host's " + model.storage().description;
 }
 
 kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_config& config,

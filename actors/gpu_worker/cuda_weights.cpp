@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/packed_linear.hpp"
 #include "model/forward_batch.hpp"
 #include "model/llama_model.hpp"
 #include "model/llama_weights.hpp"
@@ -19,6 +20,70 @@ const float* data_or_null(const std::vector<float>& v) {
 }
 
 }  // namespace
+
+cuda::quantized_matrix quantized_host_matrix::view() const {
+  cuda::quantized_matrix v;
+  v.code = code;
+  v.out_features = out_features;
+  v.in_features = in_features;
+  v.group_size = group_size;
+  v.codes = codes.data();
+  v.scales = scales.data();
+  v.zeros = zeros.empty() ? nullptr : zeros.data();
+  v.input_order = input_order.empty() ? nullptr : input_order.data();
+  return v;
+}
+
+std::optional<quantized_host_matrix> device_layout_of(const cpu::packed_matrix& p) {
+  using cpu::weight_format;
+  quantized_host_matrix m;
+  switch (p.format) {
+    case weight_format::q8:
+      m.code = cuda::weight_code::q8;
+      break;
+    case weight_format::fp8:
+      m.code = cuda::weight_code::fp8;
+      break;
+    case weight_format::q4:
+      m.code = cuda::weight_code::q4;
+      break;
+    default:
+      return std::nullopt;
+  }
+  m.out_features = p.out_features;
+  m.in_features = p.in_features;
+  m.group_size = p.group_length();
+  const int64_t width = cpu::packed_matrix::panel_width, in = p.in_features;
+  const int64_t groups = p.num_groups();
+  m.codes.resize(static_cast<size_t>(m.view().code_bytes()));
+  m.scales.resize(static_cast<size_t>(p.out_features * groups));
+  if (m.code == cuda::weight_code::q4) m.zeros.resize(m.scales.size());
+  if (!cuda::quantized_layout_error(m.view()).empty()) return std::nullopt;
+  m.input_order = p.input_order;
+  // The packing's fp8 scales hold 2^8 times the weight's (packed_matrix::scales).
+  const float scale_divisor = m.code == cuda::weight_code::fp8 ? 256.0f : 1.0f;
+  for (int64_t o = 0; o < p.out_features; ++o) {
+    const int64_t panel = o / width, lane = o % width;
+    for (int64_t g = 0; g < groups; ++g) {
+      const size_t from = static_cast<size_t>((panel * groups + g) * width + lane);
+      m.scales[o * groups + g] = p.scales[from] / scale_divisor;
+      if (!m.zeros.empty()) m.zeros[o * groups + g] = p.zeros[from];
+    }
+    if (m.code == cuda::weight_code::q4) {
+      // Panel row bytes hold feature `lane % 8` in the low nibble, `lane % 8 + 8` in the high.
+      const int shift = lane < width / 2 ? 0 : 4;
+      const auto nibble = [&](int64_t r) {
+        return (p.panels4[(panel * in + r) * (width / 2) + lane % (width / 2)] >> shift) & 0xf;
+      };
+      for (int64_t r = 0; r < in; r += 2)
+        m.codes[(o * in + r) / 2] = static_cast<uint8_t>(nibble(r) | nibble(r + 1) << 4);
+    } else {
+      for (int64_t r = 0; r < in; ++r)
+        m.codes[o * in + r] = static_cast<uint8_t>(p.panels8[(panel * in + r) * width + lane]);
+    }
+  }
+  return m;
+}
 
 cuda::llama_runner_config runner_config_of(const llama_model& model) {
   const model_config_hf& c = model.config();
@@ -72,17 +137,28 @@ staged_host_weights host_weights_of(const llama_model& model) {
     return static_cast<const float*>(staged.unpacked.back().data());
   };
   staged.unpacked.reserve(4 * w.layers.size() + 2);  // pointers into it stay valid
+  // A quantized projection stays quantized: no float32 pointer, the device layout instead.
+  auto projection = [&](const std::vector<float>& plain, const cpu::packed_matrix* panels,
+                        cuda::quantized_matrix& quantized) {
+    if (packed && panels && !panels->empty())
+      if (auto layout = device_layout_of(*panels)) {
+        staged.quantized.push_back(std::move(*layout));
+        quantized = staged.quantized.back().view();
+        return static_cast<const float*>(nullptr);
+      }
+    return matrix(plain, panels);
+  };
   h.embed = matrix(w.embed, packed ? &packed->embedding_table() : nullptr);
   for (size_t i = 0; i < w.layers.size(); ++i) {
     const auto& l = w.layers[i];
     const auto* pl = packed ? &packed->layers[i] : nullptr;
     cuda::llama_host_layer hl;
     hl.input_norm = data_or_null(l.input_norm);
-    hl.qkv = matrix(l.qkv, pl ? &pl->qkv : nullptr);
+    hl.qkv = projection(l.qkv, pl ? &pl->qkv : nullptr, hl.qkv_quantized);
     hl.qkv_bias = data_or_null(l.qkv_bias);
     hl.q_norm = data_or_null(l.q_norm);
     hl.k_norm = data_or_null(l.k_norm);
-    hl.o = matrix(l.o, pl ? &pl->o : nullptr);
+    hl.o = projection(l.o, pl ? &pl->o : nullptr, hl.o_quantized);
     hl.attn_out_norm = data_or_null(l.attn_out_norm);
     hl.mlp_out_norm = data_or_null(l.mlp_out_norm);
     hl.post_norm = data_or_null(l.post_norm);
@@ -101,14 +177,16 @@ staged_host_weights host_weights_of(const llama_model& model) {
       hl.shared_down = data_or_null(l.moe.shared.down);
       hl.shared_gate = data_or_null(l.moe.shared_gate);
     } else {
-      hl.gate_up = matrix(l.gate_up, pl ? &pl->gate_up : nullptr);
-      hl.down = matrix(l.down, pl ? &pl->down : nullptr);
+      hl.gate_up = projection(l.gate_up, pl ? &pl->gate_up : nullptr, hl.gate_up_quantized);
+      hl.down = projection(l.down, pl ? &pl->down : nullptr, hl.down_quantized);
     }
     h.layers.push_back(hl);
   }
   h.final_norm = data_or_null(w.final_norm);
   // Tied (no packed embed of its own): the runner reads the embedding table as the head.
-  h.lm_head = packed ? (packed->embed.empty() ? nullptr : matrix(w.lm_head, &packed->lm_head))
+  h.lm_head = packed ? (packed->embed.empty()
+                            ? nullptr
+                            : projection(w.lm_head, &packed->lm_head, h.lm_head_quantized))
                      : data_or_null(w.lm_head);
   h.cos_sin = data_or_null(w.cos_sin());
   h.local_cos_sin = data_or_null(w.local_rotary.cos_sin);

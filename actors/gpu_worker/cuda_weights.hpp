@@ -2,11 +2,18 @@
 /// The views cuda::llama_runner takes of the host model: its config, pointers into the float32
 /// weights, and pointers into one step's forward_batch. Plain C++ over the kernels' API, shared
 /// by the worker's CUDA backend and kernels/cuda/standalone/cuda_golden; built only with CUDA.
+#include <deque>
+#include <optional>
 #include <vector>
 
 #include "kernels/cuda/llama_runner.cuh"
+#include "kernels/cuda/quantized_linear.cuh"
 
 namespace actorllm {
+
+namespace cpu {
+struct packed_matrix;
+}  // namespace cpu
 
 class llama_model;
 struct llama_weights;
@@ -17,13 +24,36 @@ struct forward_batch;
 /// local rotary table of another size than the global one.
 cuda::llama_runner_config runner_config_of(const llama_model& model);
 
+/// A quantized matrix in the device's layout (cuda::quantized_matrix), owning its parts.
+struct quantized_host_matrix {
+  cuda::weight_code code = cuda::weight_code::q8;
+  int64_t out_features = 0;
+  int64_t in_features = 0;
+  int64_t group_size = 0;
+  std::vector<uint8_t> codes;
+  std::vector<float> scales;
+  std::vector<uint8_t> zeros;        ///< q4 only
+  std::vector<int32_t> input_order;  ///< empty: code column r is input feature r
+  /// Host pointers into the parts; valid while this lives (a move keeps them).
+  cuda::quantized_matrix view() const;
+};
+
+/// q8, fp8 and q4 panels in the device's layout: the same codes, scales (fp8's without the
+/// packing's factor of 2^8) and zero points, row-major, and the same column order. Empty for
+/// 16- and 32-bit panels, and for a layout the kernels cannot run (quantized_layout_error),
+/// which the runner then takes unpacked, as a dense matrix.
+std::optional<quantized_host_matrix> device_layout_of(const cpu::packed_matrix& panels);
+
 /// The runner's host weights of a model: pointers into its float32 weights (null for an
-/// empty tensor: no bias, a tied LM head), and float32 copies of the matrices it keeps only as
-/// packed 16-bit or int8 panels, unpacked here (exactly, for 16-bit) and freed with this.
+/// empty tensor: no bias, a tied LM head); the projections it keeps only as quantized panels,
+/// in the device's layout (they stay quantized on the device); and float32 copies of the
+/// other matrices it keeps only as packed panels (16-bit, or a quantized layout the kernels
+/// cannot run), unpacked here (exactly, for 16-bit). The copies are freed with this.
 /// Valid while the model lives; the runner copies them when constructed.
 struct staged_host_weights {
   cuda::llama_host_weights view;
   std::vector<std::vector<float>> unpacked;
+  std::deque<quantized_host_matrix> quantized;
   operator const cuda::llama_host_weights&() const { return view; }  // NOLINT: as the view
 };
 staged_host_weights host_weights_of(const llama_model& model);

@@ -79,34 +79,32 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
   require(static_cast<int64_t>(w.layers.size()) == c.num_layers,
           "weights have " + std::to_string(w.layers.size()) + " layers, the config " +
               std::to_string(c.num_layers));
-  weights_.upload("embed", need(w.embed, "embed"), c.vocab_size * dim);
+  // Uploaded, and resolved to the device pointer the step uses.
+  const auto upload = [&](const std::string& name, const float* host, int64_t size) {
+    weights_.upload(name, need(host, name), size);
+    return static_cast<const void*>(weights_.get(name));
+  };
+  embed_ = upload("embed", w.embed, c.vocab_size * dim);
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const auto& lw = w.layers[l];
-    weights_.upload(layer_name(l, "input_norm"), need(lw.input_norm, layer_name(l, "input_norm")),
-                    dim);
-    weights_.upload(layer_name(l, "qkv"), need(lw.qkv, layer_name(l, "qkv")), qkv_size * dim);
-    if (lw.qkv_bias) weights_.upload(layer_name(l, "qkv_bias"), lw.qkv_bias, qkv_size);
+    resolved_layer parts;
+    parts.input_norm = upload(layer_name(l, "input_norm"), lw.input_norm, dim);
+    parts.qkv = upload_linear(layer_name(l, "qkv"), lw.qkv, lw.qkv_quantized, qkv_size, dim);
+    if (lw.qkv_bias) parts.qkv_bias = upload(layer_name(l, "qkv_bias"), lw.qkv_bias, qkv_size);
     require((lw.q_norm == nullptr) == (lw.k_norm == nullptr),
             layer_name(l, "q_norm") + " and k_norm come together");
-    resolved_layer parts;
-    // Uploaded, and resolved to the device pointer the step uses.
-    auto upload = [&](const std::string& name, const float* host, int64_t size) {
-      weights_.upload(name, need(host, name), size);
-      return static_cast<const void*>(weights_.get(name));
-    };
     if (lw.q_norm) {
       parts.q_norm = upload(layer_name(l, "q_norm"), lw.q_norm, c.head_dim);
       parts.k_norm = upload(layer_name(l, "k_norm"), lw.k_norm, c.head_dim);
     }
-    weights_.upload(layer_name(l, "o"), need(lw.o, layer_name(l, "o")), dim * c.q_size());
+    parts.o = upload_linear(layer_name(l, "o"), lw.o, lw.o_quantized, dim, c.q_size());
     require((lw.attn_out_norm == nullptr) == (lw.mlp_out_norm == nullptr),
             layer_name(l, "attn_out_norm") + " and mlp_out_norm come together");
     if (lw.attn_out_norm) {
       parts.attn_out_norm = upload(layer_name(l, "attn_out_norm"), lw.attn_out_norm, dim);
       parts.mlp_out_norm = upload(layer_name(l, "mlp_out_norm"), lw.mlp_out_norm, dim);
     }
-    weights_.upload(layer_name(l, "post_norm"), need(lw.post_norm, layer_name(l, "post_norm")),
-                    dim);
+    parts.post_norm = upload(layer_name(l, "post_norm"), lw.post_norm, dim);
     if (lw.router) {
       require(c.num_experts > 0 && c.moe_top_k > 0 && c.moe_top_k <= c.num_experts && c.route,
               layer_name(l, "router") + " needs num_experts, moe_top_k and route in the config");
@@ -118,30 +116,34 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
       parts.router = upload(layer_name(l, "router"), lw.router, c.num_experts * dim);
       for (int64_t e = 0; e < c.num_experts; ++e) {
         const std::string name = layer_name(l, "experts.") + std::to_string(e);
-        parts.gate_up.push_back(
-            upload(name + ".gate_up", lw.expert_gate_up[e], 2 * lw.expert_width * dim));
-        parts.down.push_back(upload(name + ".down", lw.expert_down[e], dim * lw.expert_width));
+        parts.gate_up_of.push_back(
+            {upload(name + ".gate_up", lw.expert_gate_up[e], 2 * lw.expert_width * dim), {}});
+        parts.down_of.push_back(
+            {upload(name + ".down", lw.expert_down[e], dim * lw.expert_width), {}});
       }
       if (lw.shared_width > 0) {
         parts.shared_width = lw.shared_width;
-        parts.shared_gate_up =
+        parts.shared_gate_up.dense =
             upload(layer_name(l, "shared.gate_up"), lw.shared_gate_up, 2 * lw.shared_width * dim);
-        parts.shared_down =
+        parts.shared_down.dense =
             upload(layer_name(l, "shared.down"), lw.shared_down, dim * lw.shared_width);
         parts.shared_gate = upload(layer_name(l, "shared.gate"), lw.shared_gate, dim);
       }
     } else {
-      weights_.upload(layer_name(l, "gate_up"), need(lw.gate_up, layer_name(l, "gate_up")),
-                      2 * hidden * dim);
-      weights_.upload(layer_name(l, "down"), need(lw.down, layer_name(l, "down")), dim * hidden);
+      parts.gate_up = upload_linear(layer_name(l, "gate_up"), lw.gate_up, lw.gate_up_quantized,
+                                    2 * hidden, dim);
+      parts.down = upload_linear(layer_name(l, "down"), lw.down, lw.down_quantized, dim, hidden);
     }
-    resolved_.push_back(parts);
+    resolved_.push_back(std::move(parts));
   }
-  weights_.upload("final_norm", need(w.final_norm, "final_norm"), dim);
-  tied_head_ = w.lm_head == nullptr;
-  if (!tied_head_) weights_.upload("lm_head", w.lm_head, c.vocab_size * dim);
+  final_norm_ = upload("final_norm", w.final_norm, dim);
+  if (w.lm_head || !w.lm_head_quantized.empty())
+    head_ = upload_linear("lm_head", w.lm_head, w.lm_head_quantized, c.vocab_size, dim);
+  else
+    head_.dense = embed_;  // tied
   weights_.upload("cos_sin", need(w.cos_sin, "cos_sin"), c.max_position * c.head_dim,
                   /*keep_fp32=*/true);
+  cos_sin_ = static_cast<const float*>(weights_.get("cos_sin"));
   if (w.local_cos_sin) {
     weights_.upload("local_cos_sin", w.local_cos_sin, c.max_position * c.head_dim,
                     /*keep_fp32=*/true);
@@ -151,16 +153,59 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
 
 llama_runner::~llama_runner() = default;
 
-void llama_runner::run_mlp(const void* x, int64_t m, int64_t width, const void* gate_up,
-                           const void* down, void* gate_up_out, void* act_out, void* out) {
+llama_runner::linear_weight llama_runner::upload_linear(const std::string& name, const float* dense,
+                                                        const quantized_matrix& quantized,
+                                                        int64_t out_features, int64_t in_features) {
+  linear_weight w;
+  if (quantized.empty()) {
+    weights_.upload(name, need(dense, name), out_features * in_features);
+    w.dense = weights_.get(name);
+    return w;
+  }
+  require(quantized.out_features == out_features && quantized.in_features == in_features,
+          name + ": quantized as (" + std::to_string(quantized.out_features) + ", " +
+              std::to_string(quantized.in_features) + "), the model needs (" +
+              std::to_string(out_features) + ", " + std::to_string(in_features) + ")");
+  const std::string error = quantized_layout_error(quantized);
+  require(error.empty(), name + ": " + error);
+  quantized_.push_back(std::make_unique<device_quantized_matrix>(quantized));
+  w.quantized = quantized_.back()->view();
+  max_quantized_elems_ = std::max(max_quantized_elems_, out_features * in_features);
+  return w;
+}
+
+void llama_runner::linear(const linear_weight& w, const void* x, const void* bias, int64_t n,
+                          int64_t in_features, int64_t out_features, void* y) {
+  const dtype t = weights_.storage();
+  if (w.quantized.empty()) {
+    gemm_.linear(x, w.dense, bias, n, in_features, out_features, y, t, stream_);
+    return;
+  }
+  const size_t es = static_cast<size_t>(dtype_size(t));
+  if (w.quantized.input_order) {
+    reserve(ws_.permuted, static_cast<size_t>(n * in_features) * es);
+    gather_columns(x, w.quantized.input_order, n, in_features, ws_.permuted.get(), t, stream_);
+    x = ws_.permuted.get();
+  }
+  if (n <= quantized_gemv_max_rows) {
+    quantized_gemv(x, w.quantized, bias, n, y, t, stream_);
+    return;
+  }
+  reserve(ws_.dequantized, static_cast<size_t>(max_quantized_elems_) * es);
+  dequantize(w.quantized, ws_.dequantized.get(), t, stream_);
+  gemm_.linear(x, ws_.dequantized.get(), bias, n, in_features, out_features, y, t, stream_);
+}
+
+void llama_runner::run_mlp(const void* x, int64_t m, int64_t width, const linear_weight& gate_up,
+                           const linear_weight& down, void* gate_up_out, void* act_out, void* out) {
   const dtype t = weights_.storage();
   const int64_t dim = config_.hidden_size;
-  gemm_.linear(x, gate_up, nullptr, m, dim, 2 * width, gate_up_out, t, stream_);
+  linear(gate_up, x, nullptr, m, dim, 2 * width, gate_up_out);
   if (config_.gelu_tanh)
     gelu_tanh_and_mul(gate_up_out, m, width, act_out, t, stream_);
   else
     silu_and_mul(gate_up_out, m, width, act_out, t, stream_);
-  gemm_.linear(act_out, down, nullptr, m, width, dim, out, t, stream_);
+  linear(down, act_out, nullptr, m, width, dim, out);
 }
 
 void llama_runner::moe_feed_forward(int64_t l, void* x, int64_t n) {
@@ -223,7 +268,7 @@ void llama_runner::moe_feed_forward(int64_t l, void* x, int64_t n) {
   for (int64_t e = 0; e < experts; ++e) {
     const int64_t first = expert_rows_[e], m = expert_rows_[e + 1] - first;
     if (m == 0) continue;
-    run_mlp(rows + first * dim * es, m, width, moe.gate_up[e], moe.down[e],
+    run_mlp(rows + first * dim * es, m, width, moe.gate_up_of[e], moe.down_of[e],
             gate_up + first * 2 * width * es, act + first * width * es, out + first * dim * es);
   }
 
@@ -367,10 +412,10 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   char* qkv = ws_.qkv.as<char>();       // (n, qkv_size)
   const auto* token_ids = ws_.token_ids.as<int32_t>();
   const auto* positions = ws_.positions.as<int32_t>();
-  const auto* cos_sin = static_cast<const float*>(weights_.get("cos_sin"));
+  const float* cos_sin = cos_sin_;
   const float* local_cos_sin = local_cos_sin_ ? local_cos_sin_ : cos_sin;
 
-  embedding(weights_.get("embed"), token_ids, n, dim, residual, t, stream_, c.vocab_size);
+  embedding(embed_, token_ids, n, dim, residual, t, stream_, c.vocab_size);
   if (c.embedding_multiplier != 1.0f)
     scale_in_place(residual, n * dim, c.embedding_multiplier, t, stream_);
   CUDA_CHECK(cudaMemsetAsync(x, 0, static_cast<size_t>(n * dim) * es, stream_));
@@ -386,13 +431,10 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   paged.softcap = c.attn_logit_softcapping;
 
   for (int64_t l = 0; l < c.num_layers; ++l) {
-    const void* bias = weights_.contains(layer_name(l, "qkv_bias"))
-                           ? weights_.get(layer_name(l, "qkv_bias"))
-                           : nullptr;
+    const resolved_layer& parts = resolved_[l];
     // x holds the previous layer's output; fold it into the residual and normalise.
-    fused_add_rms_norm(x, residual, weights_.get(layer_name(l, "input_norm")), n, dim, eps, t,
-                       stream_);
-    gemm_.linear(x, weights_.get(layer_name(l, "qkv")), bias, n, dim, qkv_size, qkv, t, stream_);
+    fused_add_rms_norm(x, residual, parts.input_norm, n, dim, eps, t, stream_);
+    linear(parts.qkv, x, parts.qkv_bias, n, dim, qkv_size, qkv);
     // Split the fused rows (n, q | k | v) into contiguous q, k and v.
     CUDA_CHECK(cudaMemcpy2DAsync(ws_.q.get(), q_size * es, qkv, qkv_size * es, q_size * es, n,
                                  cudaMemcpyDeviceToDevice, stream_));
@@ -401,7 +443,6 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
     CUDA_CHECK(cudaMemcpy2DAsync(ws_.v.get(), kv_size * es, qkv + (q_size + kv_size) * es,
                                  qkv_size * es, kv_size * es, n, cudaMemcpyDeviceToDevice,
                                  stream_));
-    const resolved_layer& parts = resolved_[l];
     if (parts.q_norm) {
       // Qwen3: each head of q and of k normalised (in place) before the rotation.
       rms_norm(ws_.q.get(), parts.q_norm, n * c.num_heads, c.head_dim, eps, ws_.q.get(), t,
@@ -420,16 +461,13 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
     paged_attention(ws_.q.get(), cache.k(l), cache.v(l), paged, c.num_heads, c.num_kv_heads,
                     c.head_dim, block_size, scale, ws_.attn.get(), t, stream_,
                     decode ? ws_.attention.get() : nullptr, decode ? ws_.attention.size() : 0);
-    gemm_.linear(ws_.attn.get(), weights_.get(layer_name(l, "o")), nullptr, n, q_size, dim, x, t,
-                 stream_);
+    linear(parts.o, ws_.attn.get(), nullptr, n, q_size, dim, x);
     if (parts.attn_out_norm) rms_norm(x, parts.attn_out_norm, n, dim, eps, x, t, stream_);
-    fused_add_rms_norm(x, residual, weights_.get(layer_name(l, "post_norm")), n, dim, eps, t,
-                       stream_);
+    fused_add_rms_norm(x, residual, parts.post_norm, n, dim, eps, t, stream_);
     if (parts.expert_width > 0)
       moe_feed_forward(l, x, n);
     else
-      run_mlp(x, n, hidden, weights_.get(layer_name(l, "gate_up")),
-              weights_.get(layer_name(l, "down")), ws_.gate_up.get(), ws_.act.get(), x);
+      run_mlp(x, n, hidden, parts.gate_up, parts.down, ws_.gate_up.get(), ws_.act.get(), x);
     if (parts.mlp_out_norm) rms_norm(x, parts.mlp_out_norm, n, dim, eps, x, t, stream_);
   }
 
@@ -440,11 +478,9 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   const auto* logits_indices = ws_.logits_indices.as<int32_t>();
   embedding(x, logits_indices, num_logits, dim, ws_.last_x.get(), t, stream_, n);
   embedding(residual, logits_indices, num_logits, dim, ws_.last_residual.get(), t, stream_, n);
-  fused_add_rms_norm(ws_.last_x.get(), ws_.last_residual.get(), weights_.get("final_norm"),
-                     num_logits, dim, eps, t, stream_);
-  const void* head = tied_head_ ? weights_.get("embed") : weights_.get("lm_head");
-  gemm_.linear(ws_.last_x.get(), head, nullptr, num_logits, dim, c.vocab_size, ws_.logits.get(), t,
-               stream_);
+  fused_add_rms_norm(ws_.last_x.get(), ws_.last_residual.get(), final_norm_, num_logits, dim, eps,
+                     t, stream_);
+  linear(head_, ws_.last_x.get(), nullptr, num_logits, dim, c.vocab_size, ws_.logits.get());
   float* logits = ws_.logits.as<float>();
   if (t != dtype::f32) {
     convert(ws_.logits.get(), t, ws_.logits_f32.get(), dtype::f32, num_logits * c.vocab_size,

@@ -9,12 +9,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/quantized_linear.cuh"
 #include "kernels/cuda/sampling.cuh"
 #include "kernels/cuda/weight_store.cuh"
 
@@ -87,6 +90,9 @@ struct llama_host_layer {
   const float* shared_gate_up = nullptr;
   const float* shared_down = nullptr;
   const float* shared_gate = nullptr;
+  // Projections that stay quantized on the device (host pointers; codes null: none). Where
+  // one is set, the float32 pointer of the same matrix above is not read and may be null.
+  quantized_matrix qkv_quantized, o_quantized, gate_up_quantized, down_quantized;
 };
 
 struct llama_host_weights {
@@ -98,6 +104,8 @@ struct llama_host_weights {
   /// Gemma 3: the windowed layers' own table (their RoPE base), of cos_sin's shape; null:
   /// every layer rotates with cos_sin.
   const float* local_cos_sin = nullptr;
+  /// An untied LM head that stays quantized on the device (codes null: none; lm_head unread).
+  quantized_matrix lm_head_quantized;
 };
 
 /// One step's batch on the host, laid out as actorllm::forward_batch: the new tokens of every
@@ -181,32 +189,55 @@ class llama_runner {
   /// Checks `draws` against num_logits rows and the vocabulary and queues their upload.
   void upload_draws(int64_t num_logits, const host_draws& draws);
   void ensure_workspace(int64_t num_tokens, int64_t num_seqs, int64_t table_elems);
+  /// A matrix of a linear layer on the device: dense in the storage type, or quantized
+  /// (quantized.codes set, device pointers).
+  struct linear_weight {
+    const void* dense = nullptr;
+    quantized_matrix quantized;
+  };
+  /// Uploads one projection (out_features, in_features): quantized where `quantized` is set,
+  /// else `dense` in the storage type; `name` keys the dense copy and names errors.
+  linear_weight upload_linear(const std::string& name, const float* dense,
+                              const quantized_matrix& quantized, int64_t out_features,
+                              int64_t in_features);
+  /// y(n, out) = x(n, in) @ w^T + bias. Quantized weights: x is put in the codes' column order
+  /// first (desc_act), then a few rows run quantized_gemv and more rows multiply a dequantized
+  /// copy through cuBLAS.
+  void linear(const linear_weight& w, const void* x, const void* bias, int64_t n,
+              int64_t in_features, int64_t out_features, void* y);
   /// Layer l's mixture of experts on x (n, dim), in place: routed on the host (one wait for
   /// the router's logits), each expert one GEMM over its gathered rows, combined on the device.
   void moe_feed_forward(int64_t l, void* x, int64_t n);
   /// out(m, dim) = down(act(gate_up x)) for m rows of x; scratch of (m, 2 width) and (m, width).
-  void run_mlp(const void* x, int64_t m, int64_t width, const void* gate_up, const void* down,
-               void* gate_up_out, void* act_out, void* out);
+  void run_mlp(const void* x, int64_t m, int64_t width, const linear_weight& gate_up,
+               const linear_weight& down, void* gate_up_out, void* act_out, void* out);
 
-  /// A layer's optional parts as device pointers, resolved once at upload (the step does no
-  /// lookups for them): the per-head q/k norms, the sandwich norms, and a sparse layer's
-  /// router, experts and shared expert. Null (or expert_width 0): the layer has none.
+  /// A layer's weights as device pointers, resolved once at upload: the step does no lookups.
+  /// Optional parts are null (or expert_width 0) where the layer has none.
   struct resolved_layer {
+    const void *input_norm = nullptr, *post_norm = nullptr, *qkv_bias = nullptr;
+    linear_weight qkv, o, gate_up, down;  // gate_up and down: a dense layer's MLP
     const void *q_norm = nullptr, *k_norm = nullptr;
     const void *attn_out_norm = nullptr, *mlp_out_norm = nullptr;
     int64_t expert_width = 0, shared_width = 0;
     const void* router = nullptr;
-    std::vector<const void*> gate_up, down;  // by expert
-    const void *shared_gate_up = nullptr, *shared_down = nullptr, *shared_gate = nullptr;
+    std::vector<linear_weight> gate_up_of, down_of;  // by expert
+    linear_weight shared_gate_up, shared_down;
+    const void* shared_gate = nullptr;
   };
   std::vector<resolved_layer> resolved_;  // by layer
+  const void* embed_ = nullptr;
+  const void* final_norm_ = nullptr;
+  linear_weight head_;  // the LM head, or the embedding table where tied
+  const float* cos_sin_ = nullptr;
   const float* local_cos_sin_ = nullptr;  // Gemma 3's windowed layers' table, or null
+  std::vector<std::unique_ptr<device_quantized_matrix>> quantized_;
+  int64_t max_quantized_elems_ = 0;  // the largest quantized matrix, for its dense scratch
 
   llama_runner_config config_;
   weight_store weights_;
   cudaStream_t stream_;
   gemm_context gemm_;
-  bool tied_head_ = true;
   std::vector<int32_t> rope_positions_;  // LongRoPE: the positions the rotation reads
 
   struct workspace {
@@ -234,6 +265,8 @@ class llama_runner {
     device_buffer moe_rows, moe_gate_up, moe_act, moe_out;  // (n top_k, ...)
     device_buffer moe_tokens, moe_row_of, moe_weights;      // (n top_k)
     device_buffer shared_out, shared_gate_up, shared_act, shared_logit;
+    // Quantized projections, grown on demand: x in code column order, a dequantized matrix.
+    device_buffer permuted, dequantized;
   } ws_;
   // The host's side of the routing, reused.
   std::vector<float> host_router_, choice_weights_;

@@ -1,4 +1,4 @@
-// The CUDA runner's host view of a model whose matrices are packed 16-bit or float8 panels only:
+// The CUDA runner's host view of a model whose matrices are packed 16-bit panels only:
 // host_weights_of widens them to float32 for the upload, and for a bf16 checkpoint that is
 // exactly the float32 model's weights, tied head and all. Needs no device (plain C++ over the
 // model), only a build with CUDA.

@@ -200,6 +200,29 @@ TEST(engine_cuda, mixture_of_experts_backends_match_the_cpu_backend) {
   }
 }
 
+// Quantized checkpoints on the device: the projections stay int8, int4 or float8 there
+// (quantized_gemv for the decode steps, dequantize then cuBLAS for the 40-token prefill, the
+// desc_act column order through a gather), and the logits equal the CPU backend's, which
+// multiplies the same weights.
+TEST(engine_cuda, quantized_models_match_the_cpu_backend) {
+  REQUIRE_CUDA_DEVICE();
+  const std::string base =
+      "--dim 256 --layers 2 --heads 4 --kv-heads 2 --hidden 768 --vocab 512 --dtype bf16 ";
+  for (const char* scheme :
+       {"--quantize gptq4-act --group-size 64", "--quantize awq4 --group-size 128",
+        "--quantize gptq8 --group-size 128", "--quantize fp8-channel"}) {
+    SCOPED_TRACE(scheme);
+    const testing::random_model ckpt("cuda-quantized", base + scheme);
+    expect_device_logits_match_the_cpu(std::make_shared<llama_model>(ckpt.dir()));
+  }
+  const testing::random_model plain("cuda-quantized-at-load", base);
+  for (const char* at_load : {"int8", "int4"}) {
+    SCOPED_TRACE(at_load);
+    expect_device_logits_match_the_cpu(
+        std::make_shared<llama_model>(plain.dir(), tp_shard{}, weight_options{"auto", at_load}));
+  }
+}
+
 // Which families the device runs is decided at load, by what each needs (no device here).
 TEST(cuda_families, every_family_reaches_the_runner_with_what_it_needs) {
   const testing::random_model qwen3("families-qwen3", "--arch qwen3");
