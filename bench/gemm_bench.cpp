@@ -1,12 +1,17 @@
 // The projections of one Llama layer plus the LM head, as the CPU forward runs them: the
-// packed GEMM (weights packed once, kernels/cpu/packed_linear.hpp) against OpenBLAS (which
-// packs the weights on every call), at decode-sized and prefill-sized batches. Both on the
-// calling thread's team; GFLOP/s over the five shapes together, best of a few repeats.
+// packed GEMM (weights packed once, kernels/cpu/packed_linear.hpp) in each instruction set the
+// CPU runs (AVX2, AVX-512), for float32, bf16, int8 and int4 panels, against OpenBLAS on
+// float32 (which packs the weights on every call), at decode-sized and prefill-sized batches.
+// All on the calling thread's team; GFLOP/s over the five shapes together, best of a few
+// repeats, every figure of a row from the same run.
 //
 //   build/bench/gemm_bench [--dim 768] [--hidden 2048] [--vocab 32000] [--threads 0]
+//       [--out FILE.json]
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -23,8 +28,10 @@ struct shape {
   int64_t in, out;
 };
 
+/// Seconds each way took over the shapes, and their FLOPs and weight bytes.
 struct timed {
-  double blas_s = 0, packed_s = 0, flops = 0, max_diff = 0;
+  double blas_s = 0, flops = 0, weight_bytes = 0, max_diff = 0;
+  std::map<cpu::kernel_isa, double> packed_s;
 };
 
 template <class F>
@@ -38,25 +45,47 @@ double best_seconds(int repeats, F&& run) {
   return best;
 }
 
-timed measure(const std::vector<shape>& shapes, int64_t rows) {
+/// The shapes' weights packed as `format` (the same random values for every format).
+std::vector<cpu::packed_matrix> pack_shapes(const std::vector<shape>& shapes,
+                                            cpu::weight_format format) {
+  std::vector<cpu::packed_matrix> packed;
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  for (const auto& s : shapes) {
+    std::vector<float> w(s.out * s.in);
+    for (auto& v : w) v = dist(rng);
+    const cpu::matrix_rows rows{w.data(), cpu::weight_format::f32, s.out};
+    packed.push_back(cpu::pack_matrix({&rows, 1}, s.in, format));
+  }
+  return packed;
+}
+
+/// One batch of `rows` through every shape: the packed kernels in each of `isas`, and
+/// OpenBLAS on the unpacked weights where `blas` (float32).
+timed measure(const std::vector<cpu::packed_matrix>& weights, int64_t rows,
+              const std::vector<cpu::kernel_isa>& isas, bool blas) {
   timed t;
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1, 1);
-  for (const auto& s : shapes) {
-    std::vector<float> x(rows * s.in), w(s.out * s.in), y_blas(rows * s.out),
-        y_packed(rows * s.out);
+  const int repeats = rows <= 8 ? 10 : 4;
+  for (const auto& packed : weights) {
+    const int64_t in = packed.in_features, out = packed.out_features;
+    std::vector<float> x(rows * in), y_blas(rows * out), y_packed(rows * out);
     for (auto& v : x) v = dist(rng);
-    for (auto& v : w) v = dist(rng);
-    const cpu::packed_matrix packed = cpu::pack_matrix(w.data(), s.out, s.in);
-    const int repeats = rows <= 8 ? 10 : 4;
-    t.blas_s += best_seconds(repeats, [&] {
-      cpu::linear(x.data(), w.data(), nullptr, rows, s.in, s.out, y_blas.data());
-    });
-    t.packed_s += best_seconds(
-        repeats, [&] { cpu::linear_packed(x.data(), packed, nullptr, rows, y_packed.data()); });
-    for (size_t i = 0; i < y_blas.size(); ++i)
-      t.max_diff = std::max(t.max_diff, double(std::fabs(y_blas[i] - y_packed[i])));
-    t.flops += 2.0 * rows * s.in * s.out;
+    for (cpu::kernel_isa isa : isas) {
+      cpu::set_packed_kernel_isa(isa);
+      t.packed_s[isa] += best_seconds(
+          repeats, [&] { cpu::linear_packed(x.data(), packed, nullptr, rows, y_packed.data()); });
+    }
+    if (blas) {
+      const std::vector<float> w = cpu::unpack_matrix(packed);
+      t.blas_s += best_seconds(
+          repeats, [&] { cpu::linear(x.data(), w.data(), nullptr, rows, in, out, y_blas.data()); });
+      for (size_t i = 0; i < y_blas.size(); ++i)
+        t.max_diff = std::max(t.max_diff, double(std::fabs(y_blas[i] - y_packed[i])));
+    }
+    t.flops += 2.0 * rows * in * out;
+    t.weight_bytes += static_cast<double>(packed.bytes());
   }
   return t;
 }
@@ -65,6 +94,7 @@ timed measure(const std::vector<shape>& shapes, int64_t rows) {
 
 int main(int argc, char** argv) {
   int64_t dim = 768, hidden = 2048, vocab = 32000, threads = 0;
+  std::string out_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int64_t value = std::atoll(argv[i + 1]);
@@ -76,28 +106,49 @@ int main(int argc, char** argv) {
       vocab = value;
     else if (flag == "--threads")
       threads = value;
+    else if (flag == "--out")
+      out_path = argv[i + 1];
     else {
       std::fprintf(stderr, "gemm_bench: unknown flag %s\n", flag.c_str());
       return 2;
     }
   }
   cpu::set_num_threads(static_cast<int>(threads));
+  std::vector<cpu::kernel_isa> isas;
+  for (cpu::kernel_isa isa : {cpu::kernel_isa::avx2, cpu::kernel_isa::avx512})
+    if (cpu::cpu_runs(isa)) isas.push_back(isa);
+  const cpu::kernel_isa best = cpu::packed_kernel_isa();
   // qkv (fused), o, gate_up (fused), down, LM head.
   const std::vector<shape> shapes{
       {dim, 3 * dim}, {dim, dim}, {dim, 2 * hidden}, {hidden, dim}, {dim, vocab}};
   nlohmann::json rows = nlohmann::json::array();
-  for (int64_t n : {1, 8, 32, 64, 128, 512}) {
-    const timed t = measure(shapes, n);
-    rows.push_back({{"rows", n},
-                    {"openblas_gflops", t.flops / t.blas_s / 1e9},
-                    {"packed_gflops", t.flops / t.packed_s / 1e9},
-                    {"packed_speedup", t.blas_s / t.packed_s},
-                    {"max_abs_diff", t.max_diff},
-                    {"threads", cpu::num_threads()}});
+  for (cpu::weight_format format : {cpu::weight_format::f32, cpu::weight_format::bf16,
+                                    cpu::weight_format::q8, cpu::weight_format::q4}) {
+    const auto weights = pack_shapes(shapes, format);
+    const bool blas = format == cpu::weight_format::f32;
+    for (int64_t n : {1, 8, 32, 128, 512}) {
+      const timed t = measure(weights, n, isas, blas);
+      nlohmann::json row{{"weights", cpu::to_string(format)}, {"rows", n}};
+      for (cpu::kernel_isa isa : isas)
+        row[std::string(cpu::to_string(isa)) + "_gflops"] = t.flops / t.packed_s.at(isa) / 1e9;
+      if (t.packed_s.count(cpu::kernel_isa::avx2) && t.packed_s.count(cpu::kernel_isa::avx512))
+        row["avx512_vs_avx2"] =
+            t.packed_s.at(cpu::kernel_isa::avx2) / t.packed_s.at(cpu::kernel_isa::avx512);
+      row["weight_GBps"] = t.weight_bytes / t.packed_s.at(best) / 1e9;
+      if (blas) {
+        row["openblas_gflops"] = t.flops / t.blas_s / 1e9;
+        row["vs_openblas"] = t.blas_s / t.packed_s.at(best);
+        row["max_abs_diff"] = t.max_diff;
+      }
+      row["threads"] = cpu::num_threads();
+      rows.push_back(row);
+    }
   }
-  bench::print_report(
-      "projections of one layer + LM head, float32",
-      {"rows", "openblas_gflops", "packed_gflops", "packed_speedup", "max_abs_diff", "threads"},
-      rows);
+  cpu::set_packed_kernel_isa(best);
+  if (!out_path.empty()) std::ofstream(out_path) << rows.dump(2) << "\n";
+  bench::print_report("projections of one layer + LM head (GFLOP/s; weight GB/s in the best set)",
+                      {"weights", "rows", "avx2_gflops", "avx512_gflops", "avx512_vs_avx2",
+                       "weight_GBps", "openblas_gflops", "vs_openblas", "threads"},
+                      rows);
   return 0;
 }

@@ -4,7 +4,8 @@
 // paged cache, no engine around it).
 //
 //   build/bench/weight_format_bench [--decode-tokens 64] [--concurrency 32] [--rounds 3]
-//       [--threads 0] [--fp8 FP8_MODEL] [--checkpoint NAME=DIR]... [--out FILE.json] MODEL
+//       [--threads 0] [--isa best|all|avx2|avx512] [--fp8 FP8_MODEL] [--checkpoint NAME=DIR]...
+//       [--out FILE.json] MODEL
 //
 // MODEL is a bf16 or f16 checkpoint (scripts/make_random_model.py --shape 110M --dtype bf16);
 // FP8_MODEL, when given, the same shape with float8 projections (--quantize fp8-channel), a
@@ -12,6 +13,8 @@
 // All models stay loaded. Each round measures, for each concurrency, float32 then the
 // others back to back, and each ratio to float32 is taken within its round;
 // the median over rounds is reported (a shared VM drifts by tens of percent within minutes).
+// --isa all measures every instruction set of the packed kernels the CPU runs, each in the
+// same round, and also reports each format's rate against its own AVX2 rate.
 // A run: every sequence prefilled with a 16-token prompt, then `decode_tokens` steps of one
 // token per sequence; decode tok/s = sequences * steps / the steps' time.
 #include <algorithm>
@@ -19,9 +22,11 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 #include "bench/bench_util.hpp"
 #include "kernels/cpu/ops.hpp"
+#include "kernels/cpu/packed_linear.hpp"
 #include "model/llama_model.hpp"
 
 using namespace actorllm;
@@ -78,7 +83,7 @@ double decode_tok_s(const llama_model& model, int num_seqs, int steps) {
 
 int main(int argc, char** argv) {
   int decode_tokens = 64, concurrency = 32, rounds = 3, threads = 0;
-  std::string model_dir, out, fp8_dir;
+  std::string model_dir, out, fp8_dir, isa_choice = "best";
   std::vector<std::pair<std::string, std::string>> checkpoints;  // --checkpoint NAME=DIR
   bool bad_usage = false;
   for (int i = 1; i < argc; ++i) {
@@ -94,6 +99,8 @@ int main(int argc, char** argv) {
       threads = std::atoi(value().c_str());
     else if (arg == "--out")
       out = value();
+    else if (arg == "--isa")
+      isa_choice = value();
     else if (arg == "--fp8")
       fp8_dir = value();
     else if (arg == "--checkpoint") {
@@ -106,11 +113,16 @@ int main(int argc, char** argv) {
     } else
       model_dir = arg;
   }
-  if (bad_usage || model_dir.empty() || rounds < 1) {
+  std::vector<cpu::kernel_isa> isas;
+  for (cpu::kernel_isa isa : {cpu::kernel_isa::avx2, cpu::kernel_isa::avx512})
+    if (cpu::cpu_runs(isa) && (isa_choice == "all" || isa_choice == cpu::to_string(isa)))
+      isas.push_back(isa);
+  if (isa_choice == "best") isas.push_back(cpu::packed_kernel_isa());
+  if (bad_usage || model_dir.empty() || rounds < 1 || isas.empty()) {
     std::fprintf(stderr,
                  "usage: weight_format_bench [--decode-tokens N] [--concurrency N] [--rounds N] "
-                 "[--threads N] [--fp8 FP8_MODEL] [--checkpoint NAME=DIR]... [--out FILE.json] "
-                 "MODEL\n");
+                 "[--threads N] [--isa best|all|avx2|avx512 (one this CPU runs)] "
+                 "[--fp8 FP8_MODEL] [--checkpoint NAME=DIR]... [--out FILE.json] MODEL\n");
     return 2;
   }
   cpu::set_num_threads(threads);
@@ -133,33 +145,46 @@ int main(int argc, char** argv) {
   for (auto& v : variants) v.model->prepare_cpu_weights();
 
   const std::vector<int> concurrencies = {1, concurrency};
-  // (variant, concurrency) -> per-round tok/s and ratio to float32.
-  std::map<std::pair<size_t, int>, std::vector<double>> rates, ratios;
+  // (variant, isa, concurrency) -> per-round tok/s, ratio to the same set's float32, and
+  // ratio to the same format's AVX2 rate.
+  using key = std::tuple<size_t, cpu::kernel_isa, int>;
+  std::map<key, std::vector<double>> rates, ratios, vs_avx2;
   for (int r = 0; r < rounds; ++r) {
     for (int c : concurrencies) {
-      double float32 = 0;
-      for (size_t v = 0; v < variants.size(); ++v) {
-        const double rate = decode_tok_s(*variants[v].model, c, decode_tokens);
-        if (v == 0) float32 = rate;
-        rates[{v, c}].push_back(rate);
-        ratios[{v, c}].push_back(rate / float32);
+      for (cpu::kernel_isa isa : isas) {
+        cpu::set_packed_kernel_isa(isa);
+        double float32 = 0;
+        for (size_t v = 0; v < variants.size(); ++v) {
+          const double rate = decode_tok_s(*variants[v].model, c, decode_tokens);
+          if (v == 0) float32 = rate;
+          rates[{v, isa, c}].push_back(rate);
+          ratios[{v, isa, c}].push_back(rate / float32);
+          if (const auto avx2 = rates.find({v, cpu::kernel_isa::avx2, c}); avx2 != rates.end())
+            vs_avx2[{v, isa, c}].push_back(rate / avx2->second.back());
+        }
       }
     }
   }
   nlohmann::json rows = nlohmann::json::array();
   for (int c : concurrencies)
-    for (size_t v = 0; v < variants.size(); ++v)
-      rows.push_back({{"weights", variants[v].name},
-                      {"concurrency", c},
-                      {"decode_tok_s", median(rates[{v, c}])},
-                      {"vs_float32", median(ratios[{v, c}])},
-                      {"weight_MB_per_token", variants[v].model->bytes_read_per_token() / 1e6},
-                      {"rounds", rounds},
-                      {"decode_tokens", decode_tokens},
-                      {"threads", cpu::num_threads()}});
+    for (cpu::kernel_isa isa : isas)
+      for (size_t v = 0; v < variants.size(); ++v) {
+        nlohmann::json row{{"weights", variants[v].name},
+                           {"isa", cpu::to_string(isa)},
+                           {"concurrency", c},
+                           {"decode_tok_s", median(rates[{v, isa, c}])},
+                           {"vs_float32", median(ratios[{v, isa, c}])},
+                           {"weight_MB_per_token", variants[v].model->bytes_read_per_token() / 1e6},
+                           {"rounds", rounds},
+                           {"decode_tokens", decode_tokens},
+                           {"threads", cpu::num_threads()}};
+        if (vs_avx2.count({v, isa, c})) row["vs_avx2"] = median(vs_avx2[{v, isa, c}]);
+        rows.push_back(row);
+      }
   if (!out.empty()) std::ofstream(out) << rows.dump(2) << "\n";
-  bench::print_report(
-      "decode tok/s by weight storage (CPU, " +
-          std::filesystem::path(model_dir).filename().string() + ")",
-      {"weights", "concurrency", "decode_tok_s", "vs_float32", "weight_MB_per_token"}, rows);
+  bench::print_report("decode tok/s by weight storage (CPU, " +
+                          std::filesystem::path(model_dir).filename().string() + ")",
+                      {"weights", "isa", "concurrency", "decode_tok_s", "vs_float32", "vs_avx2",
+                       "weight_MB_per_token"},
+                      rows);
 }

@@ -6,6 +6,8 @@
 #include <immintrin.h>
 
 #define ACTORLLM_AVX2 __attribute__((target("avx2,fma,f16c")))
+/// The AVX-512 kernels' target: AVX2's and F, BW, VL, DQ (run where cpu_has_avx512()).
+#define ACTORLLM_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq")))
 
 namespace actorllm::cpu {
 
@@ -17,6 +19,15 @@ inline bool cpu_has_avx2() {
     const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
   }();
+  return yes;
+}
+
+/// Whether this CPU runs the ACTORLLM_AVX512 code: cpu_has_avx2() and AVX-512 F, BW, VL and
+/// DQ (with the registers' state enabled by the OS, which the builtin checks).
+inline bool cpu_has_avx512() {
+  static const bool yes = cpu_has_avx2() && __builtin_cpu_supports("avx512f") &&
+                          __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   return yes;
 }
 

@@ -1,0 +1,72 @@
+#pragma once
+// The packed GEMM's register tiles (packed_linear.cpp's driver and the per-instruction-set
+// files packed_tiles_avx2.cpp and packed_tiles_avx512.cpp): what one tile computes, and the
+// set of tiles one instruction set offers for one panel format.
+#include <cstdint>
+
+#include "kernels/cpu/packed_linear.hpp"
+
+namespace actorllm::cpu::panels {
+
+/// A depth block's groups of input features: `group` of them each (the block's depth
+/// where it lies within one group). scale and zeros: the first group's 16 per-feature scales
+/// and (q4) zero points, the next group's 16 further on. x_sums (q4): x's sum over each
+/// group, the first group's of the block's first row, ld_sums apart from row to row.
+struct block_groups {
+  int64_t group;
+  const float* scale;
+  const uint8_t* zeros;
+  const float* x_sums;
+  int64_t ld_sums;
+};
+
+/// y rows [0, rows) x panel columns [0, cols) (+)= x rows @ panel over `depth` input
+/// features; ldx is x's row stride, ldy y's. `accumulate_y`: add to what y holds (a later
+/// depth block). bias (may be null) is added by the caller's last depth block. Scaled formats
+/// (q8, fp8, q4): each group's sum becomes y's through its scales (and q4's zero points).
+using tile_fn = void (*)(const float* x, int64_t ldx, int64_t depth, const void* panel,
+                         const block_groups& groups, const float* bias, int64_t cols,
+                         bool accumulate_y, float* y, int64_t ldy);
+
+/// dst (depth, 16) = a panel's block widened to float32 (q8, fp8, q4: as unpack_matrix gives
+/// the weights), its groups as the tile's. With several row tiles per block, widening once
+/// and running the float32 tiles beats widening in every tile.
+using widen_fn = void (*)(const void* panel, const block_groups& groups, int64_t depth, float* dst);
+
+/// One instruction set's kernels for one panel format.
+struct tile_kernels {
+  const tile_fn* tiles;      ///< [rows] for rows in 1..max_rows ([0] unused)
+  const tile_fn* f32_tiles;  ///< the same over a widened float32 block
+  widen_fn widen;            ///< null for float32 panels
+  int64_t max_rows;
+};
+
+/// The tile_kernels of `format` from one instruction set's templates: Set::tiles<F> (the
+/// tile_fn table of format F), Set::widen<F> (its widener) and Set::max_rows.
+template <typename Set>
+tile_kernels kernels_of(weight_format format) {
+  using F = weight_format;
+  const tile_fn* f32 = Set::template tiles<F::f32>;
+  switch (format) {
+    case F::f16:
+      return {Set::template tiles<F::f16>, f32, Set::template widen<F::f16>, Set::max_rows};
+    case F::bf16:
+      return {Set::template tiles<F::bf16>, f32, Set::template widen<F::bf16>, Set::max_rows};
+    case F::q8:
+      return {Set::template tiles<F::q8>, f32, Set::template widen<F::q8>, Set::max_rows};
+    case F::fp8:
+      return {Set::template tiles<F::fp8>, f32, Set::template widen<F::fp8>, Set::max_rows};
+    case F::q4:
+      return {Set::template tiles<F::q4>, f32, Set::template widen<F::q4>, Set::max_rows};
+    case F::f32:
+      break;
+  }
+  return {f32, f32, nullptr, Set::max_rows};
+}
+
+/// AVX2 + FMA + F16C: tiles of up to 6 rows, two 8-float registers per row.
+tile_kernels avx2_tiles(weight_format format);
+/// AVX-512 (F, BW, VL, DQ): tiles of up to 12 rows, one 16-float register per row.
+tile_kernels avx512_tiles(weight_format format);
+
+}  // namespace actorllm::cpu::panels

@@ -1,0 +1,136 @@
+// Each instruction set's packed tiles (AVX2, and AVX-512 where the CPU runs it) against a
+// double-precision GEMM over the weights unpack_matrix reads back: every panel format (f32,
+// f16, bf16, int8 per channel and per group, float8, Q4_0, GPTQ-style 4-bit with zero points
+// and reordered groups), every tile height of both sets (1-12 rows), blocks of several tiles
+// (the widened path), a partial last panel, depth blocks cut by groups, one thread and two.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/packed_linear.hpp"
+#include "kernels/cpu/thread_team.hpp"
+#include "tests/support/random_vectors.hpp"
+
+namespace actorllm {
+namespace {
+
+using cpu::weight_format;
+using testing::random_vector;
+
+/// Uses one instruction set while it lives.
+class scoped_kernel_isa {
+ public:
+  explicit scoped_kernel_isa(cpu::kernel_isa isa) : saved_(cpu::packed_kernel_isa()) {
+    cpu::set_packed_kernel_isa(isa);
+  }
+  ~scoped_kernel_isa() { cpu::set_packed_kernel_isa(saved_); }
+  scoped_kernel_isa(const scoped_kernel_isa&) = delete;
+  scoped_kernel_isa& operator=(const scoped_kernel_isa&) = delete;
+
+ private:
+  cpu::kernel_isa saved_;
+};
+
+/// (out, in) weights packed in every format the tiles read. in must be a multiple of 96.
+std::vector<cpu::packed_matrix> packed_in_every_format(int64_t out, int64_t in, uint32_t seed) {
+  const auto w = random_vector(out * in, seed);
+  const cpu::matrix_rows rows{w.data(), weight_format::f32, out};
+  std::vector<cpu::packed_matrix> packed;
+  packed.push_back(cpu::pack_matrix(w.data(), out, in));
+  for (weight_format f : {weight_format::f16, weight_format::bf16, weight_format::q8,
+                          weight_format::q4})  // q4: Q4_0, groups of 32
+    packed.push_back(cpu::pack_matrix({&rows, 1}, in, f));
+  // float8 codes as shipped, one scale per row (no NaN codes).
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> fp8(out * in);
+  for (auto& c : fp8) c = static_cast<uint8_t>((rng() % 0x7f) | (rng() % 2) << 7);
+  std::vector<float> row_scales(out);
+  for (auto& s : row_scales) s = 1e-3f * static_cast<float>(1 + rng() % 20);
+  const cpu::matrix_rows fp8_rows{fp8.data(), weight_format::fp8, out, row_scales.data()};
+  packed.push_back(cpu::pack_matrix({&fp8_rows, 1}, in, weight_format::fp8));
+  // Grouped integer codes: 4-bit with zero points in reordered groups of 96 (which cut the
+  // 256-deep blocks unevenly), and 8-bit with a scale per group of 32.
+  std::vector<uint8_t> codes(out * in), zeros(out * in / 32);
+  std::vector<float> scales(out * in / 32);
+  for (auto& c : codes) c = static_cast<uint8_t>(rng() % 16);
+  for (auto& z : zeros) z = static_cast<uint8_t>(rng() % 17);
+  for (auto& s : scales) s = 0.05f * (static_cast<float>(rng() % 200) / 100.0f - 1.0f);
+  std::vector<int32_t> order(in);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  const cpu::quantized_rows q4{codes.data(), scales.data(), zeros.data(), out};
+  packed.push_back(cpu::pack_quantized({&q4, 1}, in, {4, 96, order}));
+  for (auto& c : codes) c = static_cast<uint8_t>(rng() % 256);
+  std::fill(zeros.begin(), zeros.end(), uint8_t{128});
+  const cpu::quantized_rows q8{codes.data(), scales.data(), zeros.data(), out};
+  packed.push_back(cpu::pack_quantized({&q8, 1}, in, {8, 32, {}}));
+  return packed;
+}
+
+/// linear_packed under the current instruction set against y = x w^T + bias in double.
+void expect_tiles_match_unpacked(const cpu::packed_matrix& packed, const std::vector<int>& rows) {
+  const int64_t in = packed.in_features, out = packed.out_features;
+  const std::vector<float> w = cpu::unpack_matrix(packed);
+  const auto bias = random_vector(out, 2);
+  for (int n : rows) {
+    const auto x = random_vector(n * in, 3 + n);
+    std::vector<float> got(n * out, -7.0f);
+    cpu::linear_packed(x.data(), packed, n % 2 ? bias.data() : nullptr, n, got.data());
+    for (int i = 0; i < n; ++i)
+      for (int64_t o = 0; o < out; ++o) {
+        double want = n % 2 ? bias[o] : 0.0, magnitude = std::fabs(want);
+        for (int64_t k = 0; k < in; ++k) {
+          want += double(x[i * in + k]) * w[o * in + k];
+          magnitude += std::fabs(double(x[i * in + k]) * w[o * in + k]);
+        }
+        ASSERT_NEAR(got[i * out + o], want, 1e-5 * (1.0 + magnitude))
+            << cpu::to_string(cpu::packed_kernel_isa()) << " " << cpu::to_string(packed.format)
+            << " group " << packed.group_length() << " in " << in << " out " << out << " n " << n
+            << " row " << i << " feature " << o;
+      }
+  }
+}
+
+void expect_isa_matches_unpacked(cpu::kernel_isa isa) {
+  const scoped_kernel_isa use(isa);
+  const int saved = cpu::num_threads();
+  for (int threads : {1, 2}) {
+    cpu::set_num_threads(threads);
+    // Every tile height of both sets, two and three tiles, a whole row block and more.
+    const std::vector<int> rows = threads == 1
+                                      ? std::vector<int>{1, 2, 3, 5, 6, 7, 8, 11, 12, 13, 25, 97}
+                                      : std::vector<int>{1, 4, 24, 200};
+    for (auto [out, in] : {std::pair<int64_t, int64_t>{37, 288}, {100, 576}})
+      for (const auto& packed : packed_in_every_format(out, in, static_cast<uint32_t>(out)))
+        expect_tiles_match_unpacked(packed, rows);
+  }
+  cpu::set_num_threads(saved);
+}
+
+TEST(packed_isa, avx2_tiles_match_the_unpacked_weights) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx2)) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+  expect_isa_matches_unpacked(cpu::kernel_isa::avx2);
+}
+
+TEST(packed_isa, avx512_tiles_match_the_unpacked_weights) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  expect_isa_matches_unpacked(cpu::kernel_isa::avx512);
+}
+
+// The best set the CPU runs is the default, and a set it lacks is refused by name.
+TEST(packed_isa, the_default_is_the_best_set_the_cpu_runs) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx2)) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+  EXPECT_EQ(cpu::packed_kernel_isa(), cpu::cpu_runs(cpu::kernel_isa::avx512)
+                                          ? cpu::kernel_isa::avx512
+                                          : cpu::kernel_isa::avx2);
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx512))
+    EXPECT_THROW(cpu::set_packed_kernel_isa(cpu::kernel_isa::avx512), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace actorllm
