@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End to end: the admin API of a real server (stories260K) through `actorllm admin` and curl.
+# End to end: the admin API of a real server (a random Llama slow enough to drain under load)
+# through `actorllm admin` and curl.
 # Refused without the admin key (401) and with the API key; a replica added while streams
 # run serves new requests; one drained under load finishes its streams and goes dead; one
 # stopped at once hands its streams to the others, every stream complete; /metrics counts the
@@ -11,7 +12,8 @@ require_tools curl python3
 require_command serve
 require_command admin
 
-model="$ACTORLLM_SHARED_DIR/models/stories260K"
+model="$work/slow-llama"  # requests must still be running when a drain, stop or kill lands
+slow_random_model "$model"
 port=$(free_port)
 url="http://127.0.0.1:$port"
 "$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" --device cpu \
@@ -33,13 +35,13 @@ check "a wrong key is refused by the command, exit 1" \
   bash -c "! '$ACTORLLM_BIN' admin --url '$url' --admin-api-key nope list"
 check "list shows replica 0 serving" listed_as 0 serving
 
-# Streams that keep a replica busy for a second or so: 400 tokens each, one at a time per
-# replica, so that most of them wait in its queue while the admin calls run.
+# Streams that keep a replica busy for seconds: 400 tokens each, one at a time per replica,
+# so that most of them wait in its queue while the admin calls run.
 streams() {  # $1: tag; writes $work/$1.N.out, one per request
   for i in $(seq 1 "$2"); do
     curl -sN "$url/v1/completions" -H 'Authorization: Bearer api-k' \
       -H 'Content-Type: application/json' \
-      -d "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time $i\",\"max_tokens\":400,\"ignore_eos\":true,\"stream\":true}" \
+      -d "{\"prompt\":\"Once upon a time $i\",\"max_tokens\":400,\"ignore_eos\":true,\"stream\":true}" \
       >"$work/$1.$i.out" &
   done
 }
@@ -99,7 +101,7 @@ check "no stream was lost to the stop" complete third
 check "unknown replica: 404, exit 1" refused stop 9
 check "the refusal names it" grep -q "no replica 9" "$work/refusal.txt"
 metrics=$(curl -s "$url/metrics")
-check "replicas by state in /metrics" grep -q 'actorllm:replicas{model_name="stories260K",state="dead"} 2' <<<"$metrics"
+check "replicas by state in /metrics" grep -q 'actorllm:replicas{model_name="slow-llama",state="dead"} 2' <<<"$metrics"
 check "scale events in /metrics" grep -q 'actorllm:scale_events_total{direction="down"' <<<"$metrics"
 check "the gateway's mailbox is sampled" grep -q 'actor_mailbox_depth{actor="http_gateway"' <<<"$metrics"
 [[ $failures -eq 0 ]] || { tail -n 30 "$work/serve.log"; exit 1; }

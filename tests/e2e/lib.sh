@@ -46,6 +46,15 @@ small_random_model() {
     --heads 4 --kv-heads 2 --hidden 172 --vocab 32000 --max-pos 2048 --out "$1" >/dev/null
 }
 
+# slow_random_model <dir>: a 6-layer random Llama (10.6M float32 parameters, the stories260K
+# tokenizer) whose 400-token streams last a good part of a second even on a fast CPU: what
+# the scripts serve that must catch requests in flight (stories260K, at thousands of tokens
+# a second there, finishes them before a drain or a kill can land).
+slow_random_model() {
+  /usr/bin/python3 "$ACTORLLM_SOURCE_DIR/scripts/make_random_model.py" --dim 384 --layers 6 \
+    --heads 6 --kv-heads 6 --hidden 1024 --vocab 512 --max-pos 1024 --out "$1" >/dev/null
+}
+
 # A TCP port nobody listens on now.
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

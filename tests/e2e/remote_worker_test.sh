@@ -15,7 +15,8 @@ require_command serve
 require_command worker
 require_tools curl python3
 
-model="$ACTORLLM_SHARED_DIR/models/stories260K"
+model="$work/slow-llama"  # requests must still be running when a drain, stop or kill lands
+slow_random_model "$model"
 port=$(free_port)
 cluster_port=$(free_port)
 base="http://127.0.0.1:$port"
