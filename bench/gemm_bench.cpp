@@ -73,7 +73,7 @@ timed measure(const std::vector<cpu::packed_matrix>& weights, int64_t rows,
     std::vector<float> x(rows * in), y_blas(rows * out), y_packed(rows * out);
     for (auto& v : x) v = dist(rng);
     for (cpu::kernel_isa isa : isas) {
-      cpu::set_packed_kernel_isa(isa);
+      cpu::set_kernel_isa(isa);
       t.packed_s[isa] += best_seconds(
           repeats, [&] { cpu::linear_packed(x.data(), packed, nullptr, rows, y_packed.data()); });
     }
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   std::vector<cpu::kernel_isa> isas;
   for (cpu::kernel_isa isa : {cpu::kernel_isa::avx2, cpu::kernel_isa::avx512})
     if (cpu::cpu_runs(isa)) isas.push_back(isa);
-  const cpu::kernel_isa best = cpu::packed_kernel_isa();
+  const cpu::kernel_isa best = cpu::kernel_isa_in_use();
   // qkv (fused), o, gate_up (fused), down, LM head.
   const std::vector<shape> shapes{
       {dim, 3 * dim}, {dim, dim}, {dim, 2 * hidden}, {hidden, dim}, {dim, vocab}};
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
       rows.push_back(row);
     }
   }
-  cpu::set_packed_kernel_isa(best);
+  cpu::set_kernel_isa(best);
   if (!out_path.empty()) std::ofstream(out_path) << rows.dump(2) << "\n";
   bench::print_report("projections of one layer + LM head (GFLOP/s; weight GB/s in the best set)",
                       {"weights", "rows", "avx2_gflops", "avx512_gflops", "avx512_vs_avx2",

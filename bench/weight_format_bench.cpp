@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   for (cpu::kernel_isa isa : {cpu::kernel_isa::avx2, cpu::kernel_isa::avx512})
     if (cpu::cpu_runs(isa) && (isa_choice == "all" || isa_choice == cpu::to_string(isa)))
       isas.push_back(isa);
-  if (isa_choice == "best") isas.push_back(cpu::packed_kernel_isa());
+  if (isa_choice == "best") isas.push_back(cpu::kernel_isa_in_use());
   if (bad_usage || model_dir.empty() || rounds < 1 || isas.empty()) {
     std::fprintf(stderr,
                  "usage: weight_format_bench [--decode-tokens N] [--concurrency N] [--rounds N] "
@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < rounds; ++r) {
     for (int c : concurrencies) {
       for (cpu::kernel_isa isa : isas) {
-        cpu::set_packed_kernel_isa(isa);
+        cpu::set_kernel_isa(isa);
         double float32 = 0;
         for (size_t v = 0; v < variants.size(); ++v) {
           const double rate = decode_tok_s(*variants[v].model, c, decode_tokens);

@@ -59,6 +59,18 @@ void attend_avx2(const attention_item& item, const half* k_cache, const half* v_
 void attend_avx2(const attention_item& item, const float8_e4m3* k_cache, const float8_e4m3* v_cache,
                  float* scratch);
 
+/// Whether the AVX-512 kernel can run this shape on this CPU: cpu_has_avx512(), head_dim a
+/// multiple of 16 and block_size of 8.
+bool avx512_attention_usable(int64_t head_dim, int64_t block_size);
+
+/// The AVX-512 kernel: the AVX2 kernel's passes on 16-float registers.
+void attend_avx512(const attention_item& item, const float* k_cache, const float* v_cache,
+                   float* scratch);
+void attend_avx512(const attention_item& item, const half* k_cache, const half* v_cache,
+                   float* scratch);
+void attend_avx512(const attention_item& item, const float8_e4m3* k_cache,
+                   const float8_e4m3* v_cache, float* scratch);
+
 /// The portable kernel, one key at a time: any shape, any CPU.
 void attend_portable(const attention_item& item, const float* k_cache, const float* v_cache,
                      float* scratch);

@@ -1,11 +1,10 @@
 // The packed GEMM's driver: rows are taken in blocks that stay in L2 while every panel of the
 // member's slice passes over them, each panel in depth blocks that stay in L1 while the row
 // tiles of the block pass over them. The tiles themselves are packed_tiles_avx2.cpp's and
-// packed_tiles_avx512.cpp's, chosen by what the CPU runs (packed_kernel_isa).
+// packed_tiles_avx512.cpp's, chosen by what the CPU runs (kernel_isa.hpp).
 #include "kernels/cpu/packed_linear.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -29,12 +28,6 @@ constexpr int64_t block_depth = 256;
 /// Panels per unit of work handed to a member: 64 output features.
 constexpr int64_t panels_per_chunk = 4;
 
-std::atomic<kernel_isa>& chosen_isa() {
-  static std::atomic<kernel_isa> isa{cpu_runs(kernel_isa::avx512) ? kernel_isa::avx512
-                                                                  : kernel_isa::avx2};
-  return isa;
-}
-
 /// The tiles reading `w`'s format in the chosen instruction set, the start of its panels and
 /// the bytes of one panel row (one input feature's 16 weights).
 struct panel_access {
@@ -45,7 +38,7 @@ struct panel_access {
 
 panel_access access_of(const packed_matrix& w) {
   using F = weight_format;
-  const panels::tile_kernels kernels = packed_kernel_isa() == kernel_isa::avx512
+  const panels::tile_kernels kernels = kernel_isa_in_use() == kernel_isa::avx512
                                            ? panels::avx512_tiles(w.format)
                                            : panels::avx2_tiles(w.format);
   switch (w.format) {
@@ -99,25 +92,6 @@ bool slices_on_panels(std::span<const output_slice> slices) {
 
 bool packed_linear_supported() {
   return cpu_has_avx2();
-}
-
-bool cpu_runs(kernel_isa isa) {
-  return isa == kernel_isa::avx512 ? cpu_has_avx512() : cpu_has_avx2();
-}
-
-kernel_isa packed_kernel_isa() {
-  return chosen_isa().load(std::memory_order_relaxed);
-}
-
-void set_packed_kernel_isa(kernel_isa isa) {
-  if (!cpu_runs(isa))
-    throw std::invalid_argument(std::string("this CPU does not run the ") + to_string(isa) +
-                                " kernels");
-  chosen_isa().store(isa, std::memory_order_relaxed);
-}
-
-const char* to_string(kernel_isa isa) {
-  return isa == kernel_isa::avx512 ? "avx512" : "avx2";
 }
 
 void linear_packed_split(const float* x, const packed_matrix& w, const float* bias, int64_t n,

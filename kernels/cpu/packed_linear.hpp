@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/cpu/host_memory.hpp"
+#include "kernels/cpu/kernel_isa.hpp"
 
 namespace actorllm::cpu {
 
@@ -155,21 +156,5 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
 /// Whether this CPU runs the packed kernel (cpu_has_avx2(): AVX2, FMA and F16C). Elsewhere
 /// linear_packed throws std::logic_error, and the model keeps to cpu::linear.
 bool packed_linear_supported();
-
-/// The instruction sets the packed kernels come in. The best one the CPU runs is used unless
-/// set_packed_kernel_isa picks another; every set computes the same products (the order of
-/// the sums aside), so this is a matter of speed only.
-enum class kernel_isa {
-  avx2,    ///< AVX2, FMA, F16C: tiles of up to 6 rows, two 8-float registers a row
-  avx512,  ///< AVX-512 F/BW/VL/DQ besides: tiles of up to 12 rows, one register a row
-};
-const char* to_string(kernel_isa isa);
-/// Whether this CPU runs `isa`'s kernels.
-bool cpu_runs(kernel_isa isa);
-/// The instruction set the packed kernels use now (process-wide).
-kernel_isa packed_kernel_isa();
-/// Uses `isa` from now on, for every thread (benchmarks and tests compare the sets). Throws
-/// std::invalid_argument where the CPU does not run it.
-void set_packed_kernel_isa(kernel_isa isa);
 
 }  // namespace actorllm::cpu

@@ -1,13 +1,15 @@
 // Attention over the paged KV cache for a varlen batch (prefill, chunked prefill and decode
 // in one call). Work is split over (sequence, query token, KV head) items, each covering the
 // query heads that share the KV head; each item scans its visible keys block by block, so cost
-// follows the real context, not the longest one. The AVX2 kernel (attention_avx2.cpp) runs
-// where the CPU and shape allow, the portable one below everywhere else.
+// follows the real context, not the longest one. The AVX-512 kernel (attention_avx512.cpp)
+// runs where the CPU, the shape and kernel_isa_in_use() allow, else the AVX2 one
+// (attention_avx2.cpp) where the CPU and shape allow, else the portable one below.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "kernels/cpu/attention_item.hpp"
+#include "kernels/cpu/kernel_isa.hpp"
 
 namespace actorllm::cpu {
 
@@ -122,6 +124,8 @@ void attend(const float* q, const T* k_cache, const T* v_cache, const paged_batc
             const attention_options& options, float* out) {
   const int64_t group = num_heads / num_kv_heads;
   const int64_t num_tokens = batch.query_start_loc[batch.num_seqs];
+  const bool use_avx512 = kernel_isa_in_use() == kernel_isa::avx512 &&
+                          detail::avx512_attention_usable(head_dim, block_size);
   const bool use_avx2 = detail::avx2_attention_usable(head_dim, block_size);
 
   // Flattened work list, sized by tokens * KV heads, not by context; its storage is reused.
@@ -158,7 +162,9 @@ void attend(const float* q, const T* k_cache, const T* v_cache, const paged_batc
     thread_local std::vector<float> scratch;  // per thread: the scores of one item
     const int64_t need = detail::attention_scratch_floats(item);
     if (static_cast<int64_t>(scratch.size()) < need) scratch.resize(need);
-    if (use_avx2)
+    if (use_avx512)
+      detail::attend_avx512(item, k_cache, v_cache, scratch.data());
+    else if (use_avx2)
       detail::attend_avx2(item, k_cache, v_cache, scratch.data());
     else
       detail::attend_portable(item, k_cache, v_cache, scratch.data());

@@ -14,6 +14,7 @@
 
 #include "kernels/cpu/packed_linear.hpp"
 #include "kernels/cpu/thread_team.hpp"
+#include "tests/support/kernel_isa.hpp"
 #include "tests/support/random_vectors.hpp"
 
 namespace actorllm {
@@ -21,20 +22,7 @@ namespace {
 
 using cpu::weight_format;
 using testing::random_vector;
-
-/// Uses one instruction set while it lives.
-class scoped_kernel_isa {
- public:
-  explicit scoped_kernel_isa(cpu::kernel_isa isa) : saved_(cpu::packed_kernel_isa()) {
-    cpu::set_packed_kernel_isa(isa);
-  }
-  ~scoped_kernel_isa() { cpu::set_packed_kernel_isa(saved_); }
-  scoped_kernel_isa(const scoped_kernel_isa&) = delete;
-  scoped_kernel_isa& operator=(const scoped_kernel_isa&) = delete;
-
- private:
-  cpu::kernel_isa saved_;
-};
+using testing::scoped_kernel_isa;
 
 /// (out, in) weights packed in every format the tiles read. in must be a multiple of 96.
 std::vector<cpu::packed_matrix> packed_in_every_format(int64_t out, int64_t in, uint32_t seed) {
@@ -89,7 +77,7 @@ void expect_tiles_match_unpacked(const cpu::packed_matrix& packed, const std::ve
           magnitude += std::fabs(double(x[i * in + k]) * w[o * in + k]);
         }
         ASSERT_NEAR(got[i * out + o], want, 1e-5 * (1.0 + magnitude))
-            << cpu::to_string(cpu::packed_kernel_isa()) << " " << cpu::to_string(packed.format)
+            << cpu::to_string(cpu::kernel_isa_in_use()) << " " << cpu::to_string(packed.format)
             << " group " << packed.group_length() << " in " << in << " out " << out << " n " << n
             << " row " << i << " feature " << o;
       }
@@ -125,11 +113,12 @@ TEST(packed_isa, avx512_tiles_match_the_unpacked_weights) {
 // The best set the CPU runs is the default, and a set it lacks is refused by name.
 TEST(packed_isa, the_default_is_the_best_set_the_cpu_runs) {
   if (!cpu::cpu_runs(cpu::kernel_isa::avx2)) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
-  EXPECT_EQ(cpu::packed_kernel_isa(), cpu::cpu_runs(cpu::kernel_isa::avx512)
+  EXPECT_EQ(cpu::kernel_isa_in_use(), cpu::cpu_runs(cpu::kernel_isa::avx512)
                                           ? cpu::kernel_isa::avx512
                                           : cpu::kernel_isa::avx2);
-  if (!cpu::cpu_runs(cpu::kernel_isa::avx512))
-    EXPECT_THROW(cpu::set_packed_kernel_isa(cpu::kernel_isa::avx512), std::invalid_argument);
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx512)) {
+    EXPECT_THROW(cpu::set_kernel_isa(cpu::kernel_isa::avx512), std::invalid_argument);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,40 @@
+#include "kernels/cpu/kernel_isa.hpp"
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cpu/vector_math.hpp"
+
+namespace actorllm::cpu {
+
+namespace {
+
+std::atomic<kernel_isa>& chosen_isa() {
+  static std::atomic<kernel_isa> isa{cpu_runs(kernel_isa::avx512) ? kernel_isa::avx512
+                                                                  : kernel_isa::avx2};
+  return isa;
+}
+
+}  // namespace
+
+const char* to_string(kernel_isa isa) {
+  return isa == kernel_isa::avx512 ? "avx512" : "avx2";
+}
+
+bool cpu_runs(kernel_isa isa) {
+  return isa == kernel_isa::avx512 ? cpu_has_avx512() : cpu_has_avx2();
+}
+
+kernel_isa kernel_isa_in_use() {
+  return chosen_isa().load(std::memory_order_relaxed);
+}
+
+void set_kernel_isa(kernel_isa isa) {
+  if (!cpu_runs(isa))
+    throw std::invalid_argument(std::string("this CPU does not run the ") + to_string(isa) +
+                                " kernels");
+  chosen_isa().store(isa, std::memory_order_relaxed);
+}
+
+}  // namespace actorllm::cpu
