@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
       model_dir = arg;
   }
   std::vector<cpu::kernel_isa> isas;
-  for (cpu::kernel_isa isa : {cpu::kernel_isa::avx2, cpu::kernel_isa::avx512})
+  for (cpu::kernel_isa isa :
+       {cpu::kernel_isa::avx2, cpu::kernel_isa::avx512, cpu::kernel_isa::avx512_vnni})
     if (cpu::cpu_runs(isa) && (isa_choice == "all" || isa_choice == cpu::to_string(isa)))
       isas.push_back(isa);
   if (isa_choice == "best") isas.push_back(cpu::kernel_isa_in_use());

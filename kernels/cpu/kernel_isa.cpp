@@ -11,19 +11,36 @@ namespace actorllm::cpu {
 namespace {
 
 std::atomic<kernel_isa>& chosen_isa() {
-  static std::atomic<kernel_isa> isa{cpu_runs(kernel_isa::avx512) ? kernel_isa::avx512
-                                                                  : kernel_isa::avx2};
+  static std::atomic<kernel_isa> isa{cpu_runs(kernel_isa::avx512_vnni) ? kernel_isa::avx512_vnni
+                                     : cpu_runs(kernel_isa::avx512)    ? kernel_isa::avx512
+                                                                       : kernel_isa::avx2};
   return isa;
 }
 
 }  // namespace
 
 const char* to_string(kernel_isa isa) {
-  return isa == kernel_isa::avx512 ? "avx512" : "avx2";
+  switch (isa) {
+    case kernel_isa::avx2:
+      return "avx2";
+    case kernel_isa::avx512:
+      return "avx512";
+    case kernel_isa::avx512_vnni:
+      return "avx512_vnni";
+  }
+  return "?";
 }
 
 bool cpu_runs(kernel_isa isa) {
-  return isa == kernel_isa::avx512 ? cpu_has_avx512() : cpu_has_avx2();
+  switch (isa) {
+    case kernel_isa::avx2:
+      return cpu_has_avx2();
+    case kernel_isa::avx512:
+      return cpu_has_avx512();
+    case kernel_isa::avx512_vnni:
+      return cpu_has_avx512_vnni();
+  }
+  return false;
 }
 
 kernel_isa kernel_isa_in_use() {

@@ -1,7 +1,8 @@
 #pragma once
 /// The instruction sets the CPU kernels come in (the packed GEMM and paged attention). The
-/// best one the CPU runs is used unless set_kernel_isa picks another; every set computes the
-/// same products (the order of the sums aside), so the choice is one of speed only.
+/// best one the CPU runs is used unless set_kernel_isa picks another. avx2 and avx512 compute
+/// the same products (the order of the sums aside); avx512_vnni rounds the activations of
+/// small int8 and int4 batches to 8 bits.
 #include <cstdint>
 
 namespace actorllm::cpu {
@@ -9,6 +10,10 @@ namespace actorllm::cpu {
 enum class kernel_isa {
   avx2,    ///< AVX2, FMA, F16C: 8-float registers
   avx512,  ///< AVX-512 F/BW/VL/DQ besides: 16-float registers
+  /// AVX-512 VNNI and VBMI besides: int8 and int4 weights of batches of up to 4 rows meet x
+  /// quantized to int8 per block of 32 input features (as llama.cpp's Q8_0 activations) in
+  /// integer dot products; the rest as avx512. Not exact: x is rounded to 8 bits.
+  avx512_vnni,
 };
 const char* to_string(kernel_isa isa);
 /// Whether this CPU runs `isa`'s kernels.

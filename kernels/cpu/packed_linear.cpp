@@ -38,9 +38,9 @@ struct panel_access {
 
 panel_access access_of(const packed_matrix& w) {
   using F = weight_format;
-  const panels::tile_kernels kernels = kernel_isa_in_use() == kernel_isa::avx512
-                                           ? panels::avx512_tiles(w.format)
-                                           : panels::avx2_tiles(w.format);
+  const panels::tile_kernels kernels = kernel_isa_in_use() == kernel_isa::avx2
+                                           ? panels::avx2_tiles(w.format)
+                                           : panels::avx512_tiles(w.format);
   switch (w.format) {
     case F::f16:
     case F::bf16:
@@ -120,13 +120,21 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       for (int64_t j = 0; j < in; ++j) reordered[i * in + j] = x[i * in + w.input_order[j]];
     x = reordered.data();
   }
+  // Decode-sized int8 and int4 batches on a VNNI CPU: x quantized once, then integer dot
+  // products per panel (packed_dot_vnni.cpp) instead of the float tiles.
+  thread_local panels::int8_activations x_codes;
+  const panels::int8_activations* x_int8 = nullptr;
+  if (kernel_isa_in_use() == kernel_isa::avx512_vnni && panels::integer_dot_applies(w, n)) {
+    panels::quantize_activations(x, n, in, x_codes);
+    x_int8 = &x_codes;
+  }
   const panel_access access = access_of(w);
   const depth_blocks blocks = depth_blocks_of(w);
   // q4: each row's sum of x over each segment, for the zero points' share (block_groups).
   // (Read through a pointer: the team's other threads see their own thread_locals.)
   thread_local std::vector<float> x_sum_buffer;
   const float* x_sums = nullptr;
-  if (w.format == weight_format::q4) {
+  if (w.format == weight_format::q4 && !x_int8) {
     const int64_t num_segments = blocks.num_segments;
     x_sum_buffer.assign(n * num_segments, 0.0f);
     for (const auto& b : blocks.list)
@@ -149,6 +157,15 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
     return target{nullptr, 0};  // unreachable: the widths sum to out_features
   };
   auto run_panels = [&](int64_t first, int64_t last) {
+    if (x_int8) {
+      for (int64_t p = first; p < last; ++p) {
+        const int64_t col0 = p * width;
+        const target t = target_of(col0);
+        panels::integer_dot_panel(*x_int8, w, p, bias ? bias + col0 : nullptr,
+                                  std::min(width, out - col0), t.dst, t.ld);
+      }
+      return;
+    }
     alignas(64) float widened[block_depth * width];  // one block of a 16-bit or int8 panel
     for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
       const int64_t rows_in_block = std::min(block_rows, n - r0);

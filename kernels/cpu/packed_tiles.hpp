@@ -3,6 +3,7 @@
 // files packed_tiles_avx2.cpp and packed_tiles_avx512.cpp): what one tile computes, and the
 // set of tiles one instruction set offers for one panel format.
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cpu/packed_linear.hpp"
 
@@ -68,5 +69,31 @@ tile_kernels kernels_of(weight_format format) {
 tile_kernels avx2_tiles(weight_format format);
 /// AVX-512 (F, BW, VL, DQ): tiles of up to 12 rows, one 16-float register per row.
 tile_kernels avx512_tiles(weight_format format);
+
+/// x rows quantized to int8 for the integer path (packed_dot_vnni.cpp), per block of `block`
+/// input features: codes (rows, in), and each block's scale (x ~ scale * code, scale =
+/// max |x| / 127) and code sum, both (rows, in / block). The storage vectors back the
+/// pointers.
+struct int8_activations {
+  static constexpr int64_t block = 32;
+  static constexpr int64_t max_rows = 4;
+  int64_t rows = 0;
+  const int8_t* codes = nullptr;
+  const float* scales = nullptr;
+  const int32_t* sums = nullptr;
+  std::vector<int8_t> storage_codes;
+  std::vector<float> storage_scales;
+  std::vector<int32_t> storage_sums;
+};
+
+/// Whether the integer path runs `w` for n rows: q8 or q4 panels, 1..max_rows rows, and
+/// in_features and the group length multiples of int8_activations::block.
+bool integer_dot_applies(const packed_matrix& w, int64_t n);
+/// Quantizes x (n, in) into `out` (in a multiple of the block).
+void quantize_activations(const float* x, int64_t n, int64_t in, int8_activations& out);
+/// y rows [0, x.rows) x panel columns [0, cols) = x @ panel `panel` of w + bias (may be
+/// null), through AVX-512 VNNI (cpu_runs(kernel_isa::avx512_vnni)); ldy is y's row stride.
+void integer_dot_panel(const int8_activations& x, const packed_matrix& w, int64_t panel,
+                       const float* bias, int64_t cols, float* y, int64_t ldy);
 
 }  // namespace actorllm::cpu::panels

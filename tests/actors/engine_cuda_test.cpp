@@ -15,6 +15,7 @@
 #include "actors/system/engine_system.hpp"
 #include "actors/system/worker_backend.hpp"
 #include "tests/support/engine_checks.hpp"
+#include "tests/support/kernel_isa.hpp"
 #include "tests/support/random_models.hpp"
 #include "tests/support/requests.hpp"
 #if ACTORLLM_HAS_CUDA
@@ -206,6 +207,8 @@ TEST(engine_cuda, mixture_of_experts_backends_match_the_cpu_backend) {
 // multiplies the same weights.
 TEST(engine_cuda, quantized_models_match_the_cpu_backend) {
   REQUIRE_CUDA_DEVICE();
+  // The CPU's float tiles: the avx512_vnni set would round x to 8 bits, the device does not.
+  const testing::scoped_kernel_isa float_tiles(testing::best_float_isa());
   const std::string base =
       "--dim 256 --layers 2 --heads 4 --kv-heads 2 --hidden 768 --vocab 512 --dtype bf16 ";
   for (const char* scheme :

@@ -60,7 +60,32 @@ std::vector<cpu::packed_matrix> packed_in_every_format(int64_t out, int64_t in, 
   return packed;
 }
 
-/// linear_packed under the current instruction set against y = x w^T + bias in double.
+/// Whether linear_packed rounds x to 8 bits for `packed` and n rows (the avx512_vnni set's
+/// integer path: int8 and int4 panels, up to 4 rows, blocks of 32 that tile the groups).
+bool rounds_activations(const cpu::packed_matrix& packed, int64_t n) {
+  return cpu::kernel_isa_in_use() == cpu::kernel_isa::avx512_vnni &&
+         (packed.format == weight_format::q8 || packed.format == weight_format::q4) && n <= 4 &&
+         packed.in_features % 32 == 0 && packed.group_length() % 32 == 0;
+}
+
+/// The most that rounding x (in the panels' row order) to 8 bits per block of 32 can move one
+/// output: each x within half a step, max |x| of its block / 127, of its value.
+double activation_rounding_bound(const std::vector<float>& x_row, const float* w_row,
+                                 const std::vector<int32_t>& order) {
+  double bound = 0.0;
+  const int64_t in = static_cast<int64_t>(x_row.size());
+  auto feature = [&](int64_t j) { return order.empty() ? j : order[j]; };
+  for (int64_t b = 0; b < in; b += 32) {
+    double amax = 0.0;
+    for (int64_t j = b; j < b + 32; ++j)
+      amax = std::max(amax, double(std::fabs(x_row[feature(j)])));
+    for (int64_t j = b; j < b + 32; ++j) bound += std::fabs(w_row[feature(j)]) * amax / 254.0;
+  }
+  return bound;
+}
+
+/// linear_packed under the current instruction set against y = x w^T + bias in double, within
+/// float rounding, plus what rounding x to 8 bits can cost where the set does that.
 void expect_tiles_match_unpacked(const cpu::packed_matrix& packed, const std::vector<int>& rows) {
   const int64_t in = packed.in_features, out = packed.out_features;
   const std::vector<float> w = cpu::unpack_matrix(packed);
@@ -76,7 +101,12 @@ void expect_tiles_match_unpacked(const cpu::packed_matrix& packed, const std::ve
           want += double(x[i * in + k]) * w[o * in + k];
           magnitude += std::fabs(double(x[i * in + k]) * w[o * in + k]);
         }
-        ASSERT_NEAR(got[i * out + o], want, 1e-5 * (1.0 + magnitude))
+        double rounding = 0.0;
+        if (rounds_activations(packed, n)) {
+          const std::vector<float> row(x.begin() + i * in, x.begin() + (i + 1) * in);
+          rounding = activation_rounding_bound(row, w.data() + o * in, packed.input_order);
+        }
+        ASSERT_NEAR(got[i * out + o], want, 1e-5 * (1.0 + magnitude) + rounding)
             << cpu::to_string(cpu::kernel_isa_in_use()) << " " << cpu::to_string(packed.format)
             << " group " << packed.group_length() << " in " << in << " out " << out << " n " << n
             << " row " << i << " feature " << o;
@@ -110,12 +140,66 @@ TEST(packed_isa, avx512_tiles_match_the_unpacked_weights) {
   expect_isa_matches_unpacked(cpu::kernel_isa::avx512);
 }
 
+// The integer path: within the bound of rounding x to 8 bits, for every format it takes (and
+// the float tiles, exactly, for the rest and for more rows).
+TEST(packed_isa, avx512_vnni_matches_the_unpacked_weights_within_x_s_rounding) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx512_vnni)) GTEST_SKIP() << "no AVX-512 VNNI/VBMI here";
+  expect_isa_matches_unpacked(cpu::kernel_isa::avx512_vnni);
+}
+
+// With x on its 8-bit grid (whole multiples of 1/8 up to 127/8, each block reaching 127/8),
+// rounding costs nothing: the integer products equal the float ones. And off the grid they
+// differ from the float tiles', so the integer path did run.
+TEST(packed_isa, avx512_vnni_is_exact_for_x_on_its_grid) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx512_vnni)) GTEST_SKIP() << "no AVX-512 VNNI/VBMI here";
+  const int64_t out = 37, in = 288;
+  for (const auto& packed : packed_in_every_format(out, in, 5)) {
+    // (Reordered groups quantize x in their own order, where these blocks do not line up.)
+    if ((packed.format != weight_format::q8 && packed.format != weight_format::q4) ||
+        !packed.input_order.empty())
+      continue;
+    SCOPED_TRACE(cpu::to_string(packed.format));
+    for (int n = 1; n <= 4; ++n) {
+      std::mt19937 rng(static_cast<uint32_t>(n));
+      std::vector<float> on_grid(n * in);
+      for (int64_t i = 0; i < n * in; ++i)
+        on_grid[i] = static_cast<float>(static_cast<int>(rng() % 255) - 127) / 8.0f;
+      for (int64_t b = 0; b < n * in; b += 32)
+        on_grid[b + rng() % 32] = (b % 64 ? 127 : -127) / 8.0f;
+      const auto off_grid = random_vector(n * in, 40 + n);
+      std::vector<float> want(n * out), got(n * out), float_tiles(n * out), integer(n * out);
+      {
+        const scoped_kernel_isa use(cpu::kernel_isa::avx512);
+        cpu::linear_packed(on_grid.data(), packed, nullptr, n, want.data());
+        cpu::linear_packed(off_grid.data(), packed, nullptr, n, float_tiles.data());
+      }
+      const scoped_kernel_isa use(cpu::kernel_isa::avx512_vnni);
+      cpu::linear_packed(on_grid.data(), packed, nullptr, n, got.data());
+      cpu::linear_packed(off_grid.data(), packed, nullptr, n, integer.data());
+      const std::vector<float> w = cpu::unpack_matrix(packed);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t o = 0; o < out; ++o) {
+          double exact = 0.0, magnitude = 0.0;
+          for (int64_t k = 0; k < in; ++k) {
+            exact += double(on_grid[i * in + k]) * w[o * in + k];
+            magnitude += std::fabs(double(on_grid[i * in + k]) * w[o * in + k]);
+          }
+          ASSERT_NEAR(want[i * out + o], exact, 2e-6 * magnitude + 1e-6) << "float tiles";
+          ASSERT_NEAR(got[i * out + o], exact, 2e-6 * magnitude + 1e-6)
+              << "n " << n << " row " << i << " feature " << o;
+        }
+      EXPECT_NE(integer, float_tiles) << "n " << n;
+    }
+  }
+}
+
 // The best set the CPU runs is the default, and a set it lacks is refused by name.
 TEST(packed_isa, the_default_is_the_best_set_the_cpu_runs) {
   if (!cpu::cpu_runs(cpu::kernel_isa::avx2)) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
-  EXPECT_EQ(cpu::kernel_isa_in_use(), cpu::cpu_runs(cpu::kernel_isa::avx512)
-                                          ? cpu::kernel_isa::avx512
-                                          : cpu::kernel_isa::avx2);
+  EXPECT_EQ(cpu::kernel_isa_in_use(),
+            cpu::cpu_runs(cpu::kernel_isa::avx512_vnni) ? cpu::kernel_isa::avx512_vnni
+            : cpu::cpu_runs(cpu::kernel_isa::avx512)    ? cpu::kernel_isa::avx512
+                                                        : cpu::kernel_isa::avx2);
   if (!cpu::cpu_runs(cpu::kernel_isa::avx512)) {
     EXPECT_THROW(cpu::set_kernel_isa(cpu::kernel_isa::avx512), std::invalid_argument);
   }

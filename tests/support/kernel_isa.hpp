@@ -18,4 +18,10 @@ class scoped_kernel_isa {
   cpu::kernel_isa saved_;
 };
 
+/// The fastest set the CPU runs that keeps x in float32 (avx512, else avx2): where a test
+/// needs the packed GEMM's exact products rather than avx512_vnni's 8-bit activations.
+inline cpu::kernel_isa best_float_isa() {
+  return cpu::cpu_runs(cpu::kernel_isa::avx512) ? cpu::kernel_isa::avx512 : cpu::kernel_isa::avx2;
+}
+
 }  // namespace actorllm::testing

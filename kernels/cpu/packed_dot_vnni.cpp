@@ -1,0 +1,196 @@
+// The packed GEMM's integer path for decode-sized batches (the avx512_vnni set): x quantized to
+// int8 per block of 32 input features (as llama.cpp's Q8_0 quantizes activations), then each
+// panel's int8 or 4-bit codes meet it in AVX-512 VNNI dot products (vpdpbusd: four byte
+// products summed into each 32-bit lane), four input features of 16 output features a step.
+// Panels keep their layout (16 features per input feature); one byte permutation (VBMI) a
+// step regroups four panel rows into the four features deep that vpdpbusd reads.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cpu/packed_tiles.hpp"
+#include "kernels/cpu/vector_math.hpp"
+
+// GCC 12's AVX-512 conversion intrinsics pass an _mm512_undefined_* operand that its own
+// analysis then calls uninitialized (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+#define ACTORLLM_AVX512_VNNI                                                \
+  __attribute__((                                                           \
+      target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni," \
+             "avx512vbmi")))
+
+namespace actorllm::cpu::panels {
+
+namespace {
+
+constexpr int64_t width = packed_matrix::panel_width;
+constexpr int64_t block = int8_activations::block;
+
+/// Byte f * 4 + j of the result is byte j * 16 + f of four q8 panel rows: feature f's codes of
+/// the four input features, in one 32-bit lane each.
+ACTORLLM_AVX512_VNNI inline __m512i q8_regroup() {
+  alignas(64) uint8_t index[64];
+  for (int f = 0; f < 16; ++f)
+    for (int j = 0; j < 4; ++j) index[f * 4 + j] = static_cast<uint8_t>(j * 16 + f);
+  return _mm512_load_si512(index);
+}
+
+/// Byte f * 4 + j of the result is the byte of four q4 panel rows (eight bytes each) that
+/// holds feature f's code of input feature j: byte j * 8 + f % 8 (its low nibble for features
+/// 0-7, its high one for 8-15).
+ACTORLLM_AVX512_VNNI inline __m512i q4_regroup() {
+  alignas(64) uint8_t index[64];
+  for (int f = 0; f < 16; ++f)
+    for (int j = 0; j < 4; ++j) index[f * 4 + j] = static_cast<uint8_t>(j * 8 + f % 8);
+  return _mm512_load_si512(index);
+}
+
+/// Four panel rows from row k as 16 lanes of four codes: signed int8 (q8), or 0..15 (q4).
+template <weight_format F>
+ACTORLLM_AVX512_VNNI inline __m512i codes4(const void* panel, int64_t k, __m512i regroup) {
+  if constexpr (F == weight_format::q8) {
+    return _mm512_permutexvar_epi8(
+        regroup, _mm512_loadu_si512(static_cast<const int8_t*>(panel) + k * width));
+  } else {
+    const __m256i rows = _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(static_cast<const uint8_t*>(panel) + k * (width / 2)));
+    const __m512i bytes = _mm512_permutexvar_epi8(regroup, _mm512_castsi256_si512(rows));
+    const __m512i low = _mm512_and_si512(bytes, _mm512_set1_epi8(0x0f));
+    const __m512i high = _mm512_and_si512(_mm512_srli_epi16(bytes, 4), _mm512_set1_epi8(0x0f));
+    // Features 8-15 are bytes 32-63.
+    return _mm512_mask_blend_epi8(0xffffffff00000000ull, low, high);
+  }
+}
+
+/// y rows [0, ROWS) of one panel: sum over blocks b of x's scale_b * (the group's scale *
+/// (dot_b - zero * x's code sum_b)), where dot_b is the integer dot product of the block.
+template <weight_format F, int ROWS>
+ACTORLLM_AVX512_VNNI void dot_panel(const int8_activations& x, const packed_matrix& w,
+                                    int64_t panel_index, const float* bias, int64_t cols, float* y,
+                                    int64_t ldy) {
+  const int64_t in = w.in_features, groups = w.num_groups(), group = w.group_length();
+  const void* panel =
+      F == weight_format::q8
+          ? static_cast<const void*>(w.panels8.data() + panel_index * in * width)
+          : static_cast<const void*>(w.panels4.data() + panel_index * in * (width / 2));
+  const __m512i regroup = F == weight_format::q8 ? q8_regroup() : q4_regroup();
+  const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
+  const int64_t blocks = in / block;
+  __m512 total[ROWS];
+  for (auto& t : total) t = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t k0 = b * block;
+    __m512i dot[ROWS];
+    for (auto& d : dot) d = _mm512_setzero_si512();
+    __m512i weight_sum = _mm512_setzero_si512();  // q8: 128 * the block's codes, per feature
+    for (int64_t k = k0; k < k0 + block; k += 4) {
+      const __m512i codes = codes4<F>(panel, k, regroup);
+      if constexpr (F == weight_format::q8) {
+        // vpdpbusd multiplies unsigned by signed bytes: x goes in as code + 128, and
+        // 128 * sum(w) comes off below.
+        weight_sum = _mm512_dpbusd_epi32(weight_sum, offset, codes);
+        for (int r = 0; r < ROWS; ++r) {
+          int32_t four;
+          std::memcpy(&four, x.codes + r * in + k, sizeof four);
+          const __m512i xs = _mm512_xor_si512(_mm512_set1_epi32(four), offset);
+          dot[r] = _mm512_dpbusd_epi32(dot[r], xs, codes);
+        }
+      } else {
+        for (int r = 0; r < ROWS; ++r) {
+          int32_t four;
+          std::memcpy(&four, x.codes + r * in + k, sizeof four);
+          dot[r] = _mm512_dpbusd_epi32(dot[r], codes, _mm512_set1_epi32(four));
+        }
+      }
+    }
+    const int64_t g = k0 / group;
+    const __m512 scale = _mm512_loadu_ps(w.scales.data() + (panel_index * groups + g) * width);
+    __m512 zero = _mm512_setzero_ps();
+    if constexpr (F == weight_format::q4)
+      zero = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(
+          reinterpret_cast<const __m128i*>(w.zeros.data() + (panel_index * groups + g) * width))));
+    for (int r = 0; r < ROWS; ++r) {
+      __m512 sum;
+      if constexpr (F == weight_format::q8) {
+        sum = _mm512_cvtepi32_ps(_mm512_sub_epi32(dot[r], weight_sum));
+      } else {
+        const float code_sum = static_cast<float>(x.sums[r * blocks + b]);
+        sum = _mm512_fnmadd_ps(zero, _mm512_set1_ps(code_sum), _mm512_cvtepi32_ps(dot[r]));
+      }
+      total[r] = _mm512_fmadd_ps(
+          sum, _mm512_mul_ps(scale, _mm512_set1_ps(x.scales[r * blocks + b])), total[r]);
+    }
+  }
+  const __mmask16 lanes =
+      cols >= width ? __mmask16(0xffff) : static_cast<__mmask16>((1u << cols) - 1);
+  const __m512 add = bias ? _mm512_maskz_loadu_ps(lanes, bias) : _mm512_setzero_ps();
+  for (int r = 0; r < ROWS; ++r)
+    _mm512_mask_storeu_ps(y + r * ldy, lanes, _mm512_add_ps(total[r], add));
+}
+
+template <weight_format F>
+void dot_panel_rows(const int8_activations& x, const packed_matrix& w, int64_t panel,
+                    const float* bias, int64_t cols, float* y, int64_t ldy) {
+  switch (x.rows) {
+    case 1:
+      return dot_panel<F, 1>(x, w, panel, bias, cols, y, ldy);
+    case 2:
+      return dot_panel<F, 2>(x, w, panel, bias, cols, y, ldy);
+    case 3:
+      return dot_panel<F, 3>(x, w, panel, bias, cols, y, ldy);
+    default:
+      return dot_panel<F, 4>(x, w, panel, bias, cols, y, ldy);
+  }
+}
+
+}  // namespace
+
+bool integer_dot_applies(const packed_matrix& w, int64_t n) {
+  return (w.format == weight_format::q8 || w.format == weight_format::q4) && n >= 1 &&
+         n <= int8_activations::max_rows && w.in_features % block == 0 &&
+         w.group_length() % block == 0;
+}
+
+void quantize_activations(const float* x, int64_t n, int64_t in, int8_activations& out) {
+  const int64_t blocks = in / block;
+  out.rows = n;
+  out.storage_codes.resize(static_cast<size_t>(n * in));
+  out.storage_scales.resize(static_cast<size_t>(n * blocks));
+  out.storage_sums.resize(static_cast<size_t>(n * blocks));
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const float* src = x + r * in + b * block;
+      float amax = 0.0f;
+      for (int64_t k = 0; k < block; ++k) amax = std::max(amax, std::fabs(src[k]));
+      const float scale = amax / 127.0f;
+      const float inverse = scale > 0.0f ? 1.0f / scale : 0.0f;
+      int32_t sum = 0;
+      for (int64_t k = 0; k < block; ++k) {
+        const auto code =
+            static_cast<int8_t>(std::clamp(std::nearbyint(src[k] * inverse), -127.0f, 127.0f));
+        out.storage_codes[r * in + b * block + k] = code;
+        sum += code;
+      }
+      out.storage_scales[r * blocks + b] = scale;
+      out.storage_sums[r * blocks + b] = sum;
+    }
+  out.codes = out.storage_codes.data();
+  out.scales = out.storage_scales.data();
+  out.sums = out.storage_sums.data();
+}
+
+void integer_dot_panel(const int8_activations& x, const packed_matrix& w, int64_t panel,
+                       const float* bias, int64_t cols, float* y, int64_t ldy) {
+  if (w.format == weight_format::q8)
+    dot_panel_rows<weight_format::q8>(x, w, panel, bias, cols, y, ldy);
+  else
+    dot_panel_rows<weight_format::q4>(x, w, panel, bias, cols, y, ldy);
+}
+
+}  // namespace actorllm::cpu::panels
