@@ -1,6 +1,11 @@
 #include "actors/gpu_worker/cpu_backend.hpp"
 
+#include <cstdlib>
+#include <string>
+
+#include "kernels/cpu/kernel_isa.hpp"
 #include "kernels/cpu/ops.hpp"
+#include "model/packed_weights.hpp"
 
 namespace actorllm {
 
@@ -39,6 +44,26 @@ void cpu_backend::forward(const forward_batch& batch, std::vector<float>& logits
 void cpu_backend::forward_hidden(const forward_batch& batch, std::vector<float>& logits,
                                  std::vector<float>& hidden) {
   model_->forward(batch, device_cache_, workspace_, logits, &hidden);
+}
+
+void cpu_backend_provider::prepare(const llama_model& model) const {
+  if (const char* isa = std::getenv("ACTORLLM_CPU_ISA"); isa && *isa)
+    cpu::set_kernel_isa(cpu::kernel_isa_named(isa));
+  model.prepare_cpu_weights();
+}
+
+std::string cpu_backend_provider::describe_weights(const llama_model& model) const {
+  const cpu::kernel_isa isa = cpu::kernel_isa_in_use();
+  std::string line = model.storage().description + "; CPU kernels " + cpu::to_string(isa);
+  const auto* packed = model.packed_only() ? model.cpu_weights() : nullptr;
+  const bool integer_projections = packed && !packed->layers.empty() &&
+                                   (packed->layers.front().qkv.format == cpu::weight_format::q8 ||
+                                    packed->layers.front().qkv.format == cpu::weight_format::q4);
+  if (isa == cpu::kernel_isa::avx512_vnni && integer_projections)
+    line +=
+        " (batches of up to 4 rows meet the integer projections with x rounded to 8 bits; "
+        "ACTORLLM_CPU_ISA=avx512 keeps it float32)";
+  return line;
 }
 
 kv_budget cpu_backend_provider::plan_kv(const llama_model& model, const engine_config& config,

@@ -34,8 +34,12 @@ class cpu_backend_provider : public backend_provider {
   std::string device() const override { return "cpu"; }
   kv_budget plan_kv(const llama_model& model, const engine_config& config,
                     int32_t max_model_len) const override;
-  /// Packs the weights (llama_model::prepare_cpu_weights).
-  void prepare(const llama_model& model) const override { model.prepare_cpu_weights(); }
+  /// Packs the weights (llama_model::prepare_cpu_weights), and uses the CPU kernel set that
+  /// ACTORLLM_CPU_ISA names (avx2, avx512, avx512_vnni), if set: std::invalid_argument for a
+  /// name it does not know or a set this CPU does not run.
+  void prepare(const llama_model& model) const override;
+  /// The model's storage and the CPU kernel set in use.
+  std::string describe_weights(const llama_model& model) const override;
   std::unique_ptr<forward_backend> make_backend(std::shared_ptr<const llama_model> model,
                                                 const model_runner_config& config) const override;
 };

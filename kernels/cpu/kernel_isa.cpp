@@ -31,6 +31,13 @@ const char* to_string(kernel_isa isa) {
   return "?";
 }
 
+kernel_isa kernel_isa_named(const std::string& name) {
+  for (kernel_isa isa : {kernel_isa::avx2, kernel_isa::avx512, kernel_isa::avx512_vnni})
+    if (name == to_string(isa)) return isa;
+  throw std::invalid_argument("unknown CPU kernel set '" + name +
+                              "' (choose avx2, avx512 or avx512_vnni)");
+}
+
 bool cpu_runs(kernel_isa isa) {
   switch (isa) {
     case kernel_isa::avx2:

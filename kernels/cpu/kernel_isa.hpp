@@ -4,6 +4,7 @@
 /// the same products (the order of the sums aside); avx512_vnni rounds the activations of
 /// small int8 and int4 batches to 8 bits.
 #include <cstdint>
+#include <string>
 
 namespace actorllm::cpu {
 
@@ -16,6 +17,9 @@ enum class kernel_isa {
   avx512_vnni,
 };
 const char* to_string(kernel_isa isa);
+/// The set named "avx2", "avx512" or "avx512_vnni"; throws std::invalid_argument naming the
+/// choices on another name.
+kernel_isa kernel_isa_named(const std::string& name);
 /// Whether this CPU runs `isa`'s kernels.
 bool cpu_runs(kernel_isa isa);
 /// The instruction set the kernels use now (process-wide).
