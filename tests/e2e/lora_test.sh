@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# End to end: `actorllm serve --lora-modules` on stories260K with random PEFT adapters
-# (scripts/make_random_lora.py) through the actors: a completion naming an adapter streams
+# End to end: `actorllm serve --lora-modules` on a random Llama (slow_random_model) with
+# random PEFT adapters (scripts/make_random_lora.py) through the actors: a completion naming an adapter streams
 # what a server of the model with that adapter merged into its weights streams, the base model
 # what the plain server does; /v1/models lists the adapters with their parent; and with
 # --enable-lora-runtime-updates an adapter loaded and another unloaded while eight streams run
@@ -12,7 +12,8 @@ source "$(dirname "$0")/lib.sh"
 require_tools curl python3
 require_command serve
 py=/usr/bin/python3  # Debian's, with python3-numpy
-model="$ACTORLLM_SHARED_DIR/models/stories260K"
+model="$work/slow-llama"  # streams must still run while adapters load and unload
+slow_random_model "$model"
 "$py" "$ACTORLLM_SOURCE_DIR/scripts/make_random_lora.py" --base "$model" --rank 8 --seed 1 \
   --out "$work/a" --merged "$work/a-merged"
 "$py" "$ACTORLLM_SOURCE_DIR/scripts/make_random_lora.py" --base "$model" --rank 4 --seed 2 \
