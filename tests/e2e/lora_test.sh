@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # End to end: `actorllm serve --lora-modules` on a random Llama (slow_random_model) with
-# random PEFT adapters (scripts/make_random_lora.py) through the actors: a completion naming an adapter streams
-# what a server of the model with that adapter merged into its weights streams, the base model
-# what the plain server does; /v1/models lists the adapters with their parent; and with
-# --enable-lora-runtime-updates an adapter loaded and another unloaded while eight streams run
-# lose none of them, after which the unloaded name is a 404 and the loaded one serves; a bad
-# adapter folder is a 400 and the server serves on.
+# random PEFT adapters (scripts/make_random_lora.py) through the actors: a completion naming
+# an adapter streams what a server of the model with that adapter merged into its weights
+# streams, the base model what the plain server does; /v1/models lists the adapters with
+# their parent; and with --enable-lora-runtime-updates an adapter loaded and another unloaded
+# while eight streams run lose none of them, after which the unloaded name is a 404 and the
+# loaded one serves; a bad adapter folder is a 400 and the server serves on.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
