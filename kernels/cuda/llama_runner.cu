@@ -2,6 +2,7 @@
 // a change there is a change here.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -302,7 +303,7 @@ kv_cache_layout llama_runner::cache_layout(int64_t num_blocks, int64_t block_siz
   return layout;
 }
 
-void llama_runner::ensure_workspace(int64_t n, int64_t seqs, int64_t table) {
+void llama_runner::ensure_workspace(int64_t n) {
   const auto& c = config_;
   const size_t es = static_cast<size_t>(dtype_size(weights_.storage()));
   if (n > ws_.tokens) {
@@ -321,21 +322,44 @@ void llama_runner::ensure_workspace(int64_t n, int64_t seqs, int64_t table) {
     ws_.logits = device_buffer(rows * c.vocab_size * es);
     ws_.logits_f32 = device_buffer(rows * c.vocab_size * sizeof(float));
     ws_.next_tokens = device_buffer(rows * sizeof(int32_t));
-    ws_.token_ids = device_buffer(rows * sizeof(int32_t));
-    ws_.positions = device_buffer(rows * sizeof(int32_t));
-    ws_.slot_mapping = device_buffer(rows * sizeof(int64_t));
-    ws_.logits_indices = device_buffer(rows * sizeof(int32_t));
     ws_.tokens = n;
   }
-  if (seqs > ws_.seqs) {
-    ws_.query_start_loc = device_buffer((static_cast<size_t>(seqs) + 1) * sizeof(int32_t));
-    ws_.seq_lens = device_buffer(static_cast<size_t>(seqs) * sizeof(int32_t));
-    ws_.seqs = seqs;
+}
+
+llama_runner::device_batch llama_runner::stage_batch(const llama_host_batch& b,
+                                                     const int32_t* rope_positions) {
+  const int64_t n = b.num_tokens, seqs = b.num_seqs;
+  struct part {
+    const void* src;
+    size_t bytes;
+    size_t offset = 0;
+  };
+  part parts[] = {
+      {b.token_ids, static_cast<size_t>(n) * sizeof(int32_t)},
+      {rope_positions, static_cast<size_t>(n) * sizeof(int32_t)},
+      {b.logits_indices, static_cast<size_t>(b.num_logits) * sizeof(int32_t)},
+      {b.query_start_loc, static_cast<size_t>(seqs + 1) * sizeof(int32_t)},
+      {b.seq_lens, static_cast<size_t>(seqs) * sizeof(int32_t)},
+      {b.block_tables, static_cast<size_t>(seqs * b.max_blocks_per_seq) * sizeof(int32_t)},
+      {b.slot_mapping, static_cast<size_t>(n) * sizeof(int64_t)},
+  };
+  size_t total = 0;
+  for (part& p : parts) {
+    p.offset = (total + 15) / 16 * 16;  // every array 16-byte aligned on the device
+    total = p.offset + p.bytes;
   }
-  if (table > ws_.table) {
-    ws_.block_tables = device_buffer(static_cast<size_t>(table) * sizeof(int32_t));
-    ws_.table = table;
-  }
+  if (ws_.batch_staging.size() < total) ws_.batch_staging = pinned_buffer(total);
+  reserve(ws_.batch, total);
+  auto* host = ws_.batch_staging.as<char>();
+  for (const part& p : parts)
+    if (p.bytes > 0) std::memcpy(host + p.offset, p.src, p.bytes);
+  CUDA_CHECK(cudaMemcpyAsync(ws_.batch.get(), host, total, cudaMemcpyHostToDevice, stream_));
+  const auto* device = ws_.batch.as<char>();
+  const auto at = [&](int i) { return device + parts[i].offset; };
+  return {reinterpret_cast<const int32_t*>(at(0)), reinterpret_cast<const int32_t*>(at(1)),
+          reinterpret_cast<const int32_t*>(at(2)), reinterpret_cast<const int32_t*>(at(3)),
+          reinterpret_cast<const int32_t*>(at(4)), reinterpret_cast<const int32_t*>(at(5)),
+          reinterpret_cast<const int64_t*>(at(6))};
 }
 
 float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
@@ -376,12 +400,11 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   for (int64_t i = 0; i < num_logits; ++i)
     require(b.logits_indices[i] >= 0 && b.logits_indices[i] < n, "logits index outside the batch");
 
-  ensure_workspace(n, num_seqs, num_seqs * b.max_blocks_per_seq);
+  ensure_workspace(n);
   const bool decode = max_query_len == 1 && n == num_seqs;
   if (decode)
     reserve(ws_.attention,
             paged_attention_decode_workspace_bytes(num_seqs, c.num_heads, c.head_dim, max_seq_len));
-  upload_async(ws_.token_ids, b.token_ids, n, stream_);
   const int32_t* rope_positions = b.positions;
   if (c.long_rope_offset > 0) {
     // LongRoPE: a sequence past the original context rotates with the long factors' rows.
@@ -394,12 +417,7 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
         }
     rope_positions = rope_positions_.data();
   }
-  upload_async(ws_.positions, rope_positions, n, stream_);
-  upload_async(ws_.slot_mapping, b.slot_mapping, n, stream_);
-  upload_async(ws_.logits_indices, b.logits_indices, num_logits, stream_);
-  upload_async(ws_.query_start_loc, b.query_start_loc, num_seqs + 1, stream_);
-  upload_async(ws_.seq_lens, b.seq_lens, num_seqs, stream_);
-  upload_async(ws_.block_tables, b.block_tables, num_seqs * b.max_blocks_per_seq, stream_);
+  const device_batch batch = stage_batch(b, rope_positions);
 
   const int64_t dim = c.hidden_size, q_size = c.q_size(), kv_size = c.kv_size();
   const int64_t qkv_size = q_size + 2 * kv_size, hidden = c.intermediate_size;
@@ -410,8 +428,8 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   void* x = ws_.x.get();                // (n, dim)
   void* residual = ws_.residual.get();  // (n, dim)
   char* qkv = ws_.qkv.as<char>();       // (n, qkv_size)
-  const auto* token_ids = ws_.token_ids.as<int32_t>();
-  const auto* positions = ws_.positions.as<int32_t>();
+  const int32_t* token_ids = batch.token_ids;
+  const int32_t* positions = batch.positions;
   const float* cos_sin = cos_sin_;
   const float* local_cos_sin = local_cos_sin_ ? local_cos_sin_ : cos_sin;
 
@@ -420,9 +438,9 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
     scale_in_place(residual, n * dim, c.embedding_multiplier, t, stream_);
   CUDA_CHECK(cudaMemsetAsync(x, 0, static_cast<size_t>(n * dim) * es, stream_));
   paged_batch paged;
-  paged.query_start_loc = ws_.query_start_loc.as<int32_t>();
-  paged.seq_lens = ws_.seq_lens.as<int32_t>();
-  paged.block_tables = ws_.block_tables.as<int32_t>();
+  paged.query_start_loc = batch.query_start_loc;
+  paged.seq_lens = batch.seq_lens;
+  paged.block_tables = batch.block_tables;
   paged.num_seqs = num_seqs;
   paged.max_blocks_per_seq = b.max_blocks_per_seq;
   paged.num_tokens = n;
@@ -454,9 +472,8 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
     rotary_embedding(positions, ws_.q.get(), ws_.k.get(), n, c.num_heads, c.num_kv_heads,
                      c.head_dim, window > 0 ? local_cos_sin : cos_sin, c.head_dim, /*neox=*/true, t,
                      stream_);
-    reshape_and_cache(ws_.k.get(), ws_.v.get(), cache.k(l), cache.v(l),
-                      ws_.slot_mapping.as<int64_t>(), n, c.num_kv_heads, c.head_dim, block_size, t,
-                      stream_);
+    reshape_and_cache(ws_.k.get(), ws_.v.get(), cache.k(l), cache.v(l), batch.slot_mapping, n,
+                      c.num_kv_heads, c.head_dim, block_size, t, stream_);
     paged.sliding_window = window;
     paged_attention(ws_.q.get(), cache.k(l), cache.v(l), paged, c.num_heads, c.num_kv_heads,
                     c.head_dim, block_size, scale, ws_.attn.get(), t, stream_,
@@ -475,7 +492,7 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   // Only the rows that sample need the final norm and the LM head: gather x and the residual
   // at logits_indices (a row gather is an embedding lookup into (n, dim)), then
   // last = rms_norm(x + residual) in one fused op.
-  const auto* logits_indices = ws_.logits_indices.as<int32_t>();
+  const int32_t* logits_indices = batch.logits_indices;
   embedding(x, logits_indices, num_logits, dim, ws_.last_x.get(), t, stream_, n);
   embedding(residual, logits_indices, num_logits, dim, ws_.last_residual.get(), t, stream_, n);
   fused_add_rms_norm(ws_.last_x.get(), ws_.last_residual.get(), final_norm_, num_logits, dim, eps,

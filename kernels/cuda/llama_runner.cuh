@@ -188,7 +188,17 @@ class llama_runner {
   void upload_masks(int64_t num_logits, const host_token_masks& masks);
   /// Checks `draws` against num_logits rows and the vocabulary and queues their upload.
   void upload_draws(int64_t num_logits, const host_draws& draws);
-  void ensure_workspace(int64_t num_tokens, int64_t num_seqs, int64_t table_elems);
+  void ensure_workspace(int64_t num_tokens);
+  /// The step's batch arrays on the device, sent together (stage_batch).
+  struct device_batch {
+    const int32_t *token_ids, *positions, *logits_indices, *query_start_loc, *seq_lens,
+        *block_tables;
+    const int64_t* slot_mapping;
+  };
+  /// Copies the batch's arrays (with the positions the rotation reads) into one pinned host
+  /// buffer and queues one asynchronous copy of it to the device. The staging buffer is
+  /// reused by the next step: every forward waits for its stream before returning.
+  device_batch stage_batch(const llama_host_batch& batch, const int32_t* rope_positions);
   /// A matrix of a linear layer on the device: dense in the storage type, or quantized
   /// (quantized.codes set, device pointers).
   struct linear_weight {
@@ -241,7 +251,7 @@ class llama_runner {
   std::vector<int32_t> rope_positions_;  // LongRoPE: the positions the rotation reads
 
   struct workspace {
-    int64_t tokens = 0, seqs = 0, table = 0;  // capacities
+    int64_t tokens = 0;  // capacity
     // Activations, of the storage type.
     device_buffer x, residual;            // (n, dim)
     device_buffer qkv;                    // (n, q_size + 2 * kv_size)
@@ -255,10 +265,9 @@ class llama_runner {
     device_buffer next_tokens;            // (n) int32
     device_buffer mask_rows, mask_words;  // structured output, grown on demand
     device_buffer draw_rows, edit_offsets, edits, mask_of_row;  // forward_sample, grown on demand
-    // The batch, on the device.
-    device_buffer token_ids, positions, slot_mapping, logits_indices;  // (n)
-    device_buffer query_start_loc, seq_lens;                           // (seqs + 1), (seqs)
-    device_buffer block_tables;                                        // (table)
+    // The batch, on the device, and its pinned host staging (stage_batch), grown on demand.
+    device_buffer batch;
+    pinned_buffer batch_staging;
     device_buffer attention;  // decode scratch, grown on demand
     // Mixture of experts, grown on demand.
     device_buffer router, router_f32;                       // (n, experts)
