@@ -1,9 +1,11 @@
-// CUDA kernel benchmark: paged-attention decode in GB/s and the cuBLAS GEMMs in TFLOP/s, each
+// CUDA kernel benchmark: paged-attention decode and the quantized GEMV in GB/s, the cuBLAS GEMMs
+// (and dequantize-then-GEMM) in TFLOP/s, each
 // set against what this device measurably does (device-to-device copy bandwidth, the best
 // large bf16 GEMM rate). Prints a table, then one JSON line. Without a device it says so and
 // exits 0.
 #include <algorithm>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/paged_attention_decode.cuh"
 #include "kernels/cuda/paged_attention_prefill.cuh"
+#include "kernels/cuda/quantized_linear.cuh"
 
 namespace {
 
@@ -83,6 +86,42 @@ double gemm_tflops(gemm_context& gemm, int64_t n, int64_t in, int64_t out, dtype
     report("  (same, weight bytes read)", ms, gb, "GB/s", copy_gbs);
   }
   return tflops;
+}
+
+/// A linear layer on int8 or int4 codes (groups of 128), bf16 activations: quantized_gemv for
+/// n rows up to quantized_gemv_max_rows, reported as the bytes of codes and scales read
+/// against the copy bandwidth; and, for more rows, dequantize then cuBLAS in TFLOP/s.
+void bench_quantized(weight_code code, int64_t n, int64_t in, int64_t out, double peak) {
+  std::mt19937 rng(3);
+  quantized_matrix host;
+  host.code = code;
+  host.out_features = out;
+  host.in_features = in;
+  host.group_size = 128;
+  std::vector<uint8_t> codes(static_cast<size_t>(host.code_bytes())), zeros;
+  for (auto& c : codes) c = static_cast<uint8_t>(rng());
+  std::vector<float> scales(static_cast<size_t>(out * host.num_groups()), 0.01f);
+  if (code == weight_code::q4) zeros.assign(scales.size(), 8);
+  host.codes = codes.data();
+  host.scales = scales.data();
+  host.zeros = zeros.empty() ? nullptr : zeros.data();
+  const device_quantized_matrix w(host);
+  device_buffer x(n * in * 2), y(n * out * 2), dense(out * in * 2);
+  fill_uniform(x.get(), n * in, -1.0f, 1.0f, 4, dtype::bf16, nullptr);
+  const std::string name = std::string(weight_code_name(code)) + " n=" + std::to_string(n) +
+                           " in=" + std::to_string(in) + " out=" + std::to_string(out);
+  if (n <= quantized_gemv_max_rows) {
+    const double ms = time_ms(
+        [&] { quantized_gemv(x.get(), w.view(), nullptr, n, y.get(), dtype::bf16, nullptr); });
+    report("quantized_gemv " + name, ms, double(w.bytes()) / (ms * 1e6), "GB/s", copy_gbs);
+  } else {
+    gemm_context gemm;
+    const double ms = time_ms([&] {
+      dequantize(w.view(), dense.get(), dtype::bf16, nullptr);
+      gemm.linear(x.get(), dense.get(), nullptr, n, in, out, y.get(), dtype::bf16, nullptr);
+    });
+    report("dequantize + gemm " + name, ms, 2.0 * n * in * out / (ms * 1e9), "TFLOP/s", peak);
+  }
 }
 
 /// Decode attention over a batch of `num_seqs` contexts of `context` tokens each.
@@ -193,6 +232,11 @@ int main() {
     gemm_tflops(gemm, 2048, 2048, 2048, dtype::f32, peak);
     for (int64_t n : {1, 8, 64, 256}) gemm_tflops(gemm, n, 4096, 4096, dtype::bf16, peak);
     gemm_tflops(gemm, 64, 4096, 28672, dtype::bf16, peak);  // Llama-3-8B gate_up, batch 64
+    for (weight_code code : {weight_code::q8, weight_code::q4}) {
+      for (int64_t n : {1, 8, 16}) bench_quantized(code, n, 4096, 4096, peak);
+      bench_quantized(code, 1, 4096, 28672, peak);
+      bench_quantized(code, 256, 4096, 4096, peak);
+    }
 
     for (int64_t context : {1024, 2048, 4096}) {
       bench_decode(64, context, decode_path::automatic);
