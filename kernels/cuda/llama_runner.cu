@@ -401,10 +401,6 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
     require(b.logits_indices[i] >= 0 && b.logits_indices[i] < n, "logits index outside the batch");
 
   ensure_workspace(n);
-  const bool decode = max_query_len == 1 && n == num_seqs;
-  if (decode)
-    reserve(ws_.attention,
-            paged_attention_decode_workspace_bytes(num_seqs, c.num_heads, c.head_dim, max_seq_len));
   const int32_t* rope_positions = b.positions;
   if (c.long_rope_offset > 0) {
     // LongRoPE: a sequence past the original context rotates with the long factors' rows.
@@ -447,6 +443,13 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   paged.max_query_len = max_query_len;
   paged.max_seq_len = max_seq_len;
   paged.softcap = c.attn_logit_softcapping;
+  // The leading one-token queries run the decode kernels, the rest the prefill kernel.
+  paged_split split = split_decode_prefix(paged, b.query_start_loc, b.seq_lens, c.head_dim);
+  const bool decode_rows = split.decode.num_seqs > 0;
+  if (decode_rows)
+    reserve(ws_.attention,
+            paged_attention_decode_workspace_bytes(split.decode.num_seqs, c.num_heads, c.head_dim,
+                                                   split.decode.max_seq_len));
 
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const resolved_layer& parts = resolved_[l];
@@ -474,10 +477,11 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
                      stream_);
     reshape_and_cache(ws_.k.get(), ws_.v.get(), cache.k(l), cache.v(l), batch.slot_mapping, n,
                       c.num_kv_heads, c.head_dim, block_size, t, stream_);
-    paged.sliding_window = window;
-    paged_attention(ws_.q.get(), cache.k(l), cache.v(l), paged, c.num_heads, c.num_kv_heads,
+    paged.sliding_window = split.decode.sliding_window = split.prefill.sliding_window = window;
+    paged_attention(ws_.q.get(), cache.k(l), cache.v(l), paged, split, c.num_heads, c.num_kv_heads,
                     c.head_dim, block_size, scale, ws_.attn.get(), t, stream_,
-                    decode ? ws_.attention.get() : nullptr, decode ? ws_.attention.size() : 0);
+                    decode_rows ? ws_.attention.get() : nullptr,
+                    decode_rows ? ws_.attention.size() : 0);
     linear(parts.o, ws_.attn.get(), nullptr, n, q_size, dim, x);
     if (parts.attn_out_norm) rms_norm(x, parts.attn_out_norm, n, dim, eps, x, t, stream_);
     fused_add_rms_norm(x, residual, parts.post_norm, n, dim, eps, t, stream_);

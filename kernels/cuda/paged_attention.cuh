@@ -32,6 +32,19 @@ struct paged_batch {
   float softcap = 0.0f;
 };
 
+/// A batch cut where its leading one-token queries (decodes) end: `decode` holds those
+/// sequences, `prefill` the rest, each pointing into the whole batch's device tables (the
+/// prefill part's query_start_loc keeps the whole batch's token offsets). Either part may be
+/// empty (num_seqs 0); nothing is cut where the decode kernels cannot take the head_dim.
+struct paged_split {
+  paged_batch decode, prefill;
+};
+
+/// Cuts `batch` (host_query_start_loc and host_seq_lens: its tables on the host) as
+/// paged_split says. Host-side pointer arithmetic only: no device access.
+paged_split split_decode_prefix(const paged_batch& batch, const int32_t* host_query_start_loc,
+                                const int32_t* host_seq_lens, int64_t head_dim);
+
 /// out(num_tokens, num_heads, head_dim) = softmax(q k^T * scale) v per sequence, grouped-query
 /// (num_heads a multiple of num_kv_heads). q, the caches and out are of type t. A batch whose
 /// queries are all one token long takes the decode kernels, any other the prefill kernel.
@@ -40,5 +53,15 @@ void paged_attention(const void* q, const void* k_cache, const void* v_cache,
                      const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                      int64_t head_dim, int64_t block_size, float scale, void* out, dtype t,
                      cudaStream_t stream, void* workspace = nullptr, size_t workspace_bytes = 0);
+
+/// As paged_attention over a batch cut by split_decode_prefix: where both parts hold
+/// sequences, the decode rows run the decode kernels and the rest the prefill kernel (a mixed
+/// batch's decodes no longer go through the prefill kernel); else the whole batch as above.
+/// `workspace` serves the decode part.
+void paged_attention(const void* q, const void* k_cache, const void* v_cache,
+                     const paged_batch& batch, const paged_split& split, int64_t num_heads,
+                     int64_t num_kv_heads, int64_t head_dim, int64_t block_size, float scale,
+                     void* out, dtype t, cudaStream_t stream, void* workspace = nullptr,
+                     size_t workspace_bytes = 0);
 
 }  // namespace actorllm::cuda

@@ -26,7 +26,7 @@ struct attention_case {
   float softcap = 0.0f;                   // score soft-capping (0: none)
 };
 
-enum class mode { prefill, decode_v1, decode_v2, decode_auto, dispatch };
+enum class mode { prefill, decode_v1, decode_v2, decode_auto, dispatch, split };
 
 const char* mode_name(mode m) {
   switch (m) {
@@ -40,6 +40,8 @@ const char* mode_name(mode m) {
       return "decode_auto";
     case mode::dispatch:
       return "dispatch";
+    case mode::split:
+      return "split";
   }
   return "?";
 }
@@ -135,6 +137,12 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
       paged_attention(d_q.get(), d_k.get(), d_v.get(), batch, c.num_heads, c.num_kv_heads,
                       c.head_dim, c.block_size, scale, d_out.get(), t, nullptr);
       break;
+    case mode::split:
+      paged_attention(
+          d_q.get(), d_k.get(), d_v.get(), batch,
+          split_decode_prefix(batch, query_start_loc.data(), seq_lens.data(), c.head_dim),
+          c.num_heads, c.num_kv_heads, c.head_dim, c.block_size, scale, d_out.get(), t, nullptr);
+      break;
   }
   sync_device();
   const tolerance tol = t == dtype::f32 ? tolerance{2e-5f, 1e-4f} : default_tolerance(t);
@@ -209,6 +217,60 @@ TEST(CudaPagedAttention, PrefillTakesDecodeBatchesToo) {
 // Mistral's and Gemma's windows: decode (both paths: v2 partitions wholly before the window
 // are skipped, in the kernel and in the merge) and prefill, with windows shorter and longer
 // than a block, a partition and the context.
+// Mixed batches, decodes first as the scheduler orders them: the decode rows run the decode
+// kernels and the rest the prefill kernel, and together they equal the CPU op; also a batch
+// of decodes only, one of prefills only, and a window.
+TEST(CudaPagedAttention, MixedBatchesSplitDecodesFromPrefills) {
+  REQUIRE_CUDA_DEVICE();
+  const std::vector<attention_case> cases = {
+      {8, 2, 128, 16, {{1, 300}, {1, 17}, {1, 2000}, {64, 1500}, {33, 33}}},
+      {8, 4, 8, 32, {{1, 37}, {1, 5}, {40, 90}, {1, 7}}},
+      {12, 2, 64, 16, {{1, 1500}, {129, 129}}, 256},
+      {4, 4, 256, 16, {{1, 1000}, {1, 31}}},
+      {6, 3, 40, 16, {{50, 50}, {1, 64}}},
+  };
+  uint32_t seed = 900;
+  for (dtype t : all_dtypes())
+    for (const auto& c : cases) check_case(c, t, mode::split, seed++);
+}
+
+// Where the cut falls, and what each part holds: host arithmetic, run without a device.
+TEST(CudaPagedAttention, SplitCutsWhereTheLeadingDecodesEnd) {
+  const std::vector<int32_t> qsl{0, 1, 2, 3, 67, 100}, seq_lens{300, 17, 2000, 1500, 33};
+  paged_batch whole;
+  whole.query_start_loc = qsl.data();  // any pointers do: the split never reads them
+  whole.seq_lens = seq_lens.data();
+  const std::vector<int32_t> tables(5 * 4);
+  whole.block_tables = tables.data();
+  whole.num_seqs = 5;
+  whole.max_blocks_per_seq = 4;
+  whole.num_tokens = 100;
+  whole.max_query_len = 64;
+  whole.max_seq_len = 2000;
+  whole.softcap = 30.0f;
+  const paged_split split = split_decode_prefix(whole, qsl.data(), seq_lens.data(), 128);
+  EXPECT_EQ(split.decode.num_seqs, 3);
+  EXPECT_EQ(split.decode.num_tokens, 3);
+  EXPECT_EQ(split.decode.max_query_len, 1);
+  EXPECT_EQ(split.decode.max_seq_len, 2000);
+  EXPECT_EQ(split.decode.query_start_loc, qsl.data());
+  EXPECT_EQ(split.decode.softcap, 30.0f);
+  EXPECT_EQ(split.prefill.num_seqs, 2);
+  EXPECT_EQ(split.prefill.num_tokens, 97);
+  EXPECT_EQ(split.prefill.max_query_len, 64);
+  EXPECT_EQ(split.prefill.max_seq_len, 1500);
+  EXPECT_EQ(split.prefill.query_start_loc, qsl.data() + 3);  // token offsets stay the batch's
+  EXPECT_EQ(split.prefill.seq_lens, seq_lens.data() + 3);
+  EXPECT_EQ(split.prefill.block_tables, tables.data() + 12);
+  // A head_dim the decode kernels cannot take: nothing is cut.
+  EXPECT_EQ(split_decode_prefix(whole, qsl.data(), seq_lens.data(), 12).decode.num_seqs, 0);
+  // Decodes only: the prefill part is empty.
+  const std::vector<int32_t> decodes{0, 1, 2};
+  whole.num_seqs = 2;
+  whole.num_tokens = 2;
+  EXPECT_EQ(split_decode_prefix(whole, decodes.data(), seq_lens.data(), 128).prefill.num_seqs, 0);
+}
+
 TEST(CudaPagedAttention, SlidingWindowMatchesCpuAndReadsNoBlockBeforeIt) {
   REQUIRE_CUDA_DEVICE();
   const std::vector<attention_case> decode = {
