@@ -27,6 +27,11 @@ constexpr int64_t block_rows = 96;
 constexpr int64_t block_depth = 256;
 /// Panels per unit of work handed to a member: 64 output features.
 constexpr int64_t panels_per_chunk = 4;
+/// The same for the integer path (up to 4 rows): 256 output features, so that each member
+/// streams longer runs of codes. One stream of the 110M model, 2 threads, three rounds each,
+/// alternated: int4 326 and 374 tok/s against 256 and 280 with 4 panels, int8 253 and 292
+/// against 241 and 248.
+constexpr int64_t integer_panels_per_chunk = 16;
 
 /// The tiles reading `w`'s format in the chosen instruction set, the start of its panels and
 /// the bytes of one panel row (one input feature's 16 weights).
@@ -210,9 +215,10 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   if (n * in * out < min_parallel_macs) return run_panels(0, w.num_panels());
   // Panels are handed out a few at a time rather than split in halves up front: a member
   // that was preempted, or whose weights came slower from memory, takes fewer.
-  const int64_t num_chunks = (w.num_panels() + panels_per_chunk - 1) / panels_per_chunk;
+  const int64_t per_chunk = x_int8 ? integer_panels_per_chunk : panels_per_chunk;
+  const int64_t num_chunks = (w.num_panels() + per_chunk - 1) / per_chunk;
   parallel_for_dynamic(num_chunks, 1, [&](int, int64_t c) {
-    run_panels(c * panels_per_chunk, std::min(w.num_panels(), (c + 1) * panels_per_chunk));
+    run_panels(c * per_chunk, std::min(w.num_panels(), (c + 1) * per_chunk));
   });
 }
 
