@@ -34,24 +34,22 @@ constexpr int64_t block = int8_activations::block;
 /// How far ahead of the block being read its codes are prefetched.
 constexpr int64_t prefetch_bytes = 2048;
 
-/// Byte f * 4 + j of the result is byte j * 16 + f of four q8 panel rows: feature f's codes of
-/// the four input features, in one 32-bit lane each.
-ACTORLLM_AVX512_VNNI inline __m512i q8_regroup() {
-  alignas(64) uint8_t index[64];
-  for (int f = 0; f < 16; ++f)
-    for (int j = 0; j < 4; ++j) index[f * 4 + j] = static_cast<uint8_t>(j * 16 + f);
-  return _mm512_load_si512(index);
-}
-
-/// Byte f * 4 + j of the result is the byte of four q4 panel rows (eight bytes each) that
-/// holds feature f's code of input feature j: byte j * 8 + f % 8 (its low nibble for features
-/// 0-7, its high one for 8-15).
-ACTORLLM_AVX512_VNNI inline __m512i q4_regroup() {
-  alignas(64) uint8_t index[64];
-  for (int f = 0; f < 16; ++f)
-    for (int j = 0; j < 4; ++j) index[f * 4 + j] = static_cast<uint8_t>(j * 8 + f % 8);
-  return _mm512_load_si512(index);
-}
+/// vpermb indices. q8: byte f * 4 + j takes byte j * 16 + f of four panel rows, feature f's
+/// codes of the four input features in one 32-bit lane. q4: byte f * 4 + j takes byte
+/// j * 8 + f % 8 of four 8-byte rows, the one holding feature f's code (its low nibble for
+/// features 0-7, its high one for 8-15). Made once, not per panel.
+struct regroup_tables {
+  alignas(64) uint8_t q8[64];
+  alignas(64) uint8_t q4[64];
+  regroup_tables() {
+    for (int f = 0; f < 16; ++f)
+      for (int j = 0; j < 4; ++j) {
+        q8[f * 4 + j] = static_cast<uint8_t>(j * 16 + f);
+        q4[f * 4 + j] = static_cast<uint8_t>(j * 8 + f % 8);
+      }
+  }
+};
+const regroup_tables regroup_indices;
 
 /// Four panel rows from row k as 16 lanes of four codes: signed int8 (q8), or 0..15 (q4).
 template <weight_format F>
@@ -81,7 +79,8 @@ ACTORLLM_AVX512_VNNI void dot_panel(const int8_activations& x, const packed_matr
       F == weight_format::q8
           ? static_cast<const void*>(w.panels8.data() + panel_index * in * width)
           : static_cast<const void*>(w.panels4.data() + panel_index * in * (width / 2));
-  const __m512i regroup = F == weight_format::q8 ? q8_regroup() : q4_regroup();
+  const __m512i regroup =
+      _mm512_load_si512(F == weight_format::q8 ? regroup_indices.q8 : regroup_indices.q4);
   const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
   const int64_t blocks = in / block;
   __m512 total[ROWS];
@@ -89,15 +88,13 @@ ACTORLLM_AVX512_VNNI void dot_panel(const int8_activations& x, const packed_matr
   // A block's codes: 32 panel rows of 16 (q8) or 8 (q4) bytes.
   constexpr int64_t block_bytes = block * (F == weight_format::q8 ? width : width / 2);
   const auto* panel_bytes = static_cast<const char*>(panel);
-  const char* panel_end = panel_bytes + blocks * block_bytes;
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t k0 = b * block;
-    // The stream runs ahead of the hardware prefetcher: the block 2 KB on (in this panel or
-    // the next, which the same member most often takes next).
-    for (int64_t line = 0; line < block_bytes; line += 64) {
-      const char* ahead = panel_bytes + b * block_bytes + prefetch_bytes + line;
-      if (ahead < panel_end + prefetch_bytes) _mm_prefetch(ahead, _MM_HINT_T0);
-    }
+    // The stream runs ahead of the hardware prefetcher: the block 2 KB on (in this panel or,
+    // past its end, the next, which the same member most often takes next; a prefetch never
+    // faults).
+    for (int64_t line = 0; line < block_bytes; line += 64)
+      _mm_prefetch(panel_bytes + b * block_bytes + prefetch_bytes + line, _MM_HINT_T0);
     __m512i dot[ROWS];
     for (auto& d : dot) d = _mm512_setzero_si512();
     __m512i weight_sum = _mm512_setzero_si512();  // q8: 128 * the block's codes, per feature
