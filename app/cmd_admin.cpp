@@ -16,9 +16,9 @@ int run_admin(int argc, char** argv) {
   return run_admin_command(argc, argv, env_key ? env_key : "", stdout, stderr);
 }
 
-const command_registration registration("admin",
-                                        {"list, add, drain or stop replicas of a running server",
-                                         run_admin});
+const command_registration admin_command("admin",
+                                         {"list, add, drain or stop replicas of a running server",
+                                          run_admin});
 
 }  // namespace
 }  // namespace actorllm::app

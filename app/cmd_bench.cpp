@@ -132,8 +132,8 @@ int run_throughput(int argc, char** argv) {
     if (spine) {
       const double busy0 = spine->worker_busy_seconds(), t0 = now_seconds();
       const auto outs = run_to_completion(*spine, requests);
-      runs.push_back(summarize("spine", now_seconds() - t0,
-                               spine->worker_busy_seconds() - busy0, outs, input_len));
+      runs.push_back(summarize("spine", now_seconds() - t0, spine->worker_busy_seconds() - busy0,
+                               outs, input_len));
     }
     if (actors) {
       const double busy0 = worker_busy_seconds(*actors), t0 = now_seconds();
@@ -171,9 +171,9 @@ int run_throughput(int argc, char** argv) {
     row["repeat"] = repeat;
   }
   print_report("offline throughput",
-                      {"path", "requests_per_s", "output_tok_s", "total_tok_s", "outside_worker",
-                       "vs_spine", "vs_spine_paired", "actor_cost", "failed"},
-                      rows);
+               {"path", "requests_per_s", "output_tok_s", "total_tok_s", "outside_worker",
+                "vs_spine", "vs_spine_paired", "actor_cost", "failed"},
+               rows);
   return 0;
 }
 
@@ -184,8 +184,9 @@ int run_bench(int argc, char** argv) {
   return exit_usage;
 }
 
-const command_registration registration("bench", {"offline throughput benchmark (bench throughput)",
-                                                  run_bench});
+const command_registration bench_command("bench",
+                                         {"offline throughput benchmark (bench throughput)",
+                                          run_bench});
 
 }  // namespace
 }  // namespace actorllm::app

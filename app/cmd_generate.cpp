@@ -112,8 +112,8 @@ int run_generate(int argc, char** argv) {
   return status;
 }
 
-const command_registration registration("generate",
-                                        {"generate text offline (no server)", run_generate});
+const command_registration generate_command("generate",
+                                            {"generate text offline (no server)", run_generate});
 
 }  // namespace
 }  // namespace actorllm::app

@@ -120,9 +120,9 @@ int run_serve(int argc, char** argv) {
   return 0;
 }
 
-const command_registration registration("serve",
-                                        {"serve the OpenAI API over HTTP, SSE and WebSocket",
-                                         run_serve});
+const command_registration serve_command("serve",
+                                         {"serve the OpenAI API over HTTP, SSE and WebSocket",
+                                          run_serve});
 
 }  // namespace
 }  // namespace actorllm::app

@@ -22,8 +22,8 @@ struct tool_flags {
 };
 
 // Parses the flags a subcommand accepts; prints one line and returns nullopt on a bad one.
-std::optional<tool_flags> parse_flags(int argc, char** argv, const char* path_flag,
-                                      bool special_flag, const char* usage) {
+std::optional<tool_flags> parse_tool_flags(int argc, char** argv, const char* path_flag,
+                                           bool special_flag, const char* usage) {
   tool_flags f;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -63,7 +63,7 @@ std::optional<nlohmann::ordered_json> read_stdin_json(const char* command) {
 
 int run_tokenize(int argc, char** argv) {
   const char* usage = "actorllm tokenize --tokenizer PATH [--add-special-tokens] < [\"text\", ...]";
-  auto flags = parse_flags(argc, argv, "--tokenizer", true, usage);
+  auto flags = parse_tool_flags(argc, argv, "--tokenizer", true, usage);
   if (!flags) return exit_usage;
   auto input = read_stdin_json("tokenize");
   if (!input) return 1;
@@ -86,7 +86,7 @@ int run_tokenize(int argc, char** argv) {
 
 int run_detokenize(int argc, char** argv) {
   const char* usage = "actorllm detokenize --tokenizer PATH [--skip-special-tokens] < [[ids], ...]";
-  auto flags = parse_flags(argc, argv, "--tokenizer", true, usage);
+  auto flags = parse_tool_flags(argc, argv, "--tokenizer", true, usage);
   if (!flags) return exit_usage;
   auto input = read_stdin_json("detokenize");
   if (!input) return 1;
@@ -107,7 +107,7 @@ int run_render_chat(int argc, char** argv) {
   const char* usage =
       "actorllm render-chat --template FILE.jinja|tokenizer_config.json "
       "< {\"messages\": [...], \"add_generation_prompt\": true, ...}";
-  auto flags = parse_flags(argc, argv, "--template", false, usage);
+  auto flags = parse_tool_flags(argc, argv, "--template", false, usage);
   if (!flags) return exit_usage;
   auto input = read_stdin_json("render-chat");
   if (!input) return 1;

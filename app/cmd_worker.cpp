@@ -140,8 +140,8 @@ int run_worker(int argc, char** argv) {
   return server_gone ? 1 : 0;
 }
 
-const command_registration registration("worker",
-                                        {"join a running server as a remote worker", run_worker});
+const command_registration worker_command("worker",
+                                          {"join a running server as a remote worker", run_worker});
 
 }  // namespace
 }  // namespace actorllm::app

@@ -25,7 +25,10 @@ step_result sample(const step_plan& plan, int32_t token) {
   result.seqs.reserve(plan.seqs.size());
   for (const scheduled_sequence& s : plan.seqs) {
     if (s.num_samples == 0) continue;
-    result.seqs.push_back({s.seq, std::vector<int32_t>(s.num_samples, token), {}});
+    sequence_sample sample;
+    sample.seq = s.seq;
+    sample.token_ids.assign(s.num_samples, token);
+    result.seqs.push_back(std::move(sample));
   }
   return result;
 }

@@ -12,6 +12,8 @@ function(actorllm_library name)
     add_library(${name} STATIC ${arg_SOURCES})
     target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
     target_link_libraries(${name} PUBLIC ${arg_LINKS})
+    set_target_properties(${name} PROPERTIES
+      UNITY_BUILD ${ACTORLLM_UNITY} UNITY_BUILD_MODE BATCH UNITY_BUILD_BATCH_SIZE 8)
   else()
     add_library(${name} INTERFACE)
     target_include_directories(${name} INTERFACE ${PROJECT_SOURCE_DIR})

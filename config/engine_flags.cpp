@@ -218,7 +218,7 @@ void add_cluster_flags(flag_parser& p, cluster_config& c, bool serving) {
         std::getline(in, line);
         while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
           line.pop_back();
-        if (line.empty()) return "'" + std::string(path) + "' holds no secret";
+        if (line.empty()) return quoted(path) + " holds no secret";
         c.secret = std::move(line);
         return {};
       });

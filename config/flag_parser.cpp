@@ -109,17 +109,26 @@ std::string flag_parser::help() const {
   return out.str();
 }
 
+std::string quoted(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  out += '\'';
+  out += text;
+  out += '\'';
+  return out;
+}
+
 std::string parse_number(std::string_view text, int64_t& out) {
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   if (ec != std::errc() || ptr != text.data() + text.size())
-    return "'" + std::string(text) + "' is not a whole number";
+    return quoted(text) + " is not a whole number";
   return {};
 }
 
 std::string parse_number(std::string_view text, double& out) {
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   if (ec != std::errc() || ptr != text.data() + text.size())
-    return "'" + std::string(text) + "' is not a number";
+    return quoted(text) + " is not a number";
   return {};
 }
 

@@ -59,6 +59,8 @@ class flag_parser {
   bool help_requested_ = false;
 };
 
+/// text in single quotes, as error messages show a value.
+std::string quoted(std::string_view text);
 /// Parses a whole decimal number or a float into T; an error names the flag.
 std::string parse_number(std::string_view text, int64_t& out);
 std::string parse_number(std::string_view text, double& out);

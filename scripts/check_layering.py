@@ -124,10 +124,22 @@ def target_of_objects(build_dir):
     owner = {}
     for entry in commands:
         match = re.search(r"CMakeFiles/([^/ ]+)\.dir/", entry.get("output", entry["command"]))
-        path = os.path.relpath(entry["file"], ROOT)
-        if match and not path.startswith(".."):
-            owner[path] = match.group(1)
+        if not match:
+            continue
+        for source in unity_members(entry["file"]):
+            path = os.path.relpath(source, ROOT)
+            if not path.startswith(".."):
+                owner[path] = match.group(1)
     return owner
+
+
+def unity_members(compiled_file):
+    """The sources one compile command builds: a unity batch's (CMake's unity_*_cxx.cxx
+    includes each by its absolute path), else the file itself."""
+    if not re.search(r"/Unity/unity_[^/]*\.cxx$", compiled_file):
+        return [compiled_file]
+    with open(compiled_file) as f:
+        return QUOTED.findall(f.read())
 
 
 def direct_links(build_dir):

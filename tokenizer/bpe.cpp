@@ -178,7 +178,8 @@ void bpe_model::merge_word(std::string_view word, std::vector<int32_t>& out) con
 
   // Split into characters; unknown ones become byte tokens or (fused) unk, as in
   // tokenizers' BPE::merge_word.
-  std::optional<int32_t> pending_unk;
+  constexpr int32_t no_unk = -1;
+  int32_t pending_unk = no_unk;  // an unk not yet pushed (fused with the next when fuse_unk_)
   std::string scratch;
   for (size_t pos = 0; pos < word.size();) {
     size_t len = std::min(utf8_length(static_cast<unsigned char>(word[pos])), word.size() - pos);
@@ -194,7 +195,7 @@ void bpe_model::merge_word(std::string_view word, std::vector<int32_t>& out) con
     }
     pos += len;
     if (id) {
-      if (pending_unk) push(*pending_unk), pending_unk.reset();
+      if (pending_unk != no_unk) push(pending_unk), pending_unk = no_unk;
       push(*id);
       continue;
     }
@@ -207,11 +208,11 @@ void bpe_model::merge_word(std::string_view word, std::vector<int32_t>& out) con
       }
     }
     if (unk_id_) {
-      if (pending_unk && !fuse_unk_) push(*pending_unk);
+      if (pending_unk != no_unk && !fuse_unk_) push(pending_unk);
       pending_unk = *unk_id_;
     }
   }
-  if (pending_unk) push(*pending_unk);
+  if (pending_unk != no_unk) push(pending_unk);
   if (symbols.empty()) return;
   symbols.back().next = -1;
 

@@ -2,14 +2,13 @@
 
 #include <string_view>
 
+#include "tool_calls/whitespace.hpp"
+
 namespace actorllm::tool_calls {
 namespace {
 
 constexpr std::size_t kMaxScalarBytes = 400;
 
-bool is_space(char c) {
-  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
-}
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }

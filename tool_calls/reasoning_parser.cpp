@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "tool_calls/whitespace.hpp"
+
 namespace actorllm::tool_calls {
 namespace {
 constexpr std::string_view kThink = "<think>";
@@ -11,9 +13,6 @@ constexpr std::string_view kEndThink = "</think>";
 // none (a bound on what is held back, decided at a fixed byte).
 constexpr std::size_t kMaxLeadBytes = 256;
 
-bool is_space(char c) {
-  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
-}
 }  // namespace
 
 reasoning_parser::reasoning_parser(std::string_view parser_name, bool starts_in_reasoning)

@@ -19,6 +19,7 @@
 #include "tool_calls/call_id.hpp"
 #include "tool_calls/json_call_scanner.hpp"
 #include "tool_calls/tool_call_types.hpp"
+#include "tool_calls/whitespace.hpp"
 
 namespace actorllm::tool_calls {
 
@@ -93,10 +94,5 @@ class tool_call_parser {
 parsed_output parse_whole(tool_call_parser& parser, std::string_view text);
 /// Folds streamed events into the result they describe (a test's and a client's view).
 void apply_events(parsed_output& into, const std::vector<stream_event>& events);
-
-/// Whether c is JSON / Python whitespace.
-inline bool is_space(char c) {
-  return c == ' ' || c == '\n' || c == '\t' || c == '\r';
-}
 
 }  // namespace actorllm::tool_calls

@@ -36,22 +36,6 @@ std::vector<std::pair<int32_t, int32_t>> as_pairs(const std::vector<block_copy>&
   return pairs;
 }
 
-/// A stream of the worker's own; non-blocking, so that workers on one device do not wait for
-/// each other through the legacy default stream.
-class owned_stream {
- public:
-  owned_stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~owned_stream() {
-    if (stream_) cudaStreamDestroy(stream_);  // no throw from a destructor
-  }
-  owned_stream(const owned_stream&) = delete;
-  owned_stream& operator=(const owned_stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
 /// The CUDA runtime's current device is per host thread: every entry point sets it.
 void use_device(int index) {
   CUDA_CHECK(cudaSetDevice(index));
@@ -74,6 +58,22 @@ int64_t blocks_for(int64_t tokens, int64_t block_size) {
 }
 
 }  // namespace
+
+/// A stream of the worker's own; non-blocking, so that workers on one device do not wait for
+/// each other through the legacy default stream.
+class owned_stream {
+ public:
+  owned_stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~owned_stream() {
+    if (stream_) cudaStreamDestroy(stream_);  // no throw from a destructor
+  }
+  owned_stream(const owned_stream&) = delete;
+  owned_stream& operator=(const owned_stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
 
 cuda_storage cuda_storage_for(const std::string& dtype, const std::string& checkpoint_dtype) {
   if (dtype == "auto") {

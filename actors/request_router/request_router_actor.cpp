@@ -9,32 +9,32 @@ namespace actorllm {
 
 namespace {
 
-using self_ptr = router_actor::stateful_pointer<router_state>;
+using router_self = router_actor::stateful_pointer<router_state>;
 
 /// Replicas a request may lose before it ends with an error (a request that brings down every
 /// worker it meets must not take the whole cluster with it).
 constexpr int32_t max_moves = 3;
 
-void send_one(self_ptr self, const output_sink_actor& client, request_output out) {
+void send_one(router_self self, const output_sink_actor& client, request_output out) {
   self->send(client, outputs_atom::value, std::vector<request_output>{std::move(out)});
 }
 
 /// Stops a replica that holds nothing and takes nothing new, once.
-void retire_if_drained(self_ptr self, int32_t index) {
+void retire_if_drained(router_self self, int32_t index) {
   auto& st = self->state;
   if (!st.replicas.take_drained(index)) return;
   std::fprintf(stderr, "router: replica %d is drained; stopping it\n", index);
   if (st.hooks.on_replica_retired) st.hooks.on_replica_retired(index);
 }
 
-void forget(self_ptr self, std::map<std::string, router_request>::iterator it) {
+void forget(router_self self, std::map<std::string, router_request>::iterator it) {
   const int32_t replica = it->second.replica;
   self->state.replicas.release(replica, it->second.charged_tokens);
   self->state.requests.erase(it);
   retire_if_drained(self, replica);
 }
 
-int32_t add_replica(self_ptr self, scheduler_actor scheduler, bool remote = false) {
+int32_t add_replica(router_self self, scheduler_actor scheduler, bool remote = false) {
   auto& st = self->state;
   const int32_t index = st.replicas.add();
   self->monitor(scheduler);
@@ -59,12 +59,12 @@ int64_t tokens_owed(const router_state& st, const router_request& r) {
   return prompt_len + max_out * r.num_choices;
 }
 
-void replica_lost(self_ptr self, int32_t index, const std::string& why,
+void replica_lost(router_self self, int32_t index, const std::string& why,
                   const caf::error* exit_reason);
 
 /// Hands request `id` to its replica's scheduler: as new, or, after a replica was lost, with
 /// the tokens each unfinished choice already has (the scheduler recomputes them and goes on).
-void dispatch(self_ptr self, const std::string& id) {
+void dispatch(router_self self, const std::string& id) {
   auto& st = self->state;
   auto& r = st.requests.at(id);
   engine_request req{id, r.prompt_token_ids, r.params, {}, {}};
@@ -97,7 +97,7 @@ void dispatch(self_ptr self, const std::string& id) {
 
 /// Moves a request off a lost replica, or ends it with an error when no other replica can
 /// take it.
-void move_request(self_ptr self, std::map<std::string, router_request>::iterator it,
+void move_request(router_self self, std::map<std::string, router_request>::iterator it,
                   const std::string& why) {
   auto& st = self->state;
   auto& r = it->second;
@@ -123,7 +123,7 @@ void move_request(self_ptr self, std::map<std::string, router_request>::iterator
 /// A replica's scheduler ended: no new requests go there, and its requests move on. Its down
 /// message (`exit_reason`) is what the hooks hear of; a request bounced by the ended scheduler
 /// may tell first.
-void replica_lost(self_ptr self, int32_t index, const std::string& why,
+void replica_lost(router_self self, int32_t index, const std::string& why,
                   const caf::error* exit_reason) {
   auto& st = self->state;
   st.replicas.mark_dead(index);
@@ -145,7 +145,8 @@ void replica_lost(self_ptr self, int32_t index, const std::string& why,
 
 }  // namespace
 
-router_actor::behavior_type request_router(self_ptr self, std::shared_ptr<prompt_builder> prompts,
+router_actor::behavior_type request_router(router_self self,
+                                           std::shared_ptr<prompt_builder> prompts,
                                            std::vector<scheduler_actor> schedulers,
                                            remote_replica_factory make_remote_replica,
                                            router_hooks hooks, int32_t stream_interval) {

@@ -8,7 +8,7 @@ namespace actorllm {
 
 namespace {
 
-using self_ptr = scheduler_actor::stateful_pointer<scheduler_actor_state>;
+using scheduler_self = scheduler_actor::stateful_pointer<scheduler_actor_state>;
 
 /// How often the watchdog looks at the oldest step in flight, at most: one delayed message
 /// per period, where a timeout on each step request would keep one entry per step in CAF
@@ -22,9 +22,9 @@ struct shell_extras {
   uint64_t epoch = 0;  // bumped when the workers are replaced; older replies are ignored
 };
 
-void wake(self_ptr self);
+void wake(scheduler_self self);
 
-void emit(self_ptr self, std::vector<request_output> outs) {
+void emit(scheduler_self self, std::vector<request_output> outs) {
   if (outs.empty()) return;
   if (self->state.hooks.on_outputs) self->state.hooks.on_outputs(outs);
   // Not awaited: the router detokenizes these while the next step runs. Even when the math
@@ -35,7 +35,7 @@ void emit(self_ptr self, std::vector<request_output> outs) {
   self->send(self->state.sink, outputs_atom::value, std::move(outs));
 }
 
-void log_events(self_ptr self) {
+void log_events(scheduler_self self) {
   for (const auto& event : self->state.core->take_events()) {
     if (self->state.hooks.on_event)
       self->state.hooks.on_event(event);
@@ -45,7 +45,7 @@ void log_events(self_ptr self) {
 }
 
 /// Arms the watchdog while steps are in flight.
-void arm_watchdog(self_ptr self) {
+void arm_watchdog(scheduler_self self) {
   auto& st = self->state;
   if (st.watchdog_armed || st.in_flight.empty()) return;
   st.watchdog_armed = true;
@@ -53,7 +53,7 @@ void arm_watchdog(self_ptr self) {
   self->delayed_send(self, std::max(period, std::chrono::milliseconds(1)), watchdog_atom::value);
 }
 
-void wake(self_ptr self) {
+void wake(scheduler_self self) {
   auto& st = self->state;
   if (st.tick_pending || st.in_flight.size() >= st.max_steps_in_flight || !st.core->has_work())
     return;
@@ -63,7 +63,7 @@ void wake(self_ptr self) {
 
 }  // namespace
 
-scheduler_actor::behavior_type scheduler_shell(self_ptr self, scheduler_options options,
+scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_options options,
                                                std::vector<worker_actor> workers,
                                                cache_engine_actor cache, replica_sink_actor sink,
                                                worker_factory respawn, scheduler_hooks hooks,

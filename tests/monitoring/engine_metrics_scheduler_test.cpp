@@ -126,7 +126,9 @@ TEST(engine_metrics_with_scheduler, speculative_counters_agree_with_the_core) {
                       {{"position", std::to_string(i)}});
     EXPECT_EQ(at, spec.accepted_per_position[i]) << "position " << i;
     sum += at;
-    if (i > 0) EXPECT_LE(at, spec.accepted_per_position[i - 1]);  // a draft stands on the last
+    if (i > 0) {
+      EXPECT_LE(at, spec.accepted_per_position[i - 1]);  // a draft stands on the last
+    }
   }
   EXPECT_EQ(sum, spec.num_accepted_tokens);
   const stats_snapshot snapshot = metrics.snapshot(1.0);
