@@ -59,10 +59,11 @@ std::string cpu_backend_provider::describe_weights(const llama_model& model) con
   const bool integer_projections = packed && !packed->layers.empty() &&
                                    (packed->layers.front().qkv.format == cpu::weight_format::q8 ||
                                     packed->layers.front().qkv.format == cpu::weight_format::q4);
-  if (isa == cpu::kernel_isa::avx512_vnni && integer_projections)
-    line +=
-        " (batches of up to 4 rows meet the integer projections with x rounded to 8 bits; "
-        "ACTORLLM_CPU_ISA=avx512 keeps it float32)";
+  if (cpu::rounds_activations(isa) && integer_projections)
+    line += std::string(
+                " (batches of up to 4 rows meet the integer projections with x rounded "
+                "to 8 bits; ACTORLLM_CPU_ISA=") +
+            (cpu::uses_avx512(isa) ? "avx512" : "avx2") + " keeps it float32)";
   return line;
 }
 

@@ -13,7 +13,7 @@ namespace {
 std::atomic<kernel_isa>& chosen_isa() {
   static std::atomic<kernel_isa> isa{cpu_runs(kernel_isa::avx512_vnni) ? kernel_isa::avx512_vnni
                                      : cpu_runs(kernel_isa::avx512)    ? kernel_isa::avx512
-                                                                       : kernel_isa::avx2};
+                                                                       : kernel_isa::avx2_int8};
   return isa;
 }
 
@@ -23,6 +23,8 @@ const char* to_string(kernel_isa isa) {
   switch (isa) {
     case kernel_isa::avx2:
       return "avx2";
+    case kernel_isa::avx2_int8:
+      return "avx2_int8";
     case kernel_isa::avx512:
       return "avx512";
     case kernel_isa::avx512_vnni:
@@ -32,15 +34,17 @@ const char* to_string(kernel_isa isa) {
 }
 
 kernel_isa kernel_isa_named(const std::string& name) {
-  for (kernel_isa isa : {kernel_isa::avx2, kernel_isa::avx512, kernel_isa::avx512_vnni})
+  for (kernel_isa isa :
+       {kernel_isa::avx2, kernel_isa::avx2_int8, kernel_isa::avx512, kernel_isa::avx512_vnni})
     if (name == to_string(isa)) return isa;
   throw std::invalid_argument("unknown CPU kernel set '" + name +
-                              "' (choose avx2, avx512 or avx512_vnni)");
+                              "' (choose avx2, avx2_int8, avx512 or avx512_vnni)");
 }
 
 bool cpu_runs(kernel_isa isa) {
   switch (isa) {
     case kernel_isa::avx2:
+    case kernel_isa::avx2_int8:
       return cpu_has_avx2();
     case kernel_isa::avx512:
       return cpu_has_avx512();
@@ -48,6 +52,14 @@ bool cpu_runs(kernel_isa isa) {
       return cpu_has_avx512_vnni();
   }
   return false;
+}
+
+bool uses_avx512(kernel_isa isa) {
+  return isa == kernel_isa::avx512 || isa == kernel_isa::avx512_vnni;
+}
+
+bool rounds_activations(kernel_isa isa) {
+  return isa == kernel_isa::avx2_int8 || isa == kernel_isa::avx512_vnni;
 }
 
 kernel_isa kernel_isa_in_use() {

@@ -1,27 +1,34 @@
 #pragma once
 /// The instruction sets the CPU kernels come in (the packed GEMM and paged attention). The
 /// best one the CPU runs is used unless set_kernel_isa picks another. avx2 and avx512 compute
-/// the same products (the order of the sums aside); avx512_vnni rounds the activations of
-/// small int8 and int4 batches to 8 bits.
+/// the same products (the order of the sums aside); avx2_int8 and avx512_vnni round the
+/// activations of small int8 and int4 batches to 8 bits.
 #include <cstdint>
 #include <string>
 
 namespace actorllm::cpu {
 
 enum class kernel_isa {
-  avx2,    ///< AVX2, FMA, F16C: 8-float registers
+  avx2,  ///< AVX2, FMA, F16C: 8-float registers
+  /// The same, but int8 and int4 weights of batches of up to 4 rows meet x quantized to int8
+  /// per block of 32 input features in integer dot products (vpmaddubsw), as llama.cpp's
+  /// AVX2 Q8_0 and Q4_0 kernels do. Not exact: x is rounded to 8 bits.
+  avx2_int8,
   avx512,  ///< AVX-512 F/BW/VL/DQ besides: 16-float registers
-  /// AVX-512 VNNI and VBMI besides: int8 and int4 weights of batches of up to 4 rows meet x
-  /// quantized to int8 per block of 32 input features (as llama.cpp's Q8_0 activations) in
-  /// integer dot products; the rest as avx512. Not exact: x is rounded to 8 bits.
+  /// AVX-512 VNNI and VBMI besides: the integer dot products of avx2_int8 through vpdpbusd;
+  /// the rest as avx512. Not exact: x is rounded to 8 bits.
   avx512_vnni,
 };
 const char* to_string(kernel_isa isa);
-/// The set named "avx2", "avx512" or "avx512_vnni"; throws std::invalid_argument naming the
-/// choices on another name.
+/// The set named "avx2", "avx2_int8", "avx512" or "avx512_vnni"; throws
+/// std::invalid_argument naming the choices on another name.
 kernel_isa kernel_isa_named(const std::string& name);
 /// Whether this CPU runs `isa`'s kernels.
 bool cpu_runs(kernel_isa isa);
+/// Whether isa's float kernels (tiles, attention) are the AVX-512 ones.
+bool uses_avx512(kernel_isa isa);
+/// Whether isa rounds x to int8 for small int8 and int4 batches (avx2_int8, avx512_vnni).
+bool rounds_activations(kernel_isa isa);
 /// The instruction set the kernels use now (process-wide).
 kernel_isa kernel_isa_in_use();
 /// Uses `isa` from now on, for every thread (benchmarks and tests compare the sets). Throws

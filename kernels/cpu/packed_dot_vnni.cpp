@@ -1,13 +1,12 @@
-// The packed GEMM's integer path for decode-sized batches (the avx512_vnni set): x quantized to
-// int8 per block of 32 input features (as llama.cpp's Q8_0 quantizes activations), then each
-// panel's int8 or 4-bit codes meet it in AVX-512 VNNI dot products (vpdpbusd: four byte
-// products summed into each 32-bit lane), four input features of 16 output features a step.
-// Panels keep their layout (16 features per input feature); one byte permutation (VBMI) a
-// step regroups four panel rows into the four features deep that vpdpbusd reads.
+// The packed GEMM's integer path for decode-sized batches on AVX-512 (the avx512_vnni set): x
+// quantized to int8 per block of 32 input features (int8_activations.cpp, as llama.cpp's Q8_0
+// quantizes activations), then each panel's int8 or 4-bit codes meet it in AVX-512 VNNI dot
+// products (vpdpbusd: four byte products summed into each 32-bit lane), four input features of
+// 16 output features a step. Panels keep their layout (16 features per input feature); one byte
+// permutation (VBMI) a step regroups four panel rows into the four features deep that vpdpbusd
+// reads.
 #include <immintrin.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "kernels/cpu/packed_tiles.hpp"
@@ -160,42 +159,8 @@ void dot_panel_rows(const int8_activations& x, const packed_matrix& w, int64_t p
 
 }  // namespace
 
-bool integer_dot_applies(const packed_matrix& w, int64_t n) {
-  return (w.format == weight_format::q8 || w.format == weight_format::q4) && n >= 1 &&
-         n <= int8_activations::max_rows && w.in_features % block == 0 &&
-         w.group_length() % block == 0;
-}
-
-void quantize_activations(const float* x, int64_t n, int64_t in, int8_activations& out) {
-  const int64_t blocks = in / block;
-  out.rows = n;
-  out.storage_codes.resize(static_cast<size_t>(n * in));
-  out.storage_scales.resize(static_cast<size_t>(n * blocks));
-  out.storage_sums.resize(static_cast<size_t>(n * blocks));
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t b = 0; b < blocks; ++b) {
-      const float* src = x + r * in + b * block;
-      float amax = 0.0f;
-      for (int64_t k = 0; k < block; ++k) amax = std::max(amax, std::fabs(src[k]));
-      const float scale = amax / 127.0f;
-      const float inverse = scale > 0.0f ? 1.0f / scale : 0.0f;
-      int32_t sum = 0;
-      for (int64_t k = 0; k < block; ++k) {
-        const auto code =
-            static_cast<int8_t>(std::clamp(std::nearbyint(src[k] * inverse), -127.0f, 127.0f));
-        out.storage_codes[r * in + b * block + k] = code;
-        sum += code;
-      }
-      out.storage_scales[r * blocks + b] = scale;
-      out.storage_sums[r * blocks + b] = sum;
-    }
-  out.codes = out.storage_codes.data();
-  out.scales = out.storage_scales.data();
-  out.sums = out.storage_sums.data();
-}
-
-void integer_dot_panel(const int8_activations& x, const packed_matrix& w, int64_t panel,
-                       const float* bias, int64_t cols, float* y, int64_t ldy) {
+void integer_dot_panel_vnni(const int8_activations& x, const packed_matrix& w, int64_t panel,
+                            const float* bias, int64_t cols, float* y, int64_t ldy) {
   if (w.format == weight_format::q8)
     dot_panel_rows<weight_format::q8>(x, w, panel, bias, cols, y, ldy);
   else

@@ -43,9 +43,9 @@ struct panel_access {
 
 panel_access access_of(const packed_matrix& w) {
   using F = weight_format;
-  const panels::tile_kernels kernels = kernel_isa_in_use() == kernel_isa::avx2
-                                           ? panels::avx2_tiles(w.format)
-                                           : panels::avx512_tiles(w.format);
+  const panels::tile_kernels kernels = uses_avx512(kernel_isa_in_use())
+                                           ? panels::avx512_tiles(w.format)
+                                           : panels::avx2_tiles(w.format);
   switch (w.format) {
     case F::f16:
     case F::bf16:
@@ -125,11 +125,16 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       for (int64_t j = 0; j < in; ++j) reordered[i * in + j] = x[i * in + w.input_order[j]];
     x = reordered.data();
   }
-  // Decode-sized int8 and int4 batches on a VNNI CPU: x quantized once, then integer dot
-  // products per panel (packed_dot_vnni.cpp) instead of the float tiles.
+  // Decode-sized int8 and int4 batches where the set rounds activations: x quantized once,
+  // then integer dot products per panel (packed_dot_vnni.cpp, packed_dot_avx2.cpp) instead
+  // of the float tiles.
   thread_local panels::int8_activations x_codes;
   const panels::int8_activations* x_int8 = nullptr;
-  if (kernel_isa_in_use() == kernel_isa::avx512_vnni && panels::integer_dot_applies(w, n)) {
+  const kernel_isa isa = kernel_isa_in_use();
+  const panels::integer_dot_fn integer_dot = isa == kernel_isa::avx512_vnni
+                                                 ? panels::integer_dot_panel_vnni
+                                                 : panels::integer_dot_panel_avx2;
+  if (rounds_activations(isa) && panels::integer_dot_applies(w, n)) {
     panels::quantize_activations(x, n, in, x_codes);
     x_int8 = &x_codes;
   }
@@ -166,8 +171,8 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       for (int64_t p = first; p < last; ++p) {
         const int64_t col0 = p * width;
         const target t = target_of(col0);
-        panels::integer_dot_panel(*x_int8, w, p, bias ? bias + col0 : nullptr,
-                                  std::min(width, out - col0), t.dst, t.ld);
+        integer_dot(*x_int8, w, p, bias ? bias + col0 : nullptr, std::min(width, out - col0), t.dst,
+                    t.ld);
       }
       return;
     }

@@ -70,7 +70,7 @@ tile_kernels avx2_tiles(weight_format format);
 /// AVX-512 (F, BW, VL, DQ): tiles of up to 12 rows, one 16-float register per row.
 tile_kernels avx512_tiles(weight_format format);
 
-/// x rows quantized to int8 for the integer path (packed_dot_vnni.cpp), per block of `block`
+/// x rows quantized to int8 for the integer path (int8_activations.cpp), per block of `block`
 /// input features: codes (rows, in), and each block's scale (x ~ scale * code, scale =
 /// max |x| / 127) and code sum, both (rows, in / block). The storage vectors back the
 /// pointers.
@@ -91,9 +91,16 @@ struct int8_activations {
 bool integer_dot_applies(const packed_matrix& w, int64_t n);
 /// Quantizes x (n, in) into `out` (in a multiple of the block).
 void quantize_activations(const float* x, int64_t n, int64_t in, int8_activations& out);
+
 /// y rows [0, x.rows) x panel columns [0, cols) = x @ panel `panel` of w + bias (may be
-/// null), through AVX-512 VNNI (cpu_runs(kernel_isa::avx512_vnni)); ldy is y's row stride.
-void integer_dot_panel(const int8_activations& x, const packed_matrix& w, int64_t panel,
-                       const float* bias, int64_t cols, float* y, int64_t ldy);
+/// null); ldy is y's row stride. One integer_dot_fn per instruction set.
+using integer_dot_fn = void (*)(const int8_activations& x, const packed_matrix& w, int64_t panel,
+                                const float* bias, int64_t cols, float* y, int64_t ldy);
+/// Through AVX-512 VNNI (cpu_runs(kernel_isa::avx512_vnni)): packed_dot_vnni.cpp.
+void integer_dot_panel_vnni(const int8_activations& x, const packed_matrix& w, int64_t panel,
+                            const float* bias, int64_t cols, float* y, int64_t ldy);
+/// Through AVX2 vpmaddubsw (cpu_runs(kernel_isa::avx2_int8)): packed_dot_avx2.cpp.
+void integer_dot_panel_avx2(const int8_activations& x, const packed_matrix& w, int64_t panel,
+                            const float* bias, int64_t cols, float* y, int64_t ldy);
 
 }  // namespace actorllm::cpu::panels

@@ -124,8 +124,8 @@ void attend(const float* q, const T* k_cache, const T* v_cache, const paged_batc
             const attention_options& options, float* out) {
   const int64_t group = num_heads / num_kv_heads;
   const int64_t num_tokens = batch.query_start_loc[batch.num_seqs];
-  const bool use_avx512 = kernel_isa_in_use() == kernel_isa::avx512 &&
-                          detail::avx512_attention_usable(head_dim, block_size);
+  const bool use_avx512 =
+      uses_avx512(kernel_isa_in_use()) && detail::avx512_attention_usable(head_dim, block_size);
   const bool use_avx2 = detail::avx2_attention_usable(head_dim, block_size);
 
   // Flattened work list, sized by tokens * KV heads, not by context; its storage is reused.

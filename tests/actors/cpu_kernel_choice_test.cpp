@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "actors/gpu_worker/cpu_backend.hpp"
 #include "kernels/cpu/kernel_isa.hpp"
@@ -33,15 +34,25 @@ TEST(cpu_kernel_choice, the_weights_line_names_the_set_in_use) {
       << line;
 }
 
-// Where the integer path applies, the line says what it does to x.
+// Where an integer path applies, the line says what it does to x and which set keeps it float.
 TEST(cpu_kernel_choice, the_weights_line_says_when_x_is_rounded) {
-  if (!cpu::cpu_runs(cpu::kernel_isa::avx512_vnni)) GTEST_SKIP() << "no AVX-512 VNNI/VBMI here";
-  const testing::scoped_kernel_isa vnni(cpu::kernel_isa::avx512_vnni);
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx2)) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
   const llama_model plain(testing::stories260k_dir());
   const llama_model int8(testing::stories260k_dir(), {}, {"auto", "int8"});
-  EXPECT_EQ(cpu_backend_provider().describe_weights(plain).find("rounded to 8 bits"),
-            std::string::npos);
-  EXPECT_NE(cpu_backend_provider().describe_weights(int8).find("rounded to 8 bits"),
+  const std::pair<cpu::kernel_isa, const char*> sets[] = {
+      {cpu::kernel_isa::avx2_int8, "ACTORLLM_CPU_ISA=avx2 keeps"},
+      {cpu::kernel_isa::avx512_vnni, "ACTORLLM_CPU_ISA=avx512 keeps"}};
+  for (const auto& [isa, float_set] : sets) {
+    if (!cpu::cpu_runs(isa)) continue;
+    const testing::scoped_kernel_isa use(isa);
+    EXPECT_EQ(cpu_backend_provider().describe_weights(plain).find("rounded to 8 bits"),
+              std::string::npos);
+    const std::string line = cpu_backend_provider().describe_weights(int8);
+    EXPECT_NE(line.find("rounded to 8 bits"), std::string::npos) << line;
+    EXPECT_NE(line.find(float_set), std::string::npos) << line;
+  }
+  const testing::scoped_kernel_isa exact(cpu::kernel_isa::avx2);
+  EXPECT_EQ(cpu_backend_provider().describe_weights(int8).find("rounded to 8 bits"),
             std::string::npos);
 }
 
@@ -61,7 +72,8 @@ TEST(cpu_kernel_choice, the_environment_picks_a_set_and_unknown_names_are_refuse
     provider.prepare(model);
     ADD_FAILURE() << "sse2 was taken";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("choose avx2, avx512 or avx512_vnni"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("choose avx2, avx2_int8, avx512 or avx512_vnni"),
+              std::string::npos)
         << e.what();
   }
 }

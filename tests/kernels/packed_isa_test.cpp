@@ -1,4 +1,5 @@
-// Each instruction set's packed tiles (AVX2, and AVX-512 where the CPU runs it) against a
+// Each instruction set's packed tiles (AVX2, and AVX-512 where the CPU runs it) and integer
+// paths (avx2_int8, and avx512_vnni where the CPU runs it) against a
 // double-precision GEMM over the weights unpack_matrix reads back: every panel format (f32,
 // f16, bf16, int8 per channel and per group, float8, Q4_0, GPTQ-style 4-bit with zero points
 // and reordered groups), every tile height of both sets (1-12 rows), blocks of several tiles
@@ -60,10 +61,11 @@ std::vector<cpu::packed_matrix> packed_in_every_format(int64_t out, int64_t in, 
   return packed;
 }
 
-/// Whether linear_packed rounds x to 8 bits for `packed` and n rows (the avx512_vnni set's
-/// integer path: int8 and int4 panels, up to 4 rows, blocks of 32 that tile the groups).
-bool rounds_activations(const cpu::packed_matrix& packed, int64_t n) {
-  return cpu::kernel_isa_in_use() == cpu::kernel_isa::avx512_vnni &&
+/// Whether linear_packed rounds x to 8 bits for `packed` and n rows (the integer path of
+/// avx2_int8 and avx512_vnni: int8 and int4 panels, up to 4 rows, blocks of 32 that tile the
+/// groups).
+bool integer_path_runs(const cpu::packed_matrix& packed, int64_t n) {
+  return cpu::rounds_activations(cpu::kernel_isa_in_use()) &&
          (packed.format == weight_format::q8 || packed.format == weight_format::q4) && n <= 4 &&
          packed.in_features % 32 == 0 && packed.group_length() % 32 == 0;
 }
@@ -102,7 +104,7 @@ void expect_tiles_match_unpacked(const cpu::packed_matrix& packed, const std::ve
           magnitude += std::fabs(double(x[i * in + k]) * w[o * in + k]);
         }
         double rounding = 0.0;
-        if (rounds_activations(packed, n)) {
+        if (integer_path_runs(packed, n)) {
           const std::vector<float> row(x.begin() + i * in, x.begin() + (i + 1) * in);
           rounding = activation_rounding_bound(row, w.data() + o * in, packed.input_order);
         }
@@ -140,18 +142,22 @@ TEST(packed_isa, avx512_tiles_match_the_unpacked_weights) {
   expect_isa_matches_unpacked(cpu::kernel_isa::avx512);
 }
 
-// The integer path: within the bound of rounding x to 8 bits, for every format it takes (and
+// The integer paths: within the bound of rounding x to 8 bits, for every format they take (and
 // the float tiles, exactly, for the rest and for more rows).
+TEST(packed_isa, avx2_int8_matches_the_unpacked_weights_within_x_s_rounding) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx2_int8)) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+  expect_isa_matches_unpacked(cpu::kernel_isa::avx2_int8);
+}
+
 TEST(packed_isa, avx512_vnni_matches_the_unpacked_weights_within_x_s_rounding) {
   if (!cpu::cpu_runs(cpu::kernel_isa::avx512_vnni)) GTEST_SKIP() << "no AVX-512 VNNI/VBMI here";
   expect_isa_matches_unpacked(cpu::kernel_isa::avx512_vnni);
 }
 
-// With x on its 8-bit grid (whole multiples of 1/8 up to 127/8, each block reaching 127/8),
-// rounding costs nothing: the integer products equal the float ones. And off the grid they
-// differ from the float tiles', so the integer path did run.
-TEST(packed_isa, avx512_vnni_is_exact_for_x_on_its_grid) {
-  if (!cpu::cpu_runs(cpu::kernel_isa::avx512_vnni)) GTEST_SKIP() << "no AVX-512 VNNI/VBMI here";
+/// With x on its 8-bit grid (whole multiples of 1/8 up to 127/8, each block reaching 127/8),
+/// rounding costs nothing: the integer products of `integer` equal the float ones of
+/// `float_set`. And off the grid they differ from the float tiles', so the integer path ran.
+void expect_integer_path_exact_on_the_grid(cpu::kernel_isa float_set, cpu::kernel_isa integer) {
   const int64_t out = 37, in = 288;
   for (const auto& packed : packed_in_every_format(out, in, 5)) {
     // (Reordered groups quantize x in their own order, where these blocks do not line up.)
@@ -167,15 +173,15 @@ TEST(packed_isa, avx512_vnni_is_exact_for_x_on_its_grid) {
       for (int64_t b = 0; b < n * in; b += 32)
         on_grid[b + rng() % 32] = (b % 64 ? 127 : -127) / 8.0f;
       const auto off_grid = random_vector(n * in, 40 + n);
-      std::vector<float> want(n * out), got(n * out), float_tiles(n * out), integer(n * out);
+      std::vector<float> want(n * out), got(n * out), float_tiles(n * out), rounded(n * out);
       {
-        const scoped_kernel_isa use(cpu::kernel_isa::avx512);
+        const scoped_kernel_isa use(float_set);
         cpu::linear_packed(on_grid.data(), packed, nullptr, n, want.data());
         cpu::linear_packed(off_grid.data(), packed, nullptr, n, float_tiles.data());
       }
-      const scoped_kernel_isa use(cpu::kernel_isa::avx512_vnni);
+      const scoped_kernel_isa use(integer);
       cpu::linear_packed(on_grid.data(), packed, nullptr, n, got.data());
-      cpu::linear_packed(off_grid.data(), packed, nullptr, n, integer.data());
+      cpu::linear_packed(off_grid.data(), packed, nullptr, n, rounded.data());
       const std::vector<float> w = cpu::unpack_matrix(packed);
       for (int64_t i = 0; i < n; ++i)
         for (int64_t o = 0; o < out; ++o) {
@@ -186,11 +192,21 @@ TEST(packed_isa, avx512_vnni_is_exact_for_x_on_its_grid) {
           }
           ASSERT_NEAR(want[i * out + o], exact, 2e-6 * magnitude + 1e-6) << "float tiles";
           ASSERT_NEAR(got[i * out + o], exact, 2e-6 * magnitude + 1e-6)
-              << "n " << n << " row " << i << " feature " << o;
+              << cpu::to_string(integer) << " n " << n << " row " << i << " feature " << o;
         }
-      EXPECT_NE(integer, float_tiles) << "n " << n;
+      EXPECT_NE(rounded, float_tiles) << cpu::to_string(integer) << " n " << n;
     }
   }
+}
+
+TEST(packed_isa, avx2_int8_is_exact_for_x_on_its_grid) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx2_int8)) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
+  expect_integer_path_exact_on_the_grid(cpu::kernel_isa::avx2, cpu::kernel_isa::avx2_int8);
+}
+
+TEST(packed_isa, avx512_vnni_is_exact_for_x_on_its_grid) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx512_vnni)) GTEST_SKIP() << "no AVX-512 VNNI/VBMI here";
+  expect_integer_path_exact_on_the_grid(cpu::kernel_isa::avx512, cpu::kernel_isa::avx512_vnni);
 }
 
 // The best set the CPU runs is the default, and a set it lacks is refused by name.
@@ -199,7 +215,7 @@ TEST(packed_isa, the_default_is_the_best_set_the_cpu_runs) {
   EXPECT_EQ(cpu::kernel_isa_in_use(),
             cpu::cpu_runs(cpu::kernel_isa::avx512_vnni) ? cpu::kernel_isa::avx512_vnni
             : cpu::cpu_runs(cpu::kernel_isa::avx512)    ? cpu::kernel_isa::avx512
-                                                        : cpu::kernel_isa::avx2);
+                                                        : cpu::kernel_isa::avx2_int8);
   if (!cpu::cpu_runs(cpu::kernel_isa::avx512)) {
     EXPECT_THROW(cpu::set_kernel_isa(cpu::kernel_isa::avx512), std::invalid_argument);
   }
