@@ -4,7 +4,8 @@
 // paged cache, no engine around it).
 //
 //   build/bench/weight_format_bench [--decode-tokens 64] [--concurrency 32] [--rounds 3]
-//       [--threads 0] [--isa best|all|avx2|avx2_int8|avx512|avx512_vnni] [--fp8 FP8_MODEL]
+//       [--threads 0] [--isa best|all|avx2|avx2_int8|avx512|avx512_vnni|avx512_bf16] [--fp8
+//       FP8_MODEL]
 //       [--checkpoint NAME=DIR]...
 //       [--out FILE.json] MODEL
 //
@@ -115,17 +116,18 @@ int main(int argc, char** argv) {
       model_dir = arg;
   }
   std::vector<cpu::kernel_isa> isas;
-  for (cpu::kernel_isa isa : {cpu::kernel_isa::avx2, cpu::kernel_isa::avx2_int8,
-                              cpu::kernel_isa::avx512, cpu::kernel_isa::avx512_vnni})
+  for (cpu::kernel_isa isa :
+       {cpu::kernel_isa::avx2, cpu::kernel_isa::avx2_int8, cpu::kernel_isa::avx512,
+        cpu::kernel_isa::avx512_vnni, cpu::kernel_isa::avx512_bf16})
     if (cpu::cpu_runs(isa) && (isa_choice == "all" || isa_choice == cpu::to_string(isa)))
       isas.push_back(isa);
   if (isa_choice == "best") isas.push_back(cpu::kernel_isa_in_use());
   if (bad_usage || model_dir.empty() || rounds < 1 || isas.empty()) {
-    std::fprintf(
-        stderr,
-        "usage: weight_format_bench [--decode-tokens N] [--concurrency N] [--rounds N] "
-        "[--threads N] [--isa best|all|avx2|avx2_int8|avx512|avx512_vnni (one this CPU runs)] "
-        "[--fp8 FP8_MODEL] [--checkpoint NAME=DIR]... [--out FILE.json] MODEL\n");
+    std::fprintf(stderr,
+                 "usage: weight_format_bench [--decode-tokens N] [--concurrency N] [--rounds N] "
+                 "[--threads N] [--isa best|all|avx2|avx2_int8|avx512|avx512_vnni|avx512_bf16 (one "
+                 "this CPU runs)] "
+                 "[--fp8 FP8_MODEL] [--checkpoint NAME=DIR]... [--out FILE.json] MODEL\n");
     return 2;
   }
   cpu::set_num_threads(threads);

@@ -64,6 +64,10 @@ std::string cpu_backend_provider::describe_weights(const llama_model& model) con
                 " (batches of up to 4 rows meet the integer projections with x rounded "
                 "to 8 bits; ACTORLLM_CPU_ISA=") +
             (cpu::uses_avx512(isa) ? "avx512" : "avx2") + " keeps it float32)";
+  const bool bf16_projections = packed && !packed->layers.empty() &&
+                                packed->layers.front().qkv.format == cpu::weight_format::bf16;
+  if (isa == cpu::kernel_isa::avx512_bf16 && bf16_projections)
+    line += " (batches over 12 rows meet the bf16 projections with x rounded to bf16)";
   return line;
 }
 

@@ -29,6 +29,8 @@ const char* to_string(kernel_isa isa) {
       return "avx512";
     case kernel_isa::avx512_vnni:
       return "avx512_vnni";
+    case kernel_isa::avx512_bf16:
+      return "avx512_bf16";
   }
   return "?";
 }
@@ -50,16 +52,20 @@ bool cpu_runs(kernel_isa isa) {
       return cpu_has_avx512();
     case kernel_isa::avx512_vnni:
       return cpu_has_avx512_vnni();
+    case kernel_isa::avx512_bf16:
+      return cpu_has_avx512_bf16();
   }
   return false;
 }
 
 bool uses_avx512(kernel_isa isa) {
-  return isa == kernel_isa::avx512 || isa == kernel_isa::avx512_vnni;
+  return isa == kernel_isa::avx512 || isa == kernel_isa::avx512_vnni ||
+         isa == kernel_isa::avx512_bf16;
 }
 
 bool rounds_activations(kernel_isa isa) {
-  return isa == kernel_isa::avx2_int8 || isa == kernel_isa::avx512_vnni;
+  return isa == kernel_isa::avx2_int8 || isa == kernel_isa::avx512_vnni ||
+         isa == kernel_isa::avx512_bf16;
 }
 
 kernel_isa kernel_isa_in_use() {

@@ -18,16 +18,21 @@ enum class kernel_isa {
   /// AVX-512 VNNI and VBMI besides: the integer dot products of avx2_int8 through vpdpbusd;
   /// the rest as avx512. Not exact: x is rounded to 8 bits.
   avx512_vnni,
+  /// AVX-512 BF16 besides: bf16 weights in batches of more than one row tile (12 rows) meet x
+  /// rounded to bf16 in vdpbf16ps (twice the multiply-adds of an FMA); the rest as
+  /// avx512_vnni. Never the default: x loses 16 of its bits where it applies.
+  avx512_bf16,
 };
 const char* to_string(kernel_isa isa);
-/// The set named "avx2", "avx2_int8", "avx512" or "avx512_vnni"; throws
+/// The set named "avx2", "avx2_int8", "avx512", "avx512_vnni" or "avx512_bf16"; throws
 /// std::invalid_argument naming the choices on another name.
 kernel_isa kernel_isa_named(const std::string& name);
 /// Whether this CPU runs `isa`'s kernels.
 bool cpu_runs(kernel_isa isa);
 /// Whether isa's float kernels (tiles, attention) are the AVX-512 ones.
 bool uses_avx512(kernel_isa isa);
-/// Whether isa rounds x to int8 for small int8 and int4 batches (avx2_int8, avx512_vnni).
+/// Whether isa rounds x to int8 for small int8 and int4 batches (avx2_int8, avx512_vnni,
+/// avx512_bf16).
 bool rounds_activations(kernel_isa isa);
 /// The instruction set the kernels use now (process-wide).
 kernel_isa kernel_isa_in_use();

@@ -131,15 +131,27 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   thread_local panels::int8_activations x_codes;
   const panels::int8_activations* x_int8 = nullptr;
   const kernel_isa isa = kernel_isa_in_use();
-  const panels::integer_dot_fn integer_dot = isa == kernel_isa::avx512_vnni
-                                                 ? panels::integer_dot_panel_vnni
-                                                 : panels::integer_dot_panel_avx2;
+  const panels::integer_dot_fn integer_dot =
+      uses_avx512(isa) ? panels::integer_dot_panel_vnni : panels::integer_dot_panel_avx2;
   if (rounds_activations(isa) && panels::integer_dot_applies(w, n)) {
     panels::quantize_activations(x, n, in, x_codes);
     x_int8 = &x_codes;
   }
   const panel_access access = access_of(w);
   const depth_blocks blocks = depth_blocks_of(w);
+  // bf16 weights where the set multiplies bf16 pairs, in batches of more than one row tile:
+  // x rounded to bf16 once, each block paired once for all of its row tiles
+  // (packed_tiles_bf16.cpp). Fewer rows stream the weights through the float32 tiles.
+  thread_local panels::bf16_activations x_bf16_rows;
+  const panels::bf16_activations* x_bf16 = nullptr;
+  const panels::pair_kernels pairs = isa == kernel_isa::avx512_bf16
+                                         ? panels::avx512_bf16_pair_kernels()
+                                         : panels::pair_kernels{nullptr, nullptr, 0};
+  if (pairs.tiles && w.format == weight_format::bf16 && in % 2 == 0 &&
+      n > access.kernels.max_rows) {
+    panels::round_activations_to_bf16(x, n, in, x_bf16_rows);
+    x_bf16 = &x_bf16_rows;
+  }
   // q4: each row's sum of x over each segment, for the zero points' share (block_groups).
   // (Read through a pointer: the team's other threads see their own thread_locals.)
   thread_local std::vector<float> x_sum_buffer;
@@ -176,7 +188,8 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       }
       return;
     }
-    alignas(64) float widened[block_depth * width];  // one block of a 16-bit or int8 panel
+    alignas(64) float widened[block_depth * width];        // one block of a 16-bit or int8 panel
+    alignas(64) uint32_t paired[block_depth / 2 * width];  // one bf16 block in pairs
     for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
       const int64_t rows_in_block = std::min(block_rows, n - r0);
       // Tiles of nearly equal height (AVX2, 32 rows: 6 6 5 5 5 5, not 6 6 6 6 6 2): a tile costs
@@ -198,6 +211,17 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
                                     w.zeros.empty() ? nullptr : w.zeros.data() + at,
                                     x_sums ? x_sums + d.first_segment : nullptr,
                                     blocks.num_segments};
+          if (x_bf16 && num_tiles > 1) {
+            pairs.pair(block, depth, paired);
+            const int64_t ldx = x_bf16->pairs_per_row;
+            for (int64_t i = 0, r = 0; i < num_tiles; ++i) {
+              const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
+              pairs.tiles[rows](x_bf16->pairs + (r0 + r) * ldx + k0 / 2, ldx, depth / 2, paired,
+                                last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
+              r += rows;
+            }
+            continue;
+          }
           const tile_fn* tiles = access.kernels.tiles;
           if (access.kernels.widen && num_tiles > 1) {
             access.kernels.widen(block, groups, depth, widened);

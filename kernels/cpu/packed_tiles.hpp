@@ -103,4 +103,29 @@ void integer_dot_panel_vnni(const int8_activations& x, const packed_matrix& w, i
 void integer_dot_panel_avx2(const int8_activations& x, const packed_matrix& w, int64_t panel,
                             const float* bias, int64_t cols, float* y, int64_t ldy);
 
+/// x rows rounded to bf16 (round to nearest even) for the bf16 dot-product tiles: (rows,
+/// in / 2) pairs, input feature 2j in the low half of pair j.
+struct bf16_activations {
+  int64_t pairs_per_row = 0;
+  const uint32_t* pairs = nullptr;
+  std::vector<uint32_t> storage;
+};
+/// Rounds x (n, in; in even) into `out` (cpu_runs(kernel_isa::avx512_bf16)).
+void round_activations_to_bf16(const float* x, int64_t n, int64_t in, bf16_activations& out);
+
+/// y rows [0, rows) x panel columns [0, cols) (+)= x pairs @ a paired block over `pairs` pairs
+/// of input features (ldx: x's row stride in pairs); accumulate_y and bias as tile_fn's.
+using pair_tile_fn = void (*)(const uint32_t* x, int64_t ldx, int64_t pairs, const uint32_t* w,
+                              const float* bias, int64_t cols, bool accumulate_y, float* y,
+                              int64_t ldy);
+/// dst (depth / 2, 16) = a bf16 panel block's rows k and k + 1 side by side per feature.
+using pair_fn = void (*)(const void* panel, int64_t depth, uint32_t* dst);
+struct pair_kernels {
+  const pair_tile_fn* tiles;  ///< [rows] for rows in 1..max_rows ([0] unused)
+  pair_fn pair;
+  int64_t max_rows;
+};
+/// AVX-512 BF16 (vdpbf16ps): packed_tiles_bf16.cpp.
+pair_kernels avx512_bf16_pair_kernels();
+
 }  // namespace actorllm::cpu::panels

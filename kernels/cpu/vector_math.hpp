@@ -38,6 +38,12 @@ inline bool cpu_has_avx512_vnni() {
   return yes;
 }
 
+/// Whether this CPU runs the bf16 dot products: cpu_has_avx512_vnni() and AVX-512 BF16.
+inline bool cpu_has_avx512_bf16() {
+  static const bool yes = cpu_has_avx512_vnni() && __builtin_cpu_supports("avx512bf16");
+  return yes;
+}
+
 /// Float8 E4M3FN codes, widened to 16 bits a lane, as float16 bits: each code's exponent and
 /// mantissa bits moved into float16's places read a value 2^8 smaller (bias 15 against 7),
 /// subnormals included, so that one multiply by 256 (or a scale that carries it) is exact.

@@ -1,7 +1,7 @@
-// Each instruction set's packed tiles (AVX2, and AVX-512 where the CPU runs it) and integer
-// paths (avx2_int8, and avx512_vnni where the CPU runs it) against a
-// double-precision GEMM over the weights unpack_matrix reads back: every panel format (f32,
-// f16, bf16, int8 per channel and per group, float8, Q4_0, GPTQ-style 4-bit with zero points
+// Each instruction set's packed tiles (AVX2, and AVX-512 where the CPU runs it), integer
+// paths (avx2_int8, and avx512_vnni where the CPU runs it) and bf16 pair tiles (avx512_bf16)
+// against a double-precision GEMM over the weights unpack_matrix reads back: every panel format
+// (f32, f16, bf16, int8 per channel and per group, float8, Q4_0, GPTQ-style 4-bit with zero points
 // and reordered groups), every tile height of both sets (1-12 rows), blocks of several tiles
 // (the widened path), a partial last panel, depth blocks cut by groups, one thread and two.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/packed_linear.hpp"
@@ -70,6 +71,15 @@ bool integer_path_runs(const cpu::packed_matrix& packed, int64_t n) {
          packed.in_features % 32 == 0 && packed.group_length() % 32 == 0;
 }
 
+/// Whether linear_packed rounds x to bf16 for `packed` and n rows (the avx512_bf16 set's
+/// pair tiles: bf16 panels, batches of more than one 12-row tile).
+bool bf16_pairs_run(const cpu::packed_matrix& packed, int64_t n) {
+  return cpu::kernel_isa_in_use() == cpu::kernel_isa::avx512_bf16 &&
+         packed.format == weight_format::bf16 && n > 12 && packed.in_features % 2 == 0;
+}
+/// bf16 keeps 8 significant bits: rounding moves x by at most 2^-8 of itself.
+constexpr double bf16_unit_roundoff = 1.0 / 256.0;
+
 /// The most that rounding x (in the panels' row order) to 8 bits per block of 32 can move one
 /// output: each x within half a step, max |x| of its block / 127, of its value.
 double activation_rounding_bound(const std::vector<float>& x_row, const float* w_row,
@@ -104,6 +114,7 @@ void expect_tiles_match_unpacked(const cpu::packed_matrix& packed, const std::ve
           magnitude += std::fabs(double(x[i * in + k]) * w[o * in + k]);
         }
         double rounding = 0.0;
+        if (bf16_pairs_run(packed, n)) rounding = magnitude * bf16_unit_roundoff;
         if (integer_path_runs(packed, n)) {
           const std::vector<float> row(x.begin() + i * in, x.begin() + (i + 1) * in);
           rounding = activation_rounding_bound(row, w.data() + o * in, packed.input_order);
@@ -154,6 +165,16 @@ TEST(packed_isa, avx512_vnni_matches_the_unpacked_weights_within_x_s_rounding) {
   expect_isa_matches_unpacked(cpu::kernel_isa::avx512_vnni);
 }
 
+/// x . w over `in` features in double, and the sum of the products' magnitudes.
+std::pair<double, double> dot_in_double(const float* x, const float* w, int64_t in) {
+  double sum = 0.0, magnitude = 0.0;
+  for (int64_t k = 0; k < in; ++k) {
+    sum += double(x[k]) * w[k];
+    magnitude += std::fabs(double(x[k]) * w[k]);
+  }
+  return {sum, magnitude};
+}
+
 /// With x on its 8-bit grid (whole multiples of 1/8 up to 127/8, each block reaching 127/8),
 /// rounding costs nothing: the integer products of `integer` equal the float ones of
 /// `float_set`. And off the grid they differ from the float tiles', so the integer path ran.
@@ -185,11 +206,7 @@ void expect_integer_path_exact_on_the_grid(cpu::kernel_isa float_set, cpu::kerne
       const std::vector<float> w = cpu::unpack_matrix(packed);
       for (int64_t i = 0; i < n; ++i)
         for (int64_t o = 0; o < out; ++o) {
-          double exact = 0.0, magnitude = 0.0;
-          for (int64_t k = 0; k < in; ++k) {
-            exact += double(on_grid[i * in + k]) * w[o * in + k];
-            magnitude += std::fabs(double(on_grid[i * in + k]) * w[o * in + k]);
-          }
+          const auto [exact, magnitude] = dot_in_double(&on_grid[i * in], &w[o * in], in);
           ASSERT_NEAR(want[i * out + o], exact, 2e-6 * magnitude + 1e-6) << "float tiles";
           ASSERT_NEAR(got[i * out + o], exact, 2e-6 * magnitude + 1e-6)
               << cpu::to_string(integer) << " n " << n << " row " << i << " feature " << o;
@@ -207,6 +224,49 @@ TEST(packed_isa, avx2_int8_is_exact_for_x_on_its_grid) {
 TEST(packed_isa, avx512_vnni_is_exact_for_x_on_its_grid) {
   if (!cpu::cpu_runs(cpu::kernel_isa::avx512_vnni)) GTEST_SKIP() << "no AVX-512 VNNI/VBMI here";
   expect_integer_path_exact_on_the_grid(cpu::kernel_isa::avx512, cpu::kernel_isa::avx512_vnni);
+}
+
+TEST(packed_isa, avx512_bf16_matches_the_unpacked_weights_within_x_s_rounding) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx512_bf16)) GTEST_SKIP() << "no AVX-512 BF16 here";
+  expect_isa_matches_unpacked(cpu::kernel_isa::avx512_bf16);
+}
+
+// With x on bf16's grid the pair tiles' products are the float tiles' (a bf16 product is
+// exact in float32); off it they differ, so the pair tiles ran. Row counts of one tile and
+// less keep the float tiles, and equal them.
+TEST(packed_isa, avx512_bf16_is_exact_for_x_on_its_grid) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx512_bf16)) GTEST_SKIP() << "no AVX-512 BF16 here";
+  const int64_t out = 37, in = 288;
+  const auto w_float = random_vector(out * in, 9);
+  const cpu::matrix_rows rows{w_float.data(), weight_format::f32, out};
+  const cpu::packed_matrix packed = cpu::pack_matrix({&rows, 1}, in, weight_format::bf16);
+  const std::vector<float> w = cpu::unpack_matrix(packed);
+  for (int n : {12, 13, 40, 200}) {
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    std::vector<float> on_grid(n * in);  // whole multiples of 1/8 below 16: 8 bits or fewer
+    for (auto& v : on_grid) v = static_cast<float>(static_cast<int>(rng() % 255) - 127) / 8.0f;
+    const auto off_grid = random_vector(n * in, 60 + n);
+    std::vector<float> want(n * out), got(n * out), float_tiles(n * out), rounded(n * out);
+    {
+      const scoped_kernel_isa use(cpu::kernel_isa::avx512);
+      cpu::linear_packed(on_grid.data(), packed, nullptr, n, want.data());
+      cpu::linear_packed(off_grid.data(), packed, nullptr, n, float_tiles.data());
+    }
+    const scoped_kernel_isa use(cpu::kernel_isa::avx512_bf16);
+    cpu::linear_packed(on_grid.data(), packed, nullptr, n, got.data());
+    cpu::linear_packed(off_grid.data(), packed, nullptr, n, rounded.data());
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t o = 0; o < out; ++o) {
+        const auto [exact, magnitude] = dot_in_double(&on_grid[i * in], &w[o * in], in);
+        ASSERT_NEAR(got[i * out + o], exact, 2e-6 * magnitude + 1e-6)
+            << "n " << n << " row " << i << " feature " << o;
+        ASSERT_NEAR(want[i * out + o], exact, 2e-6 * magnitude + 1e-6) << "float tiles";
+      }
+    if (n > 12)
+      EXPECT_NE(rounded, float_tiles) << "n " << n;
+    else
+      EXPECT_EQ(rounded, float_tiles) << "n " << n;
+  }
 }
 
 // The best set the CPU runs is the default, and a set it lacks is refused by name.
