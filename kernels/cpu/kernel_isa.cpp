@@ -36,11 +36,11 @@ const char* to_string(kernel_isa isa) {
 }
 
 kernel_isa kernel_isa_named(const std::string& name) {
-  for (kernel_isa isa :
-       {kernel_isa::avx2, kernel_isa::avx2_int8, kernel_isa::avx512, kernel_isa::avx512_vnni})
+  for (kernel_isa isa : {kernel_isa::avx2, kernel_isa::avx2_int8, kernel_isa::avx512,
+                         kernel_isa::avx512_vnni, kernel_isa::avx512_bf16})
     if (name == to_string(isa)) return isa;
   throw std::invalid_argument("unknown CPU kernel set '" + name +
-                              "' (choose avx2, avx2_int8, avx512 or avx512_vnni)");
+                              "' (choose avx2, avx2_int8, avx512, avx512_vnni or avx512_bf16)");
 }
 
 bool cpu_runs(kernel_isa isa) {

@@ -269,6 +269,15 @@ TEST(packed_isa, avx512_bf16_is_exact_for_x_on_its_grid) {
   }
 }
 
+// Every set is named, and its name names it (ACTORLLM_CPU_ISA reads the names).
+TEST(packed_isa, every_set_is_found_by_its_name) {
+  for (cpu::kernel_isa isa :
+       {cpu::kernel_isa::avx2, cpu::kernel_isa::avx2_int8, cpu::kernel_isa::avx512,
+        cpu::kernel_isa::avx512_vnni, cpu::kernel_isa::avx512_bf16})
+    EXPECT_EQ(cpu::kernel_isa_named(cpu::to_string(isa)), isa) << cpu::to_string(isa);
+  EXPECT_THROW(cpu::kernel_isa_named("sse2"), std::invalid_argument);
+}
+
 // The best set the CPU runs is the default, and a set it lacks is refused by name.
 TEST(packed_isa, the_default_is_the_best_set_the_cpu_runs) {
   if (!cpu::cpu_runs(cpu::kernel_isa::avx2)) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
