@@ -10,7 +10,11 @@ source "$(dirname "$0")/lib.sh"
 require_command serve
 require_tools prometheus curl python3
 
-model="$ACTORLLM_SHARED_DIR/models/stories260K"
+# A random Llama whose streams last long enough for the 1 s scrapes to see them running
+# (stories260K finishes a 20-token request in milliseconds on a fast CPU, between scrapes).
+model="$work/slow-llama"
+slow_random_model "$model"
+max_tokens=100
 port=$(free_port)
 prom_port=$(free_port)
 base="http://127.0.0.1:$port"
@@ -66,7 +70,7 @@ client() {  # client <index>
   local i=$1 n=0 end=$((SECONDS + run_seconds))
   while :; do
     curl -s "$base/v1/completions" -H 'Content-Type: application/json' \
-      -d "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time, client $i asked $n\",\"max_tokens\":20,\"ignore_eos\":true}" \
+      -d "{\"model\":\"slow-llama\",\"prompt\":\"Once upon a time, client $i asked $n\",\"max_tokens\":$max_tokens,\"ignore_eos\":true}" \
       -o "$work/response.$i.$n.json" || true
     n=$((n + 1))
     [ $SECONDS -ge $end ] && break
@@ -94,7 +98,8 @@ PY
 echo "served $num_requests requests: $prompt_tokens prompt and $completion_tokens completion tokens"
 check "every request got a completion with usage" test "$num_bad" -eq 0
 check "at least one request per client" test "$num_requests" -ge "$num_clients"
-check "every completion generated 20 tokens" test "$completion_tokens" -eq $((20 * num_requests))
+check "every completion generated $max_tokens tokens" \
+  test "$completion_tokens" -eq $((max_tokens * num_requests))
 
 check "generation_tokens_total equals the completion tokens served" \
   wait_for 'sum(actorllm:generation_tokens_total{job="actorllm"})' "$completion_tokens"
