@@ -146,7 +146,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   const panels::bf16_activations* x_bf16 = nullptr;
   const panels::pair_kernels pairs = isa == kernel_isa::avx512_bf16
                                          ? panels::avx512_bf16_pair_kernels()
-                                         : panels::pair_kernels{nullptr, nullptr, 0};
+                                         : panels::pair_kernels{nullptr, nullptr};
   if (pairs.tiles && w.format == weight_format::bf16 && in % 2 == 0 &&
       n > access.kernels.max_rows) {
     panels::round_activations_to_bf16(x, n, in, x_bf16_rows);

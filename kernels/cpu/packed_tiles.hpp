@@ -120,10 +120,11 @@ using pair_tile_fn = void (*)(const uint32_t* x, int64_t ldx, int64_t pairs, con
                               int64_t ldy);
 /// dst (depth / 2, 16) = a bf16 panel block's rows k and k + 1 side by side per feature.
 using pair_fn = void (*)(const void* panel, int64_t depth, uint32_t* dst);
+/// The pair tiles run the AVX-512 tiles' row blocks: tiles[rows] for rows in 1..12, the
+/// avx512 set's max_rows ([0] unused).
 struct pair_kernels {
-  const pair_tile_fn* tiles;  ///< [rows] for rows in 1..max_rows ([0] unused)
+  const pair_tile_fn* tiles;
   pair_fn pair;
-  int64_t max_rows;
 };
 /// AVX-512 BF16 (vdpbf16ps): packed_tiles_bf16.cpp.
 pair_kernels avx512_bf16_pair_kernels();
