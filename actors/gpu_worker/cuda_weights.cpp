@@ -128,23 +128,30 @@ staged_host_weights host_weights_of(const llama_model& model) {
   const llama_weights& w = model.weights();
   staged_host_weights staged;
   cuda::llama_host_weights& h = staged.view;
-  // Packed-only matrices are unpacked to float32 here: the runner converts float32 to its
-  // storage type on the device.
+  // A packed-only matrix is unpacked when the runner uploads it, one at a time: 16-bit panels
+  // as their own bits (the device receives the checkpoint's values, no float32 staging),
+  // other panels (a quantized layout the kernels cannot run) as float32.
   const packed_llama_weights* packed = model.packed_only() ? model.cpu_weights() : nullptr;
-  auto matrix = [&](const std::vector<float>& plain, const cpu::packed_matrix* panels) {
+  auto matrix = [&](const std::vector<float>& plain,
+                    const cpu::packed_matrix* panels) -> cuda::host_tensor {
     if (!packed || !panels || panels->empty()) return data_or_null(plain);
-    staged.unpacked.push_back(cpu::unpack_matrix(*panels));
-    return static_cast<const float*>(staged.unpacked.back().data());
+    if (panels->format == cpu::weight_format::bf16 || panels->format == cpu::weight_format::f16)
+      return {
+          panels->format == cpu::weight_format::bf16 ? cuda::dtype::bf16 : cuda::dtype::f16,
+          [panels](void* out) { cpu::unpack_matrix_bits16(*panels, static_cast<uint16_t*>(out)); }};
+    return {cuda::dtype::f32, [panels](void* out) {
+              const std::vector<float> values = cpu::unpack_matrix(*panels);
+              std::copy(values.begin(), values.end(), static_cast<float*>(out));
+            }};
   };
-  staged.unpacked.reserve(4 * w.layers.size() + 2);  // pointers into it stay valid
-  // A quantized projection stays quantized: no float32 pointer, the device layout instead.
+  // A quantized projection stays quantized: no dense tensor, the device layout instead.
   auto projection = [&](const std::vector<float>& plain, const cpu::packed_matrix* panels,
-                        cuda::quantized_matrix& quantized) {
+                        cuda::quantized_matrix& quantized) -> cuda::host_tensor {
     if (packed && panels && !panels->empty())
       if (auto layout = device_layout_of(*panels)) {
         staged.quantized.push_back(std::move(*layout));
         quantized = staged.quantized.back().view();
-        return static_cast<const float*>(nullptr);
+        return {};
       }
     return matrix(plain, panels);
   };
@@ -184,10 +191,10 @@ staged_host_weights host_weights_of(const llama_model& model) {
   }
   h.final_norm = data_or_null(w.final_norm);
   // Tied (no packed embed of its own): the runner reads the embedding table as the head.
-  h.lm_head = packed ? (packed->embed.empty()
-                            ? nullptr
-                            : projection(w.lm_head, &packed->lm_head, h.lm_head_quantized))
-                     : data_or_null(w.lm_head);
+  if (!packed)
+    h.lm_head = data_or_null(w.lm_head);
+  else if (!packed->embed.empty())
+    h.lm_head = projection(w.lm_head, &packed->lm_head, h.lm_head_quantized);
   h.cos_sin = data_or_null(w.cos_sin());
   h.local_cos_sin = data_or_null(w.local_rotary.cos_sin);
   return staged;

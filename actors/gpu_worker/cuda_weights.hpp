@@ -1,7 +1,8 @@
 #pragma once
-/// The views cuda::llama_runner takes of the host model: its config, pointers into the float32
-/// weights, and pointers into one step's forward_batch. Plain C++ over the kernels' API, shared
-/// by the worker's CUDA backend and kernels/cuda/standalone/cuda_golden; built only with CUDA.
+/// The views cuda::llama_runner takes of the host model: its config, its weights as the runner
+/// uploads them, and pointers into one step's forward_batch. Plain C++ over the kernels' API,
+/// shared by the worker's CUDA backend and kernels/cuda/standalone/cuda_golden; built only with
+/// CUDA.
 #include <deque>
 #include <optional>
 #include <vector>
@@ -46,13 +47,13 @@ std::optional<quantized_host_matrix> device_layout_of(const cpu::packed_matrix& 
 
 /// The runner's host weights of a model: pointers into its float32 weights (null for an
 /// empty tensor: no bias, a tied LM head); the projections it keeps only as quantized panels,
-/// in the device's layout (they stay quantized on the device); and float32 copies of the
-/// other matrices it keeps only as packed panels (16-bit, or a quantized layout the kernels
-/// cannot run), unpacked here (exactly, for 16-bit). The copies are freed with this.
-/// Valid while the model lives; the runner copies them when constructed.
+/// in the device's layout (they stay quantized on the device); and, for the other matrices it
+/// keeps only as packed panels, tensors that unpack them when the runner uploads them: 16-bit
+/// panels as their own 16-bit values (so a bf16 checkpoint reaches a bf16 device as its own
+/// bits, with no float32 copy on the way), others (a quantized layout the kernels cannot run)
+/// as float32. Valid while the model lives; the runner copies them when constructed.
 struct staged_host_weights {
   cuda::llama_host_weights view;
-  std::vector<std::vector<float>> unpacked;
   std::deque<quantized_host_matrix> quantized;
   operator const cuda::llama_host_weights&() const { return view; }  // NOLINT: as the view
 };

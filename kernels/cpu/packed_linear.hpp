@@ -132,6 +132,11 @@ packed_matrix pack_quantized(std::span<const quantized_rows> parts, int64_t in_f
 /// group's sum by its scale, which equals it up to rounding).
 std::vector<float> unpack_matrix(const packed_matrix& w);
 
+/// The weights of 16-bit panels (f16, bf16) in their own type, row-major (out_features,
+/// in_features) into `out`: the stored bits, not widened, so a device of the same type
+/// receives exactly what the checkpoint holds. Throws std::invalid_argument for another format.
+void unpack_matrix_bits16(const packed_matrix& w, uint16_t* out);
+
 /// out(n, in_features) = rows ids[0..n) of w, as unpack_matrix gives them: the embedding
 /// gather where a packed matrix is the table's only copy. Each id must be < out_features.
 void gather_rows(const packed_matrix& w, const int32_t* ids, int64_t n, float* out);

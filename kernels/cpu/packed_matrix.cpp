@@ -291,4 +291,16 @@ std::vector<float> unpack_matrix(const packed_matrix& w) {
   return out;
 }
 
+void unpack_matrix_bits16(const packed_matrix& w, uint16_t* out) {
+  if (w.format != weight_format::f16 && w.format != weight_format::bf16)
+    throw std::invalid_argument(std::string("unpack_matrix_bits16: the panels hold ") +
+                                to_string(w.format) + ", not a 16-bit type");
+  const int64_t in = w.in_features;
+  for (int64_t o = 0; o < w.out_features; ++o) {
+    const uint16_t* column = w.panels16.data() + (o / width) * in * width + o % width;
+    uint16_t* row = out + o * in;
+    for (int64_t j = 0; j < in; ++j) row[j] = column[j * width];
+  }
+}
+
 }  // namespace actorllm::cpu

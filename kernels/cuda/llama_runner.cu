@@ -33,6 +33,11 @@ const float* need(const float* p, const std::string& name) {
   return p;
 }
 
+const host_tensor& need(const host_tensor& t, const std::string& name) {
+  require(!t.empty(), "missing weight " + name);
+  return t;
+}
+
 /// Grows `buf` to hold at least `bytes`; the old contents are dropped.
 void reserve(device_buffer& buf, size_t bytes) {
   if (buf.size() < bytes) buf = device_buffer(bytes);
@@ -85,7 +90,8 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
     weights_.upload(name, need(host, name), size);
     return static_cast<const void*>(weights_.get(name));
   };
-  embed_ = upload("embed", w.embed, c.vocab_size * dim);
+  weights_.upload("embed", need(w.embed, "embed"), c.vocab_size * dim);
+  embed_ = weights_.get("embed");
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const auto& lw = w.layers[l];
     resolved_layer parts;
@@ -138,7 +144,7 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
     resolved_.push_back(std::move(parts));
   }
   final_norm_ = upload("final_norm", w.final_norm, dim);
-  if (w.lm_head || !w.lm_head_quantized.empty())
+  if (!w.lm_head.empty() || !w.lm_head_quantized.empty())
     head_ = upload_linear("lm_head", w.lm_head, w.lm_head_quantized, c.vocab_size, dim);
   else
     head_.dense = embed_;  // tied
@@ -154,7 +160,8 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
 
 llama_runner::~llama_runner() = default;
 
-llama_runner::linear_weight llama_runner::upload_linear(const std::string& name, const float* dense,
+llama_runner::linear_weight llama_runner::upload_linear(const std::string& name,
+                                                        const host_tensor& dense,
                                                         const quantized_matrix& quantized,
                                                         int64_t out_features, int64_t in_features) {
   linear_weight w;

@@ -3,8 +3,9 @@
 /// (fused qkv and gate_up projections, neox rotary from a (max_position, head_dim) table,
 /// residual through fused_add_rms_norm, final norm only on the rows that sample, LM head
 /// tied to the embedding unless given), over the paged device KV cache. Weights are uploaded
-/// once from host float32 arrays and stored in one dtype (f32, f16 or bf16); every op
-/// accumulates in fp32. C++17, free of CAF and Boost: a loader fills llama_host_weights.
+/// once from the host (float32, or the embedding table and dense projections in 16 bits as a
+/// checkpoint ships them) and stored in one dtype (f32, f16 or bf16); every op accumulates in
+/// fp32. C++17, free of CAF and Boost: a loader fills llama_host_weights.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -64,22 +65,23 @@ struct llama_runner_config {
   void validate() const;
 };
 
-/// Host float32 weights of one layer, row-major; the runner copies them on construction.
+/// Host weights of one layer, row-major, float32 unless a host_tensor says otherwise; the
+/// runner copies them on construction.
 struct llama_host_layer {
   const float* input_norm = nullptr;  // (dim)
-  const float* qkv = nullptr;         // (q_size + 2 * kv_size, dim)  q, k, v rows fused
+  host_tensor qkv;                    // (q_size + 2 * kv_size, dim)  q, k, v rows fused
   const float* qkv_bias = nullptr;    // (q_size + 2 * kv_size) or null
   // Per-head RMSNorm of q and of k before the rotation (Qwen3): both (head_dim), or both null.
   const float* q_norm = nullptr;
   const float* k_norm = nullptr;
-  const float* o = nullptr;  // (dim, q_size)
+  host_tensor o;  // (dim, q_size)
   // Gemma's sandwich norms: RMSNorm of the attention's output and of the MLP's output before
   // each joins the residual (both (dim), or both null); post_norm is then the pre-MLP norm.
   const float* attn_out_norm = nullptr;
   const float* mlp_out_norm = nullptr;
   const float* post_norm = nullptr;  // (dim)
-  const float* gate_up = nullptr;    // (2 * hidden, dim)  gate rows then up rows
-  const float* down = nullptr;       // (dim, hidden)
+  host_tensor gate_up;               // (2 * hidden, dim)  gate rows then up rows
+  host_tensor down;                  // (dim, hidden)
   // A sparse layer instead of gate_up and down: the router (num_experts, dim), each expert's
   // gate_up (2 * expert_width, dim) and down (dim, expert_width), and Qwen2-MoE's shared expert
   // (shared_width 0: none) with its gate (dim).
@@ -91,15 +93,15 @@ struct llama_host_layer {
   const float* shared_down = nullptr;
   const float* shared_gate = nullptr;
   // Projections that stay quantized on the device (host pointers; codes null: none). Where
-  // one is set, the float32 pointer of the same matrix above is not read and may be null.
+  // one is set, the dense tensor of the same matrix above is not read and may be empty.
   quantized_matrix qkv_quantized, o_quantized, gate_up_quantized, down_quantized;
 };
 
 struct llama_host_weights {
-  const float* embed = nullptr;  // (vocab, dim)
+  host_tensor embed;  // (vocab, dim)
   std::vector<llama_host_layer> layers;
   const float* final_norm = nullptr;  // (dim)
-  const float* lm_head = nullptr;     // (vocab, dim); null when tied to embed
+  host_tensor lm_head;                // (vocab, dim); empty when tied to embed
   const float* cos_sin = nullptr;     // (max_position, head_dim) cosines then sines, kept fp32
   /// Gemma 3: the windowed layers' own table (their RoPE base), of cos_sin's shape; null:
   /// every layer rotates with cos_sin.
@@ -207,7 +209,7 @@ class llama_runner {
   };
   /// Uploads one projection (out_features, in_features): quantized where `quantized` is set,
   /// else `dense` in the storage type; `name` keys the dense copy and names errors.
-  linear_weight upload_linear(const std::string& name, const float* dense,
+  linear_weight upload_linear(const std::string& name, const host_tensor& dense,
                               const quantized_matrix& quantized, int64_t out_features,
                               int64_t in_features);
   /// y(n, out) = x(n, in) @ w^T + bias. Quantized weights: x is put in the codes' column order

@@ -18,6 +18,7 @@
 #include "actors/gpu_worker/cuda_weights.hpp"
 #include "kernels/cpu/float8.hpp"
 #include "kernels/cpu/packed_linear.hpp"
+#include "tests/actors/host_tensor_values.hpp"
 #endif
 
 namespace actorllm {
@@ -55,8 +56,8 @@ void expect_projections_read_back(const llama_model& model, cuda::weight_code co
       EXPECT_EQ(quantized->input_order != nullptr, !matrix->input_order.empty());
       EXPECT_EQ(dense_from_device_layout(*quantized), cpu::unpack_matrix(*matrix));
     }
-    EXPECT_EQ(host.qkv, nullptr);
-    EXPECT_EQ(host.down, nullptr);
+    EXPECT_TRUE(host.qkv.empty());
+    EXPECT_TRUE(host.down.empty());
   }
   if (!staged.view.lm_head_quantized.empty()) {
     EXPECT_EQ(dense_from_device_layout(staged.view.lm_head_quantized),
@@ -112,9 +113,10 @@ TEST(cuda_quantized_layout, a_layout_the_kernels_cannot_run_stays_dense) {
   const auto& layer = staged.view.layers.at(0);
   EXPECT_FALSE(layer.qkv_quantized.empty());
   EXPECT_TRUE(layer.down_quantized.empty());
-  ASSERT_NE(layer.down, nullptr);
+  ASSERT_FALSE(layer.down.empty());
+  EXPECT_EQ(layer.down.type, cuda::dtype::f32);
   const auto& panels = model.cpu_weights()->layers.at(0).down;
-  EXPECT_EQ(std::vector<float>(layer.down, layer.down + panels.out_features * panels.in_features),
+  EXPECT_EQ(testing::host_values(layer.down, panels.out_features * panels.in_features),
             cpu::unpack_matrix(panels));
   EXPECT_FALSE(device_layout_of(panels).has_value());
   EXPECT_FALSE(
@@ -130,7 +132,8 @@ TEST(cuda_quantized_layout, sixteen_bit_panels_are_not_quantized) {
   ASSERT_TRUE(model.packed_only());
   const staged_host_weights staged = host_weights_of(model);
   EXPECT_TRUE(staged.quantized.empty());
-  EXPECT_NE(staged.view.layers.at(0).qkv, nullptr);
+  EXPECT_EQ(staged.view.layers.at(0).qkv.type, cuda::dtype::bf16);
+  EXPECT_FALSE(staged.view.layers.at(0).qkv.empty());
 }
 
 // Every E4M3FN code's value: the kernels' reference decodes as the format defines it, and

@@ -129,6 +129,35 @@ TEST(CudaWeightStore, UploadsInStorageTypeAndKeepsFp32OnRequest) {
   }
 }
 
+// 16-bit host tensors (a checkpoint's own values) reach every storage type: the same type as
+// they are, another through the device's conversion; a tensor written on demand as well.
+TEST(CudaWeightStore, UploadsSixteenBitHostValuesWithoutFloat32Staging) {
+  REQUIRE_CUDA_DEVICE();
+  std::mt19937 rng(43);
+  for (dtype source : {dtype::f16, dtype::bf16}) {
+    auto values = random_floats(777, rng, -3, 3);
+    round_to(values, source);
+    const std::vector<uint8_t> host = to_storage(values, source);
+    for (dtype t : all_dtypes()) {
+      weight_store store(t);
+      store.upload("direct", host_tensor(host.data(), source), 777);
+      store.upload(
+          "written",
+          host_tensor(source, [&](void* out) { std::memcpy(out, host.data(), host.size()); }), 777);
+      auto expected = values;
+      round_to(expected, t);
+      for (const char* name : {"direct", "written"}) {
+        std::vector<uint8_t> bytes(777 * dtype_size(t));
+        CUDA_CHECK(cudaMemcpy(bytes.data(), store.get(name), bytes.size(), cudaMemcpyDeviceToHost));
+        EXPECT_TRUE(all_close(from_storage(bytes, t), expected, {0, 0}))
+            << dtype_name(source) << " -> " << dtype_name(t) << " " << name;
+      }
+    }
+  }
+  weight_store store(dtype::bf16);
+  EXPECT_THROW(store.upload("none", host_tensor(), 4), std::invalid_argument);
+}
+
 TEST(CudaConvert, EveryPairOfTypesRoundsLikeTheHost) {
   REQUIRE_CUDA_DEVICE();
   std::mt19937 rng(42);

@@ -1,0 +1,45 @@
+#pragma once
+// What a cuda::host_tensor holds, read on the host: its values as float32 (widened exactly
+// from bf16) and, for a 16-bit tensor, its raw bits. Test support; needs a build with CUDA.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cuda/weight_store.cuh"
+
+namespace actorllm::testing {
+
+/// The n elements of `t` as stored (written now where the tensor writes on demand).
+inline std::vector<char> host_bytes(const cuda::host_tensor& t, int64_t n) {
+  std::vector<char> bytes(static_cast<size_t>(n * cuda::dtype_size(t.type)));
+  if (t.data)
+    std::memcpy(bytes.data(), t.data, bytes.size());
+  else if (t.write)
+    t.write(bytes.data());
+  else
+    bytes.clear();
+  return bytes;
+}
+
+/// The n values of `t` as float32; empty for an empty tensor. Only f32 and bf16 are read.
+inline std::vector<float> host_values(const cuda::host_tensor& t, int64_t n) {
+  const std::vector<char> bytes = host_bytes(t, n);
+  if (bytes.empty()) return {};
+  std::vector<float> values(static_cast<size_t>(n));
+  if (t.type == cuda::dtype::f32) {
+    std::memcpy(values.data(), bytes.data(), bytes.size());
+  } else {
+    EXPECT_EQ(t.type, cuda::dtype::bf16) << "host_values reads f32 and bf16 only";
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t half;
+      std::memcpy(&half, bytes.data() + 2 * i, 2);
+      const uint32_t bits = static_cast<uint32_t>(half) << 16;
+      std::memcpy(&values[i], &bits, 4);
+    }
+  }
+  return values;
+}
+
+}  // namespace actorllm::testing
