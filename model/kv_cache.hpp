@@ -19,6 +19,13 @@ namespace actorllm {
 /// rounded once, when written.
 enum class kv_cache_dtype { float32, float16, float8 };
 
+/// "float32", "float16" or "float8 (E4M3)", as the startup log names them.
+inline const char* kv_cache_dtype_name(kv_cache_dtype dtype) {
+  return dtype == kv_cache_dtype::float16  ? "float16"
+         : dtype == kv_cache_dtype::float8 ? "float8 (E4M3)"
+                                           : "float32";
+}
+
 using cpu::float8_e4m3;
 using cpu::half;
 

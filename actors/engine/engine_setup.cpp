@@ -178,13 +178,9 @@ std::string engine_setup::describe() const {
               ? " (" + std::to_string(backend->num_devices()) + " visible, one worker on each)"
               : std::string())
       << ", max_model_len " << max_model_len << ", block_size " << runner.block_size
-      << ", KV cache "
-      << (runner.cache_dtype == kv_cache_dtype::float16  ? "float16"
-          : runner.cache_dtype == kv_cache_dtype::float8 ? "float8 (E4M3)"
-                                                         : "float32")
-      << ", device KV blocks " << runner.num_device_blocks << " ("
-      << int64_t(runner.num_device_blocks) * runner.block_size << " tokens), CPU swap blocks "
-      << runner.num_cpu_blocks << "\n"
+      << ", KV cache " << backend->describe_kv_cache(*model, config) << ", device KV blocks "
+      << runner.num_device_blocks << " (" << int64_t(runner.num_device_blocks) * runner.block_size
+      << " tokens), CPU swap blocks " << runner.num_cpu_blocks << "\n"
       << "max_num_seqs " << config.scheduler.max_num_seqs << ", max_num_batched_tokens "
       << config.scheduler.max_num_batched_tokens << ", preemption "
       << to_string(config.scheduler.preemption) << ", prefix caching "

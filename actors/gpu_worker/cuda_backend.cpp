@@ -88,6 +88,17 @@ cuda_storage cuda_storage_for(const std::string& dtype, const std::string& check
                               dtype + "')");
 }
 
+cuda_cache cuda_cache_for(const std::string& cache_dtype, cuda_storage storage) {
+  if (cache_dtype == "fp8" || cache_dtype == "fp8_e4m3") return cuda_cache::fp8_e4m3;
+  const std::string own = storage_name(storage);
+  if (cache_dtype == "auto" || cache_dtype == own) return cuda_cache::activations;
+  throw std::invalid_argument("--kv-cache-dtype " + cache_dtype +
+                              ": the CUDA backend keeps its cache in the activations' type (" +
+                              own +
+                              ", set by --dtype) or in fp8; use --kv-cache-dtype auto or "
+                              "fp8, or --device cpu");
+}
+
 const char* storage_name(cuda_storage storage) {
   switch (storage) {
     case cuda_storage::f16:
@@ -100,11 +111,24 @@ const char* storage_name(cuda_storage storage) {
   return "float32";
 }
 
+namespace {
+
+cuda::kv_format to_kv_format(cuda_cache cache) {
+  return cache == cuda_cache::fp8_e4m3 ? cuda::kv_format::fp8_e4m3 : cuda::kv_format::activations;
+}
+
+}  // namespace
+
 // Members in construction order: the stream outlives the runner and the cache that use it.
 struct cuda_backend::impl {
+  // The engine resolved --kv-cache-dtype (plan_kv refused what the device cannot hold), so a
+  // float8 pool here is the only other format.
   impl(const llama_model& model, const model_runner_config& config, cuda::dtype storage)
       : runner(runner_config_of(model), host_weights_of(model), storage, stream.get()),
-        cache(runner.cache_layout(config.num_device_blocks, config.block_size),
+        cache(runner.cache_layout(config.num_device_blocks, config.block_size,
+                                  config.cache_dtype == kv_cache_dtype::float8
+                                      ? cuda::kv_format::fp8_e4m3
+                                      : cuda::kv_format::activations),
               config.num_cpu_blocks) {}
 
   owned_stream stream;
@@ -198,7 +222,7 @@ bool cuda_backend::try_forward_sample(const forward_batch& batch,
 
 cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_config& config,
                                         int32_t max_model_len, int device_index,
-                                        cuda_storage storage) {
+                                        cuda_storage storage, cuda_cache cache_format) {
   use_device(device_index);
   cuda_memory_profile p;
   p.total = cuda::device_memory_info().total_bytes;
@@ -226,7 +250,8 @@ cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_c
     batch.add_sequence(tokens, 0, table, static_cast<int32_t>(block_size), true);
   }
   batch.finalize();
-  cuda::device_kv_cache cache(runner.cache_layout(next_block, block_size), 0);
+  cuda::device_kv_cache cache(
+      runner.cache_layout(next_block, block_size, to_kv_format(cache_format)), 0);
   std::vector<float> logits;
   runner.forward(host_batch_of(batch), cache, logits);
   const auto cache_bytes =
@@ -263,13 +288,23 @@ std::string cuda_backend_provider::describe_weights(const llama_model& model) co
          ", uploaded from the host's " + model.storage().description;
 }
 
+std::string cuda_backend_provider::describe_kv_cache(const llama_model& model,
+                                                     const engine_config& config) const {
+  const cuda_storage storage = storage_for(model);
+  if (cuda_cache_for(config.cache.cache_dtype, storage) == cuda_cache::fp8_e4m3)
+    return "float8 (E4M3) on the device";
+  return std::string(storage_name(storage)) + " on the device (the activations' type)";
+}
+
 kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_config& config,
                                          int32_t max_model_len) const {
-  if (config.cache.cache_dtype != "auto" && config.cache.cache_dtype != "float32") {
+  const cuda_storage storage = storage_for(model);
+  cuda_cache cache_format = cuda_cache::activations;
+  try {
+    cache_format = cuda_cache_for(config.cache.cache_dtype, storage);
+  } catch (const std::invalid_argument& e) {
     kv_budget refused;
-    refused.error = "--kv-cache-dtype " + config.cache.cache_dtype +
-                    " is implemented for the CPU backend; the CUDA backend keeps its cache in "
-                    "the weights' type (use --kv-cache-dtype auto, or --device cpu)";
+    refused.error = e.what();
     return refused;
   }
   const model_config_hf& mc = model.config();
@@ -279,8 +314,8 @@ kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_
   layout.block_size = config.cache.block_size;
   layout.num_kv_heads = mc.num_kv_heads;
   layout.head_dim = mc.head_dim;
-  const cuda_storage storage = storage_for(model);
   layout.type = to_dtype(storage);
+  layout.format = to_kv_format(cache_format);
   const int64_t block_bytes = layout.bytes_per_block();
   constexpr int64_t max_blocks = int64_t(1) << 30;
 
@@ -290,7 +325,8 @@ kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_
     budget.num_device_blocks =
         static_cast<int32_t>(std::min(config.cache.num_gpu_blocks_override, max_blocks));
   } else {
-    const cuda_memory_profile p = profile_peak_memory(model, config, max_model_len, 0, storage);
+    const cuda_memory_profile p =
+        profile_peak_memory(model, config, max_model_len, 0, storage, cache_format);
     weight_bytes = static_cast<int64_t>(p.weights);
     const int64_t blocks = cuda::num_gpu_blocks_for(p.total, config.cache.gpu_memory_utilization,
                                                     p.in_use_at_peak, block_bytes);

@@ -25,6 +25,15 @@ cuda_storage cuda_storage_for(const std::string& dtype,
 /// "float32", "float16" or "bfloat16".
 const char* storage_name(cuda_storage storage);
 
+/// What the device's KV cache holds: the activations' own type, or float8 E4M3.
+enum class cuda_cache { activations, fp8_e4m3 };
+
+/// --kv-cache-dtype on the device: auto (or the activations' own type named) keeps the
+/// activations' type, fp8 (fp8_e4m3) float8 E4M3 as on the CPU. Throws std::invalid_argument
+/// for another 16- or 32-bit type: the kernels write the cache from the activations' type and
+/// convert only to float8.
+cuda_cache cuda_cache_for(const std::string& cache_dtype, cuda_storage storage);
+
 class cuda_backend : public forward_backend {
  public:
   /// Uploads the weights to device `device_index` and allocates both pools. Work runs on a
@@ -65,6 +74,9 @@ class cuda_backend_provider : public backend_provider {
   int32_t num_devices() const override { return num_devices_; }
   /// What the device keeps `model`'s weights, activations and KV cache in, and why.
   std::string describe_weights(const llama_model& model) const override;
+  /// The device cache's elements (cuda_cache_for), for the startup log.
+  std::string describe_kv_cache(const llama_model& model,
+                                const engine_config& config) const override;
   /// The device pool: --num-gpu-blocks-override, or what --gpu-memory-utilization leaves
   /// after a profile run (profile_peak_memory) on device 0 for one worker with its weights;
   /// every device gets that many blocks (the devices are taken to be alike, as vLLM does).
@@ -91,9 +103,10 @@ struct cuda_memory_profile {
 
 /// Uploads the weights, runs one forward at the largest batch the scheduler may send
 /// (max_num_batched_tokens tokens over up to max_num_seqs sequences that each sample), reads
-/// the memory in use, and frees it all again.
+/// the memory in use, and frees it all again. `cache`: the pool's elements in that forward.
 cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_config& config,
                                         int32_t max_model_len, int device_index,
-                                        cuda_storage storage);
+                                        cuda_storage storage,
+                                        cuda_cache cache = cuda_cache::activations);
 
 }  // namespace actorllm

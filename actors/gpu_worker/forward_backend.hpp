@@ -134,6 +134,13 @@ class backend_provider {
     return model.storage().description;
   }
 
+  /// What the workers keep the KV cache in under --kv-cache-dtype, for the startup log.
+  /// Default: the CPU pools' type (cpu_cache_dtype).
+  virtual std::string describe_kv_cache(const llama_model& /*model*/,
+                                        const engine_config& config) const {
+    return kv_cache_dtype_name(cpu_cache_dtype(config.cache));
+  }
+
   /// The KV pools' sizes for `model` under `config`, or an error line (kv_budget::error)
   /// when the engine cannot start: no memory left, or max_model_len does not fit.
   virtual kv_budget plan_kv(const llama_model& model, const engine_config& config,

@@ -22,8 +22,8 @@ __global__ void copy_blocks_kernel(const uint64_t* __restrict__ caches,  // (2, 
 }  // namespace
 
 void copy_blocks(const std::vector<void*>& k_caches, const std::vector<void*>& v_caches,
-                 const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_elems,
-                 dtype t, cudaStream_t stream) {
+                 const std::vector<std::pair<int32_t, int32_t>>& pairs, int64_t block_bytes,
+                 cudaStream_t stream) {
   if (k_caches.size() != v_caches.size())
     throw std::invalid_argument("copy_blocks: as many V caches as K caches expected");
   const size_t num_layers = k_caches.size(), num_pairs = pairs.size();
@@ -49,7 +49,6 @@ void copy_blocks(const std::vector<void*>& k_caches, const std::vector<void*>& v
   // From pageable memory the copy has consumed `table` when it returns.
   CUDA_CHECK(cudaMemcpyAsync(scratch, table.data(), table.size(), cudaMemcpyHostToDevice, stream));
 
-  const int64_t block_bytes = block_elems * dtype_size(t);
   const auto* dev_ptrs = static_cast<const uint64_t*>(scratch);
   const auto* dev_pairs =
       reinterpret_cast<const int32_t*>(static_cast<uint8_t*>(scratch) + ptr_bytes);
@@ -59,7 +58,7 @@ void copy_blocks(const std::vector<void*>& k_caches, const std::vector<void*>& v
   else if (block_bytes % 4 == 0)
     copy_blocks_kernel<uint32_t><<<grid, 256, 0, stream>>>(dev_ptrs, dev_pairs, block_bytes / 4);
   else
-    copy_blocks_kernel<uint16_t><<<grid, 256, 0, stream>>>(dev_ptrs, dev_pairs, block_bytes / 2);
+    copy_blocks_kernel<uint8_t><<<grid, 256, 0, stream>>>(dev_ptrs, dev_pairs, block_bytes);
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaFreeAsync(scratch, stream));
 }

@@ -18,11 +18,14 @@ struct kv_cache_layout {
   int64_t block_size = 16;
   int64_t num_kv_heads = 0;
   int64_t head_dim = 0;
-  dtype type = dtype::bf16;
+  dtype type = dtype::bf16;  ///< of the activations the cache is written from and read into
+  kv_format format = kv_format::activations;  ///< the elements: `type`, or float8 E4M3
 
   int64_t block_elems() const { return num_kv_heads * block_size * head_dim; }
+  /// Bytes of one layer's K (or V) block.
+  int64_t block_bytes() const { return block_elems() * kv_element_size(format, type); }
   /// Bytes of one block across all layers, K and V.
-  int64_t bytes_per_block() const { return 2 * num_layers * block_elems() * dtype_size(type); }
+  int64_t bytes_per_block() const { return 2 * num_layers * block_bytes(); }
 };
 
 /// For every layer a K and a V tensor (num_blocks, num_kv_heads, block_size, head_dim) carved
@@ -49,8 +52,7 @@ class device_kv_cache {
  private:
   /// Tensor `index` (2 * layer + 0 for K, + 1 for V) of a region holding `blocks` per tensor.
   void* slice(void* base, int64_t blocks, int64_t index) const {
-    return static_cast<char*>(base) +
-           index * blocks * layout_.block_elems() * dtype_size(layout_.type);
+    return static_cast<char*>(base) + index * blocks * layout_.block_bytes();
   }
 
   kv_cache_layout layout_;

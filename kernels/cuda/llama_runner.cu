@@ -299,7 +299,8 @@ void llama_runner::moe_feed_forward(int64_t l, void* x, int64_t n) {
               dim, shared_out, shared_logit, x, t, stream_);
 }
 
-kv_cache_layout llama_runner::cache_layout(int64_t num_blocks, int64_t block_size) const {
+kv_cache_layout llama_runner::cache_layout(int64_t num_blocks, int64_t block_size,
+                                           kv_format format) const {
   kv_cache_layout layout;
   layout.num_layers = config_.num_layers;
   layout.num_blocks = num_blocks;
@@ -307,6 +308,7 @@ kv_cache_layout llama_runner::cache_layout(int64_t num_blocks, int64_t block_siz
   layout.num_kv_heads = config_.num_kv_heads;
   layout.head_dim = config_.head_dim;
   layout.type = weights_.storage();
+  layout.format = format;
   return layout;
 }
 
@@ -450,6 +452,7 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   paged.max_query_len = max_query_len;
   paged.max_seq_len = max_seq_len;
   paged.softcap = c.attn_logit_softcapping;
+  paged.cache = cache.layout().format;
   // The leading one-token queries run the decode kernels, the rest the prefill kernel.
   paged_split split = split_decode_prefix(paged, b.query_start_loc, b.seq_lens, c.head_dim);
   const bool decode_rows = split.decode.num_seqs > 0;
@@ -483,7 +486,7 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
                      c.head_dim, window > 0 ? local_cos_sin : cos_sin, c.head_dim, /*neox=*/true, t,
                      stream_);
     reshape_and_cache(ws_.k.get(), ws_.v.get(), cache.k(l), cache.v(l), batch.slot_mapping, n,
-                      c.num_kv_heads, c.head_dim, block_size, t, stream_);
+                      c.num_kv_heads, c.head_dim, block_size, t, stream_, paged.cache);
     paged.sliding_window = split.decode.sliding_window = split.prefill.sliding_window = window;
     paged_attention(ws_.q.get(), cache.k(l), cache.v(l), paged, split, c.num_heads, c.num_kv_heads,
                     c.head_dim, block_size, scale, ws_.attn.get(), t, stream_,

@@ -154,8 +154,10 @@ class llama_runner {
 
   const llama_runner_config& config() const { return config_; }
   dtype storage() const { return weights_.storage(); }
-  /// The cache layout this model needs, in the runner's storage type.
-  kv_cache_layout cache_layout(int64_t num_blocks, int64_t block_size) const;
+  /// The cache layout this model needs, written from the runner's storage type: elements of
+  /// that type, or float8 E4M3 (--kv-cache-dtype fp8).
+  kv_cache_layout cache_layout(int64_t num_blocks, int64_t block_size,
+                               kv_format format = kv_format::activations) const;
 
   /// Writes the batch's new K/V into `cache` and the logits (num_logits, vocab) as float32
   /// into `logits` (resized). Synchronous. Throws std::invalid_argument on a batch or cache

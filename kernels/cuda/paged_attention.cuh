@@ -1,7 +1,8 @@
 #pragma once
 /// Attention over the paged KV cache. The cache of one layer is k_cache and v_cache, each
-/// (num_blocks, num_kv_heads, block_size, head_dim); a block holds block_size consecutive
-/// tokens of one sequence. The semantics are those of actorllm::cpu::paged_attention.
+/// (num_blocks, num_kv_heads, block_size, head_dim) of the activations' type or of float8
+/// (paged_batch::cache); a block holds block_size consecutive tokens of one sequence. The semantics
+/// are those of actorllm::cpu::paged_attention.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -30,6 +31,8 @@ struct paged_batch {
   /// > 0: Gemma 2's soft-capping of the scaled scores, softcap * tanh(score / softcap), before
   /// the softmax; 0: off.
   float softcap = 0.0f;
+  /// The caches' elements: the activations' type t, or float8 E4M3 bytes (widened on load).
+  kv_format cache = kv_format::activations;
 };
 
 /// A batch cut where its leading one-token queries (decodes) end: `decode` holds those

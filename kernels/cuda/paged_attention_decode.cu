@@ -40,11 +40,12 @@ __device__ __forceinline__ int64_t first_visible_key(int64_t seq_len, int64_t sl
   return sliding_window > 0 ? max(int64_t{0}, seq_len - sliding_window) : 0;
 }
 
-template <typename T, int HPB>
+/// T: the activations' type; C: the cache's elements (T, or float8 widened on load).
+template <typename T, typename C, int HPB>
 __global__ void __launch_bounds__(kThreads)
     decode_kernel(const T* __restrict__ q,        // (num_seqs, num_heads, head_dim)
-                  const T* __restrict__ k_cache,  // (num_blocks, kv_heads, block_size, head_dim)
-                  const T* __restrict__ v_cache,  // (num_blocks, kv_heads, block_size, head_dim)
+                  const C* __restrict__ k_cache,  // (num_blocks, kv_heads, block_size, head_dim)
+                  const C* __restrict__ v_cache,  // (num_blocks, kv_heads, block_size, head_dim)
                   decode_args a,
                   T* __restrict__ out,             // v1: (num_seqs, num_heads, head_dim)
                   float* __restrict__ tmp_out,     // v2: (num_seqs, num_heads, parts, head_dim)
@@ -263,12 +264,12 @@ int64_t num_partitions_for(int64_t max_seq_len) {
   return std::max<int64_t>(1, (max_seq_len + decode_partition_size - 1) / decode_partition_size);
 }
 
-template <typename T, int HPB>
+template <typename T, typename C, int HPB>
 void launch_decode(dim3 grid, cudaStream_t stream, const void* q, const void* k_cache,
                    const void* v_cache, const decode_args& a, void* out, float* tmp_out,
                    float* max_logits, float* exp_sums) {
-  decode_kernel<T, HPB><<<grid, kThreads, 0, stream>>>(
-      static_cast<const T*>(q), static_cast<const T*>(k_cache), static_cast<const T*>(v_cache), a,
+  decode_kernel<T, C, HPB><<<grid, kThreads, 0, stream>>>(
+      static_cast<const T*>(q), static_cast<const C*>(k_cache), static_cast<const C*>(v_cache), a,
       static_cast<T*>(out), tmp_out, max_logits, exp_sums);
   CUDA_CHECK_LAUNCH();
 }
@@ -346,24 +347,24 @@ void paged_attention_decode(const void* q, const void* k_cache, const void* v_ca
   const dim3 grid(static_cast<unsigned>(batch.num_seqs),
                   static_cast<unsigned>(num_kv_heads * a.head_chunks),
                   static_cast<unsigned>(a.num_partitions));
-  ACTORLLM_DISPATCH_DTYPE(
-      t, T,
+  ACTORLLM_DISPATCH_CACHE(
+      t, batch.cache, T, C,
       switch (hpb) {
         case 1:
-          launch_decode<T, 1>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
-                              exp_sums);
+          launch_decode<T, C, 1>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
+                                 exp_sums);
           break;
         case 2:
-          launch_decode<T, 2>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
-                              exp_sums);
+          launch_decode<T, C, 2>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
+                                 exp_sums);
           break;
         case 4:
-          launch_decode<T, 4>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
-                              exp_sums);
+          launch_decode<T, C, 4>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
+                                 exp_sums);
           break;
         default:
-          launch_decode<T, 8>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
-                              exp_sums);
+          launch_decode<T, C, 8>(grid, stream, q, k_cache, v_cache, a, out, tmp_out, max_logits,
+                                 exp_sums);
           break;
       } if (path == decode_path::v2) {
         const dim3 reduce_grid(static_cast<unsigned>(batch.num_seqs),

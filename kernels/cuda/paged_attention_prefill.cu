@@ -35,11 +35,12 @@ __host__ __device__ constexpr int64_t prefill_smem_floats(int64_t D) {
   return (kTileQ + 2 * kTileK) * (D + 1) + kTileQ * (kTileK + 1);
 }
 
-template <typename T, int DMAX>
+/// T: the activations' type; C: the cache's elements (T, or float8 widened on load).
+template <typename T, typename C, int DMAX>
 __global__ void __launch_bounds__(kThreads)
     prefill_kernel(const T* __restrict__ q,        // (num_tokens, num_heads, head_dim)
-                   const T* __restrict__ k_cache,  // (num_blocks, kv_heads, block_size, head_dim)
-                   const T* __restrict__ v_cache,  // (num_blocks, kv_heads, block_size, head_dim)
+                   const C* __restrict__ k_cache,  // (num_blocks, kv_heads, block_size, head_dim)
+                   const C* __restrict__ v_cache,  // (num_blocks, kv_heads, block_size, head_dim)
                    prefill_args a,
                    T* __restrict__ out) {  // (num_tokens, num_heads, head_dim)
   extern __shared__ float smem[];
@@ -167,15 +168,15 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename T, int DMAX>
+template <typename T, typename C, int DMAX>
 void launch_prefill(dim3 grid, cudaStream_t stream, const void* q, const void* k_cache,
                     const void* v_cache, const prefill_args& a, void* out) {
   const size_t smem = prefill_smem_floats(a.head_dim) * sizeof(float);
-  auto* kernel = prefill_kernel<T, DMAX>;
+  auto* kernel = prefill_kernel<T, C, DMAX>;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(smem)));
-  kernel<<<grid, kThreads, smem, stream>>>(static_cast<const T*>(q), static_cast<const T*>(k_cache),
-                                           static_cast<const T*>(v_cache), a, static_cast<T*>(out));
+  kernel<<<grid, kThreads, smem, stream>>>(static_cast<const T*>(q), static_cast<const C*>(k_cache),
+                                           static_cast<const C*>(v_cache), a, static_cast<T*>(out));
   CUDA_CHECK_LAUNCH();
 }
 
@@ -207,10 +208,12 @@ void paged_attention_prefill(const void* q, const void* k_cache, const void* v_c
   a.softcap = std::max(0.0f, batch.softcap);
   const dim3 grid(static_cast<unsigned>((batch.max_query_len + kTileQ - 1) / kTileQ),
                   static_cast<unsigned>(batch.num_seqs), static_cast<unsigned>(num_heads));
-  ACTORLLM_DISPATCH_DTYPE(
-      t, T, if (head_dim <= 64) launch_prefill<T, 64>(grid, stream, q, k_cache, v_cache, a, out);
-      else if (head_dim <= 128) launch_prefill<T, 128>(grid, stream, q, k_cache, v_cache, a, out);
-      else launch_prefill<T, 256>(grid, stream, q, k_cache, v_cache, a, out);)
+  ACTORLLM_DISPATCH_CACHE(
+      t, batch.cache, T, C,
+      if (head_dim <= 64) launch_prefill<T, C, 64>(grid, stream, q, k_cache, v_cache, a, out);
+      else if (head_dim <= 128)
+          launch_prefill<T, C, 128>(grid, stream, q, k_cache, v_cache, a, out);
+      else launch_prefill<T, C, 256>(grid, stream, q, k_cache, v_cache, a, out);)
 }
 
 }  // namespace actorllm::cuda

@@ -6,11 +6,12 @@ namespace actorllm::cuda {
 namespace {
 
 /// One block per token; its threads walk the num_kv_heads * head_dim elements.
-template <typename T>
+/// T: the activations' type; C: the cache's elements (T, or float8 rounded on store).
+template <typename T, typename C>
 __global__ void reshape_and_cache_kernel(const T* __restrict__ key,    // (n, kv_heads, head_dim)
                                          const T* __restrict__ value,  // (n, kv_heads, head_dim)
-                                         T* __restrict__ k_cache,      // (blocks, kv_heads, bs, hd)
-                                         T* __restrict__ v_cache,      // (blocks, kv_heads, bs, hd)
+                                         C* __restrict__ k_cache,      // (blocks, kv_heads, bs, hd)
+                                         C* __restrict__ v_cache,      // (blocks, kv_heads, bs, hd)
                                          const int64_t* __restrict__ slot_mapping,  // (n)
                                          int64_t num_kv_heads, int64_t head_dim,
                                          int64_t block_size) {
@@ -22,8 +23,8 @@ __global__ void reshape_and_cache_kernel(const T* __restrict__ key,    // (n, kv
   for (int64_t i = threadIdx.x; i < row; i += blockDim.x) {
     const int64_t head = i / head_dim, d = i % head_dim;
     const int64_t dst = ((block * num_kv_heads + head) * block_size + offset) * head_dim + d;
-    k_cache[dst] = key[token * row + i];
-    v_cache[dst] = value[token * row + i];
+    k_cache[dst] = to_cache<C>(key[token * row + i]);
+    v_cache[dst] = to_cache<C>(value[token * row + i]);
   }
 }
 
@@ -31,13 +32,14 @@ __global__ void reshape_and_cache_kernel(const T* __restrict__ key,    // (n, kv
 
 void reshape_and_cache(const void* key, const void* value, void* k_cache, void* v_cache,
                        const int64_t* slot_mapping, int64_t n, int64_t num_kv_heads,
-                       int64_t head_dim, int64_t block_size, dtype t, cudaStream_t stream) {
+                       int64_t head_dim, int64_t block_size, dtype t, cudaStream_t stream,
+                       kv_format format) {
   if (n == 0) return;
-  ACTORLLM_DISPATCH_DTYPE(
-      t, T,
-      reshape_and_cache_kernel<T><<<n, 256, 0, stream>>>(
-          static_cast<const T*>(key), static_cast<const T*>(value), static_cast<T*>(k_cache),
-          static_cast<T*>(v_cache), slot_mapping, num_kv_heads, head_dim, block_size));
+  ACTORLLM_DISPATCH_CACHE(
+      t, format, T, C,
+      reshape_and_cache_kernel<T, C><<<n, 256, 0, stream>>>(
+          static_cast<const T*>(key), static_cast<const T*>(value), static_cast<C*>(k_cache),
+          static_cast<C*>(v_cache), slot_mapping, num_kv_heads, head_dim, block_size));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -4,8 +4,7 @@
 namespace actorllm::cuda {
 
 void swap_blocks(const void* from, void* to, const std::vector<std::pair<int32_t, int32_t>>& pairs,
-                 int64_t block_elems, dtype t, cudaStream_t stream) {
-  const int64_t block_bytes = block_elems * dtype_size(t);
+                 int64_t block_bytes, cudaStream_t stream) {
   const auto* src_base = static_cast<const uint8_t*>(from);
   auto* dst_base = static_cast<uint8_t*>(to);
   for (size_t i = 0; i < pairs.size();) {

@@ -12,9 +12,9 @@ namespace actorllm::cuda {
 /// Copies block src of `from` to block dst of `to` for every pair (swap out: device to pinned
 /// host; swap in: pinned host to device), with cudaMemcpyAsync on `stream`, normally the
 /// worker's side stream so that swaps overlap compute. Runs of consecutive pairs go as one copy.
-/// from, to: (num_blocks, block_elems) of type t. Returns at once: wait on the stream, or on an
+/// from, to: blocks of block_bytes each. Returns at once: wait on the stream, or on an
 /// event recorded after the call, before using `to`.
 void swap_blocks(const void* from, void* to, const std::vector<std::pair<int32_t, int32_t>>& pairs,
-                 int64_t block_elems, dtype t, cudaStream_t stream);
+                 int64_t block_bytes, cudaStream_t stream);
 
 }  // namespace actorllm::cuda

@@ -109,6 +109,58 @@ TEST(engine_cuda, backend_matches_the_cpu_backend_through_swaps_and_copies) {
   EXPECT_EQ(tokens[0], argmax(want));
 }
 
+// --kv-cache-dtype fp8 on the device against the CPU's float8 cache: both round each key and
+// value once to E4M3, so the logits agree up to a rare rounding flip (the keys and values
+// themselves differ by float32 rounding); through a swap too. The float8 cache is really used:
+// its logits differ from those of a float32 cache.
+TEST(engine_cuda, float8_cache_matches_the_cpu_float8_cache) {
+  REQUIRE_CUDA_DEVICE();
+  auto model = std::make_shared<llama_model>(testing::stories260k_dir());
+  model_runner_config config;
+  config.block_size = 16;
+  config.num_device_blocks = 8;
+  config.num_cpu_blocks = 4;
+  config.cache_dtype = kv_cache_dtype::float8;
+  cpu_backend cpu(model, config);
+  cuda_backend gpu(model, config, 0, cuda_storage::f32);
+  model_runner_config wide = config;
+  wide.cache_dtype = kv_cache_dtype::float32;
+  cuda_backend gpu_wide(model, wide, 0, cuda_storage::f32);
+  std::vector<int32_t> prompt{1};
+  for (int i = 0; i < 39; ++i) prompt.push_back(3 + (i * 29) % 200);
+  std::vector<int32_t> table{0, 1, 2};
+  forward_batch batch;
+  batch.add_sequence(prompt, 0, table, config.block_size, true);
+  batch.finalize();
+  std::vector<float> want, got, unrounded;
+  cpu.forward(batch, want);
+  gpu.forward(batch, got);
+  gpu_wide.forward(batch, unrounded);
+  EXPECT_LT(max_relative_error(got, want), 2e-2f) << "prefill";
+  for (int32_t position = 40; position < 50; ++position) {
+    if (position == 45) {
+      // Out to the swap pool and back into other device blocks.
+      step_plan plan;
+      plan.blocks_to_swap_out = {{0, 0}, {1, 1}, {2, 2}};
+      plan.blocks_to_swap_in = {{0, 5}, {1, 6}, {2, 7}};
+      cpu.move_blocks(plan);
+      gpu.move_blocks(plan);
+      gpu_wide.move_blocks(plan);
+      table = {5, 6, 7};
+    }
+    batch.clear();
+    batch.add_sequence(std::vector<int32_t>{argmax(want)}, position, table, config.block_size,
+                       true);
+    batch.finalize();
+    cpu.forward(batch, want);
+    gpu.forward(batch, got);
+    gpu_wide.forward(batch, unrounded);
+    EXPECT_LT(max_relative_error(got, want), 2e-2f) << "decode at " << position;
+    EXPECT_EQ(argmax(got), argmax(want)) << "decode at " << position;
+  }
+  EXPECT_GT(max_relative_error(got, unrounded), 1e-4f) << "the float8 cache was not used";
+}
+
 /// A 40-token prompt, then 12 greedy decode steps, on the CPU backend and the device (float32):
 /// the logits agree at every step.
 void expect_device_logits_match_the_cpu(std::shared_ptr<llama_model> model) {
@@ -446,6 +498,29 @@ TEST(cuda_dtype, auto_keeps_a_16_bit_checkpoint_s_type_and_named_types_win) {
   EXPECT_THROW(cuda_storage_for("fp8", "bfloat16"), std::invalid_argument);
   EXPECT_THROW(cuda_backend_provider(1, "int4"), std::invalid_argument);
   EXPECT_STREQ(storage_name(cuda_storage::bf16), "bfloat16");
+}
+
+// --kv-cache-dtype on the device: the activations' own type or float8; another 16- or 32-bit
+// type is refused at start (by plan_kv, with the choices named), and the log says what is kept.
+TEST(cuda_dtype, the_kv_cache_holds_the_activations_type_or_float8) {
+  EXPECT_EQ(cuda_cache_for("auto", cuda_storage::bf16), cuda_cache::activations);
+  EXPECT_EQ(cuda_cache_for("float32", cuda_storage::f32), cuda_cache::activations);
+  EXPECT_EQ(cuda_cache_for("float16", cuda_storage::f16), cuda_cache::activations);
+  EXPECT_EQ(cuda_cache_for("fp8", cuda_storage::bf16), cuda_cache::fp8_e4m3);
+  EXPECT_EQ(cuda_cache_for("fp8_e4m3", cuda_storage::f32), cuda_cache::fp8_e4m3);
+  EXPECT_THROW(cuda_cache_for("float16", cuda_storage::bf16), std::invalid_argument);
+  EXPECT_THROW(cuda_cache_for("float32", cuda_storage::f16), std::invalid_argument);
+
+  const llama_model model(testing::stories260k_dir());  // float32: f32 on the device
+  engine_config c = cuda_config(64, 0);
+  const cuda_backend_provider provider(1, "auto");
+  EXPECT_EQ(provider.describe_kv_cache(model, c), "float32 on the device (the activations' type)");
+  c.cache.cache_dtype = "fp8";
+  EXPECT_EQ(provider.describe_kv_cache(model, c), "float8 (E4M3) on the device");
+  c.cache.cache_dtype = "float16";
+  const kv_budget refused = provider.plan_kv(model, c, 256);
+  EXPECT_NE(refused.error.find("--kv-cache-dtype float16"), std::string::npos) << refused.error;
+  EXPECT_NE(refused.error.find("fp8"), std::string::npos) << refused.error;
 }
 #endif
 

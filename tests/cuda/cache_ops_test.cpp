@@ -51,6 +51,50 @@ TEST(CudaCacheOps, ReshapeAndCacheMatchesCpu) {
   }
 }
 
+// --kv-cache-dtype fp8: each new key and value is rounded to E4M3 as the CPU cache encodes it
+// (nearest even, ±448 saturating, subnormals kept), and no other slot is touched.
+TEST(CudaCacheOps, ReshapeAndCacheWritesFloat8AsTheCpuEncodes) {
+  REQUIRE_CUDA_DEVICE();
+  std::mt19937 rng(14);
+  const int num_kv_heads = 4, head_dim = 64, block_size = 16, num_blocks = 20, n = 60;
+  const size_t cache_elems = size_t(num_blocks) * num_kv_heads * block_size * head_dim;
+  for (dtype t : all_dtypes()) {
+    // Magnitudes from E4M3's subnormals (below 2^-6) to past its largest finite value.
+    auto key = random_floats(size_t(n) * num_kv_heads * head_dim, rng, -600, 600);
+    auto value = random_floats(key.size(), rng, -1, 1);
+    for (size_t i = 0; i < value.size(); i += 3) value[i] *= 1.0f / 128;
+    for (auto* v : {&key, &value}) round_to(*v, t);
+    std::vector<int64_t> all(size_t(num_blocks) * block_size);
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), rng);
+    std::vector<int64_t> slots(all.begin(), all.begin() + n);
+    for (int i = 0; i < n; i += 7) slots[i] = -1;
+
+    std::vector<uint8_t> expected_k(cache_elems, 0xAA), expected_v(cache_elems, 0xAA);
+    for (int i = 0; i < n; ++i) {
+      if (slots[i] < 0) continue;
+      const int64_t block = slots[i] / block_size, offset = slots[i] % block_size;
+      for (int h = 0; h < num_kv_heads; ++h)
+        for (int d = 0; d < head_dim; ++d) {
+          const size_t src = (size_t(i) * num_kv_heads + h) * head_dim + d;
+          const size_t dst = ((block * num_kv_heads + h) * block_size + offset) * head_dim + d;
+          expected_k[dst] = cpu::float8_e4m3::encode(key[src]);
+          expected_v[dst] = cpu::float8_e4m3::encode(value[src]);
+        }
+    }
+    device_tensor d_key(key, t), d_value(value, t);
+    device_buffer d_k(cache_elems), d_v(cache_elems);
+    CUDA_CHECK(cudaMemset(d_k.get(), 0xAA, cache_elems));
+    CUDA_CHECK(cudaMemset(d_v.get(), 0xAA, cache_elems));
+    auto d_slots = upload(slots);
+    reshape_and_cache(d_key.get(), d_value.get(), d_k.get(), d_v.get(), d_slots.as<int64_t>(), n,
+                      num_kv_heads, head_dim, block_size, t, nullptr, kv_format::fp8_e4m3);
+    sync_device();
+    EXPECT_EQ(download<uint8_t>(d_k, cache_elems), expected_k) << dtype_name(t);
+    EXPECT_EQ(download<uint8_t>(d_v, cache_elems), expected_v) << dtype_name(t);
+  }
+}
+
 TEST(CudaCacheOps, CopyBlocksMatchesCpu) {
   REQUIRE_CUDA_DEVICE();
   std::mt19937 rng(12);
@@ -78,7 +122,7 @@ TEST(CudaCacheOps, CopyBlocksMatchesCpu) {
         v_ptrs.push_back(d_v[l].get());
       }
       cpu::copy_blocks(k_host, v_host, pairs, block_elems * sizeof(float));
-      copy_blocks(k_ptrs, v_ptrs, pairs, block_elems, t, nullptr);
+      copy_blocks(k_ptrs, v_ptrs, pairs, block_elems * dtype_size(t), nullptr);
       sync_device();
       for (int l = 0; l < num_layers; ++l) {
         EXPECT_TRUE(all_close(d_k[l].download(), k[l], {0, 0})) << dtype_name(t) << " layer " << l;
@@ -103,7 +147,7 @@ TEST(CudaCacheOps, SwapBlocksRoundTripsThroughPinnedHostOnSideStream) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
   // Swap out (a run of three consecutive pairs and two loose ones), then back into new blocks.
   const std::vector<std::pair<int32_t, int32_t>> out{{2, 0}, {3, 1}, {4, 2}, {9, 7}, {0, 3}};
-  swap_blocks(d_gpu.get(), host.get(), out, block_elems, t, side);
+  swap_blocks(d_gpu.get(), host.get(), out, block_elems * dtype_size(t), side);
   CUDA_CHECK(cudaStreamSynchronize(side));
   std::vector<uint8_t> host_bytes(host.size());
   std::memcpy(host_bytes.data(), host.get(), host.size());
@@ -119,7 +163,7 @@ TEST(CudaCacheOps, SwapBlocksRoundTripsThroughPinnedHostOnSideStream) {
   }
 
   const std::vector<std::pair<int32_t, int32_t>> in{{0, 10}, {1, 11}, {2, 12}, {7, 19}, {3, 15}};
-  swap_blocks(host.get(), d_gpu.get(), in, block_elems, t, side);
+  swap_blocks(host.get(), d_gpu.get(), in, block_elems * dtype_size(t), side);
   cudaEvent_t done = nullptr;
   CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
   CUDA_CHECK(cudaEventRecord(done, side));

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/float8.hpp"
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/dtype.cuh"
@@ -74,6 +75,18 @@ inline std::vector<float> from_storage(const std::vector<uint8_t>& bytes, dtype 
 /// Rounds values to what t can hold, so that the CPU reference sees the device's inputs.
 inline void round_to(std::vector<float>& values, dtype t) {
   if (t != dtype::f32) values = from_storage(to_storage(values, t), t);
+}
+
+/// E4M3 bytes of `values`, as the CPU's float8 cache encodes them.
+inline std::vector<uint8_t> to_e4m3(const std::vector<float>& values) {
+  std::vector<uint8_t> bytes(values.size());
+  for (size_t i = 0; i < values.size(); ++i) bytes[i] = cpu::float8_e4m3::encode(values[i]);
+  return bytes;
+}
+
+/// `values` rounded to E4M3 and read back.
+inline void round_to_e4m3(std::vector<float>& values) {
+  for (auto& v : values) v = cpu::float8_e4m3::decode(cpu::float8_e4m3::encode(v));
 }
 
 /// A device tensor of `numel` elements of type t.

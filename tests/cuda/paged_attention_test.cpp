@@ -47,8 +47,10 @@ const char* mode_name(mode m) {
 }
 
 /// Builds a random cache and batch for `c`, runs the CPU reference and the device op in mode
-/// `m`, and compares.
-void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
+/// `m`, and compares. A float8 cache holds values on E4M3's grid, which the reference reads as
+/// floats: the device must widen each byte to exactly that value.
+void check_case(const attention_case& c, dtype t, mode m, uint32_t seed,
+                kv_format cache = kv_format::activations) {
   std::mt19937 rng(seed);
   const int num_seqs = static_cast<int>(c.seqs.size());
   std::vector<int32_t> query_start_loc{0}, seq_lens;
@@ -88,6 +90,8 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   auto k_cache = random_floats(cache_elems, rng), v_cache = random_floats(cache_elems, rng);
   auto q = random_floats(size_t(num_tokens) * c.num_heads * c.head_dim, rng);
   for (auto* v : {&k_cache, &v_cache, &q}) round_to(*v, t);
+  if (cache == kv_format::fp8_e4m3)
+    for (auto* v : {&k_cache, &v_cache}) round_to_e4m3(*v);
   const float scale = 1.0f / std::sqrt(float(c.head_dim));
 
   std::vector<float> expected(q.size());
@@ -100,7 +104,11 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   cpu::paged_attention(q.data(), k_cache.data(), v_cache.data(), cpu_batch, c.num_heads,
                        c.num_kv_heads, c.head_dim, c.block_size, options, expected.data());
 
-  device_tensor d_q(q, t), d_k(k_cache, t), d_v(v_cache, t), d_out(q.size(), t);
+  const auto cache_bytes = [&](const std::vector<float>& values) {
+    return cache == kv_format::fp8_e4m3 ? to_e4m3(values) : to_storage(values, t);
+  };
+  device_tensor d_q(q, t), d_out(q.size(), t);
+  const device_buffer d_k = upload(cache_bytes(k_cache)), d_v = upload(cache_bytes(v_cache));
   auto d_qsl = upload(query_start_loc), d_seq_lens = upload(seq_lens),
        d_tables = upload(device_tables);
   paged_batch batch;
@@ -114,6 +122,7 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   batch.max_seq_len = max_seq_len;
   batch.sliding_window = c.window;
   batch.softcap = c.softcap;
+  batch.cache = cache;
   d_out.poison();
   const auto decode = [&](decode_path path) {
     paged_attention_decode(d_q.get(), d_k.get(), d_v.get(), batch, c.num_heads, c.num_kv_heads,
@@ -149,7 +158,7 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed) {
   EXPECT_TRUE(all_close(d_out.download(), expected, tol))
       << dtype_name(t) << " " << mode_name(m) << " heads " << c.num_heads << "/" << c.num_kv_heads
       << " head_dim " << c.head_dim << " block_size " << c.block_size << " window " << c.window
-      << " softcap " << c.softcap;
+      << " softcap " << c.softcap << (cache == kv_format::fp8_e4m3 ? " fp8 cache" : "");
 }
 
 std::vector<attention_case> decode_cases() {
@@ -232,6 +241,22 @@ TEST(CudaPagedAttention, MixedBatchesSplitDecodesFromPrefills) {
   uint32_t seed = 900;
   for (dtype t : all_dtypes())
     for (const auto& c : cases) check_case(c, t, mode::split, seed++);
+}
+
+// --kv-cache-dtype fp8: every kernel reads E4M3 caches beside each activation type.
+TEST(CudaPagedAttention, Float8CachesMatchCpu) {
+  REQUIRE_CUDA_DEVICE();
+  uint32_t seed = 1000;
+  const auto fp8 = kv_format::fp8_e4m3;
+  for (dtype t : all_dtypes()) {
+    for (const auto& c : decode_cases()) {
+      check_case(c, t, mode::decode_v1, seed++, fp8);
+      check_case(c, t, mode::decode_v2, seed++, fp8);
+    }
+    for (const auto& c : prefill_cases()) check_case(c, t, mode::prefill, seed++, fp8);
+    check_case({8, 2, 128, 16, {{1, 300}, {1, 2000}, {64, 1500}}, 256}, t, mode::split, seed++,
+               fp8);
+  }
 }
 
 // Where the cut falls, and what each part holds: host arithmetic, run without a device.
