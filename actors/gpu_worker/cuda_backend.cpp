@@ -61,20 +61,6 @@ int64_t blocks_for(int64_t tokens, int64_t block_size) {
 
 /// A stream of the worker's own; non-blocking, so that workers on one device do not wait for
 /// each other through the legacy default stream.
-class owned_stream {
- public:
-  owned_stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
-  ~owned_stream() {
-    if (stream_) cudaStreamDestroy(stream_);  // no throw from a destructor
-  }
-  owned_stream(const owned_stream&) = delete;
-  owned_stream& operator=(const owned_stream&) = delete;
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-};
-
 cuda_storage cuda_storage_for(const std::string& dtype, const std::string& checkpoint_dtype) {
   if (dtype == "auto") {
     if (checkpoint_dtype == "bfloat16") return cuda_storage::bf16;
@@ -131,7 +117,7 @@ struct cuda_backend::impl {
                                       : cuda::kv_format::activations),
               config.num_cpu_blocks) {}
 
-  owned_stream stream;
+  cuda::device_stream stream;
   cuda::llama_runner runner;
   cuda::device_kv_cache cache;
 };
@@ -168,13 +154,11 @@ void cuda_backend::move_blocks(const step_plan& plan) {
       plan.blocks_to_copy.empty())
     return;
   use_device(device_index_);
-  // One stream keeps the order: the swap-out has read a device block before the swap-in or a
-  // copy overwrites it, and the forward that follows sees every block in place.
-  const cudaStream_t stream = impl_->stream.get();
-  impl_->cache.swap_out(as_pairs(plan.blocks_to_swap_out), stream);
-  impl_->cache.swap_in(as_pairs(plan.blocks_to_swap_in), stream);
-  impl_->cache.copy_blocks(as_pairs(plan.blocks_to_copy), stream);
-  CUDA_CHECK(cudaStreamSynchronize(stream));  // a failed copy is this step's error
+  // Queued on the cache's copy stream: the forward that follows waits for each layer's blocks
+  // just before that layer's attention (device_kv_cache::wait_for_layer), and a failed copy
+  // surfaces when it synchronizes.
+  impl_->cache.move_blocks(as_pairs(plan.blocks_to_swap_out), as_pairs(plan.blocks_to_swap_in),
+                           as_pairs(plan.blocks_to_copy));
 }
 
 void cuda_backend::forward(const forward_batch& batch, std::vector<float>& logits) {

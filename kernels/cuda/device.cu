@@ -69,4 +69,20 @@ pinned_buffer::~pinned_buffer() {
   if (ptr_) cudaFreeHost(ptr_);
 }
 
+device_stream::device_stream() {
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+device_stream::~device_stream() {
+  if (stream_) cudaStreamDestroy(stream_);  // no throw from a destructor
+}
+
+device_event::device_event() {
+  CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming));
+}
+
+device_event::~device_event() {
+  if (event_) cudaEventDestroy(event_);
+}
+
 }  // namespace actorllm::cuda

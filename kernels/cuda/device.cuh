@@ -1,5 +1,5 @@
 #pragma once
-/// Device discovery, memory info and small RAII buffers.
+/// Device discovery, memory info and small RAII buffers, streams and events.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -90,6 +90,36 @@ class pinned_buffer {
   }
   void* ptr_ = nullptr;
   size_t bytes_ = 0;
+};
+
+/// Owns a stream that does not wait on the legacy default stream (cudaStreamNonBlocking), on
+/// the device current at construction.
+class device_stream {
+ public:
+  device_stream();
+  ~device_stream();
+  device_stream(const device_stream&) = delete;
+  device_stream& operator=(const device_stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+/// Owns an event that only orders streams (cudaEventDisableTiming). Waiting on one never
+/// recorded returns at once.
+class device_event {
+ public:
+  device_event();
+  ~device_event();
+  device_event(device_event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+  device_event& operator=(device_event&&) = delete;
+  device_event(const device_event&) = delete;
+  device_event& operator=(const device_event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
 };
 
 }  // namespace actorllm::cuda

@@ -11,7 +11,45 @@ device_kv_cache::device_kv_cache(const kv_cache_layout& layout, int64_t num_cpu_
     : layout_(layout),
       num_cpu_blocks_(num_cpu_blocks),
       gpu_(static_cast<size_t>(layout.num_blocks * layout.bytes_per_block())),
-      cpu_(static_cast<size_t>(num_cpu_blocks * layout.bytes_per_block())) {}
+      cpu_(static_cast<size_t>(num_cpu_blocks * layout.bytes_per_block())) {
+  layer_moved_.reserve(static_cast<size_t>(layout.num_layers));
+  for (int64_t l = 0; l < layout.num_layers; ++l) layer_moved_.emplace_back();
+}
+
+device_kv_cache::~device_kv_cache() {
+  if (cudaStreamSynchronize(moves_.get()) != cudaSuccess) cudaGetLastError();  // no throw here
+}
+
+void device_kv_cache::move_blocks(const block_pairs& swap_out, const block_pairs& swap_in,
+                                  const block_pairs& copies) {
+  if (swap_out.empty() && swap_in.empty() && copies.empty()) return;
+  const cudaStream_t stream = moves_.get();
+  const int64_t bytes = layout_.block_bytes();
+  // One stream keeps the order: a swap-out has read a device block before a swap-in or a
+  // copy overwrites it.
+  for (int64_t l = 0; l < layout_.num_layers; ++l) {
+    swap_blocks(k(l), cpu_k(l), swap_out, bytes, stream);
+    swap_blocks(v(l), cpu_v(l), swap_out, bytes, stream);
+    swap_blocks(cpu_k(l), k(l), swap_in, bytes, stream);
+    swap_blocks(cpu_v(l), v(l), swap_in, bytes, stream);
+    if (copies.empty()) CUDA_CHECK(cudaEventRecord(layer_moved_[l].get(), stream));
+  }
+  if (!copies.empty()) {
+    copy_blocks(copies, stream);  // one launch over every layer
+    for (auto& event : layer_moved_) CUDA_CHECK(cudaEventRecord(event.get(), stream));
+  }
+  moves_outstanding_ = true;
+}
+
+void device_kv_cache::wait_for_layer(int64_t layer, cudaStream_t stream) {
+  if (!moves_outstanding_) return;
+  CUDA_CHECK(cudaStreamWaitEvent(stream, layer_moved_.at(static_cast<size_t>(layer)).get(), 0));
+  if (layer + 1 == layout_.num_layers) moves_outstanding_ = false;
+}
+
+void device_kv_cache::synchronize_moves() {
+  CUDA_CHECK(cudaStreamSynchronize(moves_.get()));
+}
 
 void device_kv_cache::copy_blocks(const std::vector<std::pair<int32_t, int32_t>>& pairs,
                                   cudaStream_t stream) {

@@ -30,10 +30,15 @@ struct kv_cache_layout {
 
 /// For every layer a K and a V tensor (num_blocks, num_kv_heads, block_size, head_dim) carved
 /// out of one device allocation, plus a pinned host swap pool of num_cpu_blocks blocks in the
-/// same layout. Block ids come from the block manager; this class only owns the memory.
+/// same layout, and a stream of its own for moving blocks. Block ids come from the block
+/// manager; this class owns the memory and orders the moves.
 class device_kv_cache {
  public:
   device_kv_cache(const kv_cache_layout& layout, int64_t num_cpu_blocks);
+  /// Waits for the copy stream before the memory goes.
+  ~device_kv_cache();
+  device_kv_cache(const device_kv_cache&) = delete;
+  device_kv_cache& operator=(const device_kv_cache&) = delete;
 
   const kv_cache_layout& layout() const { return layout_; }
   int64_t num_cpu_blocks() const { return num_cpu_blocks_; }
@@ -41,6 +46,22 @@ class device_kv_cache {
   void* v(int64_t layer) const { return slice(gpu_.get(), layout_.num_blocks, 2 * layer + 1); }
   void* cpu_k(int64_t layer) const { return slice(cpu_.get(), num_cpu_blocks_, 2 * layer); }
   void* cpu_v(int64_t layer) const { return slice(cpu_.get(), num_cpu_blocks_, 2 * layer + 1); }
+
+  using block_pairs = std::vector<std::pair<int32_t, int32_t>>;
+
+  /// One step's block moves on the cache's own copy stream, returning at once: layer by layer
+  /// the swap-outs (device block, host block), then the swap-ins (host block, device block),
+  /// each layer's end marked by an event; then the copy-on-write copies (src, dst) of every
+  /// layer, which every layer's event then follows. wait_for_layer orders the forward after
+  /// them, so layer l computes while the copy engine still moves later layers' blocks.
+  void move_blocks(const block_pairs& swap_out, const block_pairs& swap_in,
+                   const block_pairs& copies);
+  /// Makes `stream` wait until layer l's blocks of the last move_blocks are in place; nothing
+  /// when no move is outstanding. The forward waits on every layer in order; its wait on the
+  /// last layer ends the outstanding moves.
+  void wait_for_layer(int64_t layer, cudaStream_t stream);
+  /// Waits on the host for the copy stream (a failed copy throws here).
+  void synchronize_moves();
 
   /// Copy-on-write in every layer: (src, dst) device block ids, all pairs at once.
   void copy_blocks(const std::vector<std::pair<int32_t, int32_t>>& pairs, cudaStream_t stream);
@@ -59,6 +80,9 @@ class device_kv_cache {
   int64_t num_cpu_blocks_;
   device_buffer gpu_;
   pinned_buffer cpu_;
+  device_stream moves_;
+  std::vector<device_event> layer_moved_;  ///< one per layer, recorded on moves_
+  bool moves_outstanding_ = false;
 };
 
 /// vLLM's sizing: floor((total * gpu_memory_utilization - in_use_at_peak) / bytes_per_block),

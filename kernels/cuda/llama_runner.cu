@@ -485,6 +485,9 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
     rotary_embedding(positions, ws_.q.get(), ws_.k.get(), n, c.num_heads, c.num_kv_heads,
                      c.head_dim, window > 0 ? local_cos_sin : cos_sin, c.head_dim, /*neox=*/true, t,
                      stream_);
+    // The step's swaps of this layer's blocks land on the cache's copy stream: wait for them
+    // here, not before the forward, so earlier layers compute while later ones still move.
+    cache.wait_for_layer(l, stream_);
     reshape_and_cache(ws_.k.get(), ws_.v.get(), cache.k(l), cache.v(l), batch.slot_mapping, n,
                       c.num_kv_heads, c.head_dim, block_size, t, stream_, paged.cache);
     paged.sliding_window = split.decode.sliding_window = split.prefill.sliding_window = window;

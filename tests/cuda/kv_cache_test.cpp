@@ -108,6 +108,77 @@ TEST(CudaKvCache, TensorsAreDisjointAndSwapsRoundTrip) {
   }
 }
 
+// One step's moves on the cache's copy stream, with a compute stream that waits per layer (as
+// the forward does) and never for the whole device: what it reads is every layer's blocks
+// after the moves. Block 1 is swapped out and, in the same step, swapped into: the layer's
+// swap-out reads it first.
+TEST(CudaKvCache, ComputeWaitsPerLayerForMovesOnTheCopyStream) {
+  REQUIRE_CUDA_DEVICE();
+  kv_cache_layout layout;
+  layout.num_layers = 4;
+  layout.num_blocks = 10;
+  layout.block_size = 16;
+  layout.num_kv_heads = 8;
+  layout.head_dim = 128;
+  layout.type = dtype::f16;
+  device_kv_cache cache(layout, 4);
+  const int64_t tensor_elems = layout.num_blocks * layout.block_elems();
+  const size_t tensor_bytes = static_cast<size_t>(tensor_elems) * 2;
+  for (int64_t l = 0; l < layout.num_layers; ++l) {
+    fill_uniform(cache.k(l), tensor_elems, -1, 1, 30 + l, layout.type, nullptr);
+    fill_uniform(cache.v(l), tensor_elems, -1, 1, 40 + l, layout.type, nullptr);
+  }
+  sync_device();
+  const auto read = [&](void* p) {
+    std::vector<uint8_t> bytes(tensor_bytes);
+    CUDA_CHECK(cudaMemcpy(bytes.data(), p, bytes.size(), cudaMemcpyDeviceToHost));
+    return bytes;
+  };
+  std::vector<std::vector<uint8_t>> before;
+  for (int64_t l = 0; l < layout.num_layers; ++l) {
+    before.push_back(read(cache.k(l)));
+    before.push_back(read(cache.v(l)));
+  }
+  cache.move_blocks({{3, 2}}, {}, {});  // an earlier step: block 3 to host block 2
+  cache.synchronize_moves();
+  // This step: block 1 out to host 0, host 2 (block 3) into block 1, block 5 copied to 6.
+  cache.move_blocks({{1, 0}}, {{2, 1}}, {{5, 6}});
+  device_stream compute;
+  pinned_buffer seen(2 * layout.num_layers * tensor_bytes);
+  for (int64_t l = 0; l < layout.num_layers; ++l) {
+    cache.wait_for_layer(l, compute.get());
+    for (int which = 0; which < 2; ++which)
+      CUDA_CHECK(cudaMemcpyAsync(seen.as<uint8_t>() + (2 * l + which) * tensor_bytes,
+                                 which ? cache.v(l) : cache.k(l), tensor_bytes,
+                                 cudaMemcpyDeviceToHost, compute.get()));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(compute.get()));
+  const size_t block_bytes = static_cast<size_t>(layout.block_bytes());
+  for (int64_t l = 0; l < layout.num_layers; ++l)
+    for (int which = 0; which < 2; ++which) {
+      std::vector<uint8_t> expected = before[2 * l + which];
+      const auto move = [&](int src, int dst) {
+        std::copy(before[2 * l + which].begin() + src * block_bytes,
+                  before[2 * l + which].begin() + (src + 1) * block_bytes,
+                  expected.begin() + dst * block_bytes);
+      };
+      move(3, 1);
+      move(5, 6);
+      const uint8_t* got = seen.as<uint8_t>() + (2 * l + which) * tensor_bytes;
+      EXPECT_TRUE(std::equal(expected.begin(), expected.end(), got))
+          << "layer " << l << (which ? " V" : " K");
+    }
+  // The swapped-out block 1 reached host block 0: back into block 9.
+  cache.move_blocks({}, {{0, 9}}, {});
+  cache.synchronize_moves();
+  for (int64_t l = 0; l < layout.num_layers; ++l) {
+    const auto k = read(cache.k(l));
+    EXPECT_TRUE(std::equal(before[2 * l].begin() + block_bytes,
+                           before[2 * l].begin() + 2 * block_bytes, k.begin() + 9 * block_bytes))
+        << "layer " << l;
+  }
+}
+
 TEST(CudaWeightStore, UploadsInStorageTypeAndKeepsFp32OnRequest) {
   REQUIRE_CUDA_DEVICE();
   std::mt19937 rng(41);
