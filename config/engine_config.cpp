@@ -24,6 +24,7 @@ std::vector<std::string> engine_config::validate() const {
       "--quantization: must be none, int8 or int4 (got '" + model.quantization +
           "'; quantized checkpoints are recognised from config.json)");
   require(model.max_model_len >= 0, "--max-model-len: must be positive");
+  require(model.max_seq_len_to_capture >= 1, "--max-seq-len-to-capture: must be >= 1");
   require(model.max_logprobs >= 0 && model.max_logprobs <= 1024,
           "--max-logprobs: must be in [0, 1024]");
   const int32_t bs = cache.block_size;

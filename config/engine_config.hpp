@@ -33,6 +33,10 @@ struct model_config {
   std::string pooling_type = "LAST";  ///< embed: LAST (the last token's state) or MEAN
   bool normalize_embeddings = true;   ///< embed: unit L2 norm
   bool embeds() const { return task == "embed"; }
+  /// CUDA: every step launches its kernels one by one (no CUDA graphs), as vLLM's flag.
+  bool enforce_eager = false;
+  /// CUDA: decode steps whose longest context passes this many tokens run eagerly.
+  int32_t max_seq_len_to_capture = 8192;
 };
 
 /// Reads vLLM's --override-pooler-config JSON ({"pooling_type": "MEAN", "normalize": false});

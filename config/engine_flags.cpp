@@ -125,6 +125,13 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
   p.add_number("--autoscale-cooldown", "seconds after a scale event before the next",
                c.autoscale.cooldown_s);
   p.add_string("--device", "auto, cpu or cuda", c.parallel.device);
+  p.add_bool("--enforce-eager",
+             "CUDA: launch every step's kernels one by one (default: decode steps replay CUDA "
+             "graphs captured per batch size)",
+             c.model.enforce_eager);
+  p.add_number("--max-seq-len-to-capture",
+               "CUDA: decode steps with a longer context run eagerly (default 8192)",
+               c.model.max_seq_len_to_capture);
   add_vllm_compatibility_flags(p);
 }
 
@@ -138,8 +145,6 @@ void add_vllm_compatibility_flags(flag_parser& p) {
   p.add_flag("--no-enable-chunked-prefill", "accepted for vLLM compatibility: chunking stays on",
              note("--no-enable-chunked-prefill: prefill is always chunked by the token budget"));
   p.add_flag("--disable-log-requests", "accepted for vLLM compatibility: prompts are never logged",
-             [] {});
-  p.add_flag("--enforce-eager", "accepted for vLLM compatibility: no CUDA graphs are captured",
              [] {});
   p.add_flag(
       "--trust-remote-code",

@@ -133,6 +133,10 @@ engine_setup engine_setup::load(const engine_config& config,
   s.runner.num_cpu_blocks = budget.num_cpu_blocks;
   s.runner.seed = config.model.seed;
   s.runner.cache_dtype = cpu_cache_dtype(config.cache);
+  // vLLM captures decode batches of up to 512 sequences.
+  s.runner.cuda_graph_max_batch =
+      config.model.enforce_eager ? 0 : std::min(config.scheduler.max_num_seqs, 512);
+  s.runner.cuda_graph_max_context = config.model.max_seq_len_to_capture;
   s.runner.eos_token_ids = s.scheduler.eos_token_ids;
   // Shared by the router (which refuses what does not compile) and this process's workers.
   const int64_t mask_size = s.model->config().vocab_size;
@@ -176,6 +180,13 @@ std::string engine_setup::describe() const {
       << "device " << backend->device()
       << (backend->num_devices() > 0
               ? " (" + std::to_string(backend->num_devices()) + " visible, one worker on each)"
+              : std::string())
+      << (backend->device() == "cuda"
+              ? runner.cuda_graph_max_batch > 0
+                    ? ", CUDA graphs for decode steps of up to " +
+                          std::to_string(runner.cuda_graph_max_batch) + " sequences and " +
+                          std::to_string(runner.cuda_graph_max_context) + " tokens"
+                    : std::string(", eager (--enforce-eager)")
               : std::string())
       << ", max_model_len " << max_model_len << ", block_size " << runner.block_size
       << ", KV cache " << backend->describe_kv_cache(*model, config) << ", device KV blocks "

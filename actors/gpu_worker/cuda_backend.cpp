@@ -103,6 +103,13 @@ cuda::kv_format to_kv_format(cuda_cache cache) {
   return cache == cuda_cache::fp8_e4m3 ? cuda::kv_format::fp8_e4m3 : cuda::kv_format::activations;
 }
 
+cuda::llama_runner_config with_graphs(cuda::llama_runner_config runner,
+                                      const model_runner_config& config) {
+  runner.decode_graphs.max_batch = config.cuda_graph_max_batch;
+  runner.decode_graphs.max_context = config.cuda_graph_max_context;
+  return runner;
+}
+
 }  // namespace
 
 // Members in construction order: the stream outlives the runner and the cache that use it.
@@ -110,7 +117,8 @@ struct cuda_backend::impl {
   // The engine resolved --kv-cache-dtype (plan_kv refused what the device cannot hold), so a
   // float8 pool here is the only other format.
   impl(const llama_model& model, const model_runner_config& config, cuda::dtype storage)
-      : runner(runner_config_of(model), host_weights_of(model), storage, stream.get()),
+      : runner(with_graphs(runner_config_of(model), config), host_weights_of(model), storage,
+               stream.get()),
         cache(runner.cache_layout(config.num_device_blocks, config.block_size,
                                   config.cache_dtype == kv_cache_dtype::float8
                                       ? cuda::kv_format::fp8_e4m3
@@ -147,6 +155,14 @@ cuda_backend::~cuda_backend() {
 
 std::string cuda_backend::device() const {
   return "cuda:" + std::to_string(device_index_);
+}
+
+int64_t cuda_backend::graphs_captured() const {
+  return impl_->runner.graphs().captured;
+}
+
+int64_t cuda_backend::graph_replays() const {
+  return impl_->runner.graphs().replayed;
 }
 
 void cuda_backend::move_blocks(const step_plan& plan) {

@@ -44,6 +44,9 @@ class cuda_backend : public forward_backend {
 
   std::string device() const override;
   void move_blocks(const step_plan& plan) override;
+  /// CUDA graphs of decode steps captured so far, and steps that replayed one.
+  int64_t graphs_captured() const;
+  int64_t graph_replays() const;
   void forward(const forward_batch& batch, std::vector<float>& logits) override;
   /// The argmax on the device, after the masks' bitmask kernel: only the token ids come back.
   bool try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens,

@@ -35,6 +35,10 @@ struct model_runner_config {
   /// replica's workers; 0 on the CPU backend).
   int32_t device_index = 0;
   kv_cache_dtype cache_dtype = kv_cache_dtype::float32;  ///< of the CPU backend's pools
+  /// CUDA graphs for decode steps of up to this many sequences (0: eager) and contexts of up
+  /// to cuda_graph_max_context tokens (--enforce-eager, --max-seq-len-to-capture).
+  int32_t cuda_graph_max_batch = 0;
+  int32_t cuda_graph_max_context = 8192;
   /// Tensor parallelism (CPU): this worker's rank and its replica's group (null: none).
   std::shared_ptr<cpu::host_all_reduce> all_reduce;
   int32_t tp_rank = 0;

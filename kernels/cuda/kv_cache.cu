@@ -47,6 +47,13 @@ void device_kv_cache::wait_for_layer(int64_t layer, cudaStream_t stream) {
   if (layer + 1 == layout_.num_layers) moves_outstanding_ = false;
 }
 
+void device_kv_cache::wait_for_moves(cudaStream_t stream) {
+  if (!moves_outstanding_ || layer_moved_.empty()) return;
+  // Every layer's event is recorded on the one copy stream, the last one after all moves.
+  CUDA_CHECK(cudaStreamWaitEvent(stream, layer_moved_.back().get(), 0));
+  moves_outstanding_ = false;
+}
+
 void device_kv_cache::synchronize_moves() {
   CUDA_CHECK(cudaStreamSynchronize(moves_.get()));
 }

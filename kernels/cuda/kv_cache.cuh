@@ -60,6 +60,9 @@ class device_kv_cache {
   /// when no move is outstanding. The forward waits on every layer in order; its wait on the
   /// last layer ends the outstanding moves.
   void wait_for_layer(int64_t layer, cudaStream_t stream);
+  /// Makes `stream` wait until every block of the last move_blocks is in place, and ends the
+  /// outstanding moves (a captured graph then holds no wait of its own).
+  void wait_for_moves(cudaStream_t stream);
   /// Waits on the host for the copy stream (a failed copy throws here).
   void synchronize_moves();
 

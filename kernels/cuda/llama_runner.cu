@@ -373,10 +373,9 @@ llama_runner::device_batch llama_runner::stage_batch(const llama_host_batch& b,
 
 float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   const auto& c = config_;
-  const dtype t = weights_.storage();
   const kv_cache_layout& layout = cache.layout();
   require(layout.num_layers == c.num_layers && layout.num_kv_heads == c.num_kv_heads &&
-              layout.head_dim == c.head_dim && layout.type == t,
+              layout.head_dim == c.head_dim && layout.type == weights_.storage(),
           "the KV cache layout does not match the model (layers, kv heads, head_dim, dtype)");
   const int64_t n = b.num_tokens, num_seqs = b.num_seqs, num_logits = b.num_logits;
   const int64_t block_size = layout.block_size;
@@ -409,7 +408,6 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   for (int64_t i = 0; i < num_logits; ++i)
     require(b.logits_indices[i] >= 0 && b.logits_indices[i] < n, "logits index outside the batch");
 
-  ensure_workspace(n);
   const int32_t* rope_positions = b.positions;
   if (c.long_rope_offset > 0) {
     // LongRoPE: a sequence past the original context rotates with the long factors' rows.
@@ -422,8 +420,84 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
         }
     rope_positions = rope_positions_.data();
   }
+  // Host routing (mixture of experts) waits on the device inside the forward: never captured.
+  if (c.num_experts == 0)
+    if (const decode_graph_shape shape = decode_graph_shape_of(b, block_size, c.decode_graphs);
+        shape.num_seqs > 0 && !uncapturable_.count(shape)) {
+      llama_host_batch rotated = b;
+      rotated.positions = rope_positions;
+      return run_graph(rotated, shape, cache);
+    }
+  ensure_workspace(n);
   const device_batch batch = stage_batch(b, rope_positions);
+  return enqueue(b, batch, max_query_len, max_seq_len, cache);
+}
 
+std::vector<const void*> llama_runner::workspace_signature(const device_kv_cache& cache) const {
+  return {ws_.x.get(),          ws_.residual.get(),      ws_.qkv.get(),
+          ws_.q.get(),          ws_.attn.get(),          ws_.k.get(),
+          ws_.v.get(),          ws_.gate_up.get(),       ws_.act.get(),
+          ws_.last_x.get(),     ws_.last_residual.get(), ws_.logits.get(),
+          ws_.logits_f32.get(), ws_.batch.get(),         ws_.attention.get(),
+          ws_.permuted.get(),   ws_.dequantized.get(),   cache.k(0)};
+}
+
+float* llama_runner::run_graph(const llama_host_batch& b, const decode_graph_shape& shape,
+                               device_kv_cache& cache) {
+  const int64_t block_size = cache.layout().block_size;
+  const padded_decode_batch padded(b, shape, block_size);
+  const llama_host_batch& p = padded.view();
+  // Every launch size comes from the shape: the attention is sized for a context filling the
+  // padded block table, and reads each sequence's real length on the device.
+  const int64_t context_bound = shape.blocks_per_seq * block_size;
+  // The graph holds no wait on the cache's copy stream: every move is in place before it runs.
+  cache.wait_for_moves(stream_);
+  ensure_workspace(p.num_tokens);
+  const device_batch batch = stage_batch(p, p.positions);
+  if (auto it = graphs_.find(shape);
+      it != graphs_.end() && it->second.workspace == workspace_signature(cache)) {
+    CUDA_CHECK(cudaGraphLaunch(it->second.exec.get(), stream_));
+    ++graph_counts_.replayed;
+    return it->second.logits;
+  }
+  // The shape's first step (or its scratch moved since the capture): run it eagerly, which
+  // also grows every scratch the launches use, then capture the same launches, which does
+  // not run them.
+  float* logits = enqueue(p, batch, 1, context_bound, cache);
+  captured_graph g;
+  CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  float* captured_logits = nullptr;
+  try {
+    captured_logits = enqueue(p, batch, 1, context_bound, cache);
+  } catch (...) {
+    // A launch that cannot be captured: this shape runs eagerly from now on.
+    cudaGraph_t broken = nullptr;
+    if (cudaStreamEndCapture(stream_, &broken) == cudaSuccess && broken) cudaGraphDestroy(broken);
+    cudaGetLastError();
+    uncapturable_.insert(shape);
+    graphs_.erase(shape);
+    return logits;
+  }
+  cudaGraph_t graph = nullptr;
+  CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  CUDA_CHECK(instantiated);
+  g.exec = graph_exec(exec);
+  g.logits = captured_logits;
+  g.workspace = workspace_signature(cache);
+  graphs_[shape] = std::move(g);
+  ++graph_counts_.captured;
+  return logits;
+}
+
+float* llama_runner::enqueue(const llama_host_batch& b, const device_batch& batch,
+                             int64_t max_query_len, int64_t max_seq_len, device_kv_cache& cache) {
+  const auto& c = config_;
+  const dtype t = weights_.storage();
+  const int64_t n = b.num_tokens, num_seqs = b.num_seqs, num_logits = b.num_logits;
+  const int64_t block_size = cache.layout().block_size;
   const int64_t dim = c.hidden_size, q_size = c.q_size(), kv_size = c.kv_size();
   const int64_t qkv_size = q_size + 2 * kv_size, hidden = c.intermediate_size;
   const size_t es = static_cast<size_t>(dtype_size(t));
@@ -455,6 +529,8 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   paged.cache = cache.layout().format;
   // The leading one-token queries run the decode kernels, the rest the prefill kernel.
   paged_split split = split_decode_prefix(paged, b.query_start_loc, b.seq_lens, c.head_dim);
+  // A batch of decodes only is sized by the caller's bound (a graph's, past the real lengths).
+  if (split.decode.num_seqs == num_seqs) split.decode.max_seq_len = max_seq_len;
   const bool decode_rows = split.decode.num_seqs > 0;
   if (decode_rows)
     reserve(ws_.attention,

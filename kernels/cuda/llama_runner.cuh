@@ -10,13 +10,17 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/decode_graphs.hpp"
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/host_batch.hpp"
 #include "kernels/cuda/kv_cache.cuh"
 #include "kernels/cuda/quantized_linear.cuh"
 #include "kernels/cuda/sampling.cuh"
@@ -58,6 +62,10 @@ struct llama_runner_config {
   int64_t num_experts = 0;
   int64_t moe_top_k = 0;
   std::function<void(const float* logits, int64_t n, int32_t* experts, float* weights)> route;
+
+  /// CUDA graphs for decode steps (decode_graphs.hpp); max_batch 0: every step eager
+  /// (--enforce-eager), as the default here.
+  decode_graph_limits decode_graphs;
 
   int64_t q_size() const { return num_heads * head_dim; }
   int64_t kv_size() const { return num_kv_heads * head_dim; }
@@ -110,22 +118,6 @@ struct llama_host_weights {
   quantized_matrix lm_head_quantized;
 };
 
-/// One step's batch on the host, laid out as actorllm::forward_batch: the new tokens of every
-/// sequence, flattened, and what attention needs to find each context in the cache.
-struct llama_host_batch {
-  const int32_t* token_ids = nullptr;        ///< (num_tokens)
-  const int32_t* positions = nullptr;        ///< (num_tokens)
-  const int64_t* slot_mapping = nullptr;     ///< (num_tokens) cache slot of each new token
-  const int32_t* query_start_loc = nullptr;  ///< (num_seqs + 1), [0] = 0
-  const int32_t* seq_lens = nullptr;         ///< (num_seqs) context length after this step
-  const int32_t* block_tables = nullptr;     ///< (num_seqs, max_blocks_per_seq)
-  const int32_t* logits_indices = nullptr;   ///< (num_logits) token rows that sample
-  int64_t num_tokens = 0;
-  int64_t num_seqs = 0;
-  int64_t max_blocks_per_seq = 0;
-  int64_t num_logits = 0;
-};
-
 /// Allowed-token bitmasks of some logits rows, on the host (structured output).
 struct host_token_masks {
   const int32_t* rows = nullptr;    ///< (num_masked) logits rows, each below num_logits
@@ -153,6 +145,11 @@ class llama_runner {
   llama_runner& operator=(const llama_runner&) = delete;
 
   const llama_runner_config& config() const { return config_; }
+  /// Decode graphs captured so far, and steps that replayed one.
+  struct graph_counts {
+    int64_t captured = 0, replayed = 0;
+  };
+  graph_counts graphs() const { return graph_counts_; }
   dtype storage() const { return weights_.storage(); }
   /// The cache layout this model needs, written from the runner's storage type: elements of
   /// that type, or float8 E4M3 (--kv-cache-dtype fp8).
@@ -183,7 +180,8 @@ class llama_runner {
                       const std::function<host_token_masks()>& masks = {});
 
  private:
-  /// Runs the forward; returns the device float32 logits (num_logits, vocab).
+  /// Checks the batch and runs the forward, from a graph where its shape has one (captured on
+  /// the shape's first step); returns the device float32 logits (num_logits, vocab).
   float* run(const llama_host_batch& batch, device_kv_cache& cache);
   /// Masks rows of the device logits (num_logits, vocab) by `masks`.
   void apply_masks(float* logits, int64_t num_logits, const host_token_masks& masks);
@@ -203,6 +201,16 @@ class llama_runner {
   /// buffer and queues one asynchronous copy of it to the device. The staging buffer is
   /// reused by the next step: every forward waits for its stream before returning.
   device_batch stage_batch(const llama_host_batch& batch, const int32_t* rope_positions);
+  /// Queues every launch of the forward of a staged batch (`b`: its host side, for the
+  /// split of decodes from prefills); max_seq_len bounds the contexts (a graph's bound for a
+  /// batch of decodes only). Allocates nothing once the scratch has grown to the batch.
+  float* enqueue(const llama_host_batch& b, const device_batch& batch, int64_t max_query_len,
+                 int64_t max_seq_len, device_kv_cache& cache);
+  /// A decode step padded to `shape` (decode_graph_shape_of), through its graph.
+  float* run_graph(const llama_host_batch& batch, const decode_graph_shape& shape,
+                   device_kv_cache& cache);
+  /// The device addresses a captured graph bakes in: the scratch and the cache.
+  std::vector<const void*> workspace_signature(const device_kv_cache& cache) const;
   /// A matrix of a linear layer on the device: dense in the storage type, or quantized
   /// (quantized.codes set, device pointers).
   struct linear_weight {
@@ -253,6 +261,33 @@ class llama_runner {
   cudaStream_t stream_;
   gemm_context gemm_;
   std::vector<int32_t> rope_positions_;  // LongRoPE: the positions the rotation reads
+
+  /// An instantiated graph, destroyed with its owner.
+  class graph_exec {
+   public:
+    graph_exec() = default;
+    explicit graph_exec(cudaGraphExec_t exec) : exec_(exec) {}
+    graph_exec(graph_exec&& o) noexcept : exec_(o.exec_) { o.exec_ = nullptr; }
+    graph_exec& operator=(graph_exec&& o) noexcept {
+      std::swap(exec_, o.exec_);
+      return *this;
+    }
+    ~graph_exec() {
+      if (exec_) cudaGraphExecDestroy(exec_);
+    }
+    cudaGraphExec_t get() const { return exec_; }
+
+   private:
+    cudaGraphExec_t exec_ = nullptr;
+  };
+  struct captured_graph {
+    graph_exec exec;
+    float* logits = nullptr;             // where its logits land
+    std::vector<const void*> workspace;  // workspace_signature at capture
+  };
+  std::map<decode_graph_shape, captured_graph> graphs_;
+  std::set<decode_graph_shape> uncapturable_;  // shapes whose capture failed: eager
+  graph_counts graph_counts_;
 
   struct workspace {
     int64_t tokens = 0;  // capacity

@@ -161,6 +161,96 @@ TEST(engine_cuda, float8_cache_matches_the_cpu_float8_cache) {
   EXPECT_GT(max_relative_error(got, unrounded), 1e-4f) << "the float8 cache was not used";
 }
 
+// CUDA graphs of decode steps against eager launches: the same logits step by step while the
+// batch shrinks (another padded size), blocks are swapped between steps (the graph runs after
+// the moves), and the contexts outgrow --max-seq-len-to-capture (eager again). Graphs were
+// captured and replayed.
+TEST(engine_cuda, decode_graphs_replay_what_eager_steps_compute) {
+  REQUIRE_CUDA_DEVICE();
+  auto model = std::make_shared<llama_model>(testing::stories260k_dir());
+  model_runner_config config;
+  config.block_size = 16;
+  config.num_device_blocks = 40;
+  config.num_cpu_blocks = 8;
+  cuda_backend eager(model, config, 0, cuda_storage::f32);
+  config.cuda_graph_max_batch = 16;
+  config.cuda_graph_max_context = 64;
+  cuda_backend graphs(model, config, 0, cuda_storage::f32);
+  EXPECT_EQ(eager.graphs_captured(), 0);
+
+  struct sequence {
+    std::vector<int32_t> table;
+    int32_t length = 0;
+    int32_t next = 0;
+  };
+  std::vector<sequence> seqs(5);
+  forward_batch batch;
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    std::vector<int32_t> prompt{1};
+    for (size_t i = 0; i < 8 + 5 * s; ++i) prompt.push_back(3 + int32_t((i * 31 + s) % 300));
+    for (int b = 0; b < 5; ++b) seqs[s].table.push_back(int32_t(s) * 5 + b);
+    seqs[s].length = static_cast<int32_t>(prompt.size());
+    batch.add_sequence(prompt, 0, seqs[s].table, config.block_size, true);
+  }
+  batch.finalize();
+  std::vector<float> want, got;
+  eager.forward(batch, want);
+  graphs.forward(batch, got);
+  EXPECT_LT(max_relative_error(got, want), 1e-4f) << "prefill";
+  const int64_t vocab = model->config().vocab_size;
+  const auto next_tokens = [&] {
+    for (size_t s = 0; s < seqs.size(); ++s)
+      seqs[s].next = static_cast<int32_t>(
+          std::max_element(want.begin() + s * vocab, want.begin() + (s + 1) * vocab) -
+          (want.begin() + s * vocab));
+  };
+  next_tokens();
+  for (int step = 0; step < 45; ++step) {
+    if (step == 6) seqs.pop_back();  // a smaller padded batch: 4
+    if (step == 10) {
+      // Sequence 0 goes out and comes back into blocks 30..34, between two replays.
+      step_plan plan;
+      for (int b = 0; b < 5; ++b) {
+        plan.blocks_to_swap_out.push_back({seqs[0].table[b], b});
+        plan.blocks_to_swap_in.push_back({b, 30 + b});
+      }
+      eager.move_blocks(plan);
+      graphs.move_blocks(plan);
+      seqs[0].table = {30, 31, 32, 33, 34};
+    }
+    batch.clear();
+    for (auto& s : seqs) {
+      batch.add_sequence(std::vector<int32_t>{s.next}, s.length, s.table, config.block_size, true);
+      ++s.length;
+    }
+    batch.finalize();
+    eager.forward(batch, want);
+    graphs.forward(batch, got);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_LT(max_relative_error(got, want), 1e-4f) << "decode step " << step;
+    next_tokens();
+    if (step == 3) {
+      // The device argmax reads a replay's logits (the step again: the same cache writes).
+      std::vector<int32_t> tokens;
+      ASSERT_TRUE(graphs.try_forward_greedy(batch, tokens));
+      ASSERT_EQ(tokens.size(), seqs.size());
+      for (size_t s = 0; s < seqs.size(); ++s) EXPECT_EQ(tokens[s], seqs[s].next) << s;
+    }
+  }
+  EXPECT_GE(graphs.graphs_captured(), 2);  // batches of 8 and of 4
+  EXPECT_GE(graphs.graph_replays(), 20);
+  // Sequence 3's context passed 64 tokens: it runs eagerly.
+  const int64_t replays = graphs.graph_replays();
+  batch.clear();
+  batch.add_sequence(std::vector<int32_t>{seqs[3].next}, seqs[3].length, seqs[3].table,
+                     config.block_size, true);
+  batch.finalize();
+  eager.forward(batch, want);
+  graphs.forward(batch, got);
+  EXPECT_LT(max_relative_error(got, want), 1e-4f) << "eager again";
+  EXPECT_EQ(graphs.graph_replays(), replays);
+}
+
 /// A 40-token prompt, then 12 greedy decode steps, on the CPU backend and the device (float32):
 /// the logits agree at every step.
 void expect_device_logits_match_the_cpu(std::shared_ptr<llama_model> model) {

@@ -71,7 +71,7 @@ TEST(engine_config, bad_values_are_one_clear_line) {
 }
 
 // A launch script written for vLLM runs unchanged: its common flags parse, the no-ops say so
-// in --help, and the two with an effect here take it.
+// in --help, and the ones with an effect here take it.
 TEST(engine_config, vllms_common_launch_flags_are_accepted) {
   engine_config c;
   EXPECT_FALSE(
@@ -79,6 +79,7 @@ TEST(engine_config, vllms_common_launch_flags_are_accepted) {
                 "--trust-remote-code", "--enforce-eager", "--max-logprobs", "5",
                 "--generation-config", "vllm", "--no-enable-chunked-prefill"}));
   EXPECT_EQ(c.server.log_stats_interval, 0.0);
+  EXPECT_TRUE(c.model.enforce_eager);  // CUDA graphs off
   EXPECT_EQ(c.model.max_logprobs, 5);
   EXPECT_EQ(c.model.generation_config, "vllm");
   EXPECT_TRUE(c.validate().empty());
@@ -89,8 +90,8 @@ TEST(engine_config, vllms_common_launch_flags_are_accepted) {
   flag_parser p("actorllm serve", "test");
   add_engine_flags(p, c);
   const auto help = p.help();
-  for (const char* flag : {"--enable-chunked-prefill", "--disable-log-requests",
-                           "--trust-remote-code", "--enforce-eager"}) {
+  for (const char* flag :
+       {"--enable-chunked-prefill", "--disable-log-requests", "--trust-remote-code"}) {
     const auto at = help.find(flag);
     ASSERT_NE(at, std::string::npos) << flag;
     EXPECT_NE(help.find("accepted for vLLM compatibility", at), std::string::npos) << flag;
