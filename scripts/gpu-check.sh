@@ -200,6 +200,21 @@ golden_greedy_gpu() {
     record golden FAILED "$(elapsed "$t")" "${detail:-rc $rc} (see $logs/golden.log)"
     failed=1
   fi
+  # The same checks with the decode steps replayed from CUDA graphs (the server's default):
+  # the fp32 ids must be exact again; the time beside the eager one's is the launch saving.
+  t=$(date +%s)
+  timeout 120 "$bin" "$model_dir" --graphs >"$logs/golden-graphs.log" 2>&1
+  rc=$?
+  grep -E 'golden greedy|decode graphs|FAIL' "$logs/golden-graphs.log"
+  detail=$(grep -oE 'golden greedy [0-9]+ tokens in [0-9.]+ ms' "$logs/golden-graphs.log")
+  if grep -q 'no CUDA device' "$logs/golden-graphs.log"; then
+    record graphs SKIPPED "$(elapsed "$t")" "no CUDA device"
+  elif ((rc == 0)) && grep -q '^cuda_golden: PASS$' "$logs/golden-graphs.log"; then
+    record graphs ok "$(elapsed "$t")" "PASS: ${detail:-golden greedy} with decode graphs"
+  else
+    record graphs FAILED "$(elapsed "$t")" "see $logs/golden-graphs.log"
+    failed=1
+  fi
   # bf16 weights and activations: a smoke test of the dtype switch, reported, never failing.
   t=$(date +%s)
   timeout 60 "$bin" "$model_dir" --dtype bf16 >"$logs/golden-bf16.log" 2>&1

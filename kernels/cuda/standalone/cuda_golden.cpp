@@ -1,4 +1,4 @@
-// cuda_golden MODEL_DIR [GOLDEN_JSON] [--cpu] [--dtype f32|f16|bf16]
+// cuda_golden MODEL_DIR [GOLDEN_JSON] [--cpu] [--dtype f32|f16|bf16] [--graphs]
 //
 // The stories260K golden greedy on the GPU: loads the checkpoint as the server does
 // (llama_model: config.json, safetensors, the Llama weights, the rotary table), greedily
@@ -9,7 +9,9 @@
 // --cpu runs the same checks through llama_model::forward on the CPU instead (to test the
 // loading and this driver on a machine without a GPU). Without a CUDA device (and without
 // --cpu) it prints "no CUDA device" and exits 0. --dtype f16|bf16 stores weights and
-// activations in that type and only reports agreement. Exit status: 0 on PASS, 1 on FAIL.
+// activations in that type and only reports agreement. --graphs replays the decode steps
+// from CUDA graphs (as the server does unless --enforce-eager) and reports how many were
+// captured and replayed. Exit status: 0 on PASS, 1 on FAIL.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -46,11 +48,18 @@ class model_under_test {
   virtual void greedy(const forward_batch& b, tokens_t& next) = 0;
 };
 
+/// `config` with decode graphs for batches of up to 256 sequences, or none.
+cuda::llama_runner_config with_graphs(cuda::llama_runner_config config, bool graphs) {
+  config.decode_graphs.max_batch = graphs ? 256 : 0;
+  return config;
+}
+
 /// cuda::llama_runner over the model's weights, as the worker's cuda_backend builds it.
 class cuda_model : public model_under_test {
  public:
-  cuda_model(const llama_model& m, cuda::dtype t)
-      : runner_(runner_config_of(m), host_weights_of(m), t) {}
+  cuda_model(const llama_model& m, cuda::dtype t, bool graphs)
+      : runner_(with_graphs(runner_config_of(m), graphs), host_weights_of(m), t) {}
+  cuda::llama_runner::graph_counts graphs() const { return runner_.graphs(); }
   void reset(int64_t num_blocks, int64_t block_size) override {
     cache_.reset();  // free the old cache first
     cache_ =
@@ -160,11 +169,13 @@ std::string first_mismatch(const tokens_t& want, const tokens_t& got) {
 
 int run(int argc, char** argv) {
   std::string model_dir, golden_path, dtype_name = "f32";
-  bool use_cpu = false;
+  bool use_cpu = false, graphs = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--cpu") {
       use_cpu = true;
+    } else if (a == "--graphs") {
+      graphs = true;
     } else if (a == "--dtype" && i + 1 < argc) {
       dtype_name = argv[++i];
     } else if (model_dir.empty()) {
@@ -175,7 +186,8 @@ int run(int argc, char** argv) {
   }
   if (model_dir.empty()) {
     std::fprintf(stderr,
-                 "usage: cuda_golden MODEL_DIR [GOLDEN_JSON] [--cpu] [--dtype f32|f16|bf16]\n");
+                 "usage: cuda_golden MODEL_DIR [GOLDEN_JSON] [--cpu] [--dtype f32|f16|bf16] "
+                 "[--graphs]\n");
     return 2;
   }
   if (golden_path.empty()) golden_path = model_dir + "/golden_greedy.json";
@@ -208,10 +220,10 @@ int run(int argc, char** argv) {
       std::printf("cuda_golden: no CUDA device; skipped (model and golden loaded fine)\n");
       return 0;
     }
-    dut = std::make_unique<cuda_model>(model, storage);
+    dut = std::make_unique<cuda_model>(model, storage, graphs);
     ref = std::make_unique<cpu_model>(model);
-    std::printf("cuda_golden: backend cuda %s on %s\n", cuda::dtype_name(storage),
-                cuda::device_description().c_str());
+    std::printf("cuda_golden: backend cuda %s%s on %s\n", cuda::dtype_name(storage),
+                graphs ? " with decode graphs" : "", cuda::device_description().c_str());
   }
   // Greedy ids are compared exactly only in fp32, the precision of the golden; in f16 and
   // bf16 the run is a smoke test that reports how far it agrees.
@@ -284,6 +296,13 @@ int run(int argc, char** argv) {
               bad);
   ok = ok && (bad == 0 || !exact);
 
+  if (graphs) {
+    const auto counts = static_cast<const cuda_model&>(*dut).graphs();
+    std::printf("cuda_golden: decode graphs: %lld captured, %lld steps replayed%s\n",
+                (long long)counts.captured, (long long)counts.replayed,
+                counts.replayed > 0 ? "" : ": FAIL (no step replayed a graph)");
+    ok = ok && counts.replayed > 0;
+  }
   std::printf("cuda_golden: %s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }
