@@ -57,9 +57,9 @@ engine_setup engine_setup::load(const engine_config& config,
   s.config = config;
   cpu::set_num_threads(config.parallel.cpu_threads);
   const int32_t tp = config.parallel.tensor_parallel_size;
-  if (tp > 1 && backend && backend->device() != "cpu")
-    throw std::runtime_error("--tensor-parallel-size " + std::to_string(tp) +
-                             " runs on the CPU backend only (use --device cpu)");
+  if (tp > 1 && backend)
+    if (const std::string why = backend->tensor_parallel_refusal(); !why.empty())
+      throw std::runtime_error("--tensor-parallel-size " + std::to_string(tp) + ": " + why);
   for (int32_t rank = 0; rank < tp; ++rank)
     s.shards.push_back(std::make_shared<llama_model>(
         model_dir, tp_shard{rank, tp},

@@ -1,9 +1,12 @@
 #include "actors/gpu_worker/cuda_backend.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "actors/gpu_worker/cuda_weights.hpp"
@@ -11,6 +14,7 @@
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/kv_cache.cuh"
 #include "kernels/cuda/llama_runner.cuh"
+#include "kernels/cuda/nccl_comm.cuh"
 #include "model/packed_weights.hpp"
 
 namespace actorllm {
@@ -103,10 +107,44 @@ cuda::kv_format to_kv_format(cuda_cache cache) {
   return cache == cuda_cache::fp8_e4m3 ? cuda::kv_format::fp8_e4m3 : cuda::kv_format::activations;
 }
 
-cuda::llama_runner_config with_graphs(cuda::llama_runner_config runner,
-                                      const model_runner_config& config) {
+/// This rank's communicator of its replica's tensor-parallel group (null: one rank). The
+/// ranks meet in the host group once: rank 0 makes the NCCL id and the others receive it
+/// (with a first byte that says whether rank 0 could make one, so that no rank waits for a
+/// join that will not come), then every rank joins on its own device.
+std::unique_ptr<cuda::nccl_comm> join_tensor_parallel_group(const model_runner_config& config) {
+  const auto& group = config.all_reduce;
+  if (!group || group->num_ranks() == 1) return nullptr;
+  std::array<uint8_t, 1 + sizeof(cuda::nccl_id)> message{};
+  std::string failure;
+  if (config.tp_rank == 0) {
+    try {
+      const cuda::nccl_id id = cuda::nccl_comm::new_id();
+      message[0] = 1;
+      std::copy(id.begin(), id.end(), message.begin() + 1);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }
+  group->broadcast(config.tp_rank, 0, message.data(), static_cast<int64_t>(message.size()));
+  if (message[0] != 1)
+    throw std::runtime_error("tensor parallelism on CUDA: rank 0 could not make a NCCL group" +
+                             (failure.empty() ? std::string() : ": " + failure));
+  cuda::nccl_id id;
+  std::copy(message.begin() + 1, message.end(), id.begin());
+  return std::make_unique<cuda::nccl_comm>(id, group->num_ranks(), config.tp_rank);
+}
+
+cuda::llama_runner_config runner_config_for(const llama_model& model,
+                                            const model_runner_config& config,
+                                            cuda::nccl_comm* tensor_parallel) {
+  cuda::llama_runner_config runner = runner_config_of(model);
   runner.decode_graphs.max_batch = config.cuda_graph_max_batch;
   runner.decode_graphs.max_context = config.cuda_graph_max_context;
+  if (tensor_parallel)
+    runner.all_reduce = [tensor_parallel](void* data, int64_t n, cuda::dtype t,
+                                          cudaStream_t stream) {
+      tensor_parallel->all_reduce_sum(data, n, t, stream);
+    };
   return runner;
 }
 
@@ -117,8 +155,9 @@ struct cuda_backend::impl {
   // The engine resolved --kv-cache-dtype (plan_kv refused what the device cannot hold), so a
   // float8 pool here is the only other format.
   impl(const llama_model& model, const model_runner_config& config, cuda::dtype storage)
-      : runner(with_graphs(runner_config_of(model), config), host_weights_of(model), storage,
-               stream.get()),
+      : tensor_parallel(join_tensor_parallel_group(config)),
+        runner(runner_config_for(model, config, tensor_parallel.get()), host_weights_of(model),
+               storage, stream.get()),
         cache(runner.cache_layout(config.num_device_blocks, config.block_size,
                                   config.cache_dtype == kv_cache_dtype::float8
                                       ? cuda::kv_format::fp8_e4m3
@@ -126,6 +165,9 @@ struct cuda_backend::impl {
               config.num_cpu_blocks) {}
 
   cuda::device_stream stream;
+  // Joined before the weights upload, so that a rank failing there cannot leave its peers
+  // waiting in the join.
+  std::unique_ptr<cuda::nccl_comm> tensor_parallel;
   cuda::llama_runner runner;
   cuda::device_kv_cache cache;
 };
@@ -286,6 +328,13 @@ std::string cuda_backend_provider::describe_weights(const llama_model& model) co
   return std::string(storage_name(storage)) + " on the device (--dtype " + dtype_ +
          "; the checkpoint's " + model.config().torch_dtype + ")" + kept +
          ", uploaded from the host's " + model.storage().description;
+}
+
+std::string cuda_backend_provider::tensor_parallel_refusal() const {
+  return cuda::nccl_available()
+             ? std::string()
+             : "this build has no NCCL, which tensor parallelism on CUDA needs (install "
+               "libnccl-dev and rebuild, or use --device cpu)";
 }
 
 std::string cuda_backend_provider::describe_kv_cache(const llama_model& model,

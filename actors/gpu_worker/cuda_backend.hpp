@@ -77,6 +77,8 @@ class cuda_backend_provider : public backend_provider {
   int32_t num_devices() const override { return num_devices_; }
   /// What the device keeps `model`'s weights, activations and KV cache in, and why.
   std::string describe_weights(const llama_model& model) const override;
+  /// Empty where this build has NCCL (the ranks of a replica sum on their devices).
+  std::string tensor_parallel_refusal() const override;
   /// The device cache's elements (cuda_cache_for), for the startup log.
   std::string describe_kv_cache(const llama_model& model,
                                 const engine_config& config) const override;

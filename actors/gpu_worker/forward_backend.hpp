@@ -138,6 +138,13 @@ class backend_provider {
     return model.storage().description;
   }
 
+  /// Why --tensor-parallel-size > 1 cannot run on these workers, or empty where it can.
+  /// Default: the CPU's host all-reduce serves the CPU; another device needs its own.
+  virtual std::string tensor_parallel_refusal() const {
+    return device() == "cpu" ? std::string()
+                             : "tensor parallelism runs on the CPU backend only (use --device cpu)";
+  }
+
   /// What the workers keep the KV cache in under --kv-cache-dtype, for the startup log.
   /// Default: the CPU pools' type (cpu_cache_dtype).
   virtual std::string describe_kv_cache(const llama_model& /*model*/,

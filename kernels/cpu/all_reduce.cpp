@@ -41,4 +41,12 @@ void host_all_reduce::sum(int32_t rank, float* data, int64_t n) {
   std::copy(total.begin(), total.end(), data);
 }
 
+void host_all_reduce::broadcast(int32_t rank, int32_t root, uint8_t* bytes, int64_t n) {
+  std::vector<float> values(static_cast<size_t>(n), 0.0f);
+  if (rank == root)
+    for (int64_t i = 0; i < n; ++i) values[i] = static_cast<float>(bytes[i]);
+  sum(rank, values.data(), n);
+  for (int64_t i = 0; i < n; ++i) bytes[i] = static_cast<uint8_t>(values[i]);
+}
+
 }  // namespace actorllm::cpu

@@ -25,6 +25,12 @@ class host_all_reduce {
   /// all_reduce_aborted once the group is aborted.
   void sum(int32_t rank, float* data, int64_t n);
 
+  /// Replaces bytes(n) on every rank by rank `root`'s: what a group shares once, such as the
+  /// id of a device communicator (NCCL's) that the ranks then join. Every rank calls it, as
+  /// sum(); the bytes travel as the sum of root's values and everyone else's zeros, exact for
+  /// bytes. Throws all_reduce_aborted as sum() does.
+  void broadcast(int32_t rank, int32_t root, uint8_t* bytes, int64_t n);
+
   /// Breaks the group for good: ranks waiting in sum() and every later call throw. For the
   /// supervisor, when it replaces a group one of whose ranks died: the survivors would
   /// otherwise wait for it forever.

@@ -572,12 +572,14 @@ float* llama_runner::enqueue(const llama_host_batch& b, const device_batch& batc
                     decode_rows ? ws_.attention.get() : nullptr,
                     decode_rows ? ws_.attention.size() : 0);
     linear(parts.o, ws_.attn.get(), nullptr, n, q_size, dim, x);
+    if (c.all_reduce) c.all_reduce(x, n * dim, t, stream_);  // partial over this rank's heads
     if (parts.attn_out_norm) rms_norm(x, parts.attn_out_norm, n, dim, eps, x, t, stream_);
     fused_add_rms_norm(x, residual, parts.post_norm, n, dim, eps, t, stream_);
     if (parts.expert_width > 0)
       moe_feed_forward(l, x, n);
     else
       run_mlp(x, n, hidden, parts.gate_up, parts.down, ws_.gate_up.get(), ws_.act.get(), x);
+    if (c.all_reduce) c.all_reduce(x, n * dim, t, stream_);  // partial over this rank's columns
     if (parts.mlp_out_norm) rms_norm(x, parts.mlp_out_norm, n, dim, eps, x, t, stream_);
   }
 

@@ -63,6 +63,12 @@ struct llama_runner_config {
   int64_t moe_top_k = 0;
   std::function<void(const float* logits, int64_t n, int32_t* experts, float* weights)> route;
 
+  /// Tensor parallelism: sums a row-parallel projection's partial output (data(n) of type t)
+  /// over the ranks, in place, on `stream`; called after the o and the down projections (and
+  /// the experts), as the CPU forward sums. Null: one rank. Every rank's runner calls it in
+  /// the same order (nccl_comm::all_reduce_sum).
+  std::function<void(void* data, int64_t n, dtype t, cudaStream_t stream)> all_reduce;
+
   /// CUDA graphs for decode steps (decode_graphs.hpp); max_batch 0: every step eager
   /// (--enforce-eager), as the default here.
   decode_graph_limits decode_graphs;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "actors/engine/llm_engine.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
@@ -249,6 +250,57 @@ TEST(engine_cuda, decode_graphs_replay_what_eager_steps_compute) {
   graphs.forward(batch, got);
   EXPECT_LT(max_relative_error(got, want), 1e-4f) << "eager again";
   EXPECT_EQ(graphs.graph_replays(), replays);
+}
+
+// --tensor-parallel-size 2 on CUDA: two shards on two devices, joined through the host group
+// into one NCCL group, give the single device's logits (prefill, then decodes replayed from
+// graphs, with their all-reduces captured).
+TEST(engine_cuda, tensor_parallel_ranks_on_two_devices_match_one_device) {
+  REQUIRE_CUDA_DEVICE();
+  if (num_cuda_devices() < 2) GTEST_SKIP() << "one CUDA device";
+  const cuda_backend_provider provider(num_cuda_devices(), "auto");
+  if (!provider.tensor_parallel_refusal().empty()) GTEST_SKIP() << "built without NCCL";
+  auto whole = std::make_shared<llama_model>(testing::stories260k_dir());
+  model_runner_config config;
+  config.block_size = 16;
+  config.num_device_blocks = 8;
+  config.cuda_graph_max_batch = 8;
+  cuda_backend single(whole, config, 0, cuda_storage::f32);
+  auto group = std::make_shared<cpu::host_all_reduce>(2);
+  std::vector<std::unique_ptr<cuda_backend>> ranks(2);
+  std::vector<std::thread> starting;
+  for (int32_t r = 0; r < 2; ++r)
+    starting.emplace_back([&, r] {
+      model_runner_config rank = config;
+      rank.all_reduce = group;
+      rank.tp_rank = r;
+      ranks[r] = std::make_unique<cuda_backend>(
+          std::make_shared<llama_model>(testing::stories260k_dir(), tp_shard{r, 2}), rank, r,
+          cuda_storage::f32);  // joins the NCCL group: both ranks at once
+    });
+  for (auto& t : starting) t.join();
+  ASSERT_TRUE(ranks[0] && ranks[1]);
+
+  const std::vector<int32_t> table{0, 1, 2, 3};
+  std::vector<int32_t> tokens{1};
+  for (int i = 0; i < 20; ++i) tokens.push_back(3 + (i * 29) % 200);
+  int32_t position = 0;
+  for (int step = 0; step < 8; ++step) {
+    forward_batch batch;
+    batch.add_sequence(tokens, position, table, config.block_size, true);
+    batch.finalize();
+    std::vector<float> want;
+    std::vector<std::vector<float>> got(2);
+    single.forward(batch, want);
+    std::vector<std::thread> stepping;
+    for (int r = 0; r < 2; ++r) stepping.emplace_back([&, r] { ranks[r]->forward(batch, got[r]); });
+    for (auto& t : stepping) t.join();
+    for (int r = 0; r < 2; ++r)
+      EXPECT_LT(max_relative_error(got[r], want), 1e-4f) << "rank " << r << " step " << step;
+    position += static_cast<int32_t>(tokens.size());
+    tokens = {argmax(want)};
+  }
+  EXPECT_GT(ranks[0]->graph_replays(), 0);
 }
 
 /// A 40-token prompt, then 12 greedy decode steps, on the CPU backend and the device (float32):
@@ -588,6 +640,18 @@ TEST(cuda_dtype, auto_keeps_a_16_bit_checkpoint_s_type_and_named_types_win) {
   EXPECT_THROW(cuda_storage_for("fp8", "bfloat16"), std::invalid_argument);
   EXPECT_THROW(cuda_backend_provider(1, "int4"), std::invalid_argument);
   EXPECT_STREQ(storage_name(cuda_storage::bf16), "bfloat16");
+}
+
+// --tensor-parallel-size on CUDA needs NCCL in the build, and nothing else; the CPU's host
+// all-reduce serves the CPU, and another device without a group of its own is refused.
+TEST(cuda_dtype, tensor_parallelism_on_cuda_needs_nccl) {
+  const std::string why = cuda_backend_provider(2, "auto").tensor_parallel_refusal();
+#if ACTORLLM_HAS_NCCL
+  EXPECT_EQ(why, "");
+#else
+  EXPECT_NE(why.find("NCCL"), std::string::npos) << why;
+#endif
+  EXPECT_EQ(cpu_backend_provider().tensor_parallel_refusal(), "");
 }
 
 // --kv-cache-dtype on the device: the activations' own type or float8; another 16- or 32-bit

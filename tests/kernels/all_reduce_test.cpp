@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <future>
 #include <thread>
 #include <vector>
@@ -27,6 +28,22 @@ TEST(host_all_reduce, every_rank_gets_the_sum_in_rank_order) {
   // After round 1 each rank holds 30 + 3i, and every later round triples it.
   for (int r = 0; r < ranks; ++r)
     for (int i = 0; i < n; ++i) EXPECT_EQ(data[r][i], float((30 + 3 * i) * 9)) << r << " " << i;
+}
+
+// How the ranks of a CUDA group share their NCCL id: rank 1's 128 bytes reach every rank,
+// each of the 256 byte values included.
+TEST(host_all_reduce, broadcast_gives_every_rank_the_roots_bytes) {
+  const int ranks = 3, n = 300;
+  cpu::host_all_reduce group(ranks);
+  std::vector<std::vector<uint8_t>> bytes(ranks, std::vector<uint8_t>(n));
+  for (int r = 0; r < ranks; ++r)
+    for (int i = 0; i < n; ++i) bytes[r][i] = static_cast<uint8_t>(r == 1 ? i : 7 * r + 1);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] { group.broadcast(r, 1, bytes[r].data(), n); });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < ranks; ++r)
+    for (int i = 0; i < n; ++i) ASSERT_EQ(bytes[r][i], static_cast<uint8_t>(i)) << r << " " << i;
 }
 
 TEST(host_all_reduce, abort_releases_a_rank_waiting_for_a_lost_peer) {
