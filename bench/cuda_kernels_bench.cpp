@@ -171,8 +171,8 @@ void bench_decode(int64_t num_seqs, int64_t context, decode_path path) {
          ms, bytes / (ms * 1e6), "GB/s", copy_gbs);
 }
 
-/// Prefill attention: `num_seqs` prompts of `len` tokens, causal, bf16.
-void bench_prefill(int64_t num_seqs, int64_t len, double peak_tflops) {
+/// Prefill attention: `num_seqs` prompts of `len` tokens, causal, bf16, on `kernel`.
+void bench_prefill(int64_t num_seqs, int64_t len, double peak_tflops, prefill_path kernel) {
   const int64_t num_heads = 32, num_kv_heads = 8, head_dim = 128, block_size = 16;
   const dtype t = dtype::bf16;
   const int64_t blocks_per_seq = (len + block_size - 1) / block_size;
@@ -202,13 +202,14 @@ void bench_prefill(int64_t num_seqs, int64_t len, double peak_tflops) {
   const double ms = time_ms(
       [&] {
         paged_attention_prefill(q.get(), k.get(), v.get(), batch, num_heads, num_kv_heads, head_dim,
-                                block_size, 0.0884f, out.get(), t, nullptr);
+                                block_size, 0.0884f, out.get(), t, nullptr, kernel);
       },
       1, 3);
   // Causal: about half of the len x len scores, two matmuls of 2 * head_dim flops each.
   const double flops = 4.0 * num_seqs * num_heads * head_dim * (len * (len + 1) / 2.0);
   report("prefill bf16 " + std::to_string(num_seqs) + "x" + std::to_string(len) +
-             " 32/8 heads d128 (cuda cores)",
+             " 32/8 heads d128 (" +
+             (kernel == prefill_path::tensor_cores ? "tensor cores" : "cuda cores") + ")",
          ms, flops / (ms * 1e9), "TFLOP/s", peak_tflops);
 }
 
@@ -244,7 +245,11 @@ int main() {
       bench_decode(64, context, decode_path::v2);
     }
     bench_decode(8, 4096, decode_path::automatic);
-    bench_prefill(4, 2048, peak);
+    bench_prefill(4, 2048, peak, prefill_path::cuda_cores);
+    if (tensor_core_prefill_takes(dtype::bf16, 128)) {
+      bench_prefill(4, 2048, peak, prefill_path::tensor_cores);
+      bench_prefill(1, 8192, peak, prefill_path::tensor_cores);
+    }
 
     std::printf(
         "{\"bench\":\"cuda_kernels\",\"device\":\"%s\",\"copy_gbs\":%.1f,"

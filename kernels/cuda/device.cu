@@ -43,6 +43,21 @@ int multiprocessor_count() {
   return sms;
 }
 
+int compute_capability() {
+  constexpr int kCached = 64;
+  static std::atomic<int> cache[kCached] = {};  // 0: not asked yet
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  if (device >= 0 && device < kCached)
+    if (const int known = cache[device].load(std::memory_order_relaxed); known > 0) return known;
+  int major = 0, minor = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  const int capability = major * 10 + minor;
+  if (device >= 0 && device < kCached) cache[device].store(capability, std::memory_order_relaxed);
+  return capability;
+}
+
 device_buffer::device_buffer(size_t bytes) : bytes_(bytes) {
   if (bytes) CUDA_CHECK(cudaMalloc(&ptr_, bytes));
 }

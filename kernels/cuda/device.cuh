@@ -27,6 +27,10 @@ std::string device_description();
 /// remembered (kernel dispatch asks every step).
 int multiprocessor_count();
 
+/// The current device's compute capability as major * 10 + minor (90 for sm_90), asked of
+/// the driver once per device and remembered.
+int compute_capability();
+
 /// Owns `bytes` of device memory (cudaMalloc); move-only.
 class device_buffer {
  public:

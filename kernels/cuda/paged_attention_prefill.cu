@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/check.cuh"
+#include "kernels/cuda/device.cuh"
 #include "kernels/cuda/paged_attention_prefill.cuh"
 
 namespace actorllm::cuda {
@@ -182,10 +183,14 @@ void launch_prefill(dim3 grid, cudaStream_t stream, const void* q, const void* k
 
 }  // namespace
 
+bool tensor_core_prefill_takes(dtype t, int64_t head_dim) {
+  return t != dtype::f32 && (head_dim == 64 || head_dim == 128) && compute_capability() >= 80;
+}
+
 void paged_attention_prefill(const void* q, const void* k_cache, const void* v_cache,
                              const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                              int64_t head_dim, int64_t block_size, float scale, void* out, dtype t,
-                             cudaStream_t stream) {
+                             cudaStream_t stream, prefill_path kernel) {
   if (head_dim <= 0 || head_dim > 256)
     throw std::invalid_argument("paged_attention_prefill: head_dim must be in 1..256");
   if (num_kv_heads <= 0 || num_heads % num_kv_heads != 0)
@@ -193,6 +198,16 @@ void paged_attention_prefill(const void* q, const void* k_cache, const void* v_c
   if (batch.num_seqs > 65535 || num_heads > 65535)
     throw std::invalid_argument("paged_attention_prefill: more than 65535 sequences or heads");
   if (batch.num_seqs == 0 || batch.max_query_len == 0) return;
+  if (kernel == prefill_path::tensor_cores && !tensor_core_prefill_takes(t, head_dim))
+    throw std::invalid_argument(
+        "paged_attention_prefill: the tensor-core kernel takes f16/bf16, head_dim 64 or 128, "
+        "on sm_80 or newer");
+  if (kernel == prefill_path::tensor_cores ||
+      (kernel == prefill_path::automatic && tensor_core_prefill_takes(t, head_dim))) {
+    paged_attention_prefill_tensor_cores(q, k_cache, v_cache, batch, num_heads, num_kv_heads,
+                                         head_dim, block_size, scale, out, t, stream);
+    return;
+  }
 
   prefill_args a{};
   a.query_start_loc = batch.query_start_loc;
