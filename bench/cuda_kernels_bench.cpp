@@ -12,6 +12,7 @@
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/fill.cuh"
+#include "kernels/cuda/fp8_gemm.cuh"
 #include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/paged_attention_decode.cuh"
@@ -122,6 +123,34 @@ void bench_quantized(weight_code code, int64_t n, int64_t in, int64_t out, doubl
     });
     report("dequantize + gemm " + name, ms, 2.0 * n * in * out / (ms * 1e9), "TFLOP/s", peak);
   }
+}
+
+/// A float8-weight linear layer (one scale per row) on a prefill-sized batch: W8A8 through
+/// cuBLASLt, activation quantization and column scaling included, against the peak above;
+/// and the weight-only path (dequantize, then the bf16 GEMM) on the same layer.
+void bench_fp8(int64_t n, int64_t in, int64_t out, double peak) {
+  std::mt19937 rng(5);
+  std::vector<uint8_t> codes(static_cast<size_t>(out * in));
+  for (auto& c : codes) c = static_cast<uint8_t>(rng() % 0x70);  // finite, moderate values
+  std::vector<float> scales(static_cast<size_t>(out), 0.01f);
+  quantized_matrix host{weight_code::fp8, out,           in,      in,
+                        codes.data(),     scales.data(), nullptr, nullptr};
+  const device_quantized_matrix w(host);
+  device_buffer x(n * in * 2), y(n * out * 2), dense(out * in * 2);
+  fill_uniform(x.get(), n * in, -1.0f, 1.0f, 9, dtype::bf16, nullptr);
+  const std::string shape =
+      " n=" + std::to_string(n) + " in=" + std::to_string(in) + " out=" + std::to_string(out);
+  fp8_gemm w8a8;
+  const double ms =
+      time_ms([&] { w8a8.linear(x.get(), w.view(), nullptr, n, y.get(), dtype::bf16, nullptr); });
+  report("fp8 W8A8 (cuBLASLt)" + shape, ms, 2.0 * n * in * out / (ms * 1e9), "TFLOP/s", peak);
+  gemm_context gemm;
+  const double dense_ms = time_ms([&] {
+    dequantize(w.view(), dense.get(), dtype::bf16, nullptr);
+    gemm.linear(x.get(), dense.get(), nullptr, n, in, out, y.get(), dtype::bf16, nullptr);
+  });
+  report("fp8 dequantize + bf16 gemm" + shape, dense_ms, 2.0 * n * in * out / (dense_ms * 1e9),
+         "TFLOP/s", peak);
 }
 
 /// Decode attention over a batch of `num_seqs` contexts of `context` tokens each.
@@ -237,6 +266,11 @@ int main() {
       for (int64_t n : {1, 8, 16}) bench_quantized(code, n, 4096, 4096, peak);
       bench_quantized(code, 1, 4096, 28672, peak);
       bench_quantized(code, 256, 4096, 4096, peak);
+    }
+
+    if (fp8_gemm_supported()) {
+      bench_fp8(2048, 4096, 4096, peak);
+      bench_fp8(2048, 4096, 14336, peak);
     }
 
     for (int64_t context : {1024, 2048, 4096}) {

@@ -311,6 +311,6 @@ for row in "${summary[@]}"; do
 done
 if [[ -f $logs/bench.log ]]; then
   echo
-  grep -E '^(memcpy|gemm bf16|decode bf16 auto|prefill)' "$logs/bench.log" | head -16
+  grep -E '^(memcpy|gemm bf16|decode bf16 auto|prefill|fp8)' "$logs/bench.log" | head -24
 fi
 exit "$failed"

@@ -9,6 +9,7 @@
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/embedding.cuh"
+#include "kernels/cuda/fp8_gemm.cuh"
 #include "kernels/cuda/llama_runner.cuh"
 #include "kernels/cuda/moe.cuh"
 #include "kernels/cuda/paged_attention.cuh"
@@ -177,6 +178,8 @@ llama_runner::linear_weight llama_runner::upload_linear(const std::string& name,
   const std::string error = quantized_layout_error(quantized);
   require(error.empty(), name + ": " + error);
   quantized_.push_back(std::make_unique<device_quantized_matrix>(quantized));
+  if (quantized.code == weight_code::fp8 && !fp8_tensor_cores_)
+    fp8_tensor_cores_ = fp8_gemm_supported();
   w.quantized = quantized_.back()->view();
   max_quantized_elems_ = std::max(max_quantized_elems_, out_features * in_features);
   return w;
@@ -197,6 +200,12 @@ void llama_runner::linear(const linear_weight& w, const void* x, const void* bia
   }
   if (n <= quantized_gemv_max_rows) {
     quantized_gemv(x, w.quantized, bias, n, y, t, stream_);
+    return;
+  }
+  if (fp8_tensor_cores_ && fp8_gemm_takes(w.quantized)) {
+    // Float8 weights on a prefill-sized batch: W8A8 on the tensor cores (sm_89+).
+    if (!fp8_) fp8_ = std::make_unique<fp8_gemm>();
+    fp8_->linear(x, w.quantized, bias, n, y, t, stream_);
     return;
   }
   reserve(ws_.dequantized, static_cast<size_t>(max_quantized_elems_) * es);
@@ -434,12 +443,16 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
 }
 
 std::vector<const void*> llama_runner::workspace_signature(const device_kv_cache& cache) const {
-  return {ws_.x.get(),          ws_.residual.get(),      ws_.qkv.get(),
-          ws_.q.get(),          ws_.attn.get(),          ws_.k.get(),
-          ws_.v.get(),          ws_.gate_up.get(),       ws_.act.get(),
-          ws_.last_x.get(),     ws_.last_residual.get(), ws_.logits.get(),
-          ws_.logits_f32.get(), ws_.batch.get(),         ws_.attention.get(),
-          ws_.permuted.get(),   ws_.dequantized.get(),   cache.k(0)};
+  std::vector<const void*> addresses = {
+      ws_.x.get(),          ws_.residual.get(),      ws_.qkv.get(),
+      ws_.q.get(),          ws_.attn.get(),          ws_.k.get(),
+      ws_.v.get(),          ws_.gate_up.get(),       ws_.act.get(),
+      ws_.last_x.get(),     ws_.last_residual.get(), ws_.logits.get(),
+      ws_.logits_f32.get(), ws_.batch.get(),         ws_.attention.get(),
+      ws_.permuted.get(),   ws_.dequantized.get(),   cache.k(0)};
+  if (fp8_)
+    for (const void* p : fp8_->buffers()) addresses.push_back(p);
+  return addresses;
 }
 
 float* llama_runner::run_graph(const llama_host_batch& b, const decode_graph_shape& shape,

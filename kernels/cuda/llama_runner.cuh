@@ -19,6 +19,7 @@
 #include "kernels/cuda/decode_graphs.hpp"
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/dtype.cuh"
+#include "kernels/cuda/fp8_gemm.cuh"
 #include "kernels/cuda/gemm.cuh"
 #include "kernels/cuda/host_batch.hpp"
 #include "kernels/cuda/kv_cache.cuh"
@@ -260,6 +261,10 @@ class llama_runner {
   const float* cos_sin_ = nullptr;
   const float* local_cos_sin_ = nullptr;  // Gemma 3's windowed layers' table, or null
   std::vector<std::unique_ptr<device_quantized_matrix>> quantized_;
+  // Float8 projections on prefill-sized batches: W8A8 through cuBLASLt where the device has
+  // float8 tensor cores (made on first use).
+  bool fp8_tensor_cores_ = false;
+  std::unique_ptr<fp8_gemm> fp8_;
   int64_t max_quantized_elems_ = 0;  // the largest quantized matrix, for its dense scratch
 
   llama_runner_config config_;

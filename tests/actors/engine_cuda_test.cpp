@@ -304,8 +304,9 @@ TEST(engine_cuda, tensor_parallel_ranks_on_two_devices_match_one_device) {
 }
 
 /// A 40-token prompt, then 12 greedy decode steps, on the CPU backend and the device (float32):
-/// the logits agree at every step.
-void expect_device_logits_match_the_cpu(std::shared_ptr<llama_model> model) {
+/// the logits agree at every step, within `tolerance` relative.
+void expect_device_logits_match_the_cpu(std::shared_ptr<llama_model> model,
+                                        float tolerance = 1e-4f) {
   model_runner_config config;
   config.block_size = 16;
   config.num_device_blocks = 8;
@@ -320,7 +321,7 @@ void expect_device_logits_match_the_cpu(std::shared_ptr<llama_model> model) {
   std::vector<float> want, got;
   cpu.forward(batch, want);
   gpu.forward(batch, got);
-  EXPECT_LT(max_relative_error(got, want), 1e-4f) << "prefill";
+  EXPECT_LT(max_relative_error(got, want), tolerance) << "prefill";
   for (int32_t position = 40; position < 52; ++position) {
     batch.clear();
     batch.add_sequence(std::vector<int32_t>{argmax(want)}, position, table, config.block_size,
@@ -328,7 +329,7 @@ void expect_device_logits_match_the_cpu(std::shared_ptr<llama_model> model) {
     batch.finalize();
     cpu.forward(batch, want);
     gpu.forward(batch, got);
-    EXPECT_LT(max_relative_error(got, want), 1e-4f) << "decode at " << position;
+    EXPECT_LT(max_relative_error(got, want), tolerance) << "decode at " << position;
   }
 }
 
@@ -410,7 +411,11 @@ TEST(engine_cuda, quantized_models_match_the_cpu_backend) {
         "--quantize gptq8 --group-size 128", "--quantize fp8-channel"}) {
     SCOPED_TRACE(scheme);
     const testing::random_model ckpt("cuda-quantized", base + scheme);
-    expect_device_logits_match_the_cpu(std::make_shared<llama_model>(ckpt.dir()));
+    // Float8 on sm_89+: the 40-token prefill runs W8A8 (activations rounded to E4M3 per
+    // tensor), which the CPU does not, and the decode steps read the K/V it wrote.
+    const bool w8a8 = std::string(scheme) == "--quantize fp8-channel";
+    expect_device_logits_match_the_cpu(std::make_shared<llama_model>(ckpt.dir()),
+                                       w8a8 ? 5e-2f : 1e-4f);
   }
   const testing::random_model plain("cuda-quantized-at-load", base);
   for (const char* at_load : {"int8", "int4"}) {
