@@ -16,7 +16,8 @@ struct model_config {
   std::string tokenizer;  ///< folder or tokenizer.json; empty: same as model
   std::string served_model_name;  ///< name in the API; empty: the folder's (--model also accepted)
   /// auto | float32 | float16 | bfloat16: the weights' type on the CPU (auto: the
-  /// checkpoint's, as vLLM), the compute type on CUDA (auto: float32 there).
+  /// checkpoint's, as vLLM), the compute type on CUDA (auto: a 16-bit checkpoint's type,
+  /// else float32).
   std::string dtype = "auto";
   /// none | int8: quantize a 16/32-bit checkpoint's matrices at load (per output channel).
   std::string quantization = "none";
@@ -53,7 +54,8 @@ struct cache_config {
   bool enable_prefix_caching = true;
   /// KV cache element type: auto (the model's compute type, float32 on the CPU), float32,
   /// float16 (CPU backend: half the memory per block, half the bytes decode attention reads),
-  /// or fp8 / fp8_e4m3 (CPU backend: a quarter of float32's, values saturating at ±448).
+  /// or fp8 / fp8_e4m3 (a quarter of float32's bytes, values saturating at ±448; on CUDA
+  /// beside any activation type).
   std::string cache_dtype = "auto";
 };
 

@@ -21,7 +21,8 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
       "model name in the API (default: the folder's name, with the --model argument also accepted)",
       c.model.served_model_name);
   p.add_string("--dtype",
-               "weight dtype: auto (the checkpoint's; float32 compute on CUDA), float32, float16, "
+               "weight dtype: auto (the checkpoint's; on CUDA a 16-bit checkpoint's type, else "
+               "float32), float32, float16, "
                "bfloat16",
                c.model.dtype);
   p.add_string("--quantization",
@@ -49,7 +50,8 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
                c.model.max_logprobs);
 
   p.add_string("--kv-cache-dtype",
-               "KV cache element type: auto, float32, float16 or fp8 (E4M3; CPU backend)",
+               "KV cache element type: auto, float32, float16 or fp8 (E4M3); on CUDA auto "
+               "(the activations' type) or fp8",
                c.cache.cache_dtype);
   p.add_number("--block-size", "tokens per KV cache block", c.cache.block_size);
   p.add_number("--swap-space", "CPU swap space for preempted sequences, GiB",
