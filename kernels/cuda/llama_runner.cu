@@ -14,9 +14,8 @@
 #include "kernels/cuda/moe.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/paged_attention_decode.cuh"
-#include "kernels/cuda/reshape_and_cache.cuh"
+#include "kernels/cuda/qkv_to_cache.cuh"
 #include "kernels/cuda/rms_norm.cuh"
-#include "kernels/cuda/rotary.cuh"
 #include "kernels/cuda/sampling.cuh"
 #include "kernels/cuda/silu_and_mul.cuh"
 #include "kernels/cuda/token_bitmask.cuh"
@@ -331,8 +330,6 @@ void llama_runner::ensure_workspace(int64_t n) {
     ws_.qkv = device_buffer(rows * (c.q_size() + 2 * c.kv_size()) * es);
     ws_.q = device_buffer(rows * c.q_size() * es);
     ws_.attn = device_buffer(rows * c.q_size() * es);
-    ws_.k = device_buffer(rows * c.kv_size() * es);
-    ws_.v = device_buffer(rows * c.kv_size() * es);
     ws_.gate_up = device_buffer(rows * 2 * c.intermediate_size * es);
     ws_.act = device_buffer(rows * c.intermediate_size * es);
     ws_.last_x = device_buffer(rows * c.hidden_size * es);
@@ -444,12 +441,12 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
 
 std::vector<const void*> llama_runner::workspace_signature(const device_kv_cache& cache) const {
   std::vector<const void*> addresses = {
-      ws_.x.get(),          ws_.residual.get(),      ws_.qkv.get(),
-      ws_.q.get(),          ws_.attn.get(),          ws_.k.get(),
-      ws_.v.get(),          ws_.gate_up.get(),       ws_.act.get(),
-      ws_.last_x.get(),     ws_.last_residual.get(), ws_.logits.get(),
-      ws_.logits_f32.get(), ws_.batch.get(),         ws_.attention.get(),
-      ws_.permuted.get(),   ws_.dequantized.get(),   cache.k(0)};
+      ws_.x.get(),         ws_.residual.get(),   ws_.qkv.get(),
+      ws_.q.get(),         ws_.attn.get(),       ws_.gate_up.get(),
+      ws_.act.get(),       ws_.last_x.get(),     ws_.last_residual.get(),
+      ws_.logits.get(),    ws_.logits_f32.get(), ws_.batch.get(),
+      ws_.attention.get(), ws_.permuted.get(),   ws_.dequantized.get(),
+      cache.k(0)};
   if (fp8_)
     for (const void* p : fp8_->buffers()) addresses.push_back(p);
   return addresses;
@@ -555,30 +552,28 @@ float* llama_runner::enqueue(const llama_host_batch& b, const device_batch& batc
     // x holds the previous layer's output; fold it into the residual and normalise.
     fused_add_rms_norm(x, residual, parts.input_norm, n, dim, eps, t, stream_);
     linear(parts.qkv, x, parts.qkv_bias, n, dim, qkv_size, qkv);
-    // Split the fused rows (n, q | k | v) into contiguous q, k and v.
-    CUDA_CHECK(cudaMemcpy2DAsync(ws_.q.get(), q_size * es, qkv, qkv_size * es, q_size * es, n,
-                                 cudaMemcpyDeviceToDevice, stream_));
-    CUDA_CHECK(cudaMemcpy2DAsync(ws_.k.get(), kv_size * es, qkv + q_size * es, qkv_size * es,
-                                 kv_size * es, n, cudaMemcpyDeviceToDevice, stream_));
-    CUDA_CHECK(cudaMemcpy2DAsync(ws_.v.get(), kv_size * es, qkv + (q_size + kv_size) * es,
-                                 qkv_size * es, kv_size * es, n, cudaMemcpyDeviceToDevice,
-                                 stream_));
-    if (parts.q_norm) {
-      // Qwen3: each head of q and of k normalised (in place) before the rotation.
-      rms_norm(ws_.q.get(), parts.q_norm, n * c.num_heads, c.head_dim, eps, ws_.q.get(), t,
-               stream_);
-      rms_norm(ws_.k.get(), parts.k_norm, n * c.num_kv_heads, c.head_dim, eps, ws_.k.get(), t,
-               stream_);
-    }
     const int32_t window = c.layer_sliding_window.empty() ? 0 : c.layer_sliding_window[l];
-    rotary_embedding(positions, ws_.q.get(), ws_.k.get(), n, c.num_heads, c.num_kv_heads,
-                     c.head_dim, window > 0 ? local_cos_sin : cos_sin, c.head_dim, /*neox=*/true, t,
-                     stream_);
     // The step's swaps of this layer's blocks land on the cache's copy stream: wait for them
     // here, not before the forward, so earlier layers compute while later ones still move.
     cache.wait_for_layer(l, stream_);
-    reshape_and_cache(ws_.k.get(), ws_.v.get(), cache.k(l), cache.v(l), batch.slot_mapping, n,
-                      c.num_kv_heads, c.head_dim, block_size, t, stream_, paged.cache);
+    // q (normalised, rotated) to its own rows, k (the same) and v straight into the cache.
+    qkv_to_cache_args split_rows;
+    split_rows.qkv = qkv;
+    split_rows.positions = positions;
+    split_rows.cos_sin = window > 0 ? local_cos_sin : cos_sin;
+    split_rows.q_norm = parts.q_norm;
+    split_rows.k_norm = parts.k_norm;
+    split_rows.eps = eps;
+    split_rows.slot_mapping = batch.slot_mapping;
+    split_rows.k_cache = cache.k(l);
+    split_rows.v_cache = cache.v(l);
+    split_rows.q_out = ws_.q.get();
+    split_rows.n = n;
+    split_rows.num_heads = c.num_heads;
+    split_rows.num_kv_heads = c.num_kv_heads;
+    split_rows.head_dim = c.head_dim;
+    split_rows.block_size = block_size;
+    qkv_to_cache(split_rows, t, paged.cache, stream_);
     paged.sliding_window = split.decode.sliding_window = split.prefill.sliding_window = window;
     paged_attention(ws_.q.get(), cache.k(l), cache.v(l), paged, split, c.num_heads, c.num_kv_heads,
                     c.head_dim, block_size, scale, ws_.attn.get(), t, stream_,

@@ -306,7 +306,6 @@ class llama_runner {
     device_buffer x, residual;            // (n, dim)
     device_buffer qkv;                    // (n, q_size + 2 * kv_size)
     device_buffer q, attn;                // (n, q_size)
-    device_buffer k, v;                   // (n, kv_size)
     device_buffer gate_up;                // (n, 2 * hidden)
     device_buffer act;                    // (n, hidden)
     device_buffer last_x, last_residual;  // (n, dim) rows that sample
