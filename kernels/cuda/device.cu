@@ -30,32 +30,41 @@ std::string device_description() {
          std::to_string(prop.totalGlobalMem >> 30) + " GiB)";
 }
 
-int multiprocessor_count() {
-  constexpr int kCached = 64;
-  static std::atomic<int> cache[kCached] = {};  // 0: not asked yet
+namespace {
+
+/// `ask()` for the current device, asked once per device and remembered (device ids below 64;
+/// others are asked every time). `ask` returns a positive value.
+template <typename Ask>
+int remembered_per_device(std::atomic<int> (&cache)[64], Ask ask) {
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  if (device >= 0 && device < kCached)
+  const bool cached = device >= 0 && device < 64;
+  if (cached)
     if (const int known = cache[device].load(std::memory_order_relaxed); known > 0) return known;
-  int sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  if (device >= 0 && device < kCached) cache[device].store(sms, std::memory_order_relaxed);
-  return sms;
+  const int value = ask(device);
+  if (cached) cache[device].store(value, std::memory_order_relaxed);
+  return value;
+}
+
+}  // namespace
+
+int multiprocessor_count() {
+  static std::atomic<int> cache[64] = {};  // 0: not asked yet
+  return remembered_per_device(cache, [](int device) {
+    int sms = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return sms;
+  });
 }
 
 int compute_capability() {
-  constexpr int kCached = 64;
-  static std::atomic<int> cache[kCached] = {};  // 0: not asked yet
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  if (device >= 0 && device < kCached)
-    if (const int known = cache[device].load(std::memory_order_relaxed); known > 0) return known;
-  int major = 0, minor = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  const int capability = major * 10 + minor;
-  if (device >= 0 && device < kCached) cache[device].store(capability, std::memory_order_relaxed);
-  return capability;
+  static std::atomic<int> cache[64] = {};
+  return remembered_per_device(cache, [](int device) {
+    int major = 0, minor = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    return major * 10 + minor;
+  });
 }
 
 device_buffer::device_buffer(size_t bytes) : bytes_(bytes) {

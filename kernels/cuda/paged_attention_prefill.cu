@@ -9,6 +9,7 @@
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/paged_attention_prefill.cuh"
+#include "kernels/cuda/prefill_args.cuh"
 
 namespace actorllm::cuda {
 
@@ -18,17 +19,6 @@ constexpr int kTileQ = 32;
 constexpr int kTileK = 32;
 constexpr int kThreads = kTileQ * 4;
 constexpr int kKeysPerThread = kTileK / 4;
-
-struct prefill_args {
-  const int32_t* query_start_loc;  // (num_seqs + 1)
-  const int32_t* seq_lens;         // (num_seqs)
-  const int32_t* block_tables;     // (num_seqs, max_blocks_per_seq)
-  int64_t max_blocks_per_seq;
-  int num_heads, num_kv_heads, head_dim, block_size;
-  float scale;
-  int64_t sliding_window;  // > 0: a query at position p sees keys p - sliding_window + 1 .. p
-  float softcap;           // > 0: scores soft-capped
-};
 
 /// Shared memory floats for head_dim D: Q, K and V tiles with rows padded to D + 1 (no bank
 /// conflicts between rows), and the probabilities of the tile with rows of kTileK + 1.
@@ -209,18 +199,8 @@ void paged_attention_prefill(const void* q, const void* k_cache, const void* v_c
     return;
   }
 
-  prefill_args a{};
-  a.query_start_loc = batch.query_start_loc;
-  a.seq_lens = batch.seq_lens;
-  a.block_tables = batch.block_tables;
-  a.max_blocks_per_seq = batch.max_blocks_per_seq;
-  a.num_heads = static_cast<int>(num_heads);
-  a.num_kv_heads = static_cast<int>(num_kv_heads);
-  a.head_dim = static_cast<int>(head_dim);
-  a.block_size = static_cast<int>(block_size);
-  a.scale = scale;
-  a.sliding_window = std::max<int64_t>(0, batch.sliding_window);
-  a.softcap = std::max(0.0f, batch.softcap);
+  const prefill_args a =
+      prefill_args_of(batch, num_heads, num_kv_heads, head_dim, block_size, scale);
   const dim3 grid(static_cast<unsigned>((batch.max_query_len + kTileQ - 1) / kTileQ),
                   static_cast<unsigned>(batch.num_seqs), static_cast<unsigned>(num_heads));
   ACTORLLM_DISPATCH_CACHE(

@@ -17,6 +17,7 @@
 
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/paged_attention_prefill.cuh"
+#include "kernels/cuda/prefill_args.cuh"
 
 namespace actorllm::cuda {
 
@@ -27,17 +28,6 @@ constexpr int kThreads = kWarps * 32;
 constexpr int kRowsPerWarp = 16;
 constexpr int kTileQ = kWarps * kRowsPerWarp;  // 64
 constexpr int kTileK = 64;
-
-struct tc_args {
-  const int32_t* query_start_loc;  // (num_seqs + 1)
-  const int32_t* seq_lens;         // (num_seqs)
-  const int32_t* block_tables;     // (num_seqs, max_blocks_per_seq)
-  int64_t max_blocks_per_seq;
-  int num_heads, num_kv_heads, block_size;
-  float scale;
-  int64_t sliding_window;  // > 0: a query at position p sees keys p - sliding_window + 1 .. p
-  float softcap;           // > 0: scores soft-capped
-};
 
 /// Shared memory of the kernel for head_dim D, in bytes, region by region; every region
 /// starts 32-byte aligned, as WMMA's loads and stores need.
@@ -71,7 +61,7 @@ __global__ void __launch_bounds__(kThreads)
     prefill_tc_kernel(const T* __restrict__ q,        // (num_tokens, num_heads, D)
                       const C* __restrict__ k_cache,  // (blocks, kv_heads, block_size, D)
                       const C* __restrict__ v_cache,  // (blocks, kv_heads, block_size, D)
-                      tc_args a,
+                      prefill_args a,
                       T* __restrict__ out) {  // (num_tokens, num_heads, D)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   namespace wmma = nvcuda::wmma;
@@ -220,7 +210,7 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename T, typename C, int D>
 void launch_tc(dim3 grid, cudaStream_t stream, const void* q, const void* k_cache,
-               const void* v_cache, const tc_args& a, void* out) {
+               const void* v_cache, const prefill_args& a, void* out) {
   constexpr size_t smem = tc_layout<D>::bytes;
   auto* kernel = prefill_tc_kernel<T, C, D>;
   CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -232,7 +222,7 @@ void launch_tc(dim3 grid, cudaStream_t stream, const void* q, const void* k_cach
 
 template <typename T, typename C>
 void launch_tc_for(int64_t head_dim, dim3 grid, cudaStream_t stream, const void* q,
-                   const void* k_cache, const void* v_cache, const tc_args& a, void* out) {
+                   const void* k_cache, const void* v_cache, const prefill_args& a, void* out) {
   if (head_dim == 64)
     launch_tc<T, C, 64>(grid, stream, q, k_cache, v_cache, a, out);
   else
@@ -248,17 +238,8 @@ void paged_attention_prefill_tensor_cores(const void* q, const void* k_cache, co
                                           cudaStream_t stream) {
   if (head_dim != 64 && head_dim != 128)
     throw std::invalid_argument("paged_attention_prefill_tensor_cores: head_dim 64 or 128");
-  tc_args a{};
-  a.query_start_loc = batch.query_start_loc;
-  a.seq_lens = batch.seq_lens;
-  a.block_tables = batch.block_tables;
-  a.max_blocks_per_seq = batch.max_blocks_per_seq;
-  a.num_heads = static_cast<int>(num_heads);
-  a.num_kv_heads = static_cast<int>(num_kv_heads);
-  a.block_size = static_cast<int>(block_size);
-  a.scale = scale;
-  a.sliding_window = std::max<int64_t>(0, batch.sliding_window);
-  a.softcap = std::max(0.0f, batch.softcap);
+  const prefill_args a =
+      prefill_args_of(batch, num_heads, num_kv_heads, head_dim, block_size, scale);
   const dim3 grid(static_cast<unsigned>((batch.max_query_len + kTileQ - 1) / kTileQ),
                   static_cast<unsigned>(batch.num_seqs), static_cast<unsigned>(num_heads));
   const bool fp8 = batch.cache == kv_format::fp8_e4m3;

@@ -175,6 +175,19 @@ inline ::testing::AssertionResult all_close(const std::vector<float>& actual,
                                        << " elements off (max abs err " << worst << "):" << first;
 }
 
+/// The largest |actual - expected| over the RMS of `expected`: an output of zeros (or one
+/// that is right only where values are small) scores about 1 or more.
+inline double rms_relative_error(const std::vector<float>& actual,
+                                 const std::vector<float>& expected) {
+  double sq = 0, worst = 0;
+  for (size_t i = 0; i < expected.size() && i < actual.size(); ++i) {
+    sq += double(expected[i]) * expected[i];
+    worst = std::max(worst, std::fabs(double(actual[i]) - expected[i]));
+  }
+  if (actual.size() != expected.size()) return INFINITY;
+  return worst / std::sqrt(sq / double(std::max<size_t>(1, expected.size())));
+}
+
 inline const std::vector<dtype>& all_dtypes() {
   static const std::vector<dtype> types{dtype::f32, dtype::f16, dtype::bf16};
   return types;

@@ -70,15 +70,8 @@ TEST(CudaFp8Gemm, MatchesTheQuantizedReference) {
       d_y.poison();
       gemm.linear(d_x.get(), w, d_bias.get(), n, d_y.get(), t, nullptr);
       sync_device();
-      const auto got = d_y.download();
-      double sq = 0, worst = 0;
-      for (size_t i = 0; i < expected.size(); ++i) {
-        sq += double(expected[i]) * expected[i];
-        worst = std::max(worst, std::fabs(double(got[i]) - expected[i]));
-      }
-      const double rms = std::sqrt(sq / double(expected.size()));
-      EXPECT_LT(worst / rms, t == dtype::bf16 ? 2e-2 : 2e-3)
-          << dtype_name(t) << " " << n << "x" << in << "x" << out << " rms " << rms;
+      EXPECT_LT(rms_relative_error(d_y.download(), expected), t == dtype::bf16 ? 2e-2 : 2e-3)
+          << dtype_name(t) << " " << n << "x" << in << "x" << out;
     }
   }
 }

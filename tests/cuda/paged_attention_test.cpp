@@ -167,15 +167,9 @@ void check_case(const attention_case& c, dtype t, mode m, uint32_t seed,
   if (m == mode::prefill_tc) {
     // Relative to the output's RMS as well: an output of zeros (or of any one row) fails,
     // even where the outputs are smaller than the absolute tolerance.
-    double sq = 0, worst = 0;
-    for (size_t i = 0; i < expected.size(); ++i) {
-      sq += double(expected[i]) * expected[i];
-      worst = std::max(worst, std::fabs(double(got[i]) - expected[i]));
-    }
-    const double rms = std::sqrt(sq / double(expected.size()));
-    EXPECT_LT(worst / rms, t == dtype::f16 ? 2e-2 : 1e-1)
+    EXPECT_LT(rms_relative_error(got, expected), t == dtype::f16 ? 2e-2 : 1e-1)
         << dtype_name(t) << " heads " << c.num_heads << "/" << c.num_kv_heads << " head_dim "
-        << c.head_dim << " rms " << rms;
+        << c.head_dim;
   }
   EXPECT_TRUE(all_close(got, expected, tol))
       << dtype_name(t) << " " << mode_name(m) << " heads " << c.num_heads << "/" << c.num_kv_heads
