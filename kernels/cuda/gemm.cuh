@@ -25,6 +25,10 @@ class gemm_context {
   void linear(const void* x, const void* w, const void* bias, int64_t n, int64_t in_features,
               int64_t out_features, void* y, dtype t, cudaStream_t stream);
 
+  /// The scratch a 16-bit GEMM with a bias writes (it grows with n): a captured CUDA graph
+  /// holds its address.
+  const void* scratch() const { return accumulator_; }
+
  private:
   void bind(cudaStream_t stream);
 

@@ -447,6 +447,7 @@ std::vector<const void*> llama_runner::workspace_signature(const device_kv_cache
       ws_.logits.get(),    ws_.logits_f32.get(), ws_.batch.get(),
       ws_.attention.get(), ws_.permuted.get(),   ws_.dequantized.get(),
       cache.k(0)};
+  addresses.push_back(gemm_.scratch());
   if (fp8_)
     for (const void* p : fp8_->buffers()) addresses.push_back(p);
   return addresses;
