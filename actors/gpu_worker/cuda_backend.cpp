@@ -150,12 +150,32 @@ cuda::llama_runner_config runner_config_for(const llama_model& model,
 
 }  // namespace
 
+/// While it lives, an abort of the host group (a rank of the replica is gone) also aborts this
+/// rank's NCCL communicator, so that collectives waiting on the device for the lost rank end.
+class abort_with_host_group {
+ public:
+  abort_with_host_group(const model_runner_config& config, cuda::nccl_comm* comm)
+      : group_(comm ? config.all_reduce : nullptr) {
+    if (group_) id_ = group_->add_abort_hook([comm] { comm->abort(); });
+  }
+  ~abort_with_host_group() {
+    if (group_) group_->remove_abort_hook(id_);
+  }
+  abort_with_host_group(const abort_with_host_group&) = delete;
+  abort_with_host_group& operator=(const abort_with_host_group&) = delete;
+
+ private:
+  std::shared_ptr<cpu::host_all_reduce> group_;
+  int64_t id_ = 0;
+};
+
 // Members in construction order: the stream outlives the runner and the cache that use it.
 struct cuda_backend::impl {
   // The engine resolved --kv-cache-dtype (plan_kv refused what the device cannot hold), so a
   // float8 pool here is the only other format.
   impl(const llama_model& model, const model_runner_config& config, cuda::dtype storage)
       : tensor_parallel(join_tensor_parallel_group(config)),
+        aborts_with_group(config, tensor_parallel.get()),
         runner(runner_config_for(model, config, tensor_parallel.get()), host_weights_of(model),
                storage, stream.get()),
         cache(runner.cache_layout(config.num_device_blocks, config.block_size,
@@ -168,6 +188,14 @@ struct cuda_backend::impl {
   // Joined before the weights upload, so that a rank failing there cannot leave its peers
   // waiting in the join.
   std::unique_ptr<cuda::nccl_comm> tensor_parallel;
+  abort_with_host_group aborts_with_group;  // removed before the communicator goes
+
+  /// A captured graph would replay its collectives on an aborted communicator: no step runs
+  /// once the group is gone.
+  void require_live_group() const {
+    if (tensor_parallel && tensor_parallel->aborted())
+      throw std::runtime_error("tensor-parallel group aborted: a rank of this replica is gone");
+  }
   cuda::llama_runner runner;
   cuda::device_kv_cache cache;
 };
@@ -221,12 +249,14 @@ void cuda_backend::move_blocks(const step_plan& plan) {
 
 void cuda_backend::forward(const forward_batch& batch, std::vector<float>& logits) {
   use_device(device_index_);
+  impl_->require_live_group();
   impl_->runner.forward(host_batch_of(batch), impl_->cache, logits);
 }
 
 bool cuda_backend::try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens,
                                       const std::function<const row_token_masks&()>& masks) {
   use_device(device_index_);
+  impl_->require_live_group();
   const auto device_masks = device_masks_of(masks);
   impl_->runner.forward_greedy(host_batch_of(batch), impl_->cache, tokens, device_masks);
   return true;
@@ -237,6 +267,7 @@ bool cuda_backend::try_forward_sample(const forward_batch& batch,
                                       std::vector<int32_t>& tokens,
                                       const std::function<const row_token_masks&()>& masks) {
   use_device(device_index_);
+  impl_->require_live_group();
   // The kernels' copies of the draws, alive until forward_sample returns.
   std::vector<cuda::row_sampling> rows;
   std::vector<cuda::logit_edit> edits;

@@ -22,9 +22,34 @@ void host_all_reduce::arrive_and_wait() {
 }
 
 void host_all_reduce::abort() {
-  std::lock_guard lock(mutex_);
-  aborted_ = true;
-  all_arrived_.notify_all();
+  {
+    std::lock_guard lock(mutex_);
+    aborted_ = true;
+    all_arrived_.notify_all();
+  }
+  std::lock_guard hooks(hooks_mutex_);
+  for (auto& [id, hook] : abort_hooks_) hook();
+  abort_hooks_.clear();  // each runs once
+}
+
+int64_t host_all_reduce::add_abort_hook(std::function<void()> hook) {
+  std::lock_guard hooks(hooks_mutex_);
+  bool aborted;
+  {
+    std::lock_guard lock(mutex_);
+    aborted = aborted_;
+  }
+  const int64_t id = next_hook_++;
+  if (aborted)
+    hook();
+  else
+    abort_hooks_.emplace(id, std::move(hook));
+  return id;
+}
+
+void host_all_reduce::remove_abort_hook(int64_t id) {
+  std::lock_guard hooks(hooks_mutex_);
+  abort_hooks_.erase(id);
 }
 
 void host_all_reduce::sum(int32_t rank, float* data, int64_t n) {

@@ -4,6 +4,8 @@
 /// bit-identical results, as a deterministic all-reduce must.
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
@@ -36,6 +38,13 @@ class host_all_reduce {
   /// otherwise wait for it forever.
   void abort();
 
+  /// Calls `hook` when the group is aborted (at once where it already is), until
+  /// remove_abort_hook(id). A rank's device communicator registers its own abort here, so
+  /// that a rank waiting on its device for a lost peer returns as well. Hooks run under a lock
+  /// that remove_abort_hook takes: once that returns, its hook is not running and never will.
+  int64_t add_abort_hook(std::function<void()> hook);
+  void remove_abort_hook(int64_t id);
+
   int32_t num_ranks() const { return num_ranks_; }
 
  private:
@@ -48,6 +57,9 @@ class host_all_reduce {
   int32_t num_arrived_ = 0;
   uint64_t generation_ = 0;
   bool aborted_ = false;
+  std::mutex hooks_mutex_;  // taken after mutex_ is released, never inside it
+  std::map<int64_t, std::function<void()>> abort_hooks_;
+  int64_t next_hook_ = 0;
 };
 
 }  // namespace actorllm::cpu

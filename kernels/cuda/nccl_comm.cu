@@ -60,14 +60,25 @@ nccl_comm::nccl_comm(const nccl_id& id, int num_ranks, int rank)
 }
 
 nccl_comm::~nccl_comm() {
+  std::lock_guard lock(mutex_);
   if (comm_) ncclCommDestroy(static_cast<ncclComm_t>(comm_));
 }
 
 void nccl_comm::all_reduce_sum(void* data, int64_t n, dtype t, cudaStream_t stream) {
   if (n <= 0 || num_ranks_ == 1) return;
+  std::lock_guard lock(mutex_);  // held while queuing only: the collective runs on the device
+  if (!comm_) throw std::runtime_error("NCCL group aborted: a rank of it is gone");
   nccl_check(ncclAllReduce(data, data, static_cast<size_t>(n), nccl_type(t), ncclSum,
                            static_cast<ncclComm_t>(comm_), stream),
              "ncclAllReduce");
+}
+
+void nccl_comm::abort() {
+  std::lock_guard lock(mutex_);
+  aborted_ = true;
+  if (!comm_) return;
+  ncclCommAbort(static_cast<ncclComm_t>(comm_));
+  comm_ = nullptr;
 }
 
 #else  // built without NCCL
@@ -98,6 +109,10 @@ nccl_comm::~nccl_comm() = default;
 
 void nccl_comm::all_reduce_sum(void*, int64_t, dtype, cudaStream_t) {
   no_nccl();
+}
+
+void nccl_comm::abort() {
+  aborted_ = true;
 }
 
 #endif

@@ -6,7 +6,9 @@
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 
 #include "kernels/cuda/dtype.cuh"
 
@@ -32,13 +34,22 @@ class nccl_comm {
 
   /// data(n) of type t becomes the sum over the ranks, in place, queued on `stream`. Every
   /// rank calls it, in the same order and with the same n (a CUDA graph may capture it).
+  /// Throws std::runtime_error once the communicator is aborted.
   void all_reduce_sum(void* data, int64_t n, dtype t, cudaStream_t stream);
+
+  /// Aborts the communicator (ncclCommAbort), from any thread: the rank's collectives still
+  /// waiting on the device for a lost peer end, and every later call throws. For the host
+  /// group's abort hook, when a rank of the group is gone.
+  void abort();
+  bool aborted() const { return aborted_.load(); }
 
   int num_ranks() const { return num_ranks_; }
   int rank() const { return rank_; }
 
  private:
+  std::mutex mutex_;      // orders abort against a collective being queued
   void* comm_ = nullptr;  // ncclComm_t, kept opaque so this header needs no nccl.h
+  std::atomic<bool> aborted_{false};
   int num_ranks_;
   int rank_;
 };

@@ -30,6 +30,24 @@ TEST(host_all_reduce, every_rank_gets_the_sum_in_rank_order) {
     for (int i = 0; i < n; ++i) EXPECT_EQ(data[r][i], float((30 + 3 * i) * 9)) << r << " " << i;
 }
 
+// What a device group hangs on the host group: aborting runs each registered hook once, a
+// removed hook never, and a hook added after the abort at once.
+TEST(host_all_reduce, abort_runs_the_hooks_still_registered) {
+  cpu::host_all_reduce group(2);
+  int first = 0, second = 0, late = 0;
+  group.add_abort_hook([&] { ++first; });
+  const int64_t removed = group.add_abort_hook([&] { ++second; });
+  group.remove_abort_hook(removed);
+  EXPECT_EQ(first, 0);
+  group.abort();
+  EXPECT_EQ(first, 1);
+  EXPECT_EQ(second, 0);
+  group.abort();  // a second abort runs nothing again
+  EXPECT_EQ(first, 1);
+  group.add_abort_hook([&] { ++late; });
+  EXPECT_EQ(late, 1);
+}
+
 // How the ranks of a CUDA group share their NCCL id: rank 1's 128 bytes reach every rank,
 // each of the 256 byte values included.
 TEST(host_all_reduce, broadcast_gives_every_rank_the_roots_bytes) {
