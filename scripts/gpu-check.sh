@@ -2,7 +2,8 @@
 # One-shot check on a machine with an NVIDIA GPU, from a clean checkout, in under 8 minutes:
 # dependencies (best effort), a Release build for the local GPU, the GPU kernel tests, the
 # stories260K golden greedy on the GPU (cuda_golden; GOLDEN_MODEL_DIR), the engine with
-# --device cuda (full project only), the kernel benchmarks, and a closing table.
+# --device cuda (full project only), the kernel benchmarks, the server at concurrency 1, 32
+# and 256 with CUDA graphs and eager (full project only), and a closing table.
 #
 #   ./scripts/gpu-check.sh
 #   BUILD_DIR=build-gpu JOBS=16 CUDA_ARCH=90 ./scripts/gpu-check.sh
@@ -96,7 +97,7 @@ record deps "$deps_status" "$(elapsed "$t")" "setup.sh --deps-only"
 t=$(date +%s)
 mode=${GPU_CHECK_MODE:-full}
 bin_dir="$build_dir"
-targets=(cuda_tests cuda_kernels_bench actors_tests)
+targets=(cuda_tests cuda_kernels_bench actors_tests actorllm serve_bench)
 if [[ $mode == gpu-only ]]; then
   :
 elif ! cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
@@ -267,6 +268,27 @@ run_engine_tests() {
   fi
 }
 
+# --- the server on the GPU ----------------------------------------------------------------
+# The full project only: `actorllm serve --device cuda` at concurrency 1, 32 and 256, decode
+# steps from CUDA graphs and with --enforce-eager (bench/served_gpu.sh), stories260K.
+run_served() {
+  local t model_dir
+  t=$(date +%s)
+  model_dir=${GOLDEN_MODEL_DIR:-../shared/models/stories260K}
+  if [[ $mode == gpu-only || ! -x $bin_dir/actorllm ]]; then
+    record served SKIPPED 0 "the server did not build here"
+    return
+  fi
+  if ACTORLLM_BIN="$bin_dir/actorllm" timeout 240 bench/served_gpu.sh "$model_dir" \
+       "$logs/served" >"$logs/served.log" 2>&1; then
+    cat "$logs/served.log"
+    record served ok "$(elapsed "$t")" "$(tail -1 "$logs/served.log" | tr -s ' ')"
+  else
+    tail -20 "$logs/served.log"
+    record served FAILED "$(elapsed "$t")" "see $logs/served.log"
+  fi
+}
+
 # --- kernel benchmarks ----------------------------------------------------------------------
 run_bench() {
   local t bin
@@ -298,6 +320,7 @@ if ((failed == 0)); then
   golden_greedy_gpu
   run_engine_tests
   run_bench
+  run_served
 fi
 
 [[ -n ${OUT:-} && -d ${OUT:-} ]] && cp -r "$logs" "$OUT/" 2>/dev/null
@@ -309,6 +332,10 @@ for row in "${summary[@]}"; do
   IFS='|' read -r step status secs detail <<<"$row"
   printf '%-8s %-8s %6s  %s\n' "$step" "$status" "$secs" "$detail"
 done
+if [[ -f $logs/served.log ]]; then
+  echo
+  grep -E '^ +(concurrency|[0-9]+ )' "$logs/served.log"
+fi
 if [[ -f $logs/bench.log ]]; then
   echo
   grep -E '^(memcpy|gemm bf16|decode bf16 auto|prefill|fp8)' "$logs/bench.log" | head -24
