@@ -4,7 +4,9 @@
 // score matrix never leaves shared memory. Four threads share a query row: thread `sub` owns
 // keys sub, sub + 4, ... of a key tile and dims sub, sub + 4, ... of the output row.
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/device.cuh"
@@ -177,6 +179,14 @@ bool tensor_core_prefill_takes(dtype t, int64_t head_dim) {
   return t != dtype::f32 && (head_dim == 64 || head_dim == 128) && compute_capability() >= 80;
 }
 
+bool tensor_core_prefill_chosen(dtype t, int64_t head_dim) {
+  static const bool cuda_cores_only = [] {
+    const char* forced = std::getenv("ACTORLLM_CUDA_PREFILL");
+    return forced != nullptr && std::string(forced) == "cuda_cores";
+  }();
+  return !cuda_cores_only && tensor_core_prefill_takes(t, head_dim);
+}
+
 void paged_attention_prefill(const void* q, const void* k_cache, const void* v_cache,
                              const paged_batch& batch, int64_t num_heads, int64_t num_kv_heads,
                              int64_t head_dim, int64_t block_size, float scale, void* out, dtype t,
@@ -193,7 +203,7 @@ void paged_attention_prefill(const void* q, const void* k_cache, const void* v_c
         "paged_attention_prefill: the tensor-core kernel takes f16/bf16, head_dim 64 or 128, "
         "on sm_80 or newer");
   if (kernel == prefill_path::tensor_cores ||
-      (kernel == prefill_path::automatic && tensor_core_prefill_takes(t, head_dim))) {
+      (kernel == prefill_path::automatic && tensor_core_prefill_chosen(t, head_dim))) {
     paged_attention_prefill_tensor_cores(q, k_cache, v_cache, batch, num_heads, num_kv_heads,
                                          head_dim, block_size, scale, out, t, stream);
     return;

@@ -9,11 +9,17 @@
 namespace actorllm::cuda {
 
 /// Which prefill kernel runs: the tensor-core one where it can (16-bit activations, head_dim
-/// 64 or 128, sm_80 or newer), else the CUDA-core one; or one of them by name (tests, bench).
+/// 64 or 128, sm_80 or newer; tensor_core_prefill_chosen), else the CUDA-core one; or one of
+/// them by name (tests, bench).
 enum class prefill_path { automatic, cuda_cores, tensor_cores };
 
 /// Whether the tensor-core kernel takes activations of type t and head_dim on this device.
 bool tensor_core_prefill_takes(dtype t, int64_t head_dim);
+
+/// Whether prefill_path::automatic takes it: where it can, unless ACTORLLM_CUDA_PREFILL=
+/// cuda_cores (read once) keeps every prefill on the CUDA-core kernel, a way around it on a
+/// device where it misbehaves.
+bool tensor_core_prefill_chosen(dtype t, int64_t head_dim);
 
 /// Prefill (and chunked-prefill) attention for a varlen batch over the paged K/V with the
 /// causal mask, one thread block per (query tile, sequence, head), with an online softmax:
