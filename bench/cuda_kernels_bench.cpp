@@ -154,8 +154,8 @@ void bench_fp8(int64_t n, int64_t in, int64_t out, double peak) {
 }
 
 /// Decode attention over a batch of `num_seqs` contexts of `context` tokens each.
-void bench_decode(int64_t num_seqs, int64_t context, decode_path path) {
-  const int64_t num_heads = 32, num_kv_heads = 8, head_dim = 128, block_size = 16;
+void bench_decode(int64_t num_seqs, int64_t context, decode_path path, int64_t num_heads = 32) {
+  const int64_t num_kv_heads = 8, head_dim = 128, block_size = 16;
   const dtype t = dtype::bf16;
   const int64_t blocks_per_seq = (context + block_size - 1) / block_size;
   const int64_t num_blocks = num_seqs * blocks_per_seq;
@@ -196,7 +196,7 @@ void bench_decode(int64_t num_seqs, int64_t context, decode_path path) {
   const double bytes = 2.0 * num_seqs * context * num_kv_heads * head_dim * 2;  // K and V
   const char* path_name = path == decode_path::v1 ? "v1" : path == decode_path::v2 ? "v2" : "auto";
   report("decode bf16 " + std::string(path_name) + " batch=" + std::to_string(num_seqs) +
-             " ctx=" + std::to_string(context) + " 32/8 heads d128",
+             " ctx=" + std::to_string(context) + " " + std::to_string(num_heads) + "/8 heads d128",
          ms, bytes / (ms * 1e6), "GB/s", copy_gbs);
 }
 
@@ -279,6 +279,7 @@ int main() {
       bench_decode(64, context, decode_path::v2);
     }
     bench_decode(8, 4096, decode_path::automatic);
+    for (int64_t context : {1024, 4096}) bench_decode(64, context, decode_path::automatic, 64);
     bench_prefill(4, 2048, peak, prefill_path::cuda_cores);
     if (tensor_core_prefill_takes(dtype::bf16, 128)) {
       bench_prefill(4, 2048, peak, prefill_path::tensor_cores);
