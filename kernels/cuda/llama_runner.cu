@@ -489,12 +489,19 @@ float* llama_runner::run_graph(const llama_host_batch& b, const decode_graph_sha
     graphs_.erase(shape);
     return logits;
   }
+  // A capture the runtime invalidated (an unsupported call reports it only here), or one that
+  // does not instantiate, leaves the shape eager too; the eager run's logits stand.
   cudaGraph_t graph = nullptr;
-  CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
   cudaGraphExec_t exec = nullptr;
-  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
-  cudaGraphDestroy(graph);
-  CUDA_CHECK(instantiated);
+  cudaError_t captured = cudaStreamEndCapture(stream_, &graph);
+  if (captured == cudaSuccess) captured = cudaGraphInstantiate(&exec, graph, 0);
+  if (graph) cudaGraphDestroy(graph);
+  if (captured != cudaSuccess) {
+    cudaGetLastError();
+    uncapturable_.insert(shape);
+    graphs_.erase(shape);
+    return logits;
+  }
   g.exec = graph_exec(exec);
   g.logits = captured_logits;
   g.workspace = workspace_signature(cache);
