@@ -11,22 +11,21 @@
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/fp8_gemm.cuh"
 #include "kernels/cuda/llama_runner.cuh"
+#include "kernels/cuda/llama_runner_helpers.cuh"
 #include "kernels/cuda/moe.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/paged_attention_decode.cuh"
 #include "kernels/cuda/qkv_to_cache.cuh"
 #include "kernels/cuda/rms_norm.cuh"
-#include "kernels/cuda/sampling.cuh"
 #include "kernels/cuda/silu_and_mul.cuh"
-#include "kernels/cuda/token_bitmask.cuh"
 
 namespace actorllm::cuda {
 
-namespace {
+using runner_detail::require;
+using runner_detail::reserve;
+using runner_detail::upload_async;
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument("llama_runner: " + what);
-}
+namespace {
 
 const float* need(const float* p, const std::string& name) {
   require(p != nullptr, "missing weight " + name);
@@ -36,18 +35,6 @@ const float* need(const float* p, const std::string& name) {
 const host_tensor& need(const host_tensor& t, const std::string& name) {
   require(!t.empty(), "missing weight " + name);
   return t;
-}
-
-/// Grows `buf` to hold at least `bytes`; the old contents are dropped.
-void reserve(device_buffer& buf, size_t bytes) {
-  if (buf.size() < bytes) buf = device_buffer(bytes);
-}
-
-template <typename T>
-void upload_async(device_buffer& dst, const T* src, int64_t n, cudaStream_t stream) {
-  if (n > 0)
-    CUDA_CHECK(cudaMemcpyAsync(dst.get(), src, static_cast<size_t>(n) * sizeof(T),
-                               cudaMemcpyHostToDevice, stream));
 }
 
 std::string layer_name(int64_t l, const char* what) {
@@ -439,77 +426,6 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   return enqueue(b, batch, max_query_len, max_seq_len, cache);
 }
 
-std::vector<const void*> llama_runner::workspace_signature(const device_kv_cache& cache) const {
-  std::vector<const void*> addresses = {
-      ws_.x.get(),         ws_.residual.get(),   ws_.qkv.get(),
-      ws_.q.get(),         ws_.attn.get(),       ws_.gate_up.get(),
-      ws_.act.get(),       ws_.last_x.get(),     ws_.last_residual.get(),
-      ws_.logits.get(),    ws_.logits_f32.get(), ws_.batch.get(),
-      ws_.attention.get(), ws_.permuted.get(),   ws_.dequantized.get(),
-      cache.k(0)};
-  addresses.push_back(gemm_.scratch());
-  if (fp8_)
-    for (const void* p : fp8_->buffers()) addresses.push_back(p);
-  return addresses;
-}
-
-float* llama_runner::run_graph(const llama_host_batch& b, const decode_graph_shape& shape,
-                               device_kv_cache& cache) {
-  const int64_t block_size = cache.layout().block_size;
-  const padded_decode_batch padded(b, shape, block_size);
-  const llama_host_batch& p = padded.view();
-  // Every launch size comes from the shape: the attention is sized for a context filling the
-  // padded block table, and reads each sequence's real length on the device.
-  const int64_t context_bound = shape.blocks_per_seq * block_size;
-  // The graph holds no wait on the cache's copy stream: every move is in place before it runs.
-  cache.wait_for_moves(stream_);
-  ensure_workspace(p.num_tokens);
-  const device_batch batch = stage_batch(p, p.positions);
-  if (auto it = graphs_.find(shape);
-      it != graphs_.end() && it->second.workspace == workspace_signature(cache)) {
-    CUDA_CHECK(cudaGraphLaunch(it->second.exec.get(), stream_));
-    ++graph_counts_.replayed;
-    return it->second.logits;
-  }
-  // The shape's first step (or its scratch moved since the capture): run it eagerly, which
-  // also grows every scratch the launches use, then capture the same launches, which does
-  // not run them.
-  float* logits = enqueue(p, batch, 1, context_bound, cache);
-  captured_graph g;
-  CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-  float* captured_logits = nullptr;
-  try {
-    captured_logits = enqueue(p, batch, 1, context_bound, cache);
-  } catch (...) {
-    // A launch that cannot be captured: this shape runs eagerly from now on.
-    cudaGraph_t broken = nullptr;
-    if (cudaStreamEndCapture(stream_, &broken) == cudaSuccess && broken) cudaGraphDestroy(broken);
-    cudaGetLastError();
-    uncapturable_.insert(shape);
-    graphs_.erase(shape);
-    return logits;
-  }
-  // A capture the runtime invalidated (an unsupported call reports it only here), or one that
-  // does not instantiate, leaves the shape eager too; the eager run's logits stand.
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  cudaError_t captured = cudaStreamEndCapture(stream_, &graph);
-  if (captured == cudaSuccess) captured = cudaGraphInstantiate(&exec, graph, 0);
-  if (graph) cudaGraphDestroy(graph);
-  if (captured != cudaSuccess) {
-    cudaGetLastError();
-    uncapturable_.insert(shape);
-    graphs_.erase(shape);
-    return logits;
-  }
-  g.exec = graph_exec(exec);
-  g.logits = captured_logits;
-  g.workspace = workspace_signature(cache);
-  graphs_[shape] = std::move(g);
-  ++graph_counts_.captured;
-  return logits;
-}
-
 float* llama_runner::enqueue(const llama_host_batch& b, const device_batch& batch,
                              int64_t max_query_len, int64_t max_seq_len, device_kv_cache& cache) {
   const auto& c = config_;
@@ -619,106 +535,6 @@ float* llama_runner::enqueue(const llama_host_batch& b, const device_batch& batc
   if (c.final_logit_softcapping > 0)
     softcap_in_place(logits, num_logits * c.vocab_size, c.final_logit_softcapping, stream_);
   return logits;
-}
-
-void llama_runner::forward(const llama_host_batch& batch, device_kv_cache& cache,
-                           std::vector<float>& logits) {
-  const float* device_logits = run(batch, cache);
-  logits.resize(static_cast<size_t>(batch.num_logits * config_.vocab_size));
-  if (!logits.empty())
-    CUDA_CHECK(cudaMemcpyAsync(logits.data(), device_logits, logits.size() * sizeof(float),
-                               cudaMemcpyDeviceToHost, stream_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
-}
-
-void llama_runner::upload_masks(int64_t num_logits, const host_token_masks& m) {
-  for (int64_t i = 0; i < m.num_masked; ++i)
-    require(m.rows[i] >= 0 && m.rows[i] < num_logits, "masked row outside the logits");
-  require(m.words_per_row >= 0, "negative mask width");
-  reserve(ws_.mask_rows, static_cast<size_t>(m.num_masked) * sizeof(int32_t));
-  reserve(ws_.mask_words, static_cast<size_t>(m.num_masked * m.words_per_row) * sizeof(uint32_t));
-  upload_async(ws_.mask_rows, m.rows, m.num_masked, stream_);
-  upload_async(ws_.mask_words, m.words, m.num_masked * m.words_per_row, stream_);
-}
-
-void llama_runner::apply_masks(float* logits, int64_t num_logits, const host_token_masks& m) {
-  if (m.num_masked <= 0) return;
-  upload_masks(num_logits, m);
-  apply_token_bitmask(logits, config_.vocab_size, ws_.mask_rows.as<int32_t>(),
-                      ws_.mask_words.as<uint32_t>(), m.num_masked, m.words_per_row, stream_);
-}
-
-void llama_runner::upload_draws(int64_t num_logits, const host_draws& d) {
-  require(d.num_rows == num_logits, "one draw per logits row");
-  require(d.rows != nullptr && d.edit_offsets != nullptr, "draws without rows or offsets");
-  require(d.edit_offsets[0] == 0, "edit offsets start at 0");
-  for (int64_t r = 0; r < num_logits; ++r) {
-    require(d.edit_offsets[r + 1] >= d.edit_offsets[r], "edit offsets decrease");
-    for (int32_t e = d.edit_offsets[r]; e < d.edit_offsets[r + 1]; ++e) {
-      require(d.edits[e].token >= 0 && d.edits[e].token < config_.vocab_size,
-              "edited token outside the vocabulary");
-      require(e == d.edit_offsets[r] || d.edits[e].token > d.edits[e - 1].token,
-              "a row's edited tokens must ascend (each once)");
-    }
-  }
-  const int64_t num_edits = d.edit_offsets[num_logits];
-  require(num_edits == 0 || d.edits != nullptr, "edits missing");
-  reserve(ws_.draw_rows, static_cast<size_t>(num_logits) * sizeof(row_sampling));
-  reserve(ws_.edit_offsets, static_cast<size_t>(num_logits + 1) * sizeof(int32_t));
-  reserve(ws_.edits, static_cast<size_t>(num_edits) * sizeof(logit_edit));
-  upload_async(ws_.draw_rows, d.rows, num_logits, stream_);
-  upload_async(ws_.edit_offsets, d.edit_offsets, num_logits + 1, stream_);
-  upload_async(ws_.edits, d.edits, num_edits, stream_);
-}
-
-void llama_runner::forward_greedy(const llama_host_batch& batch, device_kv_cache& cache,
-                                  std::vector<int32_t>& tokens,
-                                  const std::function<host_token_masks()>& masks) {
-  float* device_logits = run(batch, cache);
-  tokens.resize(static_cast<size_t>(batch.num_logits));
-  // The forward is queued, not done: the host computes the masks while the device works.
-  if (masks) apply_masks(device_logits, batch.num_logits, masks());
-  if (!tokens.empty()) {
-    argmax(device_logits, batch.num_logits, config_.vocab_size, ws_.next_tokens.as<int32_t>(),
-           dtype::f32, stream_);
-    CUDA_CHECK(cudaMemcpyAsync(tokens.data(), ws_.next_tokens.get(),
-                               tokens.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
-  }
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
-}
-
-void llama_runner::forward_sample(const llama_host_batch& batch, device_kv_cache& cache,
-                                  const std::function<host_draws()>& draws,
-                                  std::vector<int32_t>& tokens,
-                                  const std::function<host_token_masks()>& masks) {
-  float* device_logits = run(batch, cache);
-  const int64_t n = batch.num_logits;
-  tokens.resize(static_cast<size_t>(n));
-  // The forward is queued, not done: the host packs the draws and masks while the device works.
-  upload_draws(n, draws());
-  const host_token_masks m = masks ? masks() : host_token_masks{};
-  const int32_t* mask_of_row = nullptr;
-  std::vector<int32_t> host_mask_of_row;  // alive until the synchronize below
-  if (m.num_masked > 0) {
-    upload_masks(n, m);
-    host_mask_of_row.assign(static_cast<size_t>(n), -1);
-    for (int64_t i = 0; i < m.num_masked; ++i) {
-      require(host_mask_of_row[m.rows[i]] < 0, "a logits row masked twice");
-      host_mask_of_row[m.rows[i]] = static_cast<int32_t>(i);
-    }
-    reserve(ws_.mask_of_row, static_cast<size_t>(n) * sizeof(int32_t));
-    upload_async(ws_.mask_of_row, host_mask_of_row.data(), n, stream_);
-    mask_of_row = ws_.mask_of_row.as<int32_t>();
-  }
-  if (n > 0) {
-    sample_rows(device_logits, n, config_.vocab_size, ws_.draw_rows.as<row_sampling>(),
-                ws_.edit_offsets.as<int32_t>(), ws_.edits.as<logit_edit>(), mask_of_row,
-                ws_.mask_words.as<uint32_t>(), m.words_per_row, ws_.next_tokens.as<int32_t>(),
-                stream_);
-    CUDA_CHECK(cudaMemcpyAsync(tokens.data(), ws_.next_tokens.get(),
-                               tokens.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
-  }
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 }  // namespace actorllm::cuda
