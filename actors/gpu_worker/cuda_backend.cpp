@@ -63,8 +63,6 @@ int64_t blocks_for(int64_t tokens, int64_t block_size) {
 
 }  // namespace
 
-/// A stream of the worker's own; non-blocking, so that workers on one device do not wait for
-/// each other through the legacy default stream.
 cuda_storage cuda_storage_for(const std::string& dtype, const std::string& checkpoint_dtype) {
   if (dtype == "auto") {
     if (checkpoint_dtype == "bfloat16") return cuda_storage::bf16;
@@ -179,16 +177,10 @@ struct cuda_backend::impl {
         runner(runner_config_for(model, config, tensor_parallel.get()), host_weights_of(model),
                storage, stream.get()),
         cache(runner.cache_layout(config.num_device_blocks, config.block_size,
-                                  config.cache_dtype == kv_cache_dtype::float8
-                                      ? cuda::kv_format::fp8_e4m3
-                                      : cuda::kv_format::activations),
+                                  to_kv_format(config.cache_dtype == kv_cache_dtype::float8
+                                                   ? cuda_cache::fp8_e4m3
+                                                   : cuda_cache::activations)),
               config.num_cpu_blocks) {}
-
-  cuda::device_stream stream;
-  // Joined before the weights upload, so that a rank failing there cannot leave its peers
-  // waiting in the join.
-  std::unique_ptr<cuda::nccl_comm> tensor_parallel;
-  abort_with_host_group aborts_with_group;  // removed before the communicator goes
 
   /// A captured graph would replay its collectives on an aborted communicator: no step runs
   /// once the group is gone.
@@ -196,6 +188,14 @@ struct cuda_backend::impl {
     if (tensor_parallel && tensor_parallel->aborted())
       throw std::runtime_error("tensor-parallel group aborted: a rank of this replica is gone");
   }
+
+  // The worker's own stream; non-blocking, so that workers on one device do not wait for each
+  // other through the legacy default stream.
+  cuda::device_stream stream;
+  // Joined before the weights upload, so that a rank failing there cannot leave its peers
+  // waiting in the join.
+  std::unique_ptr<cuda::nccl_comm> tensor_parallel;
+  abort_with_host_group aborts_with_group;  // removed before the communicator goes
   cuda::llama_runner runner;
   cuda::device_kv_cache cache;
 };
