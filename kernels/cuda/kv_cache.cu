@@ -58,30 +58,13 @@ void device_kv_cache::synchronize_moves() {
   CUDA_CHECK(cudaStreamSynchronize(moves_.get()));
 }
 
-void device_kv_cache::copy_blocks(const std::vector<std::pair<int32_t, int32_t>>& pairs,
-                                  cudaStream_t stream) {
+void device_kv_cache::copy_blocks(const block_pairs& pairs, cudaStream_t stream) {
   std::vector<void*> ks, vs;
   for (int64_t l = 0; l < layout_.num_layers; ++l) {
     ks.push_back(k(l));
     vs.push_back(v(l));
   }
   cuda::copy_blocks(ks, vs, pairs, layout_.block_bytes(), stream);
-}
-
-void device_kv_cache::swap_out(const std::vector<std::pair<int32_t, int32_t>>& pairs,
-                               cudaStream_t stream) {
-  for (int64_t l = 0; l < layout_.num_layers; ++l) {
-    swap_blocks(k(l), cpu_k(l), pairs, layout_.block_bytes(), stream);
-    swap_blocks(v(l), cpu_v(l), pairs, layout_.block_bytes(), stream);
-  }
-}
-
-void device_kv_cache::swap_in(const std::vector<std::pair<int32_t, int32_t>>& pairs,
-                              cudaStream_t stream) {
-  for (int64_t l = 0; l < layout_.num_layers; ++l) {
-    swap_blocks(cpu_k(l), k(l), pairs, layout_.block_bytes(), stream);
-    swap_blocks(cpu_v(l), v(l), pairs, layout_.block_bytes(), stream);
-  }
 }
 
 int64_t num_gpu_blocks_for(size_t total_bytes, double gpu_memory_utilization,

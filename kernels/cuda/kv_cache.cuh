@@ -66,14 +66,9 @@ class device_kv_cache {
   /// Waits on the host for the copy stream (a failed copy throws here).
   void synchronize_moves();
 
-  /// Copy-on-write in every layer: (src, dst) device block ids, all pairs at once.
-  void copy_blocks(const std::vector<std::pair<int32_t, int32_t>>& pairs, cudaStream_t stream);
-  /// (device block, host block) pairs: device to pinned host, every layer, on `stream`.
-  void swap_out(const std::vector<std::pair<int32_t, int32_t>>& pairs, cudaStream_t stream);
-  /// (host block, device block) pairs: pinned host to device, every layer, on `stream`.
-  void swap_in(const std::vector<std::pair<int32_t, int32_t>>& pairs, cudaStream_t stream);
-
  private:
+  /// Copy-on-write in every layer: (src, dst) device block ids, all pairs at once.
+  void copy_blocks(const block_pairs& pairs, cudaStream_t stream);
   /// Tensor `index` (2 * layer + 0 for K, + 1 for V) of a region holding `blocks` per tensor.
   void* slice(void* base, int64_t blocks, int64_t index) const {
     return static_cast<char*>(base) + index * blocks * layout_.block_bytes();

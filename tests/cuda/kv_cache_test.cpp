@@ -79,16 +79,10 @@ TEST(CudaKvCache, TensorsAreDisjointAndSwapsRoundTrip) {
     before.push_back(read(cache.k(l)));
     before.push_back(read(cache.v(l)));
   }
-  // Out: device blocks 1, 2, 7 to host 0, 1, 3; copy 5 -> 6; in: host 0, 1, 3 to 8, 9, 0.
-  cudaStream_t side = nullptr;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
-  cache.swap_out({{1, 0}, {2, 1}, {7, 3}}, side);
-  CUDA_CHECK(cudaStreamSynchronize(side));
-  cache.copy_blocks({{5, 6}}, nullptr);
-  cache.swap_in({{0, 8}, {1, 9}, {3, 0}}, side);
-  CUDA_CHECK(cudaStreamSynchronize(side));
-  sync_device();
-  CUDA_CHECK(cudaStreamDestroy(side));
+  // One step: device blocks 1, 2, 7 out to host 0, 1, 3, host 0, 1, 3 back into 8, 9, 0
+  // (each layer's swap-out reads block 0's old block 7 first), and block 5 copied to 6.
+  cache.move_blocks({{1, 0}, {2, 1}, {7, 3}}, {{0, 8}, {1, 9}, {3, 0}}, {{5, 6}});
+  cache.synchronize_moves();
 
   const int64_t be = layout.block_elems();
   for (int64_t l = 0; l < layout.num_layers; ++l) {
