@@ -1,4 +1,6 @@
+#include <array>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -38,8 +40,8 @@ __global__ void quantize_kernel(const T* __restrict__ x, int64_t n, float* __res
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
     x8[i] = from_float<__nv_fp8_e4m3>(to_float(x[i]) / s);
-  // Every block has read the max before any block overwrites it: the scale goes to the
-  // second word, which the matmul reads.
+  // The scale goes to the second word (the matmul reads it there); the first keeps the max
+  // that every block reads.
   if (blockIdx.x == 0 && threadIdx.x == 0) scale[1] = s;
 }
 
@@ -61,25 +63,24 @@ unsigned grid_for(int64_t n) {
   return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 4096));
 }
 
-/// Owns one cuBLASLt descriptor of each kind, destroyed with it.
-struct lt_descriptors {
+void grow(device_buffer& buf, size_t bytes) {
+  if (buf.size() < bytes) buf = device_buffer(bytes);
+}
+
+}  // namespace
+
+/// One shape's cuBLASLt descriptors and chosen algorithm, made on the shape's first call.
+struct fp8_gemm::plan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulPreference_t preference = nullptr;
-  ~lt_descriptors() {
-    if (preference) cublasLtMatmulPreferenceDestroy(preference);
+  cublasLtMatmulAlgo_t algo{};
+  ~plan() {
     if (d) cublasLtMatrixLayoutDestroy(d);
     if (b) cublasLtMatrixLayoutDestroy(b);
     if (a) cublasLtMatrixLayoutDestroy(a);
     if (op) cublasLtMatmulDescDestroy(op);
   }
 };
-
-void grow(device_buffer& buf, size_t bytes) {
-  if (buf.size() < bytes) buf = device_buffer(bytes);
-}
-
-}  // namespace
 
 bool fp8_gemm_supported() {
   return compute_capability() >= 89;
@@ -101,7 +102,55 @@ fp8_gemm::fp8_gemm(size_t workspace_bytes) : workspace_(workspace_bytes), scale_
 }
 
 fp8_gemm::~fp8_gemm() {
+  plans_.clear();  // before the handle
   if (handle_) cublasLtDestroy(handle_);
+}
+
+const fp8_gemm::plan& fp8_gemm::plan_for(int64_t n, int64_t in, int64_t out) {
+  const std::array<int64_t, 3> shape{n, in, out};
+  if (auto it = plans_.find(shape); it != plans_.end()) return *it->second;
+  // Bounded: a prefill's row counts vary with the token budget's chunks.
+  if (plans_.size() >= 64) plans_.clear();
+  // Column-major: D (out x n) = A^T B, A the codes as stored, (in x out); B x8 (in x n).
+  auto p = std::make_unique<plan>();
+  lt_check(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
+  const cublasOperation_t transpose = CUBLAS_OP_T, keep = CUBLAS_OP_N;
+  lt_check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
+                                          sizeof(transpose)),
+           "transa");
+  lt_check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof(keep)),
+           "transb");
+  const float* x_scale = scale_.as<float>() + 1;  // fixed: scale_ never grows
+  lt_check(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scale,
+                                          sizeof(x_scale)),
+           "b scale");
+  lt_check(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_8F_E4M3, static_cast<uint64_t>(in),
+                                      static_cast<uint64_t>(out), in),
+           "layout a");
+  lt_check(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_8F_E4M3, static_cast<uint64_t>(in),
+                                      static_cast<uint64_t>(n), in),
+           "layout b");
+  lt_check(cublasLtMatrixLayoutCreate(&p->d, CUDA_R_32F, static_cast<uint64_t>(out),
+                                      static_cast<uint64_t>(n), out),
+           "layout d");
+  cublasLtMatmulPreference_t preference = nullptr;
+  lt_check(cublasLtMatmulPreferenceCreate(&preference), "preference");
+  const size_t workspace_bytes = workspace_.size();
+  cublasLtMatmulHeuristicResult_t best{};
+  int found = 0;
+  const cublasStatus_t set =
+      cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                           &workspace_bytes, sizeof(workspace_bytes));
+  const cublasStatus_t asked =
+      set == CUBLAS_STATUS_SUCCESS
+          ? cublasLtMatmulAlgoGetHeuristic(handle_, p->op, p->a, p->b, p->d, p->d, preference, 1,
+                                           &best, &found)
+          : set;
+  cublasLtMatmulPreferenceDestroy(preference);
+  lt_check(asked, "heuristic");
+  if (found == 0) throw std::runtime_error("cuBLASLt: no float8 algorithm for this shape");
+  p->algo = best.algo;
+  return *plans_.emplace(shape, std::move(p)).first->second;
 }
 
 void fp8_gemm::linear(const void* x, const quantized_matrix& w, const void* bias, int64_t n,
@@ -125,45 +174,11 @@ void fp8_gemm::linear(const void* x, const quantized_matrix& w, const void* bias
     CUDA_CHECK_LAUNCH();
   });
 
-  // Column-major: D (out x n) = A^T B, A the codes as stored, (in x out); B x8 (in x n).
-  lt_descriptors desc;
-  lt_check(cublasLtMatmulDescCreate(&desc.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
-  const cublasOperation_t transpose = CUBLAS_OP_T, keep = CUBLAS_OP_N;
-  lt_check(cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
-                                          sizeof(transpose)),
-           "transa");
-  lt_check(
-      cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof(keep)),
-      "transb");
-  const float* x_scale = scale + 1;
-  lt_check(cublasLtMatmulDescSetAttribute(desc.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scale,
-                                          sizeof(x_scale)),
-           "b scale");
-  lt_check(cublasLtMatrixLayoutCreate(&desc.a, CUDA_R_8F_E4M3, static_cast<uint64_t>(in),
-                                      static_cast<uint64_t>(out), in),
-           "layout a");
-  lt_check(cublasLtMatrixLayoutCreate(&desc.b, CUDA_R_8F_E4M3, static_cast<uint64_t>(in),
-                                      static_cast<uint64_t>(n), in),
-           "layout b");
-  lt_check(cublasLtMatrixLayoutCreate(&desc.d, CUDA_R_32F, static_cast<uint64_t>(out),
-                                      static_cast<uint64_t>(n), out),
-           "layout d");
-  lt_check(cublasLtMatmulPreferenceCreate(&desc.preference), "preference");
-  const size_t workspace_bytes = workspace_.size();
-  lt_check(cublasLtMatmulPreferenceSetAttribute(desc.preference,
-                                                CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                &workspace_bytes, sizeof(workspace_bytes)),
-           "workspace");
-  cublasLtMatmulHeuristicResult_t best{};
-  int found = 0;
-  lt_check(cublasLtMatmulAlgoGetHeuristic(handle_, desc.op, desc.a, desc.b, desc.d, desc.d,
-                                          desc.preference, 1, &best, &found),
-           "heuristic");
-  if (found == 0) throw std::runtime_error("cuBLASLt: no float8 algorithm for this shape");
+  const plan& p = plan_for(n, in, out);
   const float alpha = 1.0f, beta = 0.0f;
-  lt_check(cublasLtMatmul(handle_, desc.op, &alpha, w.codes, desc.a, x8_.get(), desc.b, &beta,
-                          product_.get(), desc.d, product_.get(), desc.d, &best.algo,
-                          workspace_.get(), workspace_bytes, stream),
+  lt_check(cublasLtMatmul(handle_, p.op, &alpha, w.codes, p.a, x8_.get(), p.b, &beta,
+                          product_.get(), p.d, product_.get(), p.d, &p.algo, workspace_.get(),
+                          workspace_.size(), stream),
            "matmul");
 
   ACTORLLM_DISPATCH_DTYPE(t, T, {

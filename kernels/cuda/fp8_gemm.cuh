@@ -8,8 +8,11 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <vector>
 
 #include "kernels/cuda/device.cuh"
@@ -49,11 +52,17 @@ class fp8_gemm {
   }
 
  private:
+  struct plan;
+  /// The descriptors and algorithm of shape (n, in, out), made and cached on first use: the
+  /// heuristic query costs more than a small GEMM, and prefill calls every shape per layer.
+  const plan& plan_for(int64_t n, int64_t in, int64_t out);
+
   cublasLtHandle_t handle_ = nullptr;
   device_buffer workspace_;
   device_buffer x8_;       ///< (n, in) E4M3
   device_buffer product_;  ///< (n, out) fp32
   device_buffer scale_;    ///< the activations' max |x| (as bits), then their scale
+  std::map<std::array<int64_t, 3>, std::unique_ptr<plan>> plans_;
 };
 
 }  // namespace actorllm::cuda
