@@ -471,6 +471,19 @@ float* llama_runner::enqueue(const llama_host_batch& b, const device_batch& batc
             paged_attention_decode_workspace_bytes(split.decode.num_seqs, c.num_heads, c.head_dim,
                                                    split.decode.max_seq_len));
 
+  // What qkv_to_cache reads that no layer changes; each layer sets its table, norms and cache.
+  qkv_to_cache_args split_rows;
+  split_rows.qkv = qkv;
+  split_rows.positions = positions;
+  split_rows.eps = eps;
+  split_rows.slot_mapping = batch.slot_mapping;
+  split_rows.q_out = ws_.q.get();
+  split_rows.n = n;
+  split_rows.num_heads = c.num_heads;
+  split_rows.num_kv_heads = c.num_kv_heads;
+  split_rows.head_dim = c.head_dim;
+  split_rows.block_size = block_size;
+
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const resolved_layer& parts = resolved_[l];
     // x holds the previous layer's output; fold it into the residual and normalise.
@@ -481,22 +494,11 @@ float* llama_runner::enqueue(const llama_host_batch& b, const device_batch& batc
     // here, not before the forward, so earlier layers compute while later ones still move.
     cache.wait_for_layer(l, stream_);
     // q (normalised, rotated) to its own rows, k (the same) and v straight into the cache.
-    qkv_to_cache_args split_rows;
-    split_rows.qkv = qkv;
-    split_rows.positions = positions;
     split_rows.cos_sin = window > 0 ? local_cos_sin : cos_sin;
     split_rows.q_norm = parts.q_norm;
     split_rows.k_norm = parts.k_norm;
-    split_rows.eps = eps;
-    split_rows.slot_mapping = batch.slot_mapping;
     split_rows.k_cache = cache.k(l);
     split_rows.v_cache = cache.v(l);
-    split_rows.q_out = ws_.q.get();
-    split_rows.n = n;
-    split_rows.num_heads = c.num_heads;
-    split_rows.num_kv_heads = c.num_kv_heads;
-    split_rows.head_dim = c.head_dim;
-    split_rows.block_size = block_size;
     qkv_to_cache(split_rows, t, paged.cache, stream_);
     paged.sliding_window = split.decode.sliding_window = split.prefill.sliding_window = window;
     paged_attention(ws_.q.get(), cache.k(l), cache.v(l), paged, split, c.num_heads, c.num_kv_heads,
