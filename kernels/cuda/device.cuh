@@ -126,4 +126,25 @@ class device_event {
   cudaEvent_t event_ = nullptr;
 };
 
+/// Owns an instantiated CUDA graph (cudaGraphExecDestroy on destruction); move-only.
+class graph_exec {
+ public:
+  graph_exec() = default;
+  explicit graph_exec(cudaGraphExec_t exec) : exec_(exec) {}
+  graph_exec(graph_exec&& other) noexcept : exec_(std::exchange(other.exec_, nullptr)) {}
+  graph_exec& operator=(graph_exec&& other) noexcept {
+    std::swap(exec_, other.exec_);
+    return *this;
+  }
+  ~graph_exec() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+  }
+  graph_exec(const graph_exec&) = delete;
+  graph_exec& operator=(const graph_exec&) = delete;
+  cudaGraphExec_t get() const { return exec_; }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 }  // namespace actorllm::cuda

@@ -273,24 +273,6 @@ class llama_runner {
   gemm_context gemm_;
   std::vector<int32_t> rope_positions_;  // LongRoPE: the positions the rotation reads
 
-  /// An instantiated graph, destroyed with its owner.
-  class graph_exec {
-   public:
-    graph_exec() = default;
-    explicit graph_exec(cudaGraphExec_t exec) : exec_(exec) {}
-    graph_exec(graph_exec&& o) noexcept : exec_(o.exec_) { o.exec_ = nullptr; }
-    graph_exec& operator=(graph_exec&& o) noexcept {
-      std::swap(exec_, o.exec_);
-      return *this;
-    }
-    ~graph_exec() {
-      if (exec_) cudaGraphExecDestroy(exec_);
-    }
-    cudaGraphExec_t get() const { return exec_; }
-
-   private:
-    cudaGraphExec_t exec_ = nullptr;
-  };
   struct captured_graph {
     graph_exec exec;
     float* logits = nullptr;             // where its logits land
