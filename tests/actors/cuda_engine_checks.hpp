@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "actors/gpu_worker/forward_backend.hpp"
 #include "actors/system/worker_backend.hpp"
 
 #define REQUIRE_CUDA_DEVICE()                                                  \
@@ -23,6 +24,16 @@ inline float max_relative_error(const std::vector<float>& a, const std::vector<f
   for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
     worst = std::max(worst, std::abs(a[i] - b[i]) / (1.0f + std::abs(b[i])));
   return worst;
+}
+
+/// A worker's pools for the backend tests: blocks of 16 tokens, `device_blocks` on the
+/// device and `cpu_blocks` for swaps; the rest as model_runner_config has it.
+inline model_runner_config pools_of(int32_t device_blocks, int32_t cpu_blocks = 0) {
+  model_runner_config config;
+  config.block_size = 16;
+  config.num_device_blocks = device_blocks;
+  config.num_cpu_blocks = cpu_blocks;
+  return config;
 }
 
 }  // namespace actorllm::testing

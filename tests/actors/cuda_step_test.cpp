@@ -33,10 +33,7 @@ using testing::max_relative_error;
 TEST(engine_cuda, float8_cache_matches_the_cpu_float8_cache) {
   REQUIRE_CUDA_DEVICE();
   auto model = std::make_shared<llama_model>(testing::stories260k_dir());
-  model_runner_config config;
-  config.block_size = 16;
-  config.num_device_blocks = 8;
-  config.num_cpu_blocks = 4;
+  model_runner_config config = testing::pools_of(8, 4);
   config.cache_dtype = kv_cache_dtype::float8;
   cpu_backend cpu(model, config);
   cuda_backend gpu(model, config, 0, cuda_storage::f32);
@@ -85,10 +82,7 @@ TEST(engine_cuda, float8_cache_matches_the_cpu_float8_cache) {
 TEST(engine_cuda, decode_graphs_replay_what_eager_steps_compute) {
   REQUIRE_CUDA_DEVICE();
   auto model = std::make_shared<llama_model>(testing::stories260k_dir());
-  model_runner_config config;
-  config.block_size = 16;
-  config.num_device_blocks = 40;
-  config.num_cpu_blocks = 8;
+  model_runner_config config = testing::pools_of(40, 8);
   cuda_backend eager(model, config, 0, cuda_storage::f32);
   config.cuda_graph_max_batch = 16;
   config.cuda_graph_max_context = 64;
@@ -177,9 +171,7 @@ TEST(engine_cuda, tensor_parallel_ranks_on_two_devices_match_one_device) {
   const cuda_backend_provider provider(num_cuda_devices(), "auto");
   if (!provider.tensor_parallel_refusal().empty()) GTEST_SKIP() << "built without NCCL";
   auto whole = std::make_shared<llama_model>(testing::stories260k_dir());
-  model_runner_config config;
-  config.block_size = 16;
-  config.num_device_blocks = 8;
+  model_runner_config config = testing::pools_of(8);
   config.cuda_graph_max_batch = 8;
   cuda_backend single(whole, config, 0, cuda_storage::f32);
   auto group = std::make_shared<cpu::host_all_reduce>(2);

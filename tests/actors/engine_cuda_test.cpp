@@ -50,10 +50,7 @@ nlohmann::json golden() {
 TEST(engine_cuda, backend_matches_the_cpu_backend_through_swaps_and_copies) {
   REQUIRE_CUDA_DEVICE();
   auto model = std::make_shared<llama_model>(testing::stories260k_dir());
-  model_runner_config config;
-  config.block_size = 16;
-  config.num_device_blocks = 16;
-  config.num_cpu_blocks = 8;
+  model_runner_config config = testing::pools_of(16, 8);
   cpu_backend cpu(model, config);
   cuda_backend gpu(model, config, 0, cuda_storage::f32);
   EXPECT_EQ(gpu.device(), "cuda:0");
@@ -105,9 +102,7 @@ TEST(engine_cuda, backend_matches_the_cpu_backend_through_swaps_and_copies) {
 /// the logits agree at every step, within `tolerance` relative.
 void expect_device_logits_match_the_cpu(std::shared_ptr<llama_model> model,
                                         float tolerance = 1e-4f) {
-  model_runner_config config;
-  config.block_size = 16;
-  config.num_device_blocks = 8;
+  model_runner_config config = testing::pools_of(8);
   cpu_backend cpu(model, config);
   cuda_backend gpu(model, config, 0, cuda_storage::f32);
   const std::vector<int32_t> table{0, 1, 2, 3};
@@ -282,9 +277,7 @@ TEST(cuda_families, every_family_reaches_the_runner_with_what_it_needs) {
 TEST(engine_cuda, device_draws_apply_bias_and_penalties_as_the_host_sampler) {
   REQUIRE_CUDA_DEVICE();
   auto model = std::make_shared<llama_model>(testing::stories260k_dir());
-  model_runner_config config;
-  config.block_size = 16;
-  config.num_device_blocks = 4;
+  model_runner_config config = testing::pools_of(4);
   cpu_backend cpu(model, config);
   cuda_backend gpu(model, config, 0, cuda_storage::f32);
   const std::vector<int32_t> prompt{1, 300, 301, 302};
