@@ -11,13 +11,28 @@
 
 server_pid=
 
+# Whether GET /health on 127.0.0.1:PORT answers 200: curl, or bash's /dev/tcp where curl is
+# absent (a GPU machine's bare image).
+healthy() {
+  local port=$1 status
+  if command -v curl >/dev/null; then
+    curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1
+    return
+  fi
+  exec 9<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null || return 1
+  printf 'GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&9
+  read -r -t 2 _ status _ <&9
+  exec 9>&-
+  [[ $status == 200 ]]
+}
+
 start_server() {
   local log=$1 port=$2
   shift 2
   "${ACTORLLM_BIN:-build/actorllm}" serve --host 127.0.0.1 --port "$port" "$@" >"$log" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 1200); do
-    curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && return 0
+    healthy "$port" && return 0
     kill -0 "$server_pid" 2>/dev/null || break
     sleep 0.1
   done

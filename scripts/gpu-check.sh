@@ -8,6 +8,8 @@
 #   ./scripts/gpu-check.sh
 #   BUILD_DIR=build-gpu JOBS=16 CUDA_ARCH=90 ./scripts/gpu-check.sh
 #   GPU_CHECK_MODE=gpu-only ./scripts/gpu-check.sh     (skip dependencies and the full project)
+#   GPU_CHECK_MODE=prebuilt BIN_DIR=.gpu-data/bin ./scripts/gpu-check.sh
+#                                    (run binaries built elsewhere: see scripts/gpu-bundle.sh)
 #   DEPS_TIMEOUT=60                                     (seconds allowed to setup.sh --deps-only)
 #   GOLDEN_MODEL_DIR=.gpu-data/stories260K              (default ../shared/models/stories260K)
 #   ./scripts/gpu-check.sh --prepare                   (on this machine, before: see below)
@@ -19,7 +21,7 @@
 # on a machine that has them (Debian: nlohmann-json3-dev), copies /usr/include/nlohmann (or
 # JSON_HEADERS=DIR) into .gpu-data/include/nlohmann, ignored by git and carried with the
 # checkout; the GPU-only build then takes them from there (-DACTORLLM_JSON_INCLUDE).
-# Logs go to $BUILD_DIR/gpu-check/, and to $OUT as well when that is set.
+# Logs go to $BUILD_DIR/gpu-check/, and to $OUT/gpu-check-logs.tgz as well when OUT is set.
 # Exit status: 0 when the build and every GPU test passed, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -77,7 +79,7 @@ say "nvcc: $(nvcc --version 2>/dev/null | tail -1 || echo missing); cmake: $(cma
 # --- dependencies ---------------------------------------------------------------------------
 t=$(date +%s)
 deps_status=present
-if [[ ${GPU_CHECK_MODE:-full} == gpu-only ]]; then deps_status=skipped; fi
+if [[ ${GPU_CHECK_MODE:-full} != full ]]; then deps_status=skipped; fi
 full_deps=(libcaf-dev libboost1.81-dev nlohmann-json3-dev prometheus-cpp-dev libgtest-dev
            libopenblas-dev libpcre2-dev)
 if [[ $deps_status == present ]] && ! dpkg-query -W "${full_deps[@]}" >/dev/null 2>&1; then
@@ -98,7 +100,14 @@ t=$(date +%s)
 mode=${GPU_CHECK_MODE:-full}
 bin_dir="$build_dir"
 targets=(cuda_tests cuda_kernels_bench actors_tests actorllm serve_bench)
-if [[ $mode == gpu-only ]]; then
+if [[ $mode == prebuilt ]]; then
+  # A full project's binaries built on another machine (scripts/gpu-bundle.sh), the shared
+  # libraries they need beside them in lib/.
+  bin_dir=${BIN_DIR:?GPU_CHECK_MODE=prebuilt needs BIN_DIR}
+  export LD_LIBRARY_PATH="$PWD/$bin_dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  missing=$(ldd "$bin_dir/actorllm" "$bin_dir/tests/cuda_tests" 2>&1 | grep 'not found' | sort -u)
+  [[ -n $missing ]] && say "libraries not found (set LD_LIBRARY_PATH): $missing"
+elif [[ $mode == gpu-only ]]; then
   :
 elif ! cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
       -DACTORLLM_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" >"$logs/configure.log" 2>&1; then
@@ -123,7 +132,9 @@ if [[ $mode == gpu-only ]]; then
     failed=1
   fi
 fi
-if ((failed == 0)); then
+if ((failed == 0)) && [[ $mode == prebuilt ]]; then
+  record build ok 0 "prebuilt binaries in $bin_dir"
+elif ((failed == 0)); then
   record build ok "$(elapsed "$t")" "$mode, arch $arch, -j$jobs"
 fi
 
@@ -137,7 +148,7 @@ run_gpu_tests() {
     failed=1
     return
   fi
-  timeout 300 "$bin" --gtest_color=no >"$logs/tests.log" 2>&1
+  timeout 200 "$bin" --gtest_color=no >"$logs/tests.log" 2>&1
   local rc=$?
   passed=$(grep -E '^\[  PASSED  \]' "$logs/tests.log" | grep -oE '[0-9]+' | head -1)
   skipped=$(grep -E '^\[  SKIPPED \] [0-9]+ test' "$logs/tests.log" | grep -oE '[0-9]+' | head -1)
@@ -186,7 +197,7 @@ golden_greedy_gpu() {
     failed=1
     return
   fi
-  timeout 120 "$bin" "$model_dir" >"$logs/golden.log" 2>&1
+  timeout 60 "$bin" "$model_dir" >"$logs/golden.log" 2>&1
   rc=$?
   cat "$logs/golden.log"
   if grep -q 'no CUDA device' "$logs/golden.log"; then
@@ -204,7 +215,7 @@ golden_greedy_gpu() {
   # The same checks with the decode steps replayed from CUDA graphs (the server's default):
   # the fp32 ids must be exact again; the time beside the eager one's is the launch saving.
   t=$(date +%s)
-  timeout 120 "$bin" "$model_dir" --graphs >"$logs/golden-graphs.log" 2>&1
+  timeout 60 "$bin" "$model_dir" --graphs >"$logs/golden-graphs.log" 2>&1
   rc=$?
   grep -E 'golden greedy|decode graphs|FAIL' "$logs/golden-graphs.log"
   detail=$(grep -oE 'golden greedy [0-9]+ tokens in [0-9.]+ ms' "$logs/golden-graphs.log")
@@ -252,8 +263,9 @@ run_engine_tests() {
   if [[ -z $shared && $golden_dir == */models/stories260K ]]; then
     shared=${golden_dir%/models/stories260K}
   fi
-  ACTORLLM_SHARED_DIR=$shared \
-    timeout 240 "$bin" --gtest_filter='engine_cuda.*' --gtest_color=no >"$logs/engine.log" 2>&1
+  # The tests' random checkpoints come from this checkout's scripts, run by this python3.
+  ACTORLLM_SHARED_DIR=$shared ACTORLLM_SOURCE_DIR=$PWD ACTORLLM_PYTHON=$(command -v python3) \
+    timeout 180 "$bin" --gtest_filter='engine_cuda.*:cuda_*.*:select_backend.*' --gtest_color=no >"$logs/engine.log" 2>&1
   rc=$?
   passed=$(grep -E '^\[  PASSED  \]' "$logs/engine.log" | grep -oE '[0-9]+' | head -1)
   if ((rc != 0)); then
@@ -279,13 +291,40 @@ run_served() {
     record served SKIPPED 0 "the server did not build here"
     return
   fi
-  if ACTORLLM_BIN="$bin_dir/actorllm" timeout 240 bench/served_gpu.sh "$model_dir" \
+  if ACTORLLM_BIN="$bin_dir/actorllm" timeout 180 bench/served_gpu.sh "$model_dir" \
        "$logs/served" >"$logs/served.log" 2>&1; then
     cat "$logs/served.log"
     record served ok "$(elapsed "$t")" "$(tail -1 "$logs/served.log" | tr -s ' ')"
   else
     tail -20 "$logs/served.log"
     record served FAILED "$(elapsed "$t")" "see $logs/served.log"
+  fi
+}
+
+# --- transformers on the same device -----------------------------------------------------
+# For each architecture, a random checkpoint run by Hugging Face transformers (float32 and
+# bf16) against cuda_logits (scripts/transformers_reference.py); skipped where python3 has no
+# torch/transformers.
+run_reference() {
+  local t bin rc
+  t=$(date +%s)
+  bin="$bin_dir/bin/cuda_logits"
+  if [[ ! -x $bin ]]; then
+    record reference SKIPPED 0 "no cuda_logits (GPU-only build without it)"
+    return
+  fi
+  PYTHONUNBUFFERED=1 timeout 180 python3 scripts/transformers_reference.py --bin "$bin" \
+    --json "$logs/transformers.json" --work "$logs/reference-models" >"$logs/reference.log" 2>&1
+  rc=$?
+  rm -rf "$logs/reference-models"
+  cat "$logs/reference.log"
+  if ((rc == 2)); then
+    record reference SKIPPED "$(elapsed "$t")" "no torch/transformers in python3"
+  elif ((rc == 0)); then
+    record reference ok "$(elapsed "$t")" "$(grep -m1 -oE '[0-9]+/[0-9]+ architectures agree' "$logs/reference.log")"
+  else
+    record reference FAILED "$(elapsed "$t")" "$(grep -m1 -oE '[0-9]+/[0-9]+ architectures agree' "$logs/reference.log" || echo "rc $rc") (see $logs/reference.log)"
+    failed=1
   fi
 }
 
@@ -298,7 +337,7 @@ run_bench() {
     record bench FAILED 0 "no bench binary"
     return
   fi
-  if timeout 240 "$bin" >"$logs/bench.log" 2>&1; then
+  if timeout 150 "$bin" >"$logs/bench.log" 2>&1; then
     grep -v '^{' "$logs/bench.log"
     grep '^{' "$logs/bench.log" >"$logs/bench.json"
     local copy peak
@@ -319,11 +358,14 @@ if ((failed == 0)); then
   run_gpu_tests
   golden_greedy_gpu
   run_engine_tests
+  run_reference
   run_bench
   run_served
 fi
 
-[[ -n ${OUT:-} && -d ${OUT:-} ]] && cp -r "$logs" "$OUT/" 2>/dev/null
+# The device tool hands back a few files: the logs go as one archive.
+[[ -n ${OUT:-} && -d ${OUT:-} ]] &&
+  tar czf "$OUT/gpu-check-logs.tgz" -C "$(dirname "$logs")" "$(basename "$logs")" 2>/dev/null
 
 echo
 echo "== gpu-check summary ($device, $(elapsed "$start_all") s in all)"

@@ -17,13 +17,21 @@ inline std::string python() {
   return env && *env ? env : "/usr/bin/python3";
 }
 
+/// The checkout whose scripts/ make the checkpoints: ACTORLLM_SOURCE_DIR from the environment
+/// (binaries built on one machine and run on another, scripts/gpu-bundle.sh), else the one the
+/// tests were built from.
+inline std::string source_dir() {
+  const char* env = std::getenv("ACTORLLM_SOURCE_DIR");
+  return env && *env ? env : ACTORLLM_SOURCE_DIR;
+}
+
 class random_model {
  public:
   /// `args` for make_random_model.py, e.g. "--arch qwen3"; `name` names the folder.
   random_model(const std::string& name, const std::string& args)
       : dir_(std::filesystem::temp_directory_path() /
              ("actorllm-" + name + "-" + std::to_string(::getpid()))) {
-    const std::string command = python() + " " + std::string(ACTORLLM_SOURCE_DIR) +
+    const std::string command = python() + " " + source_dir() +
                                 "/scripts/make_random_model.py " + args + " --out " +
                                 (dir_ / "model").string() + " >/dev/null";
     if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
@@ -51,7 +59,7 @@ class random_lora {
   random_lora(const std::string& name, const std::filesystem::path& base, const std::string& args)
       : dir_(std::filesystem::temp_directory_path() /
              ("actorllm-lora-" + name + "-" + std::to_string(::getpid()))) {
-    const std::string command = python() + " " + std::string(ACTORLLM_SOURCE_DIR) +
+    const std::string command = python() + " " + source_dir() +
                                 "/scripts/make_random_lora.py --base " + base.string() + " " +
                                 args + " --out " + adapter().string() + " --merged " +
                                 merged().string() + " >/dev/null";
