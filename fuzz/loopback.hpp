@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "net/http_server.hpp"
-#include "tests/net/fake_engine.hpp"
+#include "testing/fake_engine.hpp"
 
 namespace actorllm::fuzz {
 

@@ -3,10 +3,13 @@
 
   scripts/check_layering.py BUILD_DIR
 
-1. No cycles: every folder of the tree is a node, and folder A -> folder B when a file of A
+1. Layers: the top-level folders stand in LAYERS, lowest first, and a file includes headers
+   only of its own top-level folder or of a lower layer (kernels never model or actors, fuzz
+   never tests); a folder with sources outside LAYERS fails too.
+2. No cycles: every folder of the tree is a node, and folder A -> folder B when a file of A
    includes a header of B ("model/llama_model.hpp"). A cycle (A includes B, B includes A,
    directly or through others) is reported with one include per edge, and fails the check.
-2. Exact links: each product target (the actorllm_* libraries and the actorllm program)
+3. Exact links: each product target (the actorllm_* libraries and the actorllm program)
    links directly exactly the libraries whose headers its own files include: no missing link
    that works only because another library happens to bring it, and no link it does not use.
    The same holds for the external libraries this project names (CAF, Boost, nlohmann_json,
@@ -15,7 +18,7 @@
 Which files make which target comes from BUILD_DIR/compile_commands.json; a header belongs to
 the target that compiles the .cpp of its name, else to the target that compiles most of its
 folder, else (a header-only folder) to actorllm_<folder>. The direct links come from
-`cmake --graphviz`, which this script runs on BUILD_DIR. Exit status: 0 when both hold, 1
+`cmake --graphviz`, which this script runs on BUILD_DIR. Exit status: 0 when all three hold, 1
 otherwise, 2 on bad usage.
 """
 import collections
@@ -49,10 +52,23 @@ EXTERNAL = [
 ]
 CHECKED_EXTERNALS = {target for _, target in EXTERNAL}
 
+# The top-level folders, lowest layer first; folders of one layer include none of each other.
+LAYERS = [
+    ["common", "text"],
+    ["kernels", "tokenizer", "tool_calls"],
+    ["model", "config", "chat_template", "grammar", "monitoring", "testing"],
+    ["actors", "net"],
+    ["app"],
+    ["bench", "examples", "tools"],
+    ["tests", "fuzz"],
+]
+LAYER_OF = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
+
 
 def source_files():
     for folder, dirs, files in os.walk(ROOT):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.startswith("build")]
+        dirs[:] = [d for d in dirs
+                   if d not in SKIPPED_DIRS and not d.startswith("build") and d != ".gpu-data"]
         for name in files:
             if SOURCE.search(name):
                 yield os.path.relpath(os.path.join(folder, name), ROOT)
@@ -63,6 +79,29 @@ def read_includes(path):
         text = f.read()
     quoted = [h for h in QUOTED.findall(text) if os.path.isfile(os.path.join(ROOT, h))]
     return quoted, ANGLED.findall(text)
+
+
+def check_layers(files, includes):
+    """Every include between top-level folders runs from a higher layer to a lower one."""
+    ok = True
+    for folder in sorted({p.split("/")[0] for p in files if "/" in p} - set(LAYER_OF)):
+        print(f"layers: top-level folder {folder}/ has sources but no place in LAYERS")
+        ok = False
+    reported = set()
+    for path in files:
+        if "/" not in path or path.split("/")[0] not in LAYER_OF:
+            continue
+        src = path.split("/")[0]
+        for header in includes[path][0]:
+            dst = header.split("/")[0]
+            if dst == src or dst not in LAYER_OF or LAYER_OF[dst] < LAYER_OF[src]:
+                continue
+            if (src, dst) not in reported:
+                reported.add((src, dst))
+                print(f"layers: {src}/ (layer {LAYER_OF[src]}) includes {dst}/ (layer "
+                      f"{LAYER_OF[dst]}): {path} includes {header}")
+            ok = False
+    return ok
 
 
 def find_cycles(edges):
@@ -216,10 +255,12 @@ def main():
         return 2
     files = sorted(source_files())
     includes = {path: read_includes(path) for path in files}
+    layered = check_layers(files, includes)
     acyclic = check_cycles(files, includes)
     exact = check_links(files, includes, os.path.abspath(sys.argv[1]))
-    if acyclic and exact:
-        print("layering: no folder cycles; every product target links exactly what it includes")
+    if layered and acyclic and exact:
+        print("layering: every include runs down the layers, no folder cycles; every product "
+              "target links exactly what it includes")
         return 0
     return 1
 

@@ -16,7 +16,7 @@
 #
 # Where the server's dependencies are missing (no package registry on the machine), the full
 # project does not configure; the script then builds the GPU-only project in
-# kernels/cuda/standalone (kernels, tests, bench, model/ and cuda_golden; stand-ins for what
+# tools/gpu_only (kernels, tests, bench, model/ and cuda_golden; stand-ins for what
 # is absent). model/ needs nlohmann_json's headers, which have no stand-in: `--prepare`, run
 # on a machine that has them (Debian: nlohmann-json3-dev), copies /usr/include/nlohmann (or
 # JSON_HEADERS=DIR) into .gpu-data/include/nlohmann, ignored by git and carried with the
@@ -120,7 +120,7 @@ fi
 if [[ $mode == gpu-only ]]; then
   bin_dir="$build_dir-only"
   say "building the GPU-only project in $bin_dir"
-  if cmake -S kernels/cuda/standalone -B "$bin_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  if cmake -S tools/gpu_only -B "$bin_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CUDA_ARCHITECTURES="$arch" "${json_args[@]}" \
         >"$logs/configure-gpu-only.log" 2>&1 &&
      cmake --build "$bin_dir" -j "$jobs" >"$logs/build-gpu-only.log" 2>&1; then
@@ -169,7 +169,7 @@ run_gpu_tests() {
 }
 
 # --- stories260K golden greedy on the GPU ---------------------------------------------------
-# cuda_golden (kernels/cuda/standalone) loads the model as the server does (llama_model), runs
+# cuda_golden (tools/gpu_only) loads the model as the server does (llama_model), runs
 # the golden prompt greedily through cuda::llama_runner in fp32 and compares the ids exactly,
 # then checks that 16 prompts give the same tokens alone, batched and chunked. The GPU-only
 # project builds it; after a full build it is built from that project on its own.
@@ -182,7 +182,7 @@ golden_greedy_gpu() {
   if [[ ! -x $bin ]]; then
     bin="$build_dir-only/bin/cuda_golden"
     say "building cuda_golden from the GPU-only project in $build_dir-only"
-    if ! { cmake -S kernels/cuda/standalone -B "$build_dir-only" "${generator[@]}" \
+    if ! { cmake -S tools/gpu_only -B "$build_dir-only" "${generator[@]}" \
              -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" "${json_args[@]}" &&
            cmake --build "$build_dir-only" -j "$jobs" --target cuda_golden; } \
          >"$logs/build-golden.log" 2>&1; then

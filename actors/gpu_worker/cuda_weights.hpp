@@ -1,7 +1,7 @@
 #pragma once
 /// The views cuda::llama_runner takes of the host model: its config, its weights as the runner
 /// uploads them, and pointers into one step's forward_batch. Plain C++ over the kernels' API,
-/// shared by the worker's CUDA backend and kernels/cuda/standalone/cuda_golden; built only with
+/// shared by the worker's CUDA backend and tools/gpu_only/cuda_golden; built only with
 /// CUDA.
 #include <deque>
 #include <optional>

@@ -11,7 +11,7 @@
 
 #include "net/http_server.hpp"
 #include "tests/net/fake_admin.hpp"
-#include "tests/net/fake_engine.hpp"
+#include "testing/fake_engine.hpp"
 
 namespace actorllm::app {
 namespace {

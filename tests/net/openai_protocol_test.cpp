@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
 #include <tuple>
 #include <vector>
+
+#include "common/sampling_contract.hpp"
 
 namespace actorllm::net {
 namespace {
@@ -117,7 +121,9 @@ TEST(openai_protocol, seeds_keep_all_64_bits) {
 TEST(openai_protocol, wrong_types_and_ranges_name_the_parameter) {
   const std::pair<const char*, const char*> cases[] = {
       {R"({"prompt":"x","temperature":"hot"})", "temperature"},
-      {R"({"prompt":"x","temperature":3})", "temperature"},
+      {R"({"prompt":"x","temperature":-1})", "temperature"},
+      {R"({"prompt":"x","temperature":1e39})", "temperature"},
+      {R"({"prompt":"x","repetition_penalty":2.5})", "repetition_penalty"},
       {R"({"prompt":"x","top_p":0})", "top_p"},
       {R"({"prompt":"x","top_k":-2})", "top_k"},
       {R"({"prompt":"x","min_p":1.5})", "min_p"},
@@ -156,6 +162,46 @@ TEST(openai_protocol, wrong_types_and_ranges_name_the_parameter) {
     EXPECT_EQ(e.param, param) << body << ": " << e.message;
     EXPECT_FALSE(e.message.empty());
   }
+}
+
+// HTTP and the offline engine share one contract (common/sampling_contract.hpp, vLLM's
+// bounds): what one door takes the other takes, and both name the same parameter on refusal.
+TEST(openai_protocol, sampling_bounds_are_the_offline_engines_bounds) {
+  struct agreement {
+    const char* body;
+    std::function<void(sampling_params&)> same;
+  };
+  const agreement cases[] = {
+      {R"({"prompt":"x","temperature":7})", [](auto& p) { p.temperature = 7; }},
+      {R"({"prompt":"x","temperature":-0.5})", [](auto& p) { p.temperature = -0.5f; }},
+      {R"({"prompt":"x","top_k":0})", [](auto& p) { p.top_k = 0; }},
+      {R"({"prompt":"x","top_k":-2})", [](auto& p) { p.top_k = -2; }},
+      {R"({"prompt":"x","repetition_penalty":2})", [](auto& p) { p.repetition_penalty = 2; }},
+      {R"({"prompt":"x","repetition_penalty":3})", [](auto& p) { p.repetition_penalty = 3; }},
+      {R"({"prompt":"x","n":129})", [](auto& p) { p.n = 129; }},
+      {R"({"prompt":"x","min_p":1})", [](auto& p) { p.min_p = 1; }},
+      {R"({"prompt":"x","logit_bias":{"3":-100}})", [](auto& p) { p.logit_bias = {{3, -100}}; }},
+      {R"({"prompt":"x","logit_bias":{"3":100.5}})", [](auto& p) { p.logit_bias = {{3, 100.5f}}; }},
+      {R"({"prompt":"x","max_tokens":4,"min_tokens":5})",
+       [](auto& p) { p.max_tokens = 4, p.min_tokens = 5; }},
+  };
+  for (const auto& c : cases) {
+    sampling_params offline;
+    c.same(offline);
+    const auto broken = check_sampling(offline);
+    openai_request out;
+    const auto error = parse_openai_request(c.body, api_kind::completion, out);
+    ASSERT_EQ(error.has_value(), broken.has_value()) << c.body;
+    if (broken) {
+      EXPECT_EQ(error->param, broken->param) << c.body;
+      EXPECT_EQ(error->message, broken->message) << c.body;
+    }
+  }
+  // NaN reaches no HTTP request (JSON has none), but the offline door refuses it.
+  sampling_params nan_temperature;
+  nan_temperature.temperature = std::nanf("");
+  ASSERT_TRUE(check_sampling(nan_temperature));
+  EXPECT_EQ(check_sampling(nan_temperature)->param, "temperature");
 }
 
 TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {

@@ -11,7 +11,7 @@
 #include "bench/serve_bench_stream.hpp"
 #include "bench/serve_bench_workload.hpp"
 #include "net/http_server.hpp"
-#include "tests/net/fake_engine.hpp"
+#include "testing/fake_engine.hpp"
 
 using namespace actorllm::bench::serve;
 

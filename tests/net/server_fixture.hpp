@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "net/http_server.hpp"
-#include "tests/net/fake_engine.hpp"
+#include "testing/fake_engine.hpp"
 
 namespace actorllm::testing {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "net/http_server.hpp"
-#include "tests/net/fake_engine.hpp"
+#include "testing/fake_engine.hpp"
 #include "tests/net/test_client.hpp"
 
 namespace actorllm::testing {

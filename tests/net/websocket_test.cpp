@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "net/http_server.hpp"
-#include "tests/net/fake_engine.hpp"
+#include "testing/fake_engine.hpp"
 #include "tests/net/test_client.hpp"
 
 namespace actorllm::testing {
@@ -121,7 +121,7 @@ TEST_F(websocket_test, errors_are_tagged_by_id) {
   send(*ws, R"({"prompt":"x"})");
   m = receive(*ws);
   EXPECT_EQ(m["error"]["param"], "id");
-  send(*ws, R"({"id":"t","prompt":"x","temperature":9})");
+  send(*ws, R"({"id":"t","prompt":"x","temperature":-1})");
   m = receive(*ws);
   EXPECT_EQ(m["type"], "error");
   EXPECT_EQ(m["id"], "t");

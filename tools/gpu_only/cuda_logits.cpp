@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/standalone/model_under_test.hpp"
+#include "tools/gpu_only/model_under_test.hpp"
 
 namespace actorllm::golden {
 namespace {

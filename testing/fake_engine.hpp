@@ -1,5 +1,6 @@
 #pragma once
-/// A deterministic engine_port for the network tests: choice c of a request produces tokens
+/// A deterministic engine_port for the network tests and fuzzers (a test double shared by
+/// tests/ and fuzz/, so it stands below both): choice c of a request produces tokens
 /// "w0 ", "w1 ", ... (ids 100, 101, ...) up to max_tokens, one every `token_delay`, from its
 /// own thread. A text prompt containing "too long" is rejected with 400, like a prompt over
 /// max_model_len; the text "throw" makes submit throw. Records submits and aborts for the tests to
