@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "common/sampling_contract.hpp"
 #include "net/structured_output_fields.hpp"
 #include "net/tool_fields.hpp"
 #include "net/unsupported_fields.hpp"
@@ -56,6 +57,8 @@ struct field_reader {
     if (!v) return true;
     if (!v->is_number()) return fail(std::string(key) + " must be a number", key);
     const double value = v->get<double>();
+    if (std::fabs(value) > std::numeric_limits<float>::max())
+      return fail(std::string(key) + " is out of range", key);
     if (!std::isfinite(value) || value < lo || value > hi || (lo_open && value == lo)) {
       return fail(std::string(key) + " must be in " + (lo_open ? "(" : "[") + fmt(lo) + ", " +
                       fmt(hi) + "], got " + fmt(value),
@@ -107,14 +110,16 @@ bool read_token_ids(const json& list, std::vector<int32_t>& out) {
 }
 
 bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
-  r.read_int("n", p.n, 1, 128);
-  r.read_float("temperature", p.temperature, 0.0, 2.0);
-  r.read_float("top_p", p.top_p, 0.0, 1.0, /*lo_open=*/true);
-  r.read_int("top_k", p.top_k, -1, max_int32);
-  r.read_float("min_p", p.min_p, 0.0, 1.0);
-  r.read_float("presence_penalty", p.presence_penalty, -2.0, 2.0);
-  r.read_float("frequency_penalty", p.frequency_penalty, -2.0, 2.0);
-  r.read_float("repetition_penalty", p.repetition_penalty, 0.0, 1.0e9, /*lo_open=*/true);
+  // Types here; the bounds are check_sampling's (common/sampling_contract.hpp), below.
+  constexpr double any = std::numeric_limits<double>::infinity();
+  r.read_int("n", p.n, -max_int32, max_int32);
+  r.read_float("temperature", p.temperature, -any, any);
+  r.read_float("top_p", p.top_p, -any, any);
+  r.read_int("top_k", p.top_k, -max_int32, max_int32);
+  r.read_float("min_p", p.min_p, -any, any);
+  r.read_float("presence_penalty", p.presence_penalty, -any, any);
+  r.read_float("frequency_penalty", p.frequency_penalty, -any, any);
+  r.read_float("repetition_penalty", p.repetition_penalty, -any, any);
   r.read_bool("ignore_eos", p.ignore_eos);
   // vLLM's extension: lower runs first under --scheduling-policy priority.
   r.read_int("priority", p.priority, -max_int32, max_int32);
@@ -134,10 +139,7 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
   if (kind == api_kind::chat) p.max_tokens = -1;
   r.read_int("max_tokens", p.max_tokens, 1, max_int32);
   if (kind == api_kind::chat) r.read_int("max_completion_tokens", p.max_tokens, 1, max_int32);
-  r.read_int("min_tokens", p.min_tokens, 0, max_int32);
-  if (p.max_tokens >= 0 && p.min_tokens > p.max_tokens) {
-    return r.fail("min_tokens must be at most max_tokens", "min_tokens");
-  }
+  r.read_int("min_tokens", p.min_tokens, -max_int32, max_int32);
 
   if (const json* v = r.find("stop")) {
     if (v->is_string()) {
@@ -172,10 +174,12 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
       if (id < 0 || id > max_int32) {
         return r.fail("logit_bias keys must be token ids, got '" + key + "'", "logit_bias");
       }
-      if (!bias.is_number() || bias.get<double>() < -100.0 || bias.get<double>() > 100.0) {
+      // The value's bounds are the contract's; a number past float's range is out of them.
+      if (!bias.is_number()) {
         return r.fail("logit_bias values must be numbers in [-100, 100]", "logit_bias");
       }
-      p.logit_bias.emplace_back(static_cast<int32_t>(id), bias.get<float>());
+      const double value = std::clamp(bias.get<double>(), -1.0e9, 1.0e9);
+      p.logit_bias.emplace_back(static_cast<int32_t>(id), static_cast<float>(value));
     }
   }
 
@@ -192,7 +196,9 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
     }
     if (want) p.logprobs = top < 0 ? 0 : top;
   }
-  return !r.error;
+  if (r.error) return false;
+  if (auto broken = check_sampling(p)) return r.fail(broken->message, broken->param.c_str());
+  return true;
 }
 
 /// Completions prompt: a string, a list of strings, token ids, or a list of token id lists.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "common/sampling_contract.hpp"
 #include "grammar/grammar_error.hpp"
 
 namespace actorllm {
@@ -50,22 +51,9 @@ prepared_prompt prompt_builder::check_text_length(std::string_view text,
 }
 
 prepared_prompt prompt_builder::validate_params(const sampling_params& p) const {
-  if (p.n < 1 || p.n > 128) return refuse("n must be between 1 and 128", "n");
-  if (p.temperature < 0 || p.temperature > 100)
-    return refuse("temperature must be >= 0", "temperature");
-  if (!(p.top_p > 0 && p.top_p <= 1)) return refuse("top_p must be in (0, 1]", "top_p");
-  if (p.top_k < -1) return refuse("top_k must be -1 (disabled) or at least 1", "top_k");
-  if (p.min_p < 0 || p.min_p > 1) return refuse("min_p must be in [0, 1]", "min_p");
-  if (p.presence_penalty < -2 || p.presence_penalty > 2)
-    return refuse("presence_penalty must be in [-2, 2]", "presence_penalty");
-  if (p.frequency_penalty < -2 || p.frequency_penalty > 2)
-    return refuse("frequency_penalty must be in [-2, 2]", "frequency_penalty");
-  if (p.repetition_penalty <= 0 || p.repetition_penalty > 2)
-    return refuse("repetition_penalty must be in (0, 2]", "repetition_penalty");
-  if (p.max_tokens < 1 && p.max_tokens != -1)
-    return refuse("max_tokens must be at least 1", "max_tokens");
-  if (p.min_tokens < 0 || (p.max_tokens != -1 && p.min_tokens > p.max_tokens))
-    return refuse("min_tokens must be in [0, max_tokens]", "min_tokens");
+  // The bounds that hold on every server, as net/ checked them already for HTTP requests; the
+  // offline engine's requests meet them here.
+  if (auto broken = check_sampling(p)) return refuse(broken->message, broken->param);
   if (p.logprobs > max_logprobs_)
     return refuse("logprobs must be at most " + std::to_string(max_logprobs_) +
                       " (the server's --max-logprobs)",

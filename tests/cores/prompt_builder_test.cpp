@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -220,9 +221,11 @@ TEST(prompt_builder, each_out_of_range_parameter_is_refused_by_name) {
       {[](auto& p) { p.n = 0; }, "n must be between 1 and 128", "n"},
       {[](auto& p) { p.n = 129; }, "n must be between 1 and 128", "n"},
       {[](auto& p) { p.temperature = -0.5f; }, "temperature must be >= 0", "temperature"},
+      {[](auto& p) { p.temperature = std::nanf(""); }, "temperature must be >= 0", "temperature"},
+      {[](auto& p) { p.top_p = std::nanf(""); }, "top_p must be in (0, 1]", "top_p"},
       {[](auto& p) { p.top_p = 0.0f; }, "top_p must be in (0, 1]", "top_p"},
       {[](auto& p) { p.top_p = 1.5f; }, "top_p must be in (0, 1]", "top_p"},
-      {[](auto& p) { p.top_k = -2; }, "top_k must be -1 (disabled) or at least 1", "top_k"},
+      {[](auto& p) { p.top_k = -2; }, "top_k must be -1 or 0 (disabled) or at least 1", "top_k"},
       {[](auto& p) { p.min_p = -0.1f; }, "min_p must be in [0, 1]", "min_p"},
       {[](auto& p) { p.min_p = 1.1f; }, "min_p must be in [0, 1]", "min_p"},
       {[](auto& p) { p.presence_penalty = 2.5f; }, "presence_penalty must be in [-2, 2]",

@@ -93,8 +93,8 @@ try {
   check(e instanceof OpenAI.NotFoundError, 'unknown model gives NotFoundError (404)', String(e));
 }
 try {
-  await client.completions.create({model, prompt: 'x', temperature: 7});
-  check(false, 'temperature 7 is refused');
+  await client.completions.create({model, prompt: 'x', temperature: -1});
+  check(false, 'temperature -1 is refused');
 } catch (e) {
   check(e instanceof OpenAI.BadRequestError && e.param === 'temperature',
         'bad temperature gives BadRequestError naming the parameter', String(e));

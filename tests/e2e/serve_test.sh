@@ -98,7 +98,7 @@ check "16 concurrent requests all give the golden text ($same/16)" test "$same" 
 
 # Errors, each with its status and OpenAI's error object.
 check "404 unknown model" test "$(status_of "$work/e.json" "$base/v1/completions" -d '{"model":"nope","prompt":"x"}')" = 404
-check "400 bad temperature" test "$(status_of "$work/e.json" "$base/v1/completions" -d '{"prompt":"x","temperature":7}')" = 400
+check "400 bad temperature" test "$(status_of "$work/e.json" "$base/v1/completions" -d '{"prompt":"x","temperature":-1}')" = 400
 check "400 names the parameter" test "$(json_get "$work/e.json" "j['error']['param']")" = temperature
 long_prompt=$(python3 -c 'print({"prompt": [1] * 600, "max_tokens": 4})' | tr "'" '"')
 check "400 prompt longer than max_model_len" test "$(status_of "$work/e.json" "$base/v1/completions" -d "$long_prompt")" = 400
