@@ -10,7 +10,16 @@ kv_cache::kv_cache(const kv_cache_shape& shape) : shape_(shape) {
     const auto size = static_cast<std::size_t>(bytes);
     k_.emplace_back(static_cast<std::byte*>(cpu::allocate_pages(size)), cpu::page_deleter{size});
     v_.emplace_back(static_cast<std::byte*>(cpu::allocate_pages(size)), cpu::page_deleter{size});
+    k_tensors_.push_back(k_.back().get());
+    v_tensors_.push_back(v_.back().get());
   }
+}
+
+cpu::paged_cache_view kv_cache::view() {
+  const cpu::cache_element element = shape_.dtype == kv_cache_dtype::float16  ? cpu::cache_element::f16
+                                     : shape_.dtype == kv_cache_dtype::float8 ? cpu::cache_element::f8
+                                                                             : cpu::cache_element::f32;
+  return {k_tensors_.data(), v_tensors_.data(), shape_.num_layers, element, shape_.block_size};
 }
 
 int64_t kv_cache::block_bytes() const {

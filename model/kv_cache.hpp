@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/cpu_forward_ops.hpp"
 #include "kernels/cpu/host_memory.hpp"
 #include "kernels/cpu/ops.hpp"  // cpu::half
 
@@ -60,6 +61,9 @@ class kv_cache {
     return typed<T>(v_[layer]);
   }
 
+  /// The cache as the CPU forward ops read and write it; valid while the cache lives.
+  cpu::paged_cache_view view();
+
   /// Copy-on-write: copies block src to dst in every layer.
   void copy_blocks(const std::vector<std::pair<int32_t, int32_t>>& pairs);
   /// Copies blocks of `from` (src ids) into this cache (dst ids), every layer: swap in or out.
@@ -80,6 +84,7 @@ class kv_cache {
   kv_cache_shape shape_;
   /// Pages of their own (cpu::allocate_pages): freed, they leave resident memory at once.
   std::vector<std::unique_ptr<std::byte, cpu::page_deleter>> k_, v_;
+  std::vector<void*> k_tensors_, v_tensors_;  ///< k_ and v_'s pages, for view()
 };
 
 }  // namespace actorllm

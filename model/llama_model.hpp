@@ -1,10 +1,10 @@
 #pragma once
-/// Decoder-only transformers on the CPU (the families of model/architectures.cpp: Llama,
-/// Mistral, Qwen2/3, Phi-3, Gemma 2/3 and the mixtures of experts): float32 weights, or
-/// (dense models) packed 16-bit or int8 matrices as their only copy (weight_options.hpp), one
-/// forward pass over a whole step's batch (prefill chunks and decodes together) against the
-/// paged KV cache. What sets a family apart is data in model_config_hf, read here as hooks
-/// (q/k norms, windows, soft-capping, sandwich norms, GeGLU, experts).
+/// Decoder-only transformers (the families of model/architectures.cpp: Llama, Mistral,
+/// Qwen2/3, Phi-3, Gemma 2/3 and the mixtures of experts): the loaded model, float32 weights or
+/// (dense models) packed 16-bit or int8 matrices as their only copy (weight_options.hpp), and
+/// its forward on the CPU: model/decoder_forward.cpp (every family's forward, written once over
+/// the forward ops) through the CPU's ops (kernels/cpu/cpu_forward_ops.hpp), one pass over a
+/// whole step's batch (prefill chunks and decodes together) against the paged KV cache.
 /// Loading is llama_weights.cpp, sharding tensor_parallel.cpp, the rotary table
 /// rotary_table.cpp, packing packed_weights.cpp; this file is the model and its forward.
 #include <cstdint>
@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "kernels/cpu/all_reduce.hpp"
-#include "kernels/cpu/lora.hpp"
+#include "kernels/cpu/cpu_forward_ops.hpp"
+#include "model/cpu_weight_table.hpp"
+#include "model/decoder_forward.hpp"
 #include "model/forward_batch.hpp"
 #include "model/kv_cache.hpp"
 #include "model/llama_weights.hpp"
@@ -27,15 +29,11 @@
 
 namespace actorllm {
 
-/// Scratch buffers of one forward pass, grown to the largest batch seen and reused: no
+/// Scratch of one forward pass on the CPU, grown to the largest batch seen and reused: no
 /// allocation once warm. One per caller, so one model can serve several workers at once.
 struct forward_workspace {
-  int64_t capacity = 0;
-  std::vector<float> x, residual, q, k, v, attn, gate_up, act, last;
-  std::vector<int32_t> rope_positions;  // LongRoPE's rows for sequences past the original context
-  moe_workspace moe;
-  std::vector<cpu::lora_weights> lora_pairs;  // the batch's adapters' pairs for one projection
-  std::vector<float> lora_scratch;
+  cpu::forward_scratch ops;  ///< the CPU ops' buffers
+  decoder_scratch forward;   ///< the forward's host-side rows
   /// Tensor parallelism: this worker's rank and its group's all-reduce (null: no parallelism).
   cpu::host_all_reduce* all_reduce = nullptr;
   int32_t tp_rank = 0;
@@ -89,26 +87,10 @@ class llama_model {
   bool has_cpu_weights() const { return packed_->weights != nullptr; }
 
  private:
-  void ensure_workspace(forward_workspace& ws, int64_t num_tokens) const;
   /// The packed weights, made once (thread-safe); null where the CPU lacks AVX2/FMA.
   const packed_llama_weights* packed() const;
-  /// q, k and v of layer `w` into ws.q, ws.k, ws.v, each written where it goes.
-  void project_qkv(const float* x, const llama_layer_weights& w,
-                   const packed_llama_weights::layer* pl, int64_t n, forward_workspace& ws) const;
-  /// Rotates q and k of layer `layer` by its rotary table (LongRoPE's long rows where due).
-  void rotate(const forward_batch& batch, int64_t layer, forward_workspace& ws) const;
-  /// x = the layer's MLP or experts applied to x.
-  void feed_forward(const forward_batch& batch, int64_t layer,
-                    const packed_llama_weights::layer* pl, forward_workspace& ws, float* x) const;
-  /// Multi-LoRA: y (rows of y_stride floats) += each token row's adapter update of projection
-  /// `target` of `layer` for its input x (num_tokens, in); nothing where the batch has no
-  /// adapters.
-  void add_adapters(const forward_batch& batch, int64_t layer, lora_target target, const float* x,
-                    int64_t in, float* y, int64_t out, int64_t y_stride,
-                    forward_workspace& ws) const;
-  /// y = x w^T + bias through the packed kernel for decode-sized batches, OpenBLAS otherwise.
-  static void project(const float* x, const std::vector<float>& w, const cpu::packed_matrix* pw,
-                      const float* bias, int64_t n, int64_t in, int64_t out, float* y);
+  /// The CPU ops' handles of the weights (after packing), made once (thread-safe).
+  const cpu_weight_table& cpu_table() const;
 
   model_config_hf config_;
   tp_shard shard_;
@@ -119,6 +101,11 @@ class llama_model {
     std::unique_ptr<packed_llama_weights> weights;
   };
   std::unique_ptr<lazy_packed> packed_ = std::make_unique<lazy_packed>();
+  struct lazy_table {
+    std::once_flag once;
+    std::unique_ptr<const cpu_weight_table> table;
+  };
+  std::unique_ptr<lazy_table> table_ = std::make_unique<lazy_table>();
 };
 
 }  // namespace actorllm

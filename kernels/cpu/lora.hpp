@@ -12,17 +12,14 @@
 #include <span>
 #include <vector>
 
+#include "kernels/forward_ops.hpp"
+
 namespace actorllm::cpu {
 
-/// One adapter's pair for one projection: A (rank, in) and B transposed, (rank, out), row-major
-/// (so that the expand step streams contiguous rows). Rank 0 (null a and b_t): the adapter
-/// leaves this projection alone.
-struct lora_weights {
-  const float* a = nullptr;
-  const float* b_t = nullptr;
-  int64_t rank = 0;
-  float scaling = 1.0f;
-};
+/// One adapter's pair for one projection: the forward ops' op_lora_pair (A (rank, in) and B
+/// transposed, (rank, out), row-major, so that the expand step streams contiguous rows). Rank 0
+/// (null a and b_t): the adapter leaves this projection alone.
+using lora_weights = op_lora_pair;
 
 /// Adds each row's adapter update to y (n, out; row r at y + r * y_stride, y_stride >= out)
 /// for x (n, in). `adapter_of_row` (n) names an entry of `adapters`, or -1 for a row of the
