@@ -159,6 +159,12 @@ class forward_ops {
   virtual void logits(op_weight final_norm, float eps, const op_linear& head, float softcap) = 0;
   /// hidden = rms_norm(x + residual) * final_norm at the hidden rows, kept by the backend.
   virtual void final_hidden(op_weight final_norm, float eps) = 0;
+
+  /// Tests and diagnostics: `count` rows of b from or to host float32, in the step begun (the
+  /// backend converts from and to its element type), and the last logits (num_logits, vocab).
+  virtual void write(act_buffer b, const float* rows, int64_t count) = 0;
+  virtual void read(act_buffer b, float* rows, int64_t count) = 0;
+  virtual void read_logits(float* out) = 0;
 };
 
 }  // namespace actorllm

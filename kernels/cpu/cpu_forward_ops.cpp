@@ -217,7 +217,10 @@ void cpu_forward_ops::experts(const experts_params& p, gate_activation activatio
   (*p.route)(s_.router_logits.data(), n, s_.expert_of.data(), s_.weight_of.data());
   auto rows_of = [](const mlp_params& m) {
     if (m.width == 0) return expert_mlp{};
-    return expert_mlp{matrix_of(m.gate_up).dense, matrix_of(m.down).dense, m.width};
+    const linear_weight &gate_up = matrix_of(m.gate_up), &down = matrix_of(m.down);
+    if (!gate_up.dense || !down.dense)
+      throw std::invalid_argument("cpu_forward_ops: experts run on float32 rows only");
+    return expert_mlp{gate_up.dense, down.dense, m.width};
   };
   s_.experts.clear();
   for (int64_t e = 0; e < p.num_experts; ++e) s_.experts.push_back(rows_of(p.experts[e]));
@@ -259,5 +262,16 @@ void cpu_forward_ops::final_hidden(op_weight final_norm, float eps) {
   hidden_->resize(rows_.num_hidden * dims_.hidden);
   gather_final(rows_.hidden_indices, rows_.num_hidden, final_norm, eps, hidden_->data());
 }
+
+void cpu_forward_ops::write(act_buffer b, const float* rows, int64_t count) {
+  std::copy(rows, rows + count * width(b), buffer(b));
+}
+
+void cpu_forward_ops::read(act_buffer b, float* rows, int64_t count) {
+  const float* from = buffer(b);
+  std::copy(from, from + count * width(b), rows);
+}
+
+void cpu_forward_ops::read_logits(float* out) { std::copy(logits_.begin(), logits_.end(), out); }
 
 }  // namespace actorllm::cpu
