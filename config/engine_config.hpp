@@ -147,6 +147,8 @@ struct server_config {
   /// The key of /admin (replicas added, drained, stopped); empty: no admin API at all.
   std::string admin_api_key;
   std::vector<std::string> allowed_origins;  ///< CORS; "*" allows any
+  /// Host header names served besides IP literals and localhost (DNS rebinding); "*": any.
+  std::vector<std::string> allowed_hosts;
   int64_t max_body_bytes = 16 << 20;         ///< larger requests get 413
   int32_t io_threads = 1;                    ///< Beast I/O threads
   double log_stats_interval = 5.0;           ///< seconds between stats log lines; 0: off

@@ -169,6 +169,10 @@ void add_server_flags(flag_parser& p, engine_config& c) {
                "enable /admin (replicas added, drained, stopped) behind 'Bearer KEY'",
                c.server.admin_api_key);
   p.add_strings("--allowed-origins", "CORS origins ('*' for any)", c.server.allowed_origins);
+  p.add_strings("--allowed-hosts",
+                "Host header names served besides IP addresses and localhost, e.g. the server's "
+                "DNS name ('*' for any; refuses DNS rebinding otherwise)",
+                c.server.allowed_hosts);
   p.add_number("--max-body-bytes", "largest request body; larger gets 413",
                c.server.max_body_bytes);
   p.add_number("--io-threads", "network I/O threads", c.server.io_threads);

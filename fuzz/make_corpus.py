@@ -211,34 +211,34 @@ def http_session():
     stream = '{"prompt":"Once","max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}'
     chat = '{"messages":[{"role":"user","content":"Hi"}],"max_tokens":2,"n":2,"logprobs":true,"top_logprobs":2}'
     seeds = {
-        "get_health": "GET /health HTTP/1.1\r\nHost: x\r\n\r\n",
+        "get_health": "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
         "get_models_10": "GET /v1/models HTTP/1.0\r\n\r\n",
-        "head_version": "HEAD /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-        "options_cors": "OPTIONS /v1/completions HTTP/1.1\r\nHost: x\r\nOrigin: http://a\r\n"
+        "head_version": "HEAD /version HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        "options_cors": "OPTIONS /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: http://a\r\n"
                         "Access-Control-Request-Headers: content-type\r\n\r\n",
         "completion": post("/v1/completions", completion),
         "stream": post("/v1/completions", stream),
         "chat": post("/v1/chat/completions", chat, "X-Request-Id: abc\r\n"),
         "tokenize": post("/tokenize", '{"prompt":"hello"}'),
         "detokenize": post("/detokenize", '{"tokens":[104,105]}'),
-        "pipelined": "GET /health HTTP/1.1\r\nHost: x\r\n\r\n\r\n"
-                     + post("/v1/completions", completion) + "GET /ping HTTP/1.1\r\nHost: x\r\n\r\n",
+        "pipelined": "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n\r\n"
+                     + post("/v1/completions", completion) + "GET /ping HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
         "bytes_during_stream": post("/v1/completions", stream)
-                               + "<<<pause>>>GET /health HTTP/1.1\r\nHost: x\r\n\r\n",
+                               + "<<<pause>>>GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
         "split_body": post("/v1/completions", completion)[:-20] + "<<<pause>>>"
                       + completion[-20:],
         "expect_continue": post("/v1/completions", completion, "Expect: 100-continue\r\n")
                            .replace(completion, "<<<pause>>>" + completion),
-        "chunked": "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+        "chunked": "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
                    "Content-Type: application/json\r\n\r\n5\r\n" + completion[:5] + "\r\n"
                    + f"{len(completion) - 5:x}\r\n" + completion[5:] + "\r\n0\r\n\r\n",
-        "keep_open": "<<<keep-open>>>GET /health HTTP/1.1\r\nHost: x\r\n\r\n",
+        "keep_open": "<<<keep-open>>>GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
         "too_large": post("/v1/completions", '{"prompt":"' + "x" * 17000 + '"}'),
         "bad_content_type": post("/v1/completions", completion).replace(
             "application/json", "text/plain"),
         "no_host": "GET /health HTTP/1.1\r\n\r\n",
         "malformed": "GET / HTTP/9.9\r\nBad Header\r\n\r\n",
-        "websocket": "GET /v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+        "websocket": "GET /v1/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
                      "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
                      "Sec-WebSocket-Version: 13\r\n\r\n"
                      "<<<pause>>>\x81\x85\x00\x00\x00\x00{\"a\"}",

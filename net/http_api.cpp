@@ -1,6 +1,9 @@
 // Routing, authentication, CORS and the bodies of the small endpoints.
 #include "net/http_api.hpp"
 
+#include <arpa/inet.h>
+
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -206,12 +209,52 @@ bool origin_allowed(const server_config& config, std::string_view origin, std::s
   return false;
 }
 
+namespace {
+
+std::string lowercase(std::string_view text) {
+  std::string out;
+  for (char c : text) out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return out;
+}
+
+}  // namespace
+
+bool host_allowed(const server_config& config, std::string_view host) {
+  for (const auto& allowed : config.allowed_hosts)
+    if (allowed == "*") return true;
+  if (host.starts_with('[')) {
+    // An IPv6 literal, with or without a port after the bracket.
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    const std::string_view rest = host.substr(close + 1);
+    if (!rest.empty() && (!rest.starts_with(':') ||
+                          !std::all_of(rest.begin() + 1, rest.end(),
+                                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })))
+      return false;
+    in6_addr v6{};
+    return inet_pton(AF_INET6, std::string(host.substr(1, close - 1)).c_str(), &v6) == 1;
+  }
+  const size_t colon = host.rfind(':');
+  std::string name = lowercase(colon == std::string_view::npos ? host : host.substr(0, colon));
+  if (name.ends_with('.')) name.pop_back();
+  if (name.empty()) return false;
+  in_addr v4{};
+  if (inet_pton(AF_INET, name.c_str(), &v4) == 1) return true;
+  if (name == "localhost" || name.ends_with(".localhost")) return true;
+  for (const auto& allowed : config.allowed_hosts) {
+    std::string entry = lowercase(allowed);
+    if (entry.ends_with('.')) entry.pop_back();
+    if (entry == name) return true;
+  }
+  return false;
+}
+
 bool is_json_content_type(std::string_view content_type) {
   std::string type;
   for (char c : content_type.substr(0, content_type.find(';')))
     if (c != ' ' && c != '\t')
       type.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return type.empty() || type == "application/json" ||
+  return type == "application/json" ||
          (type.starts_with("application/") && type.ends_with("+json"));
 }
 

@@ -113,12 +113,22 @@ bool admin_authorized(const server_config& config, std::string_view authorizatio
 /// Access-Control-Allow-Origin for `origin`, or empty when CORS does not allow it.
 std::string cors_allow_origin(const server_config& config, std::string_view origin);
 
-/// Whether a page of `origin` may open a WebSocket: an origin --allowed-origins names (or
-/// "*"), or the server's own (the origin whose host is the request's Host header).
+/// Whether a page of `origin` may open a WebSocket or POST: an origin --allowed-origins names
+/// (or "*"), or the server's own (the origin whose host is the request's Host header, which
+/// host_allowed has vetted).
 bool origin_allowed(const server_config& config, std::string_view origin, std::string_view host);
 
+/// Whether a request's Host header names this server, against DNS rebinding (a page whose
+/// domain an attacker points at 127.0.0.1 sends its own name as Host): an IP literal (v4, or
+/// v6 in brackets; no name was resolved to reach us), localhost or a name under .localhost,
+/// or a name --allowed-hosts lists (case-insensitive; "*": any). A port, a trailing dot and
+/// letter case are ignored.
+bool host_allowed(const server_config& config, std::string_view host);
+
 /// Whether a POST body may be read as JSON: application/json or a +json type, with any
-/// parameters; a missing Content-Type counts as JSON, as FastAPI counts it.
+/// parameters. A missing Content-Type is refused too: a page of any site may POST a body of no
+/// type (fetch with a Blob) without asking the server first. (A POST without a body is not
+/// asked: there is nothing to read.)
 bool is_json_content_type(std::string_view content_type);
 
 /// `header` when it is a sane id (printable, at most 128 bytes), else a fresh random one.

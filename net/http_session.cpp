@@ -165,6 +165,17 @@ class http_session : public std::enable_shared_from_this<http_session> {
       keep_alive_ = false;
       return send_error(bad_request("an HTTP/1.1 request must carry a Host header"));
     }
+    if (const auto host = request_.find(http::field::host);
+        host != request_.end() && !host_allowed(context_.config, host->value())) {
+      // DNS rebinding: a page whose domain now resolves to this machine names that domain.
+      keep_alive_ = false;
+      return send_error(api_error{403,
+                                  "Host '" + std::string(host->value()) +
+                                      "' is not served here (see --allowed-hosts)",
+                                  "invalid_request_error",
+                                  {},
+                                  "host_not_allowed"});
+    }
     if (request_.method() == http::verb::options) return send_preflight();
     route r = find_route(method_, target_);
     if (context_.options.metrics_only && r.target != endpoint::metrics) r = route{};
@@ -204,16 +215,32 @@ class http_session : public std::enable_shared_from_this<http_session> {
       allow_ = r.allow;
       return send_error(error);
     }
-    if (request_.method() == http::verb::post &&
+    // A POST with no body (drain, stop) has nothing to read as JSON, whatever its type.
+    if (request_.method() == http::verb::post && !request_.body().empty() &&
         !is_json_content_type(request_[http::field::content_type])) {
       // A browser sends text/plain or form data cross-origin without a preflight; refusing
       // them keeps another site's page from starting generations (vLLM's FastAPI does too).
+      const std::string_view type = request_[http::field::content_type];
       return send_error(api_error{415,
-                                  "Content-Type must be application/json, got '" +
-                                      std::string(request_[http::field::content_type]) + "'",
+                                  type.empty() ? std::string("a POST needs Content-Type: application/json")
+                                               : "Content-Type must be application/json, got '" +
+                                                     std::string(type) + "'",
                                   "invalid_request_error",
                                   {},
                                   "unsupported_media_type"});
+    }
+    if (request_.method() == http::verb::post) {
+      // A page of another site may POST without asking first (a simple request); its Origin
+      // says so, as for the WebSocket.
+      const std::string_view origin = request_[http::field::origin];
+      if (!origin.empty() && !origin_allowed(context_.config, origin, request_[http::field::host])) {
+        return send_error(api_error{403,
+                                    "a POST from origin '" + std::string(origin) +
+                                        "' is refused (see --allowed-origins)",
+                                    "invalid_request_error",
+                                    {},
+                                    "origin_not_allowed"});
+      }
     }
     engine_port& engine = context_.engine;
     switch (r.target) {

@@ -1,10 +1,12 @@
 // HTTP details a careful client or an attacker relies on: 100-continue, HTTP/1.0 streams, blank
-// lines between requests, Host, HEAD, the key asked before the path is judged, JSON-only
-// bodies (no cross-site simple requests), WebSocket origins, and a metrics-only listener.
+// lines between requests, Host (present, and ours: no DNS rebinding), HEAD, the key asked
+// before the path is judged, JSON-only bodies and Origin on POST (no cross-site simple
+// requests), WebSocket origins, and a metrics-only listener.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "tests/net/server_fixture.hpp"
 #include "tests/net/test_client.hpp"
@@ -70,7 +72,7 @@ TEST_F(http_protocol_test, an_http_1_0_stream_is_not_chunked_and_ends_by_closing
 TEST_F(http_protocol_test, blank_lines_between_requests_are_ignored) {
   const std::string answer =
       raw_round_trip(port_, "\r\n" + post_line("HTTP/1.1", completion_body) + "\r\n\r\n" +
-                          "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                          "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 OK")) << answer;
   EXPECT_NE(answer.find("HTTP/1.1 200 OK", 10), std::string::npos) << answer;
   EXPECT_EQ(answer.find(" 400 "), std::string::npos) << answer;
@@ -91,7 +93,7 @@ TEST_F(http_protocol_test, head_answers_where_get_does) {
 /// A POST of completion_body with `content_type` (no Content-Type header when empty).
 std::string post_typed(uint16_t port, const std::string& content_type) {
   const std::string type = content_type.empty() ? "" : "Content-Type: " + content_type + "\r\n";
-  return raw_round_trip(port, "POST /v1/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
+  return raw_round_trip(port, "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
                                   type + "Content-Length: " + std::to_string(completion_body.size()) +
                                   "\r\n\r\n" + completion_body);
 }
@@ -105,7 +107,75 @@ TEST_F(http_protocol_test, non_json_bodies_are_refused_with_415_before_any_work)
   }
   EXPECT_TRUE(engine_.submitted().empty());
   EXPECT_TRUE(post_typed(port_, "application/json; charset=utf-8").starts_with("HTTP/1.1 200"));
-  EXPECT_TRUE(post_typed(port_, "").starts_with("HTTP/1.1 200"));  // as FastAPI reads it
+  // No type at all: what a page's fetch of a Blob sends, cross-site, without asking first.
+  const std::string untyped = post_typed(port_, "");
+  EXPECT_TRUE(untyped.starts_with("HTTP/1.1 415")) << untyped;
+  EXPECT_NE(untyped.find("needs Content-Type: application/json"), std::string::npos) << untyped;
+  EXPECT_EQ(engine_.submitted().size(), 1u);
+}
+
+int upgrade_status(uint16_t port, const std::string& origin, const std::string& host);
+
+/// The status line of a GET of /v1/models, or a POST of completion_body, with `headers`.
+std::string status_with(uint16_t port, bool post, const std::string& headers) {
+  const std::string request =
+      post ? "POST /v1/completions HTTP/1.1\r\n" + headers +
+                 "Content-Type: application/json\r\nConnection: close\r\nContent-Length: " +
+                 std::to_string(completion_body.size()) + "\r\n\r\n" + completion_body
+           : "GET /v1/models HTTP/1.1\r\n" + headers + "Connection: close\r\n\r\n";
+  const std::string answer = raw_round_trip(port, request);
+  return answer.substr(0, answer.find("\r\n"));
+}
+
+TEST_F(http_protocol_test, a_host_that_is_not_ours_is_refused_against_dns_rebinding) {
+  server_config config;
+  config.allowed_hosts = {"LLM.Example.COM"};
+  start(config);
+  const std::string port = std::to_string(port_);
+  const std::vector<std::string> ours = {"127.0.0.1:" + port, "localhost:" + port,
+                                        "[::1]:" + port,      "10.1.2.3",
+                                        "api.localhost",      "llm.example.com:" + port,
+                                        "llm.example.com."};
+  for (const std::string& host : ours) {
+    EXPECT_EQ(status_with(port_, false, "Host: " + host + "\r\n"), "HTTP/1.1 200 OK") << host;
+    EXPECT_EQ(status_with(port_, true, "Host: " + host + "\r\n"), "HTTP/1.1 200 OK") << host;
+  }
+  // A rebinding domain's page names its own domain; so does anything not ours.
+  const std::vector<std::string> foreign = {"evil.example:" + port, "evil.example",
+                                            "localhost.evil.example", "[::1", "[::1]x",
+                                            "127.0.0.1.evil.example", ":" + port};
+  for (const std::string& host : foreign) {
+    EXPECT_EQ(status_with(port_, false, "Host: " + host + "\r\n"), "HTTP/1.1 403 Forbidden") << host;
+    EXPECT_EQ(status_with(port_, true, "Host: " + host + "\r\n"), "HTTP/1.1 403 Forbidden") << host;
+  }
+  EXPECT_EQ(engine_.submitted().size(), 7u);
+  EXPECT_EQ(upgrade_status(port_, "", "evil.example:" + port), 403);
+  EXPECT_EQ(upgrade_status(port_, "", "127.0.0.1:" + port), 101);
+}
+
+TEST_F(http_protocol_test, any_host_is_served_with_allowed_hosts_star) {
+  server_config config;
+  config.allowed_hosts = {"*"};
+  start(config);
+  EXPECT_EQ(status_with(port_, false, "Host: anything.example\r\n"), "HTTP/1.1 200 OK");
+}
+
+TEST_F(http_protocol_test, a_post_from_a_foreign_origin_is_refused) {
+  server_config config;
+  config.allowed_origins = {"https://app.example"};
+  start(config);
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(port_) + "\r\n";
+  EXPECT_EQ(status_with(port_, true, host + "Origin: https://evil.example\r\n"),
+            "HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(status_with(port_, true, host + "Origin: null\r\n"), "HTTP/1.1 403 Forbidden");
+  EXPECT_TRUE(engine_.submitted().empty());
+  EXPECT_EQ(status_with(port_, true, host + "Origin: https://app.example\r\n"), "HTTP/1.1 200 OK");
+  EXPECT_EQ(status_with(port_, true,
+                        host + "Origin: http://127.0.0.1:" + std::to_string(port_) + "\r\n"),
+            "HTTP/1.1 200 OK");  // the server's own page
+  EXPECT_EQ(status_with(port_, true, host), "HTTP/1.1 200 OK");  // not a browser
+  // GETs carry no body to act on; CORS alone decides whether the page may read them.
+  EXPECT_EQ(status_with(port_, false, host + "Origin: https://evil.example\r\n"), "HTTP/1.1 200 OK");
 }
 
 TEST_F(http_protocol_test, the_key_is_asked_before_the_path_is_judged) {
