@@ -168,6 +168,30 @@ run_gpu_tests() {
   grep -E '^\[(       OK|  FAILED  |  SKIPPED )\] [A-Za-z0-9_.]+ \(' "$logs/tests.log" | head -60
 }
 
+# --- the backend-ops table ------------------------------------------------------------------
+# Every forward op on cuda_forward_ops in each activation type and cache element against the
+# float64 reference (tests/cuda/backend_ops_cuda_test.cpp): one row an op and case, first, so
+# that a broken op shows before the engine runs on it.
+run_ops_table() {
+  local t bin rc rows
+  t=$(date +%s)
+  bin="$bin_dir/tests/cuda_tests"
+  [[ -x $bin ]] || { record table FAILED 0 "no test binary"; failed=1; return; }
+  timeout 120 "$bin" --gtest_filter='backend_ops.*' --gtest_color=no >"$logs/table.log" 2>&1
+  rc=$?
+  rows=$(grep -oE 'backend_ops: [0-9]+ rows on CUDA, [0-9]+ failed' "$logs/table.log")
+  grep -E 'err/rms' "$logs/table.log" | sort -k6 -g -r | head -12
+  if grep -qE '^\[  SKIPPED \] [0-9]+ test' "$logs/table.log"; then
+    record table SKIPPED "$(elapsed "$t")" "no CUDA device"
+  elif ((rc == 0)); then
+    record table ok "$(elapsed "$t")" "${rows:-?}"
+  else
+    grep -E 'FAIL' "$logs/table.log" | head -20
+    record table FAILED "$(elapsed "$t")" "${rows:-rc $rc} (see $logs/table.log)"
+    failed=1
+  fi
+}
+
 # --- stories260K golden greedy on the GPU ---------------------------------------------------
 # cuda_golden (tools/gpu_only) loads the model as the server does (llama_model), runs
 # the golden prompt greedily through cuda::llama_runner in fp32 and compares the ids exactly,
@@ -355,6 +379,7 @@ run_bench() {
 }
 
 if ((failed == 0)); then
+  run_ops_table
   run_gpu_tests
   golden_greedy_gpu
   run_engine_tests

@@ -1,4 +1,4 @@
-// The step order and every op's arguments follow llama_model::forward (model/llama_model.cpp);
+// The step order and every op's arguments follow the shared forward (model/decoder_forward.cpp);
 // a change there is a change here.
 #include <algorithm>
 #include <cmath>
@@ -9,10 +9,9 @@
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/embedding.cuh"
-#include "kernels/cuda/fp8_gemm.cuh"
+#include "kernels/cuda/feed_forward.cuh"
 #include "kernels/cuda/llama_runner.cuh"
 #include "kernels/cuda/llama_runner_helpers.cuh"
-#include "kernels/cuda/moe.cuh"
 #include "kernels/cuda/paged_attention.cuh"
 #include "kernels/cuda/paged_attention_decode.cuh"
 #include "kernels/cuda/qkv_to_cache.cuh"
@@ -64,7 +63,7 @@ void llama_runner_config::validate() const {
 
 llama_runner::llama_runner(const llama_runner_config& config, const llama_host_weights& w,
                            dtype storage, cudaStream_t stream)
-    : config_(config), weights_(storage), stream_(stream) {
+    : config_(config), weights_(storage), stream_(stream), projector_(stream) {
   config_.validate();
   const auto& c = config_;
   const int64_t dim = c.hidden_size, hidden = c.intermediate_size;
@@ -147,7 +146,7 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
 
 llama_runner::~llama_runner() = default;
 
-llama_runner::linear_weight llama_runner::upload_linear(const std::string& name,
+linear_weight llama_runner::upload_linear(const std::string& name,
                                                         const host_tensor& dense,
                                                         const quantized_matrix& quantized,
                                                         int64_t out_features, int64_t in_features) {
@@ -164,134 +163,35 @@ llama_runner::linear_weight llama_runner::upload_linear(const std::string& name,
   const std::string error = quantized_layout_error(quantized);
   require(error.empty(), name + ": " + error);
   quantized_.push_back(std::make_unique<device_quantized_matrix>(quantized));
-  if (quantized.code == weight_code::fp8 && !fp8_tensor_cores_)
-    fp8_tensor_cores_ = fp8_gemm_supported();
   w.quantized = quantized_.back()->view();
-  max_quantized_elems_ = std::max(max_quantized_elems_, out_features * in_features);
+  projector_.prepare(w.quantized);
   return w;
 }
 
 void llama_runner::linear(const linear_weight& w, const void* x, const void* bias, int64_t n,
                           int64_t in_features, int64_t out_features, void* y) {
-  const dtype t = weights_.storage();
-  if (w.quantized.empty()) {
-    gemm_.linear(x, w.dense, bias, n, in_features, out_features, y, t, stream_);
-    return;
-  }
-  const size_t es = static_cast<size_t>(dtype_size(t));
-  if (w.quantized.input_order) {
-    reserve(ws_.permuted, static_cast<size_t>(n * in_features) * es);
-    gather_columns(x, w.quantized.input_order, n, in_features, ws_.permuted.get(), t, stream_);
-    x = ws_.permuted.get();
-  }
-  if (n <= quantized_gemv_max_rows) {
-    quantized_gemv(x, w.quantized, bias, n, y, t, stream_);
-    return;
-  }
-  if (fp8_tensor_cores_ && fp8_gemm_takes(w.quantized)) {
-    // Float8 weights on a prefill-sized batch: W8A8 on the tensor cores (sm_89+).
-    if (!fp8_) fp8_ = std::make_unique<fp8_gemm>();
-    fp8_->linear(x, w.quantized, bias, n, y, t, stream_);
-    return;
-  }
-  reserve(ws_.dequantized, static_cast<size_t>(max_quantized_elems_) * es);
-  dequantize(w.quantized, ws_.dequantized.get(), t, stream_);
-  gemm_.linear(x, ws_.dequantized.get(), bias, n, in_features, out_features, y, t, stream_);
+  projector_.linear(w, x, bias, n, in_features, out_features, y, weights_.storage());
 }
 
-void llama_runner::run_mlp(const void* x, int64_t m, int64_t width, const linear_weight& gate_up,
-                           const linear_weight& down, void* gate_up_out, void* act_out, void* out) {
-  const dtype t = weights_.storage();
-  const int64_t dim = config_.hidden_size;
-  linear(gate_up, x, nullptr, m, dim, 2 * width, gate_up_out);
-  if (config_.gelu_tanh)
-    gelu_tanh_and_mul(gate_up_out, m, width, act_out, t, stream_);
-  else
-    silu_and_mul(gate_up_out, m, width, act_out, t, stream_);
-  linear(down, act_out, nullptr, m, width, dim, out);
+gate_activation llama_runner::activation() const {
+  return config_.gelu_tanh ? gate_activation::gelu_tanh : gate_activation::silu;
 }
 
 void llama_runner::moe_feed_forward(int64_t l, void* x, int64_t n) {
-  const auto& c = config_;
-  const dtype t = weights_.storage();
-  const size_t es = static_cast<size_t>(dtype_size(t));
-  const int64_t dim = c.hidden_size, experts = c.num_experts, k = c.moe_top_k;
   const resolved_layer& moe = resolved_[l];
-  const int64_t width = moe.expert_width, choices = n * k;
-
-  // Route on the host, from the router's float32 logits.
-  reserve(ws_.router, static_cast<size_t>(n * experts) * es);
-  gemm_.linear(x, moe.router, nullptr, n, dim, experts, ws_.router.get(), t, stream_);
-  const void* logits = ws_.router.get();
-  if (t != dtype::f32) {
-    reserve(ws_.router_f32, static_cast<size_t>(n * experts) * sizeof(float));
-    convert(ws_.router.get(), t, ws_.router_f32.get(), dtype::f32, n * experts, stream_);
-    logits = ws_.router_f32.get();
-  }
-  host_router_.resize(static_cast<size_t>(n * experts));
-  CUDA_CHECK(cudaMemcpyAsync(host_router_.data(), logits, host_router_.size() * sizeof(float),
-                             cudaMemcpyDeviceToHost, stream_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
-  choice_experts_.resize(static_cast<size_t>(choices));
-  choice_weights_.resize(static_cast<size_t>(choices));
-  c.route(host_router_.data(), n, choice_experts_.data(), choice_weights_.data());
-
-  // Group the choices by expert (stable: token order within an expert, as the CPU layer).
-  expert_rows_.assign(static_cast<size_t>(experts + 1), 0);
-  for (int32_t e : choice_experts_) {
-    require(e >= 0 && e < experts, "the routing chose an expert outside the layer");
-    ++expert_rows_[static_cast<size_t>(e) + 1];
-  }
-  for (int64_t e = 0; e < experts; ++e) expert_rows_[e + 1] += expert_rows_[e];
-  grouped_tokens_.resize(static_cast<size_t>(choices));
-  row_of_choice_.resize(static_cast<size_t>(choices));
-  next_row_.assign(expert_rows_.begin(), expert_rows_.end() - 1);
-  for (int64_t choice = 0; choice < choices; ++choice) {
-    const int32_t row = next_row_[static_cast<size_t>(choice_experts_[choice])]++;
-    grouped_tokens_[static_cast<size_t>(row)] = static_cast<int32_t>(choice / k);
-    row_of_choice_[static_cast<size_t>(choice)] = row;
-  }
-  reserve(ws_.moe_tokens, static_cast<size_t>(choices) * sizeof(int32_t));
-  reserve(ws_.moe_row_of, static_cast<size_t>(choices) * sizeof(int32_t));
-  reserve(ws_.moe_weights, static_cast<size_t>(choices) * sizeof(float));
-  upload_async(ws_.moe_tokens, grouped_tokens_.data(), choices, stream_);
-  upload_async(ws_.moe_row_of, row_of_choice_.data(), choices, stream_);
-  upload_async(ws_.moe_weights, choice_weights_.data(), choices, stream_);
-
-  // Each expert once over the rows routed to it (a gather is an embedding lookup into x).
-  reserve(ws_.moe_rows, static_cast<size_t>(choices * dim) * es);
-  reserve(ws_.moe_gate_up, static_cast<size_t>(choices * 2 * width) * es);
-  reserve(ws_.moe_act, static_cast<size_t>(choices * width) * es);
-  reserve(ws_.moe_out, static_cast<size_t>(choices * dim) * es);
-  embedding(x, ws_.moe_tokens.as<int32_t>(), choices, dim, ws_.moe_rows.get(), t, stream_, n);
-  char* rows = ws_.moe_rows.as<char>();
-  char* gate_up = ws_.moe_gate_up.as<char>();
-  char* act = ws_.moe_act.as<char>();
-  char* out = ws_.moe_out.as<char>();
-  for (int64_t e = 0; e < experts; ++e) {
-    const int64_t first = expert_rows_[e], m = expert_rows_[e + 1] - first;
-    if (m == 0) continue;
-    run_mlp(rows + first * dim * es, m, width, moe.gate_up_of[e], moe.down_of[e],
-            gate_up + first * 2 * width * es, act + first * width * es, out + first * dim * es);
-  }
-
-  // Qwen2-MoE: every token through the shared expert too, scaled by sigmoid(x . gate).
-  const void* shared_out = nullptr;
-  const void* shared_logit = nullptr;
-  if (const int64_t sw = moe.shared_width; sw > 0) {
-    reserve(ws_.shared_gate_up, static_cast<size_t>(n * 2 * sw) * es);
-    reserve(ws_.shared_act, static_cast<size_t>(n * sw) * es);
-    reserve(ws_.shared_out, static_cast<size_t>(n * dim) * es);
-    reserve(ws_.shared_logit, static_cast<size_t>(n) * es);
-    run_mlp(x, n, sw, moe.shared_gate_up, moe.shared_down, ws_.shared_gate_up.get(),
-            ws_.shared_act.get(), ws_.shared_out.get());
-    gemm_.linear(x, moe.shared_gate, nullptr, n, dim, 1, ws_.shared_logit.get(), t, stream_);
-    shared_out = ws_.shared_out.get();
-    shared_logit = ws_.shared_logit.get();
-  }
-  // x is read above only: the combine may overwrite it.
-  moe_combine(ws_.moe_out.get(), ws_.moe_row_of.as<int32_t>(), ws_.moe_weights.as<float>(), n, k,
-              dim, shared_out, shared_logit, x, t, stream_);
+  experts_on_device w;
+  w.router = moe.router;
+  w.gate_up = moe.gate_up_of.data();
+  w.down = moe.down_of.data();
+  w.num_experts = config_.num_experts;
+  w.top_k = config_.moe_top_k;
+  w.width = moe.expert_width;
+  w.shared_gate_up = moe.shared_gate_up;
+  w.shared_down = moe.shared_down;
+  w.shared_width = moe.shared_width;
+  w.shared_gate = moe.shared_gate;
+  experts_.run(projector_, w, config_.route, activation(), x, n, config_.hidden_size,
+               weights_.storage());
 }
 
 kv_cache_layout llama_runner::cache_layout(int64_t num_blocks, int64_t block_size,
@@ -512,7 +412,8 @@ float* llama_runner::enqueue(const llama_host_batch& b, const device_batch& batc
     if (parts.expert_width > 0)
       moe_feed_forward(l, x, n);
     else
-      run_mlp(x, n, hidden, parts.gate_up, parts.down, ws_.gate_up.get(), ws_.act.get(), x);
+      gated_mlp(projector_, x, n, dim, hidden, parts.gate_up, parts.down, activation(),
+                ws_.gate_up.get(), ws_.act.get(), x, t);
     if (c.all_reduce) c.all_reduce(x, n * dim, t, stream_);  // partial over this rank's columns
     if (parts.mlp_out_norm) rms_norm(x, parts.mlp_out_norm, n, dim, eps, x, t, stream_);
   }

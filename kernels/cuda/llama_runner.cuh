@@ -19,8 +19,8 @@
 #include "kernels/cuda/decode_graphs.hpp"
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/dtype.cuh"
-#include "kernels/cuda/fp8_gemm.cuh"
-#include "kernels/cuda/gemm.cuh"
+#include "kernels/cuda/feed_forward.cuh"
+#include "kernels/cuda/projector.cuh"
 #include "kernels/cuda/host_batch.hpp"
 #include "kernels/cuda/kv_cache.cuh"
 #include "kernels/cuda/quantized_linear.cuh"
@@ -218,28 +218,18 @@ class llama_runner {
                    device_kv_cache& cache);
   /// The device addresses a captured graph bakes in: the scratch and the cache.
   std::vector<const void*> workspace_signature(const device_kv_cache& cache) const;
-  /// A matrix of a linear layer on the device: dense in the storage type, or quantized
-  /// (quantized.codes set, device pointers).
-  struct linear_weight {
-    const void* dense = nullptr;
-    quantized_matrix quantized;
-  };
   /// Uploads one projection (out_features, in_features): quantized where `quantized` is set,
   /// else `dense` in the storage type; `name` keys the dense copy and names errors.
   linear_weight upload_linear(const std::string& name, const host_tensor& dense,
                               const quantized_matrix& quantized, int64_t out_features,
                               int64_t in_features);
-  /// y(n, out) = x(n, in) @ w^T + bias. Quantized weights: x is put in the codes' column order
-  /// first (desc_act), then a few rows run quantized_gemv and more rows multiply a dequantized
-  /// copy through cuBLAS.
+  /// y(n, out) = x(n, in) @ w^T + bias in the storage type (projector::linear).
   void linear(const linear_weight& w, const void* x, const void* bias, int64_t n,
               int64_t in_features, int64_t out_features, void* y);
-  /// Layer l's mixture of experts on x (n, dim), in place: routed on the host (one wait for
-  /// the router's logits), each expert one GEMM over its gathered rows, combined on the device.
+  /// Layer l's mixture of experts on x (n, dim), in place (expert_dispatch: routed on the
+  /// host, one wait for the router's logits).
   void moe_feed_forward(int64_t l, void* x, int64_t n);
-  /// out(m, dim) = down(act(gate_up x)) for m rows of x; scratch of (m, 2 width) and (m, width).
-  void run_mlp(const void* x, int64_t m, int64_t width, const linear_weight& gate_up,
-               const linear_weight& down, void* gate_up_out, void* act_out, void* out);
+  gate_activation activation() const;
 
   /// A layer's weights as device pointers, resolved once at upload: the step does no lookups.
   /// Optional parts are null (or expert_width 0) where the layer has none.
@@ -261,16 +251,12 @@ class llama_runner {
   const float* cos_sin_ = nullptr;
   const float* local_cos_sin_ = nullptr;  // Gemma 3's windowed layers' table, or null
   std::vector<std::unique_ptr<device_quantized_matrix>> quantized_;
-  // Float8 projections on prefill-sized batches: W8A8 through cuBLASLt where the device has
-  // float8 tensor cores (made on first use).
-  bool fp8_tensor_cores_ = false;
-  std::unique_ptr<fp8_gemm> fp8_;
-  int64_t max_quantized_elems_ = 0;  // the largest quantized matrix, for its dense scratch
 
   llama_runner_config config_;
   weight_store weights_;
   cudaStream_t stream_;
-  gemm_context gemm_;
+  projector projector_;         // every projection, dense or quantized
+  expert_dispatch experts_;     // mixtures of experts
   std::vector<int32_t> rope_positions_;  // LongRoPE: the positions the rotation reads
 
   struct captured_graph {
@@ -300,17 +286,7 @@ class llama_runner {
     device_buffer batch;
     pinned_buffer batch_staging;
     device_buffer attention;  // decode scratch, grown on demand
-    // Mixture of experts, grown on demand.
-    device_buffer router, router_f32;                       // (n, experts)
-    device_buffer moe_rows, moe_gate_up, moe_act, moe_out;  // (n top_k, ...)
-    device_buffer moe_tokens, moe_row_of, moe_weights;      // (n top_k)
-    device_buffer shared_out, shared_gate_up, shared_act, shared_logit;
-    // Quantized projections, grown on demand: x in code column order, a dequantized matrix.
-    device_buffer permuted, dequantized;
   } ws_;
-  // The host's side of the routing, reused.
-  std::vector<float> host_router_, choice_weights_;
-  std::vector<int32_t> choice_experts_, grouped_tokens_, row_of_choice_, expert_rows_, next_row_;
 };
 
 }  // namespace actorllm::cuda

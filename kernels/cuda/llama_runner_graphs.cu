@@ -15,11 +15,8 @@ std::vector<const void*> llama_runner::workspace_signature(const device_kv_cache
       ws_.q.get(),         ws_.attn.get(),       ws_.gate_up.get(),
       ws_.act.get(),       ws_.last_x.get(),     ws_.last_residual.get(),
       ws_.logits.get(),    ws_.logits_f32.get(), ws_.batch.get(),
-      ws_.attention.get(), ws_.permuted.get(),   ws_.dequantized.get(),
-      cache.k(0)};
-  addresses.push_back(gemm_.scratch());
-  if (fp8_)
-    for (const void* p : fp8_->buffers()) addresses.push_back(p);
+      ws_.attention.get(), cache.k(0)};
+  for (const void* p : projector_.scratch_addresses()) addresses.push_back(p);
   return addresses;
 }
 

@@ -247,7 +247,7 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
 
   cases.emplace_back("qkv_to_cache", [d, dim](backend_under_test& be) {
     step s;
-    s.use_adapters();
+    if (be.serves_lora()) s.use_adapters();
     const int64_t q_size = d.q_size(), kv_size = d.kv_size(), hd = d.head_dim;
     const int64_t out = q_size + 2 * kv_size;
     std::vector<float> w_eff;
@@ -259,7 +259,7 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
     qkv_params p;
     p.q_norm = be.vector(q_norm);
     p.k_norm = be.vector(k_norm);
-    p.rotary = be.vector(table);
+    p.rotary = be.rotary(table);
     p.eps = eps;
     p.q_lora = q_lora.pairs.data();
     p.v_lora = v_lora.pairs.data();
@@ -322,7 +322,7 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
 
   cases.emplace_back("linear", [d, dim](backend_under_test& be) {
     step s;
-    s.use_adapters();
+    if (be.serves_lora()) s.use_adapters();
     const int64_t in = d.q_size();
     std::vector<float> w_eff;
     const op_linear o = be.linear(random_values(dim * in, 15, 0.3f), dim, in, nullptr, w_eff);
@@ -343,7 +343,7 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
     const std::string name = activation == gate_activation::silu ? "mlp-silu" : "mlp-gelu";
     cases.emplace_back(name, [d, dim, activation](backend_under_test& be) {
       step s;
-      s.use_adapters();
+      if (be.serves_lora()) s.use_adapters();
       const int64_t width = d.intermediate;
       std::vector<float> gu_eff, down_eff;
       mlp_params p;

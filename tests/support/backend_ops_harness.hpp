@@ -21,8 +21,10 @@ class backend_under_test {
  public:
   virtual ~backend_under_test() = default;
   virtual std::string name() const = 0;
-  /// A vector (norm, bias, gate, rotary table) in the backend's table.
+  /// A vector (norm, bias, gate) in the backend's table.
   virtual op_weight vector(const std::vector<float>& values) = 0;
+  /// A rotary table (rows, head_dim), which some backends keep in float32 whatever their type.
+  virtual op_weight rotary(const std::vector<float>& table) { return vector(table); }
   /// A projection w (out, in) in the case's weight format; `effective` gets the weights the
   /// backend multiplies by (rounded or quantized as stored).
   virtual op_linear linear(const std::vector<float>& w, int64_t out, int64_t in,
@@ -43,6 +45,8 @@ class backend_under_test {
   /// the cache's element).
   virtual std::vector<float> read_cache(int64_t layer, bool value) = 0;
   virtual void write_cache(int64_t layer, bool value, const std::vector<float>& values) = 0;
+  /// Whether its ops add LoRA adapters' updates (a step without adapters is run otherwise).
+  virtual bool serves_lora() const { return true; }
   /// The bound on |out - reference| / RMS(reference) for an op whose output rests on the
   /// cache (attention) or on projections (linear, mlp, experts, logits), or neither.
   virtual double tolerance(bool through_cache, bool through_projection) const = 0;
