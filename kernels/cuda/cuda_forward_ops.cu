@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -9,6 +10,7 @@
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/embedding.cuh"
+#include "kernels/cuda/host_batch.hpp"
 #include "kernels/cuda/paged_attention_decode.cuh"
 #include "kernels/cuda/qkv_to_cache.cuh"
 #include "kernels/cuda/rms_norm.cuh"
@@ -51,36 +53,27 @@ cuda_forward_ops::cuda_forward_ops(const forward_dims& dims, int64_t max_positio
 void cuda_forward_ops::begin_step(const step_rows& b) {
   const kv_cache_layout& layout = cache_.layout();
   const int64_t n = b.num_tokens, seqs = b.num_seqs, block_size = layout.block_size;
-  require(n > 0 && seqs > 0, "empty batch");
-  require(b.num_logits >= 0 && b.num_logits <= n && b.num_hidden >= 0 && b.num_hidden <= n,
-          "more logits or hidden rows than tokens");
-  require(b.max_blocks_per_seq > 0, "max_blocks_per_seq must be positive");
-  // A bad index must be an error here, not an out-of-bounds access on the device.
-  require(b.query_start_loc[0] == 0 && b.query_start_loc[seqs] == n,
-          "query_start_loc must run from 0 to num_tokens");
-  int64_t max_query_len = 0, max_seq_len = 0;
-  for (int64_t s = 0; s < seqs; ++s) {
-    const int64_t q_len = b.query_start_loc[s + 1] - b.query_start_loc[s];
-    require(q_len >= 1 && q_len <= b.seq_lens[s],
-            "sequence " + std::to_string(s) + ": query length outside 1..seq_len");
-    require(b.seq_lens[s] <= b.max_blocks_per_seq * block_size,
-            "sequence " + std::to_string(s) + ": context longer than its block table");
-    max_query_len = std::max(max_query_len, q_len);
-    max_seq_len = std::max<int64_t>(max_seq_len, b.seq_lens[s]);
-  }
-  for (int64_t i = 0; i < seqs * b.max_blocks_per_seq; ++i)
-    require(b.block_tables[i] >= 0 && b.block_tables[i] < layout.num_blocks,
-            "block id outside the cache");
-  for (int64_t i = 0; i < n; ++i) {
-    require(b.token_ids[i] >= 0 && b.token_ids[i] < dims_.vocab, "token outside the vocabulary");
-    require(b.positions[i] >= 0 && (max_position_ == 0 || b.positions[i] < max_position_),
-            "position outside the rotary table");
-    require(b.slot_mapping[i] < layout.num_blocks * block_size, "slot outside the cache");
-  }
-  for (int64_t i = 0; i < b.num_logits; ++i)
-    require(b.logits_indices[i] >= 0 && b.logits_indices[i] < n, "logits row outside the batch");
+  llama_host_batch host;
+  host.token_ids = b.token_ids;
+  host.positions = b.positions;
+  host.slot_mapping = b.slot_mapping;
+  host.query_start_loc = b.query_start_loc;
+  host.seq_lens = b.seq_lens;
+  host.block_tables = b.block_tables;
+  host.logits_indices = b.logits_indices;
+  host.num_tokens = n;
+  host.num_seqs = seqs;
+  host.max_blocks_per_seq = b.max_blocks_per_seq;
+  host.num_logits = b.num_logits;
+  const step_extent extent =
+      check_host_batch(host, layout.num_blocks, block_size,
+                       max_position_ > 0 ? max_position_ : std::numeric_limits<int32_t>::max(),
+                       "cuda_forward_ops");
+  require(b.num_hidden >= 0 && b.num_hidden <= n, "more hidden rows than tokens");
   for (int64_t i = 0; i < b.num_hidden; ++i)
     require(b.hidden_indices[i] >= 0 && b.hidden_indices[i] < n, "hidden row outside the batch");
+  for (int64_t i = 0; i < n; ++i)
+    require(b.token_ids[i] >= 0 && b.token_ids[i] < dims_.vocab, "token outside the vocabulary");
   rows_ = b;
 
   // The step's arrays in one pinned buffer, sent in one copy, each 16-byte aligned.
@@ -127,8 +120,8 @@ void cuda_forward_ops::begin_step(const step_rows& b) {
   paged_.num_seqs = seqs;
   paged_.max_blocks_per_seq = b.max_blocks_per_seq;
   paged_.num_tokens = n;
-  paged_.max_query_len = max_query_len;
-  paged_.max_seq_len = max_seq_len;
+  paged_.max_query_len = extent.max_query_len;
+  paged_.max_seq_len = extent.max_seq_len;
   paged_.cache = layout.format;
   // The leading one-token queries run the decode kernels, the rest the prefill kernel.
   split_ = split_decode_prefix(paged_, b.query_start_loc, b.seq_lens, dims_.head_dim);

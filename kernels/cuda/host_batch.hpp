@@ -20,4 +20,19 @@ struct llama_host_batch {
   int64_t num_logits = 0;
 };
 
+/// The longest query and context of a step, which size the attention launch.
+struct step_extent {
+  int64_t max_query_len = 0;
+  int64_t max_seq_len = 0;
+};
+
+/// Checks a step on the host before anything reads it on the device, where a bad index would
+/// be an out-of-bounds access: at least one token and one sequence, query_start_loc from 0 to
+/// num_tokens, each query within its context and each context within its block table, block
+/// ids below num_blocks, slots inside the cache, positions below max_position (the rotary
+/// tables' rows), logits rows inside the batch. Throws std::invalid_argument naming the fault,
+/// prefixed by `who`.
+step_extent check_host_batch(const llama_host_batch& batch, int64_t num_blocks,
+                             int64_t block_size, int64_t max_position, const char* who);
+
 }  // namespace actorllm::cuda

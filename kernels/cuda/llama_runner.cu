@@ -270,36 +270,10 @@ float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
   require(layout.num_layers == c.num_layers && layout.num_kv_heads == c.num_kv_heads &&
               layout.head_dim == c.head_dim && layout.type == weights_.storage(),
           "the KV cache layout does not match the model (layers, kv heads, head_dim, dtype)");
-  const int64_t n = b.num_tokens, num_seqs = b.num_seqs, num_logits = b.num_logits;
+  const int64_t n = b.num_tokens, num_seqs = b.num_seqs;
   const int64_t block_size = layout.block_size;
-  require(n > 0 && num_seqs > 0, "empty batch");
-  require(num_logits >= 0 && num_logits <= n, "more logits rows than tokens");
-  require(b.max_blocks_per_seq > 0, "max_blocks_per_seq must be positive");
-
-  // Host-side checks and the summaries that size the attention launch: a bad index must be
-  // an error here, not an out-of-bounds access on the device.
-  require(b.query_start_loc[0] == 0 && b.query_start_loc[num_seqs] == n,
-          "query_start_loc must run from 0 to num_tokens");
-  int64_t max_query_len = 0, max_seq_len = 0;
-  for (int64_t s = 0; s < num_seqs; ++s) {
-    const int64_t q_len = b.query_start_loc[s + 1] - b.query_start_loc[s];
-    require(q_len >= 1 && q_len <= b.seq_lens[s],
-            "sequence " + std::to_string(s) + ": query length outside 1..seq_len");
-    require(b.seq_lens[s] <= b.max_blocks_per_seq * block_size,
-            "sequence " + std::to_string(s) + ": context longer than its block table");
-    max_query_len = std::max(max_query_len, q_len);
-    max_seq_len = std::max<int64_t>(max_seq_len, b.seq_lens[s]);
-  }
-  for (int64_t i = 0; i < num_seqs * b.max_blocks_per_seq; ++i)
-    require(b.block_tables[i] >= 0 && b.block_tables[i] < layout.num_blocks,
-            "block id outside the cache");
-  for (int64_t i = 0; i < n; ++i) {
-    require(b.positions[i] >= 0 && b.positions[i] < c.max_position,
-            "position outside the rotary table");
-    require(b.slot_mapping[i] < layout.num_blocks * block_size, "slot outside the cache");
-  }
-  for (int64_t i = 0; i < num_logits; ++i)
-    require(b.logits_indices[i] >= 0 && b.logits_indices[i] < n, "logits index outside the batch");
+  const auto [max_query_len, max_seq_len] =
+      check_host_batch(b, layout.num_blocks, block_size, c.max_position, "llama_runner");
 
   const int32_t* rope_positions = b.positions;
   if (c.long_rope_offset > 0) {
