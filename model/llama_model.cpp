@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/cpu/ops.hpp"
+#include "model/quantized_checkpoint.hpp"
 #include "model/rotary_table.hpp"
 #include "model/safetensors.hpp"
 
@@ -20,6 +21,32 @@ std::string why_float32_only(const model_config_hf& c, tp_shard shard) {
   return "";
 }
 
+/// Refuses a quantization_config that the checkpoint's projections contradict: a method that
+/// ships integer codes (GPTQ, AWQ, pack-quantized) or float8 weights where not one projection
+/// of the first layer is stored that way would run the floats while saying it serves the
+/// method.
+void check_quantization_matches(const tensor_store& store, const checkpoint_quantization& q) {
+  using method = checkpoint_quantization::method;
+  if (q.kind == method::none) return;
+  const char* const projections[] = {"self_attn.q_proj", "self_attn.qkv_proj", "self_attn.o_proj",
+                                     "mlp.gate_proj", "mlp.gate_up_proj", "mlp.down_proj"};
+  std::string float_tensor;
+  for (const char* projection : projections) {
+    const std::string prefix = std::string("model.layers.0.") + projection;
+    if (q.kind == method::fp8) {
+      if (!store.contains(prefix + ".weight")) continue;
+      if (store.get(prefix + ".weight").dtype == tensor_dtype::f8_e4m3) return;
+    } else if (has_quantized_projection(store, q, prefix)) {
+      return;
+    }
+    if (float_tensor.empty() && store.contains(prefix + ".weight")) float_tensor = prefix + ".weight";
+  }
+  throw std::runtime_error(
+      "config.json: quantization_config names a quantized checkpoint, but no projection of "
+      "layer 0 is stored quantized" +
+      (float_tensor.empty() ? std::string() : " ('" + float_tensor + "' holds plain weights)"));
+}
+
 }  // namespace
 
 llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard,
@@ -28,6 +55,7 @@ llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard,
   const checkpoint_quantization quantized =
       read_checkpoint_quantization(config_.quantization_config);
   const tensor_store store(model_dir);
+  check_quantization_matches(store, quantized);
   if (shard.size > 1 && config_.moe.num_experts > 0)
     throw std::runtime_error(config_.architecture +
                              ": tensor parallelism over experts is not supported yet "

@@ -1,5 +1,6 @@
 #include "model/llama_weights.hpp"
 
+#include <stdexcept>
 #include <string>
 
 namespace actorllm {
@@ -54,6 +55,14 @@ moe_weights load_moe(const tensor_store& store, const std::string& p, const mode
   if (c.moe.shared_expert_intermediate_size > 0) {
     m.shared = load_mlp(store, base + "shared_expert.", dim, c.moe.shared_expert_intermediate_size);
     m.shared_gate = store.load_f32(base + "shared_expert_gate.weight", {1, dim});
+  } else {
+    // A shared expert in the file that the config turns off would be silently dropped.
+    for (const char* part : {"shared_expert_gate.weight", "shared_expert.gate_proj.weight",
+                             "shared_expert.up_proj.weight", "shared_expert.down_proj.weight"})
+      if (store.contains(base + part))
+        throw std::runtime_error("config.json: shared_expert_intermediate_size is 0, but the "
+                                 "checkpoint holds a shared expert (" +
+                                 base + part + ")");
   }
   return m;
 }

@@ -12,6 +12,9 @@ namespace actorllm {
 
 namespace {
 
+/// float16's largest value: the bound on an adapter's weights.
+constexpr float max_lora_weight = 65504.0f;
+
 constexpr lora_target all_targets[] = {
     lora_target::q_proj,    lora_target::k_proj,  lora_target::v_proj,   lora_target::o_proj,
     lora_target::gate_proj, lora_target::up_proj, lora_target::down_proj};
@@ -126,6 +129,12 @@ lora_adapter lora_adapter::load(const std::string& name, const std::filesystem::
       fail("tensor '" + tensor + "' must be F32, F16 or BF16");
     std::vector<float> values(static_cast<size_t>(rows * cols));
     convert_to_f32(v.dtype, v.data, rows * cols, values.data());
+    // NaN, infinities and values past float16's range (no trained adapter holds them) would
+    // turn every output of the adapter's requests into NaN: refused here, not served.
+    for (const float value : values)
+      if (!(std::fabs(value) <= max_lora_weight))
+        fail("tensor '" + tensor + "' holds " + std::to_string(value) +
+             ", not a finite weight of magnitude at most 65504");
     return values;
   };
   size_t num_used = 0;

@@ -53,6 +53,23 @@ void read_rope_scaling(const field_reader& rs, const field_reader& top, model_co
     rs.fail("high_freq_factor", "must exceed low_freq_factor for llama3 scaling");
   if (r.kind == "yarn" && (rs.has("mscale") || rs.has("mscale_all_dim")))
     rs.fail("mscale", "(DeepSeek's YaRN variant) is not supported");
+  // The keys Hugging Face requires of each kind (a KeyError in transformers): without one the
+  // model would run with a made-up value.
+  struct required_keys {
+    const char* kind;
+    std::vector<const char*> keys;
+  };
+  static const required_keys required[] = {
+      {"linear", {"factor"}},
+      {"dynamic", {"factor"}},
+      {"yarn", {"factor"}},
+      {"llama3", {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"}},
+      {"longrope", {"short_factor", "long_factor"}},
+  };
+  for (const auto& [kind, keys] : required)
+    if (r.kind == kind)
+      for (const char* key : keys)
+        if (!rs.has(key)) rs.fail(key, std::string("is required for ") + kind + " scaling");
   if (r.kind == "longrope") {
     const auto pairs = static_cast<size_t>(c.head_dim / 2);
     r.short_factor = rs.numbers("short_factor", pairs, 0.0, 1e9);

@@ -40,6 +40,29 @@ void check_token_ids_fit(const tokenizer& tok, const model_config_hf& mc,
                                " is outside the model's vocab_size " + std::to_string(vocab));
 }
 
+/// A draft model proposes token ids the target verifies: they must mean the same text. A draft
+/// folder with a tokenizer of its own must give every id the target's piece (a draft with
+/// another vocabulary would never have a draft accepted, or worse).
+void check_draft_shares_the_vocabulary(const tokenizer& target,
+                                       const std::filesystem::path& draft_dir) {
+  if (!std::filesystem::exists(draft_dir / "tokenizer.json")) return;
+  const tokenizer draft = tokenizer::load(draft_dir);
+  const auto fault = [&](const std::string& what) {
+    return std::runtime_error("speculative_config: the draft model's tokenizer (" +
+                              draft_dir.string() + ") " + what +
+                              "; a draft model must share the target's vocabulary");
+  };
+  if (draft.vocab_size() != target.vocab_size())
+    throw fault("has " + std::to_string(draft.vocab_size()) + " tokens, the target's " +
+                std::to_string(target.vocab_size()));
+  for (size_t id = 0; id < target.vocab_size(); ++id) {
+    const auto i = static_cast<int32_t>(id);
+    if (draft.id_to_piece(i) != target.id_to_piece(i))
+      throw fault("reads id " + std::to_string(id) + " as '" + draft.id_to_piece(i) +
+                  "', the target as '" + target.id_to_piece(i) + "'");
+  }
+}
+
 }  // namespace
 
 engine_setup engine_setup::load(const engine_config& config,
@@ -153,6 +176,7 @@ engine_setup engine_setup::load(const engine_config& config,
     auto draft = std::make_shared<llama_model>(
         draft_dir, tp_shard{}, weight_options{config.model.dtype, config.model.quantization});
     check_token_ids_fit(s.tok, draft->config(), tokenizer_dir);
+    check_draft_shares_the_vocabulary(s.tok, draft_dir);
     s.runner.draft_model = std::move(draft);
     const int32_t bs = config.cache.block_size;
     s.runner.num_draft_blocks = budget.num_device_blocks +

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "actors/engine/llm_engine.hpp"
 #include "tests/support/engine_checks.hpp"
@@ -190,6 +192,33 @@ TEST(speculative_decoding, a_draft_model_gives_exactly_the_plain_tokens) {
       EXPECT_GE(double(spec.num_accepted_tokens), min_rate * double(spec.num_draft_tokens))
           << dir << ": " << spec.num_accepted_tokens << "/" << spec.num_draft_tokens;
     }
+  }
+}
+
+// A draft that reads ids as other text would propose what the target never accepts (or, with
+// a close vocabulary, text the target never meant): refused at load, naming the first id.
+TEST(speculative_decoding, a_draft_with_another_vocabulary_is_refused) {
+  testing::random_model other("draft-other-vocab",
+                              "--dim 64 --layers 1 --heads 4 --kv-heads 4 --hidden 96 --vocab 512");
+  nlohmann::json tok;
+  {
+    std::ifstream in(other.dir() / "tokenizer.json");
+    tok = nlohmann::json::parse(in);
+  }
+  auto& vocab = tok["model"]["vocab"];
+  const int32_t a = vocab["▁ha"], b = vocab["▁S"];
+  vocab["▁ha"] = b;
+  vocab["▁S"] = a;
+  std::ofstream(other.dir() / "tokenizer.json") << tok.dump();
+  auto c = speculating(testing::stories_config(256, 256),
+                       testing::draft_speculation(other.dir().string(), 3));
+  try {
+    engine_setup::load(c);
+    ADD_FAILURE() << "a draft with another vocabulary loaded";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("must share the target's vocabulary"), std::string::npos) << what;
+    EXPECT_NE(what.find("reads id 300"), std::string::npos) << what;
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -175,6 +176,13 @@ TEST_F(lora_adapter_test, hostile_folders_are_refused_naming_the_fault) {
   EXPECT_TRUE(contains(refusal(config_of(4, 8, modules), pairs(4, {"q_proj", "v_proj"})),
                        "not LoRA pairs of the listed target modules"));
   EXPECT_TRUE(contains(refusal(config_of(8, 8, modules), good), "should be"));  // rank differs
+  // Weights no trained adapter holds, which would make every output of its requests NaN.
+  for (const float poison : {std::nanf(""), INFINITY, -3e38f, 70000.0f}) {
+    auto bad = good;
+    bad.begin()->second.values[1] = poison;
+    EXPECT_TRUE(contains(refusal(config_of(4, 8, modules), bad), "not a finite weight"))
+        << poison;
+  }
   fs::remove(dir_ / "adapter_config.json");
   try {
     lora_adapter::load("none", dir_, base_, 8);

@@ -9,6 +9,7 @@
 
 #include "model/llama_model.hpp"
 #include "model/safetensors.hpp"
+#include "tests/support/random_models.hpp"
 #include "tests/support/test_data.hpp"
 
 namespace actorllm {
@@ -122,9 +123,30 @@ TEST(model_loading, absurd_config_values_are_refused_naming_the_field) {
        },
        "field 'rope_scaling' stretches the context"},
       {[](auto& c) {
-         c["rope_scaling"] = {{"rope_type", "longrope"}, {"short_factor", {1.0}}};
+         c["rope_scaling"] = {
+             {"rope_type", "longrope"}, {"short_factor", {1.0}}, {"long_factor", {1.0}}};
        },
        "field 'short_factor' must list head_dim / 2"},
+      // Keys Hugging Face requires, which a made-up default would replace.
+      {[](auto& c) { c["rope_scaling"] = {{"rope_type", "linear"}}; },
+       "field 'factor' is required for linear scaling"},
+      {[](auto& c) { c["rope_scaling"] = {{"type", "dynamic"}}; },
+       "field 'factor' is required for dynamic scaling"},
+      {[](auto& c) {
+         c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+       },
+       "field 'original_max_position_embeddings' is required for llama3 scaling"},
+      {[](auto& c) {
+         c["rope_scaling"] = {{"rope_type", "llama3"},
+                              {"factor", 8.0},
+                              {"original_max_position_embeddings", 64},
+                              {"high_freq_factor", 4.0}};
+       },
+       "field 'low_freq_factor' is required for llama3 scaling"},
+      {[](auto& c) {
+         c["rope_scaling"] = {{"rope_type", "longrope"}, {"long_factor", {1.0}}};
+       },
+       "field 'short_factor' is required for longrope scaling"},
       {[](auto& c) {
          c["architectures"] = {"Qwen2ForCausalLM"};
          c["layer_types"] = {"full_attention"};
@@ -148,7 +170,12 @@ TEST(model_loading, rope_scaling_sets_the_context_each_allows) {
       {{{"rope_type", "linear"}, {"factor", 2.0}}, 1024},
       {{{"type", "dynamic"}, {"factor", 4.0}}, 2048},
       {{{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 256}}, 1024},
-      {{{"rope_type", "llama3"}, {"factor", 8.0}, {"original_max_position_embeddings", 64}}, 512},
+      {{{"rope_type", "llama3"},
+        {"factor", 8.0},
+        {"original_max_position_embeddings", 64},
+        {"low_freq_factor", 1.0},
+        {"high_freq_factor", 4.0}},
+       512},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto dir = folder_with_config("context" + std::to_string(i), [&](nlohmann::json& c) {
@@ -227,6 +254,21 @@ TEST(model_loading, missing_tensor_and_wrong_shape_are_named) {
             std::string::npos)
       << error;
   fs::remove_all(dir);
+}
+
+// A checkpoint's tensors that its config turns off would be dropped without a word.
+TEST(model_loading, a_shared_expert_the_config_turns_off_is_refused) {
+  const testing::random_model m("qwen2moe-unshared", "--arch qwen2_moe");
+  nlohmann::json config;
+  {
+    std::ifstream in(m.dir() / "config.json");
+    config = nlohmann::json::parse(in);
+  }
+  config["shared_expert_intermediate_size"] = 0;
+  std::ofstream(m.dir() / "config.json") << config.dump();
+  const std::string error = load_error(m.dir());
+  EXPECT_NE(error.find("shared_expert_intermediate_size is 0"), std::string::npos) << error;
+  EXPECT_NE(error.find("shared_expert"), std::string::npos) << error;
 }
 
 }  // namespace
