@@ -1,5 +1,6 @@
 #include "grammar/regex_parser.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "grammar/escapes.hpp"
@@ -133,8 +134,10 @@ class regex_parser {
     auto number = [&](int64_t& value) {
       size_t start = p;
       value = 0;
-      while (p < text_.size() && text_[p] >= '0' && text_[p] <= '9' && value <= limit)
-        value = value * 10 + (text_[p++] - '0');
+      // Every digit is read (the count saturates past the limit), so that an overlong count
+      // is an error below, not a literal '{'.
+      while (p < text_.size() && text_[p] >= '0' && text_[p] <= '9')
+        value = std::min<int64_t>(value * 10 + (text_[p++] - '0'), limit + 1);
       return p > start;
     };
     int64_t lo = 0, hi = 0;

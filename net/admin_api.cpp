@@ -56,8 +56,9 @@ std::optional<api_error> parse_add_replicas(std::string_view body, add_replicas_
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return std::nullopt;
   json parsed;
   if (auto error = parse_json_object(body, parsed)) return error;
+  // A null is no count or device: refused by name rather than read as the default (a
+  // client's unset variable must not add a replica).
   for (const auto& [name, value] : parsed.items()) {
-    if (value.is_null()) continue;
     if (name == "count") {
       if (auto error = read_count(value, out.count)) return error;
     } else if (name == "device") {

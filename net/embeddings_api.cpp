@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -69,6 +70,17 @@ std::optional<api_error> parse_embeddings_request(std::string_view body, const m
                              std::to_string(model.embedding_size) + " or absent",
                          "dimensions");
   }
+  // vLLM's extension: keep each input's last k tokens (-1: max_model_len), as on completions.
+  int32_t truncate = 0;
+  if (const auto it = parsed.find("truncate_prompt_tokens"); it != parsed.end() && !it->is_null()) {
+    const bool valid = it->is_number_integer() && it->get<int64_t>() >= -1 &&
+                       it->get<int64_t>() != 0 &&
+                       it->get<int64_t>() <= std::numeric_limits<int32_t>::max();
+    if (!valid)
+      return bad_request("truncate_prompt_tokens must be at least 1, or -1 for max_model_len",
+                         "truncate_prompt_tokens");
+    truncate = static_cast<int32_t>(it->get<int64_t>());
+  }
   const auto input = parsed.find("input");
   if (input == parsed.end()) return bad_request("input is required", "input");
   auto add_text = [&](const json& text) {
@@ -110,6 +122,7 @@ std::optional<api_error> parse_embeddings_request(std::string_view body, const m
         "(and not empty)",
         "input");
   }
+  for (generate_request& r : out.inputs) r.params.truncate_prompt_tokens = truncate;
   return std::nullopt;
 }
 
@@ -156,7 +169,8 @@ std::string embeddings_json(const embeddings_request& request, const model_info&
        {"usage", {{"prompt_tokens", num_prompt_tokens}, {"total_tokens", num_prompt_tokens}}}});
 }
 
-void run_embeddings(engine_port& engine, embeddings_request request, const model_info& model,
+std::vector<std::string> run_embeddings(engine_port& engine, embeddings_request request,
+                                        const model_info& model,
                     const std::string& id_prefix,
                     std::function<void(std::optional<api_error>, std::string body)> done) {
   // Shared by every input's callback; the last one to finish answers.
@@ -206,6 +220,7 @@ void run_embeddings(engine_port& engine, embeddings_request request, const model
               embeddings_json(b->request, b->model, b->vectors, b->num_prompt_tokens));
     });
   }
+  return b->engine_ids;
 }
 
 }  // namespace actorllm::net

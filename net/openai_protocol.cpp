@@ -243,18 +243,29 @@ bool read_prompts(field_reader& r, const generate_request& base,
 /// templates expect string content. Non-text parts (images, audio) are refused.
 /// An assistant message's tool_calls carry their arguments as JSON text (OpenAI's shape);
 /// chat templates read them as a mapping (`arguments | tojson`, `arguments.items()`), so, as
-/// vLLM does, text that is a JSON object is handed to the template parsed.
-void parse_tool_call_arguments(json& message) {
+/// vLLM does, the text is handed to the template parsed (empty text: no arguments). Text that
+/// is not a JSON object is refused: the template would render something the model never
+/// wrote. Returns the fault, or "".
+std::string parse_tool_call_arguments(json& message) {
   auto calls = message.find("tool_calls");
-  if (calls == message.end() || !calls->is_array()) return;
+  if (calls == message.end() || !calls->is_array()) return "";
   for (json& call : *calls) {
     if (!call.is_object() || !call.contains("function") || !call["function"].is_object()) continue;
     json& function = call["function"];
     auto arguments = function.find("arguments");
     if (arguments == function.end() || !arguments->is_string()) continue;
-    json parsed = json::parse(arguments->get_ref<const std::string&>(), nullptr, false);
-    if (parsed.is_object()) *arguments = std::move(parsed);
+    const std::string& text = arguments->get_ref<const std::string&>();
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+      *arguments = json::object();
+      continue;
+    }
+    json parsed = json::parse(text, nullptr, false);
+    if (!parsed.is_object())
+      return "a tool call's function.arguments must be a JSON object as text, got '" +
+             text.substr(0, 64) + (text.size() > 64 ? "...'" : "'");
+    *arguments = std::move(parsed);
   }
+  return "";
 }
 
 bool read_messages(field_reader& r, json& chat) {
@@ -287,7 +298,8 @@ bool read_messages(field_reader& r, json& chat) {
     } else if (content != m.end() && !content->is_string() && !content->is_null()) {
       return r.fail("message content must be a string, a list of parts or null", "messages");
     }
-    parse_tool_call_arguments(message);
+    if (std::string fault = parse_tool_call_arguments(message); !fault.empty())
+      return r.fail(std::move(fault), "messages");
     messages.push_back(std::move(message));
   }
   chat = json::object();

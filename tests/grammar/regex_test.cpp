@@ -113,6 +113,10 @@ TEST(regex, refuses_what_it_cannot_enforce_with_the_offset) {
   expect_regex_error("[abc", "unterminated character class");
   expect_regex_error("[z-a]", "character range out of order");
   expect_regex_error("a{3,2}", "repetition maximum below its minimum");
+  // Counts too long for the limit are errors, not a literal '{' (every digit is read).
+  expect_regex_error("a{99999999999}", "repetition count above");
+  expect_regex_error("a{2,99999999999}", "repetition count above");
+  expect_regex_error("a{123456789012345678901234567890}", "repetition count above");
   expect_regex_error(R"(\uD800)", "unpaired surrogate");
   expect_regex_error((std::string(5000, '(') + "a" + std::string(5000, ')')).c_str(),
                      "nested deeper than 200");

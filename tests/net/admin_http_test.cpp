@@ -127,6 +127,7 @@ TEST_F(admin_http_test, bad_add_bodies_are_400s_naming_the_field) {
   start_admin();
   const std::vector<std::pair<std::string, std::string>> bad = {
       {R"({"count":0})", "count"},
+      {R"({"count":null})", "count"},
       {R"({"count":"x"})", "count"},
       {R"({"count":17})", "count"},
       {R"({"count":-1})", "count"},

@@ -41,6 +41,10 @@ TEST(embeddings_api, reads_every_shape_of_input) {
                                         embedding_model(), r));
   EXPECT_EQ(r.inputs.size(), 3u);
   EXPECT_EQ(r.inputs[2].kind, prompt_kind::text);
+  ASSERT_FALSE(parse_embeddings_request(R"({"input":["a",[1,2]],"truncate_prompt_tokens":2})",
+                                        embedding_model(), r));
+  EXPECT_EQ(r.inputs[0].params.truncate_prompt_tokens, 2);
+  EXPECT_EQ(r.inputs[1].params.truncate_prompt_tokens, 2);
 }
 
 TEST(embeddings_api, refuses_with_the_field_at_fault) {
@@ -57,6 +61,10 @@ TEST(embeddings_api, refuses_with_the_field_at_fault) {
   EXPECT_EQ(refusal(R"({"input":[{"a":1}]})")->param, "input");
   EXPECT_EQ(refusal(R"({"input":"x","encoding_format":"int8"})")->param, "encoding_format");
   EXPECT_EQ(refusal(R"({"input":"x","dimensions":2})")->param, "dimensions");
+  for (const char* truncate : {"-5", "0", "1.5", "\"3\"", "4294967296"})
+    EXPECT_EQ(refusal(std::string(R"({"input":"x","truncate_prompt_tokens":)") + truncate + "}")->param,
+              "truncate_prompt_tokens")
+        << truncate;
   json many = {{"input", json::array()}};
   for (int i = 0; i <= max_embedding_inputs; ++i) many["input"].push_back("x");
   EXPECT_EQ(refusal(many.dump())->param, "input");

@@ -311,14 +311,28 @@ TEST(openai_protocol, tool_call_arguments_reach_the_template_as_a_mapping) {
   const auto r = parse_ok(R"({"messages":[{"role":"user","content":"x"},
       {"role":"assistant","content":null,"tool_calls":[
         {"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\": 1}"}},
-        {"id":"call_2","type":"function","function":{"name":"g","arguments":"not json"}}]},
+        {"id":"call_2","type":"function","function":{"name":"g","arguments":""}}]},
       {"role":"tool","tool_call_id":"call_1","content":"2"}]})",
                           api_kind::chat);
   const auto chat = nlohmann::json::parse(r.prompts[0].chat_json);
   const auto& calls = chat["messages"][1]["tool_calls"];
   EXPECT_EQ(calls[0]["function"]["arguments"], nlohmann::json({{"a", 1}}));
-  EXPECT_EQ(calls[1]["function"]["arguments"], "not json");  // left as it came
+  EXPECT_EQ(calls[1]["function"]["arguments"], nlohmann::json::object());  // no arguments
   EXPECT_EQ(chat["messages"][2]["tool_call_id"], "call_1");
+}
+
+// Arguments the template would render as something the model never wrote are refused.
+TEST(openai_protocol, tool_call_arguments_that_are_not_a_json_object_are_refused) {
+  for (const char* arguments : {R"(not json)", R"({\"a\": 1)", R"([1, 2])", R"(42)"}) {
+    const std::string body = std::string(R"({"messages":[{"role":"assistant","content":null,)") +
+                             R"("tool_calls":[{"id":"c","type":"function","function":)" +
+                             R"({"name":"g","arguments":")" + arguments + R"("}}]}]})";
+    const api_error e = parse_error(body, api_kind::chat);
+    EXPECT_EQ(e.status, 400) << body;
+    EXPECT_EQ(e.param, "messages") << body;
+    EXPECT_NE(e.message.find("function.arguments must be a JSON object"), std::string::npos)
+        << e.message;
+  }
 }
 
 TEST(openai_protocol, chat_messages_and_logprobs) {
