@@ -496,12 +496,13 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (ec == asio::error::eof) {
       read_side_done_ = true;
       keep_alive_ = false;  // nothing can follow a half-close
-      if (call_ && !call_->options().stream) return on_client_gone();
+      const bool whole_answer = (call_ && !call_->options().stream) || !embedding_ids_.empty();
+      if (whole_answer) return on_client_gone();
       hold_ = shared_from_this();
       return;
     }
     if (ec && ec != asio::error::operation_aborted) {
-      if (call_) return on_client_gone();
+      if (call_ || !embedding_ids_.empty()) return on_client_gone();
       return close();
     }
     watch_for_disconnect();  // bytes arrived: keep them and keep watching
@@ -514,6 +515,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   void on_client_gone() {
     if (call_) abort_call(context_, *call_);
+    for (const auto& id : embedding_ids_) context_.engine.abort(id);  // their blocks come back
+    embedding_ids_.clear();
     status_ = 499;  // nginx's "client closed request", for the access log
     end_call();
     log();
@@ -549,13 +552,15 @@ class http_session : public std::enable_shared_from_this<http_session> {
       return send_error(engine_error("too many requests are waiting; try again later", 503));
     using answer = std::pair<std::optional<api_error>, std::string>;
     auto reply = on_strand<answer>([](http_session& s, answer r) {
+      s.embedding_ids_.clear();  // answered: nothing left to abort
       if (r.first) return s.send_error(*r.first);
       s.send(http::status::ok, std::move(r.second));
     });
-    run_embeddings(context_.engine, std::move(parsed), model, random_id("embd-"),
-                   [reply](std::optional<api_error> error, std::string body) {
-                     reply({std::move(error), std::move(body)});
-                   });
+    embedding_ids_ = run_embeddings(context_.engine, std::move(parsed), model,
+                                    random_id("embd-"),
+                                    [reply](std::optional<api_error> error, std::string body) {
+                                      reply({std::move(error), std::move(body)});
+                                    });
     watch_for_disconnect();  // also keeps this session alive until the answer comes
   }
 
@@ -774,6 +779,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   // A completion call in flight and its SSE stream.
   std::unique_ptr<openai_call> call_;
+  std::vector<std::string> embedding_ids_;  ///< an embeddings request being answered
   std::shared_ptr<mailbox<request_output>> outputs_;
   std::string pending_;         // SSE events not yet handed to the socket
   std::string writing_buffer_;  // bytes of the write in flight

@@ -26,6 +26,9 @@ class fake_engine : public engine_port {
   std::atomic<std::size_t> waiting{0};
   int32_t max_model_len = 4096;
   std::atomic<bool> lora_updates{false};  ///< load/unload answer as --enable-lora-runtime-updates
+  /// Serves /v1/embeddings (as --task embed): each input answers a 3-float vector after 50
+  /// token delays, unless aborted first.
+  std::atomic<bool> embeddings{false};
 
   ~fake_engine() override {
     std::vector<std::thread> threads;
@@ -102,6 +105,11 @@ class fake_engine : public engine_port {
     model_info info{"fake-model", "/models/fake", max_model_len, 1700000000, {"/models/fake"}, {}};
     std::lock_guard lock(mutex_);
     info.adapters = adapters_;
+    if (embeddings) {
+      info.embeddings = true;
+      info.embedding_size = 3;
+      info.pooling = pooling_type::last;
+    }
     return info;
   }
   /// Adapters load from any path but "/bad"; names are unique.
@@ -166,6 +174,19 @@ class fake_engine : public engine_port {
     const int32_t num_prompt = request.kind == prompt_kind::token_ids
                                    ? static_cast<int32_t>(request.token_ids.size())
                                    : static_cast<int32_t>(request.text.size() + 1);
+    if (request.params.pooling != pooling_type::none) {
+      for (int step = 0; step < 50; ++step) {
+        if (token_delay.count() > 0) std::this_thread::sleep_for(token_delay);
+        if (stopped(request.request_id)) return;
+      }
+      request_output out;
+      out.request_id = request.request_id;
+      out.finish = finish_reason::stop;
+      out.embedding = {0.25f, 0.5f, 0.75f};
+      out.num_prompt_tokens = num_prompt;
+      on_output(std::move(out));
+      return;
+    }
     const int32_t max_tokens = request.params.max_tokens < 0 ? 8 : request.params.max_tokens;
     for (int32_t j = 0; j < max_tokens; ++j) {
       if (token_delay.count() > 0) std::this_thread::sleep_for(token_delay);

@@ -122,5 +122,28 @@ TEST_F(http_pipelining_test, a_client_that_leaves_after_half_closing_is_aborted)
   ASSERT_TRUE(engine_.wait_for_abort(std::chrono::seconds(2)));
 }
 
+// An embeddings request ends with its client too: every input's blocks come back.
+TEST_F(http_pipelining_test, embeddings_whose_client_leaves_are_aborted) {
+  engine_.embeddings = true;
+  engine_.token_delay = std::chrono::milliseconds(20);  // each input answers after a second
+  for (const bool half_close : {true, false}) {
+    asio::io_context io;
+    tcp::socket socket = connect(io, port_);
+    asio::write(socket, asio::buffer(wire(make_request(
+                            http::verb::post, "/v1/embeddings", R"({"input":["a","b","c"]})", {}))));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // submitted by now
+    if (half_close)
+      socket.shutdown(tcp::socket::shutdown_send);
+    else
+      socket.close();
+    ASSERT_TRUE(engine_.wait_for_abort(std::chrono::seconds(2))) << half_close;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (engine_.num_aborted() < (half_close ? 3u : 6u) &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(engine_.num_aborted(), half_close ? 3u : 6u) << "each input of the request";
+  }
+}
+
 }  // namespace
 }  // namespace actorllm::testing
