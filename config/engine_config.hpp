@@ -158,6 +158,8 @@ struct server_config {
   bool enable_auto_tool_choice = false;
   std::string tool_call_parser;  ///< hermes, llama3_json, mistral, pythonic; empty: none
   std::string reasoning_parser;  ///< deepseek_r1, qwen3; empty: none
+  std::string response_role = "assistant";  ///< the chat answer's role (--response-role)
+  bool force_include_usage = false;  ///< every stream ends with usage (--enable-force-include-usage)
 };
 
 /// Remote workers joining a server (`serve --cluster-port`, `worker --connect`). The join

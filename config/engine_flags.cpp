@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "config/vllm_flags.hpp"
 #include "tool_calls/registry.hpp"
 
 namespace actorllm {
@@ -106,6 +107,10 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
   p.add_number("--tensor-parallel-size", "workers per replica, each holding a shard",
                c.parallel.tensor_parallel_size);
   p.add_number("--replicas", "engine replicas behind one router", c.parallel.replicas);
+  p.add_number("--data-parallel-size",
+               "vLLM's name for --replicas: engine replicas behind one router, each with its "
+               "own device(s) and KV cache",
+               c.parallel.replicas);
   p.add_number("--cpu-threads", "threads for the CPU math; 0: all cores", c.parallel.cpu_threads);
   p.add("--autoscale", "MIN:MAX", "replicas follow the load, between MIN and MAX",
         [&c](std::string_view v) -> std::string {
@@ -137,23 +142,6 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
   add_vllm_compatibility_flags(p);
 }
 
-void add_vllm_compatibility_flags(flag_parser& p) {
-  // vLLM launch flags that existing scripts pass, for behaviour that is fixed here: accepted,
-  // so such scripts run unchanged, with a note where the request cannot be honored.
-  const auto note = [](const char* line) {
-    return [line] { std::fprintf(stderr, "actorllm: %s\n", line); };
-  };
-  p.add_flag("--enable-chunked-prefill", "accepted for vLLM compatibility: always on", [] {});
-  p.add_flag("--no-enable-chunked-prefill", "accepted for vLLM compatibility: chunking stays on",
-             note("--no-enable-chunked-prefill: prefill is always chunked by the token budget"));
-  p.add_flag("--disable-log-requests", "accepted for vLLM compatibility: prompts are never logged",
-             [] {});
-  p.add_flag(
-      "--trust-remote-code",
-      "accepted for vLLM compatibility: no code from a model folder ever runs",
-      note("--trust-remote-code: no remote code runs here; only built-in architectures load"));
-}
-
 void add_server_flags(flag_parser& p, engine_config& c) {
   p.add_string("--host", "address to listen on", c.server.host);
   p.add("--port", "N", "port to listen on (default 8000)", [&c](std::string_view v) -> std::string {
@@ -176,6 +164,11 @@ void add_server_flags(flag_parser& p, engine_config& c) {
   p.add_number("--max-body-bytes", "largest request body; larger gets 413",
                c.server.max_body_bytes);
   p.add_number("--io-threads", "network I/O threads", c.server.io_threads);
+  p.add_string("--response-role", "the role of a chat completion's message",
+               c.server.response_role);
+  p.add_flag("--enable-force-include-usage",
+             "every streamed answer ends with its usage, as if stream_options.include_usage",
+             [&c] { c.server.force_include_usage = true; });
   p.add_flag("--enable-auto-tool-choice",
              "parse the model's tool calls for tool_choice \"auto\" (with --tool-call-parser)",
              [&c] { c.server.enable_auto_tool_choice = true; });

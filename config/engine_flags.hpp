@@ -12,9 +12,7 @@ void add_server_flags(flag_parser& parser, engine_config& config);
 /// The cluster's flags: the shared secret (--cluster-secret-file, --cluster-secret) and
 /// --cluster-insecure-loopback; with `serving`, also --cluster-port and --cluster-host.
 void add_cluster_flags(flag_parser& parser, cluster_config& cluster, bool serving);
-/// vLLM's launch flags for behaviour that is fixed here (chunked prefill, eager mode, remote
-/// code, request logging): accepted as no-ops, listed in --help as such.
-/// add_engine_flags adds them.
-void add_vllm_compatibility_flags(flag_parser& parser);
+/// add_engine_flags also adds vLLM's launch flags that are accepted or refused here
+/// (config/vllm_flags.hpp).
 
 }  // namespace actorllm

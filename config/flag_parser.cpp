@@ -22,6 +22,10 @@ void flag_parser::add_flag(std::string name, std::string help, std::function<voi
                     false});
 }
 
+void flag_parser::add_switch(std::string name, std::string help, setter set) {
+  flags_.push_back({std::move(name), "", std::move(help), std::move(set), false});
+}
+
 void flag_parser::add_string(std::string name, std::string help, std::string& target) {
   const std::string shown = target.empty() ? help : help + " (default " + target + ")";
   add(std::move(name), "TEXT", shown, [&target](std::string_view v) {

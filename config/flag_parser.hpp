@@ -24,6 +24,8 @@ class flag_parser {
   /// may be repeated.
   void add_values(std::string name, std::string value_name, std::string help, setter set);
   void add_flag(std::string name, std::string help, std::function<void()> on_set);
+  /// A flag without a value whose setter may still refuse it (called with an empty value).
+  void add_switch(std::string name, std::string help, setter set);
   void add_string(std::string name, std::string help, std::string& target);
   void add_strings(std::string name, std::string help, std::vector<std::string>& target);
   void add_bool(std::string name, std::string help, bool& target);  ///< also --no-<name>

@@ -130,7 +130,7 @@ void chat_output::add_event(const stream_event& event, json& delta) {
 }
 
 json chat_output::message() const {
-  json message = {{"role", "assistant"}};
+  json message = {{"role", options_.role}};
   const bool calls = !parsed_.calls.empty();
   message["content"] = calls && parsed_.content.empty() ? json() : json(parsed_.content);
   if (reasoning_) {

@@ -399,8 +399,9 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
   options.created = unix_now();
   options.n = request.n;
   options.stream = request.stream;
-  options.include_usage = request.include_usage;
-  options.continuous_usage = request.include_usage && request.continuous_usage_stats;
+  // --enable-force-include-usage: every stream ends with its usage, asked for or not.
+  options.include_usage = request.include_usage || context.config.force_include_usage;
+  options.continuous_usage = options.include_usage && request.continuous_usage_stats;
   options.error_chunk = error_chunk;
   options.logprobs = !request.prompts.empty() && request.prompts.front().params.logprobs >= 0;
   options.system_fingerprint = system_fingerprint();
@@ -408,6 +409,7 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
     options.chat.tools = request.tools;
     options.chat.tool_call_parser = context.config.tool_call_parser;
     options.chat.reasoning_parser = context.config.reasoning_parser;
+    options.chat.role = context.config.response_role;
   }
   auto call = std::make_unique<openai_call>(std::move(options), engine_ids);
   for (std::size_t p = 0; p < request.prompts.size(); ++p) {

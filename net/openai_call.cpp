@@ -197,7 +197,7 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
     for (std::size_t i = 0; i < choices_.size(); ++i) {
       json chunk = chunk_base();
       chunk["choices"] = json::array({{{"index", i},
-                                       {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                       {"delta", {{"role", options_.chat.role}, {"content", ""}}},
                                        {"logprobs", nullptr},
                                        {"finish_reason", nullptr}}});
       chunks.push_back(to_wire(chunk));
@@ -295,7 +295,7 @@ std::string openai_call::response() const {
     if (c.output) {
       entry["message"] = c.output->message();
     } else if (chat) {
-      entry["message"] = {{"role", "assistant"}, {"content", c.text}};
+      entry["message"] = {{"role", options_.chat.role}, {"content", c.text}};
     } else {
       entry["text"] = c.text;
     }

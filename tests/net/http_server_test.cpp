@@ -146,6 +146,27 @@ TEST_F(http_server_test, chat_sse_role_first_and_usage_last) {
   EXPECT_EQ(payloads.back(), "[DONE]");
 }
 
+// vLLM's --response-role and --enable-force-include-usage.
+TEST_F(http_server_test, the_response_role_and_forced_usage_follow_the_flags) {
+  server_config config;
+  config.response_role = "bot";
+  config.force_include_usage = true;
+  start(config);
+  const auto whole = post(port_, "/v1/chat/completions",
+                          R"({"messages":[{"role":"user","content":"x"}],"max_tokens":2})");
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  EXPECT_EQ(json::parse(whole.body)["choices"][0]["message"]["role"], "bot");
+  // No stream_options: the usage comes all the same.
+  const auto r = post(port_, "/v1/chat/completions",
+                      R"({"messages":[{"role":"user","content":"x"}],"max_tokens":3,"stream":true})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  const auto payloads = sse_payloads(r.body);
+  ASSERT_GE(payloads.size(), 3u);
+  EXPECT_EQ(json::parse(payloads[0])["choices"][0]["delta"]["role"], "bot");
+  const json usage = json::parse(payloads[payloads.size() - 2]);
+  EXPECT_EQ(usage["usage"]["completion_tokens"], 3) << payloads[payloads.size() - 2];
+}
+
 TEST_F(http_server_test, tokenize_and_detokenize) {
   auto r = post(port_, "/tokenize", R"({"prompt":"ab"})");
   ASSERT_EQ(r.status, 200) << r.body;
