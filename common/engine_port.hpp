@@ -82,10 +82,13 @@ struct detokenize_result {
   int32_t error_status = 0;
 };
 
-/// Answer to health(): whether the whole engine serves, or why not.
+/// Answer to health(): whether the engine serves (at least one replica does), and the
+/// replicas that do not.
 struct engine_health {
   bool ok = true;
-  std::string reason;  ///< when !ok: one line naming each replica that does not serve
+  /// One line naming each replica that does not serve, and why (empty: all serve); when !ok,
+  /// why nothing serves.
+  std::string reason;
 };
 
 class engine_port {

@@ -97,4 +97,11 @@ int32_t replica_health::num_unhealthy() const {
   return n;
 }
 
+int32_t replica_health::num_serving() const {
+  std::lock_guard lock(mutex_);
+  int32_t n = 0;
+  for (const auto& [i, e] : replicas_) n += e.what == state::serving;
+  return n;
+}
+
 }  // namespace actorllm

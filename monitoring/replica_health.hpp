@@ -10,6 +10,7 @@
 ///   health.set_down(1, "the engine's worker failed: ...");    // ended for good
 ///   health.set_retired(1);                                    // left on purpose: not unhealthy
 ///   health.problems();   // "" when every replica serves, else one line naming each that does not
+///   health.num_serving(); // /health is 200 while at least one does
 ///
 /// Thread-safe: the schedulers report from their threads, the router from its own, and /health
 /// reads from the network's.
@@ -44,6 +45,8 @@ class replica_health {
   /// Empty while every replica serves; else why not, one clause per replica, "; "-separated.
   std::string problems() const;
   int32_t num_unhealthy() const;
+  /// Replicas that serve now (neither restarting, down nor retired).
+  int32_t num_serving() const;
 
  private:
   enum class state { serving, restarting, down, retired };

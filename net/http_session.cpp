@@ -245,9 +245,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
     engine_port& engine = context_.engine;
     switch (r.target) {
       case endpoint::health: {
-        // Liveness of the whole engine: 503 while any replica is down or restarting, naming it.
+        // 200 while a replica serves, naming any that does not; 503 when none does.
         const engine_health health = engine.health();
-        if (health.ok) return send(http::status::ok, "", "text/plain");
+        if (health.ok) return send(http::status::ok, health.reason, "text/plain");
         return send_error(engine_error(health.reason, 503));
       }
       case endpoint::version:

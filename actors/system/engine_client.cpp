@@ -88,9 +88,12 @@ void engine_client::deliver(std::vector<request_output>& outputs) {
 engine_health engine_client::health() const {
   if (!healthy_.load()) return {false, "the engine is not running"};
   if (!monitoring_) return {};
+  // Serving while any replica serves (the router sends every request there); the replicas
+  // that do not are named either way.
   std::string problems = monitoring_->health_problems();
-  if (problems.empty()) return {};
-  return {false, std::move(problems)};
+  if (monitoring_->num_serving_replicas() > 0) return {true, std::move(problems)};
+  return {false, problems.empty() ? "no replica serves the model (each was drained or stopped)"
+                                  : "no replica serves the model: " + problems};
 }
 
 std::size_t engine_client::num_in_flight() const {

@@ -36,6 +36,7 @@ class engine_monitoring {
   void replica_down(int32_t replica, const std::string& reason, bool retired);
   /// Empty while every replica serves; else one line naming each that does not.
   std::string health_problems() const { return health_.problems(); }
+  int32_t num_serving_replicas() const { return health_.num_serving(); }
   void on_http_request(std::string_view path, int status) { http_.on_request(path, status); }
   void set_worker_up(const std::string& worker, bool up) { actors_.set_worker_up(worker, up); }
   void set_mailbox_depth(const std::string& actor, size_t depth) {

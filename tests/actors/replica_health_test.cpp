@@ -58,9 +58,13 @@ TEST(replica_health, restarting_and_down_replicas_are_named_and_counted_until_th
   EXPECT_EQ(h.problems(), "");
   EXPECT_EQ(series(registry.render(), "replicas_unhealthy", ""), 0);
   EXPECT_EQ(series(registry.render(), "replica_up", "replica=\"1\""), 1);
+  EXPECT_EQ(h.num_serving(), 2);
   h.set_retired(1);  // left on purpose
   EXPECT_EQ(h.problems(), "");
   EXPECT_EQ(series(registry.render(), "replica_up", "replica=\"1\""), 0);
+  EXPECT_EQ(h.num_serving(), 1);
+  h.set_down(0, "exit_reason(kill)");
+  EXPECT_EQ(h.num_serving(), 0);
 }
 
 struct cluster {
@@ -81,7 +85,7 @@ struct cluster {
   double unhealthy() { return series(engine.client().metrics_text(), "replicas_unhealthy", ""); }
 };
 
-TEST(engine_health, a_lost_remote_replica_fails_health_until_a_worker_takes_its_place) {
+TEST(engine_health, a_lost_remote_replica_is_named_while_the_local_one_keeps_health_up) {
   cluster c;
   EXPECT_TRUE(c.health().ok);
   auto node = std::make_unique<testing::remote_worker_node>(testing::stories_config(256, 16), "a");
@@ -96,7 +100,7 @@ TEST(engine_health, a_lost_remote_replica_fails_health_until_a_worker_takes_its_
   ASSERT_TRUE(eventually([&] { return c.health().reason.find(down) != std::string::npos; }))
       << c.health().reason;
   const engine_health h = c.health();
-  EXPECT_FALSE(h.ok);
+  EXPECT_TRUE(h.ok) << "replica 0 serves";
   EXPECT_EQ(h.reason.find("replica 0"), std::string::npos) << h.reason;
   EXPECT_EQ(c.up(1), 0);
   EXPECT_EQ(c.up(0), 1);
@@ -118,6 +122,16 @@ TEST(engine_health, a_lost_remote_replica_fails_health_until_a_worker_takes_its_
   const auto out = c.engine.client().generate({testing::ids_request("y", {1}, 16)});
   EXPECT_EQ(out[0][0].finish, finish_reason::length);
   EXPECT_EQ(c.engine.stats().size(), 2u);
+}
+
+// /health is 200 while any replica serves: with the last one stopped, nothing does.
+TEST(engine_health, no_replica_serving_fails_health) {
+  cluster c;
+  EXPECT_TRUE(c.health().ok);
+  ASSERT_TRUE(c.engine.stop_replica(0));
+  ASSERT_TRUE(eventually([&] { return !c.health().ok; })) << c.health().reason;
+  EXPECT_NE(c.health().reason.find("no replica serves the model"), std::string::npos)
+      << c.health().reason;
 }
 
 TEST(engine_health, a_worker_that_leaves_cleanly_retires_its_replica_without_failing_health) {

@@ -5,7 +5,7 @@
 # wrong one, with another model or as half a tensor-parallel group is refused with one line.
 # Then the worker is killed with SIGKILL mid-stream: its streams go on on the local replica
 # with exactly the text of a run alone, the lost replica's gauges read 0, and the server keeps
-# answering; /health is 503 naming the lost replica until a new worker takes its place, and a
+# answering; /health stays 200 (the local replica serves) naming the lost replica until a new worker takes its place, and a
 # worker stopped with SIGTERM retires its replica without failing /health. When the server
 # goes away, a worker exits with status 1.
 set -euo pipefail
@@ -173,9 +173,9 @@ check "the lost replica's waiting gauge is 0 ($(gauge num_requests_waiting))" te
 check "the lost replica's KV usage gauge is 0 ($(gauge kv_cache_usage_perc))" test "$(gauge kv_cache_usage_perc)" = 0
 check "the lost replica's free device blocks gauge is 0 ($(gauge num_free_blocks 'pool="device"'))" \
   test "$(gauge num_free_blocks 'pool="device"')" = 0
-# --- /health: 503 naming the lost replica, 200 once a worker takes its place -----------------
+# --- /health: 200 while the local replica serves, naming the lost one ------------------------
 health_status() { curl -s -o "$work/health.json" -w '%{http_code}' "$base/health"; }
-check "/health is 503 while replica 1 is down ($(health_status))" test "$(health_status)" = 503
+check "/health is 200 while replica 0 serves and replica 1 is down ($(health_status))" test "$(health_status)" = 200
 check "... naming the replica and why: $(cat "$work/health.json")" \
   grep -q "replica 1 (remote worker 'remote-a') is down" "$work/health.json"
 check "replica_up{replica=\"1\"} is 0 ($(gauge replica_up))" test "$(gauge replica_up)" = 0
