@@ -14,6 +14,8 @@ namespace {
 
 /// float16's largest value: the bound on an adapter's weights.
 constexpr float max_lora_weight = 65504.0f;
+/// adapter_config.json is a few hundred bytes; a megabyte is no adapter's.
+constexpr uintmax_t max_adapter_config_bytes = 1 << 20;
 
 constexpr lora_target all_targets[] = {
     lora_target::q_proj,    lora_target::k_proj,  lora_target::v_proj,   lora_target::o_proj,
@@ -70,7 +72,17 @@ lora_adapter lora_adapter::load(const std::string& name, const std::filesystem::
                                 const model_config_hf& base, int32_t max_rank) {
   const std::string where = "LoRA adapter '" + name + "' (" + folder.string() + "): ";
   auto fail = [&](const std::string& what) { throw std::runtime_error(where + what); };
-  std::ifstream in(folder / "adapter_config.json");
+  // Regular files of bounded size only: a FIFO would block the load for ever, a device or a
+  // huge file hold it for long.
+  const std::filesystem::path config_path = folder / "adapter_config.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(config_path, ec)) fail("no adapter_config.json");
+  if (!std::filesystem::is_regular_file(config_path, ec))
+    fail("adapter_config.json is not a regular file");
+  if (std::filesystem::file_size(config_path, ec) > max_adapter_config_bytes)
+    fail("adapter_config.json is larger than " + std::to_string(max_adapter_config_bytes) +
+         " bytes");
+  std::ifstream in(config_path);
   if (!in) fail("no adapter_config.json");
   const auto config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
   if (!config.is_object()) fail("adapter_config.json is not a JSON object");

@@ -143,11 +143,23 @@ void convert_to_f32(tensor_dtype dtype, const void* src, int64_t n, float* dst) 
   }
 }
 
+namespace {
+
+/// safetensors' bound on a header.
+constexpr uint64_t max_header_bytes = 100'000'000;
+
+}  // namespace
+
 safetensors_file::safetensors_file(const std::filesystem::path& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
+  // Non-blocking: opening a FIFO for reading would wait for a writer for ever (a hostile
+  // adapter path); it is refused below, as every other file that is not a regular one.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) fail(path, "cannot open: " + std::string(std::strerror(errno)));
   struct stat st {};
-  ::fstat(fd, &st);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail(path, "is not a regular file");
+  }
   size_ = static_cast<size_t>(st.st_size);
   if (size_ < 8) {
     ::close(fd);
@@ -174,6 +186,11 @@ safetensors_file::safetensors_file(const std::filesystem::path& path) : path_(pa
   uint64_t header_len = 0;
   std::memcpy(&header_len, bytes, 8);
   if (header_len > size_ - 8) fail(path, "header length exceeds the file");
+  // The format's own bound (100 MB): a larger header is no checkpoint's, and parsing it would
+  // hold the loading thread for seconds.
+  if (header_len > max_header_bytes)
+    fail(path, "header of " + std::to_string(header_len) + " bytes, more than the format's " +
+                   std::to_string(max_header_bytes));
   const auto header = nlohmann::json::parse(bytes + 8, bytes + 8 + header_len, nullptr, false);
   if (header.is_discarded() || !header.is_object()) fail(path, "header is not a JSON object");
   const uint8_t* data_start = bytes + 8 + header_len;

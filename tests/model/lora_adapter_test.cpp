@@ -3,6 +3,8 @@
 // each kind of hostile folder refused with a line naming the fault.
 #include "model/lora_adapter.hpp"
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -96,6 +98,16 @@ class lora_adapter_test : public ::testing::Test {
     return "";
   }
 
+  /// The refusal of the folder as it is now.
+  std::string refusal_without_writing() {
+    try {
+      lora_adapter::load("bad", dir_, base_, 64);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
   model_config_hf base_;
   fs::path dir_;
 };
@@ -183,6 +195,14 @@ TEST_F(lora_adapter_test, hostile_folders_are_refused_naming_the_fault) {
     EXPECT_TRUE(contains(refusal(config_of(4, 8, modules), bad), "not a finite weight"))
         << poison;
   }
+  // Files that are not regular ones: a FIFO would block the load for ever (nothing writes it).
+  fs::remove(dir_ / "adapter_model.safetensors");
+  ASSERT_EQ(::mkfifo((dir_ / "adapter_model.safetensors").c_str(), 0600), 0);
+  EXPECT_TRUE(contains(refusal_without_writing(), "is not a regular file"));
+  fs::remove(dir_ / "adapter_model.safetensors");
+  fs::remove(dir_ / "adapter_config.json");
+  ASSERT_EQ(::mkfifo((dir_ / "adapter_config.json").c_str(), 0600), 0);
+  EXPECT_TRUE(contains(refusal_without_writing(), "adapter_config.json is not a regular file"));
   fs::remove(dir_ / "adapter_config.json");
   try {
     lora_adapter::load("none", dir_, base_, 8);

@@ -271,5 +271,25 @@ TEST(model_loading, a_shared_expert_the_config_turns_off_is_refused) {
   EXPECT_NE(error.find("shared_expert"), std::string::npos) << error;
 }
 
+// A header past safetensors' 100 MB is no checkpoint's: refused before it is parsed. The file
+// is sparse, so the test writes a few bytes.
+TEST(model_loading, a_header_beyond_the_formats_bound_is_refused) {
+  const fs::path path = fs::temp_directory_path() / "actorllm-huge-header.safetensors";
+  {
+    std::ofstream out(path, std::ios::binary);
+    const uint64_t len = 120'000'000;
+    out.write(reinterpret_cast<const char*>(&len), 8);
+  }
+  fs::resize_file(path, 150'000'000);
+  try {
+    safetensors_file file(path);
+    ADD_FAILURE() << "a 120 MB header was read";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the format's 100000000"), std::string::npos)
+        << e.what();
+  }
+  fs::remove(path);
+}
+
 }  // namespace
 }  // namespace actorllm
