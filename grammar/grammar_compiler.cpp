@@ -24,8 +24,44 @@ std::string grammar_key(const structured_output& spec) {
   return key;
 }
 
-grammar_compiler::grammar_compiler(vocabulary_source make_vocabulary, size_t capacity)
-    : make_vocabulary_(std::move(make_vocabulary)), capacity_(capacity == 0 ? 1 : capacity) {}
+grammar_compiler::grammar_compiler(vocabulary_source make_vocabulary, size_t capacity,
+                                   size_t max_bytes)
+    : make_vocabulary_(std::move(make_vocabulary)),
+      capacity_(capacity == 0 ? 1 : capacity),
+      max_bytes_(max_bytes) {}
+
+namespace {
+
+/// What a compiled grammar holds: its token caches, and about 64 bytes an automaton state.
+size_t bytes_of(const compiled_grammar& g) {
+  const compiled_grammar::stats s = g.statistics();
+  return s.cache_bytes + s.num_states * 64;
+}
+
+}  // namespace
+
+void grammar_compiler::evict() {
+  size_t bytes = 0;
+  for (const auto& [key, e] : cache_) bytes += bytes_of(*e.grammar);
+  while (cache_.size() > 1 && (cache_.size() > capacity_ || bytes > max_bytes_)) {
+    const auto oldest = cache_.find(ages_.back());
+    bytes -= bytes_of(*oldest->second.grammar);
+    cache_.erase(oldest);
+    ages_.pop_back();
+  }
+}
+
+size_t grammar_compiler::num_cached() const {
+  std::lock_guard lock(mutex_);
+  return cache_.size();
+}
+
+size_t grammar_compiler::cached_bytes() const {
+  std::lock_guard lock(mutex_);
+  size_t bytes = 0;
+  for (const auto& [key, e] : cache_) bytes += bytes_of(*e.grammar);
+  return bytes;
+}
 
 std::shared_ptr<const vocabulary> grammar_compiler::vocab() {
   std::call_once(vocabulary_once_, [&] { vocabulary_ = make_vocabulary_(); });
@@ -49,10 +85,7 @@ std::shared_ptr<const compiled_grammar> grammar_compiler::compile(const structur
   if (auto it = cache_.find(key); it != cache_.end()) return it->second.grammar;
   ages_.push_front(key);
   cache_.emplace(key, entry{grammar, ages_.begin()});
-  if (cache_.size() > capacity_) {
-    cache_.erase(ages_.back());
-    ages_.pop_back();
-  }
+  evict();
   return grammar;
 }
 

@@ -26,8 +26,12 @@ class grammar_compiler {
  public:
   using vocabulary_source = std::function<std::shared_ptr<const vocabulary>()>;
 
-  /// `capacity`: compiled grammars kept, least recently used dropped first.
-  explicit grammar_compiler(vocabulary_source make_vocabulary, size_t capacity = 256);
+  /// Compiled grammars are kept while there are at most `capacity` of them and their memory
+  /// (automaton and token caches, which grow as requests use a grammar) is at most
+  /// `max_bytes`, measured at each new compile; the least recently used go first, the newest
+  /// stays. A grammar dropped while a sequence follows it lives on with that sequence.
+  explicit grammar_compiler(vocabulary_source make_vocabulary, size_t capacity = 256,
+                            size_t max_bytes = size_t{128} << 20);
 
   /// The grammar of `spec` (which must be active). Throws grammar_error with the parser's
   /// message for a schema, regex or grammar that does not compile.
@@ -39,6 +43,9 @@ class grammar_compiler {
   /// Compiles done (cache misses) and lookups answered from the cache, since construction.
   size_t num_compiled() const;
   size_t num_cache_hits() const;
+  /// Grammars kept now, and their memory as of now.
+  size_t num_cached() const;
+  size_t cached_bytes() const;
 
  private:
   using lru_list = std::list<std::string>;
@@ -53,7 +60,12 @@ class grammar_compiler {
   std::once_flag vocabulary_once_;
   std::shared_ptr<const vocabulary> vocabulary_;
 
+  /// Drops least recently used grammars (never the newest) until both bounds hold; under
+  /// mutex_.
+  void evict();
+
   const size_t capacity_;
+  const size_t max_bytes_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, entry> cache_;
   lru_list ages_;  // most recently used first

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "grammar/grammar_error.hpp"
 #include "grammar/matcher.hpp"
 
@@ -75,6 +77,33 @@ TEST(grammar_compiler, the_least_recently_used_grammar_is_dropped_first) {
   EXPECT_EQ(compiler.compile(spec(output_constraint::regex, "a")), a);
   (void)compiler.compile(spec(output_constraint::regex, "b"));
   EXPECT_EQ(compiler.num_compiled(), 4u);
+}
+
+// The cache is bounded by memory too: token caches grow as requests use a grammar.
+TEST(grammar_compiler, grammars_past_the_byte_budget_are_dropped_oldest_first) {
+  grammar_compiler unbounded(printable_ascii_vocabulary, 256, SIZE_MAX);
+  const auto one = unbounded.compile(spec(output_constraint::regex, "[a-z]{1,40}"));
+  one->precompute();
+  const size_t each = unbounded.cached_bytes();
+  ASSERT_GT(each, 0u);
+
+  grammar_compiler compiler(printable_ascii_vocabulary, 256, 2 * each + each / 2);
+  for (const char* pattern : {"[a-z]{1,40}", "[b-z]{1,40}", "[c-z]{1,40}", "[d-z]{1,40}"}) {
+    compiler.compile(spec(output_constraint::regex, pattern))->precompute();
+    EXPECT_LE(compiler.num_cached(), 3u) << pattern;
+  }
+  // Three filled grammars do not fit two and a half grammars' bytes; the newest stays.
+  (void)compiler.compile(spec(output_constraint::regex, "[e-z]{1,40}"));
+  EXPECT_LE(compiler.cached_bytes(), 2 * each + each / 2 + each);
+  EXPECT_LT(compiler.num_cached(), 5u);
+  const size_t before = compiler.num_compiled();
+  (void)compiler.compile(spec(output_constraint::regex, "[a-z]{1,40}"));  // the oldest went
+  EXPECT_EQ(compiler.num_compiled(), before + 1);
+  // One grammar over the budget by itself is still kept: a request is following it.
+  grammar_compiler tiny(printable_ascii_vocabulary, 256, 1);
+  const auto kept = tiny.compile(spec(output_constraint::regex, "x+"));
+  EXPECT_EQ(tiny.num_cached(), 1u);
+  EXPECT_EQ(tiny.compile(spec(output_constraint::regex, "x+")), kept);
 }
 
 TEST(grammar_compiler, keys_keep_every_field_apart) {
