@@ -44,6 +44,9 @@ struct server_context {
   admin_port* admin = nullptr;  ///< null: /admin answers 503 (when admin_api_key is set)
   std::shared_ptr<post_gate> gate = std::make_shared<post_gate>();
   std::shared_ptr<session_registry> sessions = std::make_shared<session_registry>();
+  /// Runs work that may take long (reading an adapter's files) off the I/O threads, so that
+  /// /health and every stream go on meanwhile; null: on the calling thread.
+  std::function<void(std::function<void()>)> run_blocking;
 
   /// The tool-call flags, as the request parser takes them.
   tool_settings tools() const { return {config.enable_auto_tool_choice, config.tool_call_parser}; }

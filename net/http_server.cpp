@@ -4,6 +4,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -20,6 +21,9 @@ struct http_server::impl {
         io(num_threads),
         acceptor(io),
         retry_timer(io) {
+    context.run_blocking = [this](std::function<void()> work) {
+      asio::post(blocking, std::move(work));
+    };
     const tcp::endpoint endpoint{asio::ip::make_address(config.host), config.port};
     acceptor.open(endpoint.protocol());
     acceptor.set_option(asio::socket_base::reuse_address(true));
@@ -45,6 +49,8 @@ struct http_server::impl {
   server_context context;
   int num_threads;
   asio::io_context io;
+  // Long work off the I/O threads (server_context::run_blocking); destroyed first, so its
+  // running task may still post its answer to `io`.
   tcp::acceptor acceptor;
   asio::steady_timer retry_timer;
   uint16_t bound_port = 0;
@@ -53,6 +59,7 @@ struct http_server::impl {
   std::condition_variable stopped_cv;
   bool started = false;
   bool stopped = false;
+  asio::thread_pool blocking{1};
 };
 
 http_server::http_server(const server_config& config, engine_port& engine, http_options options,

@@ -279,14 +279,25 @@ class http_session : public std::enable_shared_from_this<http_session> {
         return start_embeddings();
       case endpoint::load_lora_adapter:
       case endpoint::unload_lora_adapter: {
-        // Read here, on the I/O thread: an adapter is megabytes, read in milliseconds.
         const bool load = r.target == endpoint::load_lora_adapter;
         lora_update_request update;
         if (auto error = parse_lora_update(request_.body(), load, update))
           return send_error(*error);
-        auto [error, text] = apply_lora_update(engine, update, load);
-        if (error) return send_error(*error);
-        return send(http::status::ok, text, "text/plain; charset=utf-8");
+        // Reading an adapter's files may take long (a large or slow file): off the I/O
+        // threads, the answer back on this session's strand.
+        using answer = std::pair<std::optional<api_error>, std::string>;
+        auto reply = on_strand<answer>([](http_session& s, answer a) {
+          if (a.first) return s.send_error(*a.first);
+          s.send(http::status::ok, std::move(a.second), "text/plain; charset=utf-8");
+        });
+        auto work = [&engine, update = std::move(update), load, reply] {
+          reply(apply_lora_update(engine, update, load));
+        };
+        if (context_.run_blocking)
+          context_.run_blocking(std::move(work));
+        else
+          work();
+        return watch_for_disconnect();  // also keeps this session alive until the answer comes
       }
       case endpoint::websocket:
         return upgrade();

@@ -26,6 +26,17 @@ class fake_engine : public engine_port {
   std::atomic<std::size_t> waiting{0};
   int32_t max_model_len = 4096;
   std::atomic<bool> lora_updates{false};  ///< load/unload answer as --enable-lora-runtime-updates
+  /// A load of the path "/slow" waits (as a slow adapter file would) until release_lora_load().
+  void release_lora_load() {
+    std::lock_guard lock(mutex_);
+    lora_load_released_ = true;
+    cv_.notify_all();
+  }
+  /// Waits until a load of "/slow" has begun; false on timeout.
+  bool wait_for_lora_load(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    return cv_.wait_for(lock, timeout, [this] { return lora_load_started_; });
+  }
   /// Serves /v1/embeddings (as --task embed): each input answers a 3-float vector after 50
   /// token delays, unless aborted first.
   std::atomic<bool> embeddings{false};
@@ -116,7 +127,12 @@ class fake_engine : public engine_port {
   lora_update_result load_lora_adapter(const std::string& name, const std::string& path) override {
     if (!lora_updates) return engine_port::load_lora_adapter(name, path);
     if (path == "/bad") return {"adapter_config.json: no such file", 400};
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    if (path == "/slow") {
+      lora_load_started_ = true;
+      cv_.notify_all();
+      cv_.wait(lock, [this] { return lora_load_released_ || stopping_; });
+    }
     for (const auto& a : adapters_)
       if (a.name == name) return {"adapter '" + name + "' is already loaded", 400};
     adapters_.push_back({name, path});
@@ -226,6 +242,7 @@ class fake_engine : public engine_port {
   std::vector<generate_request> submitted_;
   std::vector<adapter_info> adapters_;
   std::set<std::string> aborted_;
+  bool lora_load_started_ = false, lora_load_released_ = false;
   std::vector<std::string> http_requests_;
 };
 

@@ -4,6 +4,17 @@
 // success, a JSON error naming lora_name or lora_path otherwise, 404 while updates are off).
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
 #include "tests/net/server_fixture.hpp"
 #include "tests/net/test_client.hpp"
 
@@ -75,6 +86,45 @@ TEST_F(lora_http_test, bad_bodies_name_the_field) {
   EXPECT_EQ(param("/v1/load_lora_adapter", R"({"lora_name":"a","lora_path":"/bad"})"), "lora_name");
   EXPECT_EQ(post(port_, "/v1/unload_lora_adapter", "[1]").status, 400);
   EXPECT_EQ(engine_.model().adapters.size(), 0u);
+}
+
+/// The status of GET /health, or 0 when no answer comes within `timeout` (a stuck server):
+/// plain POSIX calls, whose receive timeout holds where Asio's blocking read would poll on.
+int health_within(uint16_t port, std::chrono::seconds timeout) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const timeval tv{static_cast<time_t>(timeout.count()), 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  int status = 0;
+  const std::string request = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 &&
+      ::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
+    char answer[64] = {};
+    if (::recv(fd, answer, sizeof answer - 1, 0) > 12) status = std::atoi(answer + 9);
+  }
+  ::close(fd);
+  return status;
+}
+
+// A slow adapter load (a large file, a slow disk) runs off the I/O thread: /health and other
+// requests are answered meanwhile (one I/O thread here: a load on it would block them all).
+TEST_F(lora_http_test, a_slow_load_does_not_hold_up_other_requests) {
+  io_threads_ = 1;
+  start();
+  engine_.lora_updates = true;
+  http_result loaded;
+  std::thread loader([&] {
+    loaded = post(port_, "/v1/load_lora_adapter", R"({"lora_name":"slow","lora_path":"/slow"})");
+  });
+  ASSERT_TRUE(engine_.wait_for_lora_load(std::chrono::seconds(5)));
+  EXPECT_EQ(health_within(port_, std::chrono::seconds(3)), 200);
+  engine_.release_lora_load();
+  loader.join();
+  EXPECT_EQ(loaded.status, 200) << loaded.body;
+  EXPECT_EQ(loaded.body, "Success: LoRA adapter 'slow' added successfully.");
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ class server_fixture : public ::testing::Test {
              admin_port* admin = nullptr) {
     config.host = "127.0.0.1";
     config.port = 0;
-    config.io_threads = 2;
+    config.io_threads = io_threads_;
     config.max_body_bytes = 64 * 1024;
     options.access_log = false;
     server_ = std::make_unique<net::http_server>(config, engine_, options, admin);
@@ -26,6 +26,7 @@ class server_fixture : public ::testing::Test {
   void SetUp() override { start(); }
   void TearDown() override { server_.reset(); }
 
+  int io_threads_ = 2;  ///< for the next start()
   fake_engine engine_;
   std::unique_ptr<net::http_server> server_;
   uint16_t port_ = 0;
