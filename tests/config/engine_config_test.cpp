@@ -2,17 +2,13 @@
 #include <gtest/gtest.h>
 
 #include "config/engine_flags.hpp"
+#include "tests/config/serve_flags.hpp"
 
 namespace actorllm {
 namespace {
 
 std::optional<std::string> parse(engine_config& c, std::vector<std::string> args) {
-  flag_parser p("actorllm serve", "test");
-  add_engine_flags(p, c);
-  add_server_flags(p, c);
-  std::vector<char*> argv{const_cast<char*>("serve")};
-  for (auto& a : args) argv.push_back(a.data());
-  return p.parse(static_cast<int>(argv.size()), argv.data());
+  return testing::parse_serve_flags(c, std::move(args));
 }
 
 TEST(engine_config, defaults_validate_once_a_model_is_given) {

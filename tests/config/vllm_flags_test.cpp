@@ -12,25 +12,19 @@
 #include <vector>
 
 #include "config/engine_flags.hpp"
+#include "tests/config/serve_flags.hpp"
 
 namespace actorllm {
 namespace {
 
-std::optional<std::string> parse_serve(engine_config& c, std::vector<std::string> args) {
-  flag_parser p("actorllm serve", "test");
-  add_engine_flags(p, c);
-  add_server_flags(p, c);
-  std::vector<char*> argv{const_cast<char*>("serve")};
-  for (auto& a : args) argv.push_back(a.data());
-  return p.parse(static_cast<int>(argv.size()), argv.data());
-}
+using testing::parse_serve_flags;
 
 TEST(vllm_flags, each_is_accepted_with_its_values_or_refused_with_the_reason) {
   for (const vllm_flag& f : vllm_flags()) {
     engine_config c;
     std::vector<std::string> args{f.name};
     if (f.takes_value) args.push_back(f.values.empty() ? "anything" : f.values.front());
-    const auto error = parse_serve(c, args);
+    const auto error = parse_serve_flags(c, args);
     if (f.refused) {
       ASSERT_TRUE(error) << f.name << " was accepted";
       EXPECT_EQ(*error, f.name + ": not supported: " + f.note);
@@ -39,7 +33,7 @@ TEST(vllm_flags, each_is_accepted_with_its_values_or_refused_with_the_reason) {
       EXPECT_FALSE(error) << f.name << ": " << error.value_or("");
     }
     if (!f.refused && !f.values.empty()) {
-      const auto other = parse_serve(c, {f.name, "something-else"});
+      const auto other = parse_serve_flags(c, {f.name, "something-else"});
       ASSERT_TRUE(other) << f.name << " took a value that does not mean what actorllm does";
       EXPECT_NE(other->find("means what actorllm does"), std::string::npos) << *other;
     }
@@ -48,7 +42,7 @@ TEST(vllm_flags, each_is_accepted_with_its_values_or_refused_with_the_reason) {
 
 TEST(vllm_flags, the_issues_flags_are_each_handled) {
   engine_config c;
-  EXPECT_FALSE(parse_serve(c, {"--data-parallel-size", "3", "--response-role", "bot",
+  EXPECT_FALSE(parse_serve_flags(c, {"--data-parallel-size", "3", "--response-role", "bot",
                                "--enable-force-include-usage", "--root-path", "/api",
                                "--pipeline-parallel-size", "1", "--max-num-partial-prefills", "1",
                                "--load-format", "safetensors"}));
@@ -56,13 +50,13 @@ TEST(vllm_flags, the_issues_flags_are_each_handled) {
   EXPECT_EQ(c.server.response_role, "bot");
   EXPECT_TRUE(c.server.force_include_usage);
   for (const char* refused : {"--revision", "--download-dir", "--otlp-traces-endpoint"}) {
-    const auto error = parse_serve(c, {refused, "x"});
+    const auto error = parse_serve_flags(c, {refused, "x"});
     ASSERT_TRUE(error) << refused;
     EXPECT_NE(error->find("not supported"), std::string::npos) << *error;
   }
-  EXPECT_NE(parse_serve(c, {"--return-tokens-as-token-ids"})->find("not supported"),
+  EXPECT_NE(parse_serve_flags(c, {"--return-tokens-as-token-ids"})->find("not supported"),
             std::string::npos);
-  EXPECT_NE(parse_serve(c, {"--pipeline-parallel-size", "2"})->find("only 1 means"),
+  EXPECT_NE(parse_serve_flags(c, {"--pipeline-parallel-size", "2"})->find("only 1 means"),
             std::string::npos);
 }
 
