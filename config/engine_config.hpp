@@ -69,6 +69,9 @@ struct scheduler_config {
   /// Plan each step while the one before runs, so the workers never wait for the scheduler's
   /// round trip (vLLM's --async-scheduling). Outputs are the same either way.
   bool async_scheduling = true;
+  /// Seconds a step may go unanswered before its workers count as lost (a frozen or stopped
+  /// worker in another process never fails by itself); their requests then move on.
+  double worker_timeout_s = 300.0;
 };
 
 enum class speculative_method { none, ngram, draft_model };

@@ -86,6 +86,16 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
   p.add_bool("--async-scheduling",
              "plan each step while the one before runs (--no-async-scheduling: plan after it)",
              c.scheduler.async_scheduling);
+  p.add("--worker-timeout", "S",
+        "seconds a step may go unanswered before its workers count as lost and their requests "
+        "move to another replica (a stopped or frozen remote worker; default 300)",
+        [&c](std::string_view v) -> std::string {
+          double seconds = 0;
+          if (auto e = parse_number(v, seconds); !e.empty()) return e;
+          if (!(seconds >= 0.1 && seconds <= 86400)) return "must be in [0.1, 86400] seconds";
+          c.scheduler.worker_timeout_s = seconds;
+          return {};
+        });
 
   p.add("--speculative-config", "JSON",
         "speculative decoding, as vLLM's: {\"method\":\"ngram\",\"num_speculative_tokens\":3,"

@@ -60,6 +60,16 @@ TEST(vllm_flags, the_issues_flags_are_each_handled) {
             std::string::npos);
 }
 
+// Ours: how long a step may go unanswered before its workers count as lost.
+TEST(vllm_flags, worker_timeout_bounds_a_silent_step) {
+  engine_config c;
+  EXPECT_EQ(c.scheduler.worker_timeout_s, 300.0);
+  EXPECT_FALSE(parse_serve_flags(c, {"--worker-timeout", "2.5"}));
+  EXPECT_EQ(c.scheduler.worker_timeout_s, 2.5);
+  EXPECT_EQ(*parse_serve_flags(c, {"--worker-timeout", "0"}),
+            "--worker-timeout: must be in [0.1, 86400] seconds");
+}
+
 TEST(vllm_flags, the_readme_lists_every_one) {
   std::ifstream in(std::string(ACTORLLM_SOURCE_DIR) + "/README.md");
   std::stringstream text;

@@ -6,7 +6,8 @@
 # Then the worker is killed with SIGKILL mid-stream: its streams go on on the local replica
 # with exactly the text of a run alone, the lost replica's gauges read 0, and the server keeps
 # answering; /health stays 200 (the local replica serves) naming the lost replica until a new worker takes its place, and a
-# worker stopped with SIGTERM retires its replica without failing /health. When the server
+# worker stopped with SIGTERM retires its replica without failing /health; a worker stopped with
+# SIGSTOP (alive but silent) is failed over after --worker-timeout. When the server
 # goes away, a worker exits with status 1.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -43,7 +44,8 @@ check "serve --help says when joining is refused" \
   bash -c "'$ACTORLLM_BIN' serve --help | grep -q -- '--cluster-insecure-loopback'"
 
 "$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$port" --cluster-port "$cluster_port" \
-  --cluster-secret-file "$secret_file" --num-gpu-blocks-override 256 >"$work/serve.log" 2>&1 &
+  --cluster-secret-file "$secret_file" --num-gpu-blocks-override 256 --worker-timeout 2 \
+  >"$work/serve.log" 2>&1 &
 server=$!
 pids+=("$server")
 for _ in $(seq 1 300); do curl -sf "$base/health" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -205,6 +207,33 @@ set -e
 check "a worker stopped with SIGTERM exits 0 ($status)" test "$status" -eq 0
 sleep 0.3
 check "... and its replica retires without failing /health ($(health_status))" test "$(health_status)" = 200
+
+# --- a stopped worker (SIGSTOP: alive, connected, silent) is failed over after --worker-timeout --
+"$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
+  --cluster-secret-file "$secret_file" --name remote-s >"$work/worker-s.log" 2>&1 &
+worker_s=$!
+pids+=("$worker_s")
+for _ in $(seq 1 300); do grep -q "'remote-s' joined" "$work/serve.log" && break; sleep 0.1; done
+kill -STOP "$worker_s"
+# Four at once: the router spreads them by outstanding tokens, so the stopped replica gets some.
+started=$SECONDS
+clients=()
+for i in 1 2 3 4; do
+  curl -sf --max-time 60 "$base/v1/completions" -H 'Content-Type: application/json' \
+    -d '{"prompt": [1], "max_tokens": 16, "temperature": 0}' -o "$work/stopped-$i.json" &
+  clients+=($!)
+done
+answered=0
+for c in "${clients[@]}"; do wait "$c" && answered=$((answered + 1)); done
+waited=$((SECONDS - started))
+check "every request answered though a worker was stopped ($answered/4)" test "$answered" -eq 4
+check "... within --worker-timeout and a recompute (${waited} s)" test "$waited" -le 20
+check "/health still 200, the local replica serving ($(health_status))" test "$(health_status)" = 200
+check "... naming the stopped worker's replica: $(cat "$work/health.json")" \
+  grep -q "(remote worker 'remote-s') is down" "$work/health.json"
+kill -CONT "$worker_s" 2>/dev/null || true
+kill -9 "$worker_s" 2>/dev/null || true
+wait "$worker_s" 2>/dev/null || true
 
 # --- the server goes away: its worker exits with status 1 ---------------------------------------
 "$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
