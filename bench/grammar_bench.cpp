@@ -236,13 +236,12 @@ int main(int argc, char** argv) {
                               {"states", large_states},
                               {"precompute_llama3_ms", large_precompute * 1e3},
                               {"cache_llama3_mb", g->statistics().cache_bytes / 1e6}};
-    std::printf("%s\n\n",
-                nlohmann::json{{"benchmark", "grammar"},
-                               {"masks", out},
-                               {"large_schema", compile},
-                               {"long_tuples", tuples}}
-                    .dump()
-                    .c_str());
+    std::printf("%s\n\n", nlohmann::json{{"benchmark", "grammar"},
+                                         {"masks", out},
+                                         {"large_schema", compile},
+                                         {"long_tuples", tuples}}
+                              .dump()
+                              .c_str());
     std::printf("%-7s %-14s %7s %7s %9s %11s %9s %9s %9s %10s %10s\n", "vocab", "grammar", "size",
                 "states", "compile", "precompute", "warm p50", "warm p99", "warm max", "cold p50",
                 "cold p99");

@@ -64,7 +64,8 @@ inline std::optional<sampling_violation> check_sampling(const sampling_params& p
   if (p.min_tokens < 0 || (p.max_tokens != -1 && p.min_tokens > p.max_tokens))
     return broken("min_tokens must be in [0, max_tokens]", "min_tokens");
   if (p.logprobs < -1) return broken("logprobs must be at least 0", "logprobs");
-  if (p.prompt_logprobs < -1) return broken("prompt_logprobs must be at least 0", "prompt_logprobs");
+  if (p.prompt_logprobs < -1)
+    return broken("prompt_logprobs must be at least 0", "prompt_logprobs");
   if (p.truncate_prompt_tokens < -1)
     return broken("truncate_prompt_tokens must be at least 1, or -1 for max_model_len",
                   "truncate_prompt_tokens");

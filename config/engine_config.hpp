@@ -152,17 +152,18 @@ struct server_config {
   std::vector<std::string> allowed_origins;  ///< CORS; "*" allows any
   /// Host header names served besides IP literals and localhost (DNS rebinding); "*": any.
   std::vector<std::string> allowed_hosts;
-  int64_t max_body_bytes = 16 << 20;         ///< larger requests get 413
-  int32_t io_threads = 1;                    ///< Beast I/O threads
-  double log_stats_interval = 5.0;           ///< seconds between stats log lines; 0: off
-  uint16_t metrics_port = 0;                 ///< 0: /metrics on the API port only
-  bool enable_web_ui = true;                 ///< GET / serves the playground (web/)
+  int64_t max_body_bytes = 16 << 20;  ///< larger requests get 413
+  int32_t io_threads = 1;             ///< Beast I/O threads
+  double log_stats_interval = 5.0;    ///< seconds between stats log lines; 0: off
+  uint16_t metrics_port = 0;          ///< 0: /metrics on the API port only
+  bool enable_web_ui = true;          ///< GET / serves the playground (web/)
   /// Chat output parsing, with vLLM's flags: tool_choice "auto" needs both of the first two.
   bool enable_auto_tool_choice = false;
-  std::string tool_call_parser;  ///< hermes, llama3_json, mistral, pythonic; empty: none
-  std::string reasoning_parser;  ///< deepseek_r1, qwen3; empty: none
+  std::string tool_call_parser;             ///< hermes, llama3_json, mistral, pythonic; empty: none
+  std::string reasoning_parser;             ///< deepseek_r1, qwen3; empty: none
   std::string response_role = "assistant";  ///< the chat answer's role (--response-role)
-  bool force_include_usage = false;  ///< every stream ends with usage (--enable-force-include-usage)
+  bool force_include_usage =
+      false;  ///< every stream ends with usage (--enable-force-include-usage)
 };
 
 /// Remote workers joining a server (`serve --cluster-port`, `worker --connect`). The join

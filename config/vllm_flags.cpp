@@ -10,8 +10,7 @@ namespace {
 vllm_flag accepted_switch(std::string name, std::string note = {}) {
   return {std::move(name), false, false, {}, std::move(note)};
 }
-vllm_flag accepted_value(std::string name, std::vector<std::string> values,
-                         std::string note = {}) {
+vllm_flag accepted_value(std::string name, std::vector<std::string> values, std::string note = {}) {
   return {std::move(name), true, false, std::move(values), std::move(note)};
 }
 vllm_flag refused_switch(std::string name, std::string reason) {
@@ -137,8 +136,9 @@ std::vector<vllm_flag> make_table() {
       refused_switch("--data-parallel-hybrid-lb", cluster),
       refused_switch("--enable-expert-parallel",
                      "experts are not sharded: a mixture of experts runs on one rank"),
-      refused_switch("--enable-eplb", "experts are not sharded: a mixture of experts runs on one "
-                                      "rank"),
+      refused_switch("--enable-eplb",
+                     "experts are not sharded: a mixture of experts runs on one "
+                     "rank"),
       accepted_value("--max-parallel-loading-workers", {}),
       accepted_switch("--disable-custom-all-reduce"),
       refused_value("--worker-cls", "no Python workers run here"),

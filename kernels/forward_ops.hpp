@@ -123,7 +123,7 @@ struct experts_params {
   int64_t num_experts = 0;
   int64_t top_k = 0;
   mlp_params shared;
-  op_weight shared_gate = nullptr;  ///< (hidden)
+  op_weight shared_gate = nullptr;       ///< (hidden)
   const expert_router* route = nullptr;  ///< the forward's, valid through the call
 };
 

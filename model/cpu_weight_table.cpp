@@ -6,7 +6,9 @@ namespace actorllm {
 
 namespace {
 
-const float* rows_or_null(const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); }
+const float* rows_or_null(const std::vector<float>& v) {
+  return v.empty() ? nullptr : v.data();
+}
 
 }  // namespace
 
@@ -15,8 +17,8 @@ std::unique_ptr<const cpu_weight_table> make_cpu_weight_table(const llama_weight
                                                               const model_config_hf& c) {
   auto table = std::make_unique<cpu_weight_table>();
   auto& t = *table;
-  auto linear = [&](const std::vector<float>& rows, const cpu::packed_matrix* panels,
-                    int64_t in, int64_t out, const std::vector<float>* bias = nullptr) {
+  auto linear = [&](const std::vector<float>& rows, const cpu::packed_matrix* panels, int64_t in,
+                    int64_t out, const std::vector<float>* bias = nullptr) {
     t.linears.push_back({rows_or_null(rows), panels, in, out});
     return op_linear{&t.linears.back(), bias ? rows_or_null(*bias) : nullptr};
   };

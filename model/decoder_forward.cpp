@@ -117,8 +117,8 @@ void decoder_forward(const model_config_hf& c, const decoder_refs& w, const forw
     qkv.k_lora = loras.of(lora_target::k_proj);
     qkv.v_lora = loras.of(lora_target::v_proj);
     ops.qkv_to_cache(l, layer.qkv, qkv);
-    ops.attention(l, {c.attention_softmax_scale(), window,
-                      static_cast<float>(c.attn_logit_softcapping)});
+    ops.attention(
+        l, {c.attention_softmax_scale(), window, static_cast<float>(c.attn_logit_softcapping)});
     ops.linear(act_buffer::attention, layer.o, act_buffer::x, loras.of(lora_target::o_proj));
     ops.all_reduce();  // the partial output over this rank's heads
     if (layer.attn_out_norm) ops.rms_norm(act_buffer::x, layer.attn_out_norm, eps);

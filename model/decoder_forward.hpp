@@ -17,7 +17,7 @@ namespace actorllm {
 /// One layer's weights as a backend's handles (null: the layer has no such tensor).
 struct decoder_layer_refs {
   op_weight input_norm = nullptr;
-  op_linear qkv;  ///< q, k and v rows fused, with their bias (Qwen2)
+  op_linear qkv;                                 ///< q, k and v rows fused, with their bias (Qwen2)
   op_weight q_norm = nullptr, k_norm = nullptr;  ///< per-head norms (Qwen3, Gemma 3)
   op_linear o;
   op_weight attn_out_norm = nullptr;  ///< Gemma's sandwich norms
@@ -39,8 +39,8 @@ struct decoder_refs {
   op_weight embed = nullptr;
   std::vector<decoder_layer_refs> layers;
   op_weight final_norm = nullptr;
-  op_linear head;                   ///< the LM head (the embedding table's handle where tied)
-  op_weight rotary = nullptr;       ///< (rows, head_dim) cosines then sines
+  op_linear head;                    ///< the LM head (the embedding table's handle where tied)
+  op_weight rotary = nullptr;        ///< (rows, head_dim) cosines then sines
   op_weight local_rotary = nullptr;  ///< the windowed layers' own table (Gemma 3), or null
   /// LongRoPE (Phi-3): a sequence longer than this reads the table's rows from here on
   /// (position + offset); 0: one set of rows.

@@ -16,9 +16,10 @@ kv_cache::kv_cache(const kv_cache_shape& shape) : shape_(shape) {
 }
 
 cpu::paged_cache_view kv_cache::view() {
-  const cpu::cache_element element = shape_.dtype == kv_cache_dtype::float16  ? cpu::cache_element::f16
-                                     : shape_.dtype == kv_cache_dtype::float8 ? cpu::cache_element::f8
-                                                                             : cpu::cache_element::f32;
+  const cpu::cache_element element =
+      shape_.dtype == kv_cache_dtype::float16  ? cpu::cache_element::f16
+      : shape_.dtype == kv_cache_dtype::float8 ? cpu::cache_element::f8
+                                               : cpu::cache_element::f32;
   return {k_tensors_.data(), v_tensors_.data(), shape_.num_layers, element, shape_.block_size};
 }
 

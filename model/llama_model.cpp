@@ -29,7 +29,7 @@ void check_quantization_matches(const tensor_store& store, const checkpoint_quan
   using method = checkpoint_quantization::method;
   if (q.kind == method::none) return;
   const char* const projections[] = {"self_attn.q_proj", "self_attn.qkv_proj", "self_attn.o_proj",
-                                     "mlp.gate_proj", "mlp.gate_up_proj", "mlp.down_proj"};
+                                     "mlp.gate_proj",    "mlp.gate_up_proj",   "mlp.down_proj"};
   std::string float_tensor;
   for (const char* projection : projections) {
     const std::string prefix = std::string("model.layers.0.") + projection;
@@ -39,7 +39,8 @@ void check_quantization_matches(const tensor_store& store, const checkpoint_quan
     } else if (has_quantized_projection(store, q, prefix)) {
       return;
     }
-    if (float_tensor.empty() && store.contains(prefix + ".weight")) float_tensor = prefix + ".weight";
+    if (float_tensor.empty() && store.contains(prefix + ".weight"))
+      float_tensor = prefix + ".weight";
   }
   throw std::runtime_error(
       "config.json: quantization_config names a quantized checkpoint, but no projection of "

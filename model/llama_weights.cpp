@@ -60,9 +60,10 @@ moe_weights load_moe(const tensor_store& store, const std::string& p, const mode
     for (const char* part : {"shared_expert_gate.weight", "shared_expert.gate_proj.weight",
                              "shared_expert.up_proj.weight", "shared_expert.down_proj.weight"})
       if (store.contains(base + part))
-        throw std::runtime_error("config.json: shared_expert_intermediate_size is 0, but the "
-                                 "checkpoint holds a shared expert (" +
-                                 base + part + ")");
+        throw std::runtime_error(
+            "config.json: shared_expert_intermediate_size is 0, but the "
+            "checkpoint holds a shared expert (" +
+            base + part + ")");
   }
   return m;
 }

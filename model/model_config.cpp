@@ -63,7 +63,8 @@ void read_rope_scaling(const field_reader& rs, const field_reader& top, model_co
       {"linear", {"factor"}},
       {"dynamic", {"factor"}},
       {"yarn", {"factor"}},
-      {"llama3", {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"}},
+      {"llama3",
+       {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"}},
       {"longrope", {"short_factor", "long_factor"}},
   };
   for (const auto& [kind, keys] : required)

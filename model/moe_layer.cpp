@@ -32,8 +32,8 @@ expert_router router_of(const model_config_hf& c) {
   return [&c](const float* logits, int64_t n, int32_t* experts, float* weights) {
     const int64_t num_experts = c.moe.num_experts, k = c.moe.top_k;
     for (int64_t t = 0; t < n; ++t)
-      route_token(logits + t * num_experts, num_experts, k, c.moe.norm_topk_prob,
-                  experts + t * k, weights + t * k);
+      route_token(logits + t * num_experts, num_experts, k, c.moe.norm_topk_prob, experts + t * k,
+                  weights + t * k);
   };
 }
 

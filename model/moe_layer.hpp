@@ -17,7 +17,7 @@ namespace actorllm {
 /// Scratch of one MoE forward, grown to the largest step and reused.
 struct moe_workspace {
   std::vector<float> router_logits;
-  std::vector<float> result;      // the layer's output, kept apart from its input
+  std::vector<float> result;       // the layer's output, kept apart from its input
   std::vector<int32_t> expert_of;  // (n * top_k): the choices
   std::vector<float> weight_of;
   std::vector<cpu::expert_mlp> experts;

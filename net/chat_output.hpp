@@ -22,8 +22,8 @@ namespace actorllm::net {
 
 struct chat_output_options {
   tool_request tools;
-  std::string tool_call_parser;  ///< for tool_mode::parse
-  std::string reasoning_parser;  ///< empty: no reasoning split
+  std::string tool_call_parser;    ///< for tool_mode::parse
+  std::string reasoning_parser;    ///< empty: no reasoning split
   std::string role = "assistant";  ///< the answer's role (vLLM's --response-role)
   /// Whether any choice needs this processing (otherwise content passes straight through).
   bool active() const { return tools.mode != tool_mode::none || !reasoning_parser.empty(); }

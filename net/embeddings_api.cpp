@@ -169,10 +169,10 @@ std::string embeddings_json(const embeddings_request& request, const model_info&
        {"usage", {{"prompt_tokens", num_prompt_tokens}, {"total_tokens", num_prompt_tokens}}}});
 }
 
-std::vector<std::string> run_embeddings(engine_port& engine, embeddings_request request,
-                                        const model_info& model,
-                    const std::string& id_prefix,
-                    std::function<void(std::optional<api_error>, std::string body)> done) {
+std::vector<std::string> run_embeddings(
+    engine_port& engine, embeddings_request request, const model_info& model,
+    const std::string& id_prefix,
+    std::function<void(std::optional<api_error>, std::string body)> done) {
   // Shared by every input's callback; the last one to finish answers.
   struct batch {
     std::mutex mutex;

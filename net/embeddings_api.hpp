@@ -45,8 +45,9 @@ std::string base64_floats(const std::vector<float>& values);
 /// Runs `request` on `engine` with ids from `id_prefix`: `done` is called once, from any
 /// thread, with the JSON body (status 200) or the first failure as an error. Returns the
 /// engine ids of the inputs, which abort them (a client that leaves).
-std::vector<std::string> run_embeddings(engine_port& engine, embeddings_request request, const model_info& model,
-                    const std::string& id_prefix,
-                    std::function<void(std::optional<api_error>, std::string body)> done);
+std::vector<std::string> run_embeddings(
+    engine_port& engine, embeddings_request request, const model_info& model,
+    const std::string& id_prefix,
+    std::function<void(std::optional<api_error>, std::string body)> done);
 
 }  // namespace actorllm::net

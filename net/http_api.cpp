@@ -227,9 +227,10 @@ bool host_allowed(const server_config& config, std::string_view host) {
     const size_t close = host.find(']');
     if (close == std::string_view::npos) return false;
     const std::string_view rest = host.substr(close + 1);
-    if (!rest.empty() && (!rest.starts_with(':') ||
-                          !std::all_of(rest.begin() + 1, rest.end(),
-                                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })))
+    if (!rest.empty() &&
+        (!rest.starts_with(':') || !std::all_of(rest.begin() + 1, rest.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        })))
       return false;
     in6_addr v6{};
     return inet_pton(AF_INET6, std::string(host.substr(1, close - 1)).c_str(), &v6) == 1;

@@ -169,12 +169,12 @@ class http_session : public std::enable_shared_from_this<http_session> {
         host != request_.end() && !host_allowed(context_.config, host->value())) {
       // DNS rebinding: a page whose domain now resolves to this machine names that domain.
       keep_alive_ = false;
-      return send_error(api_error{403,
-                                  "Host '" + std::string(host->value()) +
-                                      "' is not served here (see --allowed-hosts)",
-                                  "invalid_request_error",
-                                  {},
-                                  "host_not_allowed"});
+      return send_error(api_error{
+          403,
+          "Host '" + std::string(host->value()) + "' is not served here (see --allowed-hosts)",
+          "invalid_request_error",
+          {},
+          "host_not_allowed"});
     }
     if (request_.method() == http::verb::options) return send_preflight();
     route r = find_route(method_, target_);
@@ -221,25 +221,26 @@ class http_session : public std::enable_shared_from_this<http_session> {
       // A browser sends text/plain or form data cross-origin without a preflight; refusing
       // them keeps another site's page from starting generations (vLLM's FastAPI does too).
       const std::string_view type = request_[http::field::content_type];
-      return send_error(api_error{415,
-                                  type.empty() ? std::string("a POST needs Content-Type: application/json")
-                                               : "Content-Type must be application/json, got '" +
-                                                     std::string(type) + "'",
-                                  "invalid_request_error",
-                                  {},
-                                  "unsupported_media_type"});
+      return send_error(api_error{
+          415,
+          type.empty() ? std::string("a POST needs Content-Type: application/json")
+                       : "Content-Type must be application/json, got '" + std::string(type) + "'",
+          "invalid_request_error",
+          {},
+          "unsupported_media_type"});
     }
     if (request_.method() == http::verb::post) {
       // A page of another site may POST without asking first (a simple request); its Origin
       // says so, as for the WebSocket.
       const std::string_view origin = request_[http::field::origin];
-      if (!origin.empty() && !origin_allowed(context_.config, origin, request_[http::field::host])) {
-        return send_error(api_error{403,
-                                    "a POST from origin '" + std::string(origin) +
-                                        "' is refused (see --allowed-origins)",
-                                    "invalid_request_error",
-                                    {},
-                                    "origin_not_allowed"});
+      if (!origin.empty() &&
+          !origin_allowed(context_.config, origin, request_[http::field::host])) {
+        return send_error(api_error{
+            403,
+            "a POST from origin '" + std::string(origin) + "' is refused (see --allowed-origins)",
+            "invalid_request_error",
+            {},
+            "origin_not_allowed"});
       }
     }
     engine_port& engine = context_.engine;
@@ -567,8 +568,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       if (r.first) return s.send_error(*r.first);
       s.send(http::status::ok, std::move(r.second));
     });
-    embedding_ids_ = run_embeddings(context_.engine, std::move(parsed), model,
-                                    random_id("embd-"),
+    embedding_ids_ = run_embeddings(context_.engine, std::move(parsed), model, random_id("embd-"),
                                     [reply](std::optional<api_error> error, std::string body) {
                                       reply({std::move(error), std::move(body)});
                                     });

@@ -124,10 +124,9 @@ scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_a
   auto scheduler = system_.spawn<caf::detached>(
       scheduler_shell, options, std::move(workers), cache,
       caf::actor_cast<replica_sink_actor>(router_), std::move(respawn), std::move(hooks),
-      scheduler_shell_options{
-          index, options.scheduler.async_scheduling,
-          std::chrono::milliseconds(
-              static_cast<int64_t>(options.scheduler.worker_timeout_s * 1000.0))});
+      scheduler_shell_options{index, options.scheduler.async_scheduling,
+                              std::chrono::milliseconds(static_cast<int64_t>(
+                                  options.scheduler.worker_timeout_s * 1000.0))});
   own(caf::actor_cast<caf::actor>(cache), index);
   own(caf::actor_cast<caf::actor>(scheduler), index);
   return scheduler;

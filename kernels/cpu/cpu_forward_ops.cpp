@@ -16,7 +16,9 @@ namespace {
 /// faster).
 constexpr int64_t max_packed_rows = 96;
 
-const float* floats(op_weight w) { return static_cast<const float*>(w); }
+const float* floats(op_weight w) {
+  return static_cast<const float*>(w);
+}
 const linear_weight& matrix_of(const op_linear& w) {
   if (!w.matrix) throw std::invalid_argument("cpu_forward_ops: a projection without weights");
   return *static_cast<const linear_weight*>(w.matrix);
@@ -59,12 +61,18 @@ void cpu_forward_ops::begin_step(const step_rows& rows) {
 
 float* cpu_forward_ops::buffer(act_buffer b) {
   switch (b) {
-    case act_buffer::x: return s_.x.data();
-    case act_buffer::residual: return s_.residual.data();
-    case act_buffer::q: return s_.q.data();
-    case act_buffer::attention: return s_.attention.data();
-    case act_buffer::last: return s_.last.data();
-    case act_buffer::hidden: return hidden_ ? hidden_->data() : nullptr;
+    case act_buffer::x:
+      return s_.x.data();
+    case act_buffer::residual:
+      return s_.residual.data();
+    case act_buffer::q:
+      return s_.q.data();
+    case act_buffer::attention:
+      return s_.attention.data();
+    case act_buffer::last:
+      return s_.last.data();
+    case act_buffer::hidden:
+      return hidden_ ? hidden_->data() : nullptr;
   }
   return nullptr;
 }
@@ -82,8 +90,8 @@ void cpu_forward_ops::project(const float* x, const op_linear& w, int64_t n, flo
     cpu::linear(x, m.dense, floats(w.bias), n, m.in_features, m.out_features, y);
 }
 
-void cpu_forward_ops::add_lora(const float* x, int64_t in, float* y, int64_t out,
-                               int64_t y_stride, op_loras lora) {
+void cpu_forward_ops::add_lora(const float* x, int64_t in, float* y, int64_t out, int64_t y_stride,
+                               op_loras lora) {
   if (!lora || !rows_.adapter_of_row) return;
   cpu::add_lora(x, rows_.num_tokens, in, y, out, y_stride,
                 {rows_.adapter_of_row, static_cast<size_t>(rows_.num_tokens)},
@@ -122,7 +130,8 @@ void cpu_forward_ops::qkv_to_cache(int64_t layer, const op_linear& qkv, const qk
   const float* x = s_.x.data();
   const linear_weight& w = matrix_of(qkv);
   const float* bias = floats(qkv.bias);
-  const output_slice parts[] = {{q_size, s_.q.data()}, {kv_size, s_.k.data()}, {kv_size, s_.v.data()}};
+  const output_slice parts[] = {
+      {q_size, s_.q.data()}, {kv_size, s_.k.data()}, {kv_size, s_.v.data()}};
   constexpr int64_t panel = packed_matrix::panel_width;
   if (w.packed &&
       ((n <= max_packed_rows && q_size % panel == 0 && kv_size % panel == 0) || !w.dense)) {
@@ -147,8 +156,7 @@ void cpu_forward_ops::qkv_to_cache(int64_t layer, const op_linear& qkv, const qk
                   s_.k.data());
   }
   cpu::rotary_embedding(rows_.positions, s_.q.data(), s_.k.data(), n, dims_.num_heads,
-                        dims_.num_kv_heads, dims_.head_dim, floats(p.rotary), dims_.head_dim,
-                        true);
+                        dims_.num_kv_heads, dims_.head_dim, floats(p.rotary), dims_.head_dim, true);
   auto store = [&](auto* k_cache, auto* v_cache) {
     cpu::reshape_and_cache(s_.k.data(), s_.v.data(), k_cache, v_cache, rows_.slot_mapping, n,
                            dims_.num_kv_heads, dims_.head_dim, cache_.block_size);
@@ -165,13 +173,12 @@ void cpu_forward_ops::qkv_to_cache(int64_t layer, const op_linear& qkv, const qk
 }
 
 void cpu_forward_ops::attention(int64_t layer, const attention_params& p) {
-  const paged_batch paged{rows_.query_start_loc, rows_.seq_lens, rows_.block_tables,
-                          rows_.num_seqs, rows_.max_blocks_per_seq};
+  const paged_batch paged{rows_.query_start_loc, rows_.seq_lens, rows_.block_tables, rows_.num_seqs,
+                          rows_.max_blocks_per_seq};
   const attention_options options{p.scale, p.sliding_window, p.softcap};
   auto attend = [&](auto* k_cache, auto* v_cache) {
-    cpu::paged_attention(s_.q.data(), k_cache, v_cache, paged, dims_.num_heads,
-                         dims_.num_kv_heads, dims_.head_dim, cache_.block_size, options,
-                         s_.attention.data());
+    cpu::paged_attention(s_.q.data(), k_cache, v_cache, paged, dims_.num_heads, dims_.num_kv_heads,
+                         dims_.head_dim, cache_.block_size, options, s_.attention.data());
   };
   switch (cache_.element) {
     case cache_element::f16:
@@ -225,9 +232,9 @@ void cpu_forward_ops::experts(const experts_params& p, gate_activation activatio
   s_.experts.clear();
   for (int64_t e = 0; e < p.num_experts; ++e) s_.experts.push_back(rows_of(p.experts[e]));
   s_.experts_out.resize(std::max<size_t>(s_.experts_out.size(), n * dim));
-  run_experts(x, n, dim, s_.experts.data(), p.num_experts, s_.expert_of.data(),
-              s_.weight_of.data(), k, rows_of(p.shared), floats(p.shared_gate), activation,
-              s_.expert_compute, s_.experts_out.data());
+  run_experts(x, n, dim, s_.experts.data(), p.num_experts, s_.expert_of.data(), s_.weight_of.data(),
+              k, rows_of(p.shared), floats(p.shared_gate), activation, s_.expert_compute,
+              s_.experts_out.data());
   std::copy(s_.experts_out.begin(), s_.experts_out.begin() + n * dim, s_.x.begin());
 }
 
@@ -272,6 +279,8 @@ void cpu_forward_ops::read(act_buffer b, float* rows, int64_t count) {
   std::copy(from, from + count * width(b), rows);
 }
 
-void cpu_forward_ops::read_logits(float* out) { std::copy(logits_.begin(), logits_.end(), out); }
+void cpu_forward_ops::read_logits(float* out) {
+  std::copy(logits_.begin(), logits_.end(), out);
+}
 
 }  // namespace actorllm::cpu

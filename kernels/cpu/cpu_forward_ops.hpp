@@ -63,9 +63,9 @@ class cpu_forward_ops final : public forward_ops {
   /// Ops over `cache`, with `scratch` for buffers; logits go to `logits` (resized), hidden
   /// states to `hidden` (null: none asked). `all_reduce` (null: one rank) sums partial outputs
   /// as rank `tp_rank`.
-  cpu_forward_ops(const forward_dims& dims, forward_scratch& scratch,
-                  const paged_cache_view& cache, host_all_reduce* all_reduce, int32_t tp_rank,
-                  std::vector<float>& logits, std::vector<float>* hidden);
+  cpu_forward_ops(const forward_dims& dims, forward_scratch& scratch, const paged_cache_view& cache,
+                  host_all_reduce* all_reduce, int32_t tp_rank, std::vector<float>& logits,
+                  std::vector<float>* hidden);
 
   void begin_step(const step_rows& rows) override;
   void embed(op_weight table, float multiplier) override;
@@ -90,8 +90,7 @@ class cpu_forward_ops final : public forward_ops {
   /// y(n, out) = x(n, in) Wᵀ + bias through the panels or the rows.
   static void project(const float* x, const op_linear& w, int64_t n, float* y);
   /// y (rows of y_stride floats) += each row's adapter update for x (n, in).
-  void add_lora(const float* x, int64_t in, float* y, int64_t out, int64_t y_stride,
-                op_loras lora);
+  void add_lora(const float* x, int64_t in, float* y, int64_t out, int64_t y_stride, op_loras lora);
   /// Rows of x + residual at `indices`, normalised, into out.
   void gather_final(const int32_t* indices, int64_t count, op_weight final_norm, float eps,
                     float* out);

@@ -1,14 +1,13 @@
-#include "kernels/cuda/cuda_forward_ops.cuh"
-
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/convert.cuh"
+#include "kernels/cuda/cuda_forward_ops.cuh"
 #include "kernels/cuda/embedding.cuh"
 #include "kernels/cuda/host_batch.hpp"
 #include "kernels/cuda/paged_attention_decode.cuh"
@@ -65,10 +64,9 @@ void cuda_forward_ops::begin_step(const step_rows& b) {
   host.num_seqs = seqs;
   host.max_blocks_per_seq = b.max_blocks_per_seq;
   host.num_logits = b.num_logits;
-  const step_extent extent =
-      check_host_batch(host, layout.num_blocks, block_size,
-                       max_position_ > 0 ? max_position_ : std::numeric_limits<int32_t>::max(),
-                       "cuda_forward_ops");
+  const step_extent extent = check_host_batch(
+      host, layout.num_blocks, block_size,
+      max_position_ > 0 ? max_position_ : std::numeric_limits<int32_t>::max(), "cuda_forward_ops");
   require(b.num_hidden >= 0 && b.num_hidden <= n, "more hidden rows than tokens");
   for (int64_t i = 0; i < b.num_hidden; ++i)
     require(b.hidden_indices[i] >= 0 && b.hidden_indices[i] < n, "hidden row outside the batch");
@@ -103,8 +101,8 @@ void cuda_forward_ops::begin_step(const step_rows& b) {
   grow(batch_, total);
   for (const part& p : parts)
     if (p.bytes > 0) std::memcpy(staging_.as<char>() + p.offset, p.src, p.bytes);
-  CUDA_CHECK(cudaMemcpyAsync(batch_.get(), staging_.get(), total, cudaMemcpyHostToDevice,
-                             p_.stream()));
+  CUDA_CHECK(
+      cudaMemcpyAsync(batch_.get(), staging_.get(), total, cudaMemcpyHostToDevice, p_.stream()));
   const char* device = batch_.as<char>();
   auto at = [&](int i) { return device + parts[i].offset; };
   token_ids_ = reinterpret_cast<const int32_t*>(at(0));
@@ -151,12 +149,18 @@ void cuda_forward_ops::begin_step(const step_rows& b) {
 
 void* cuda_forward_ops::buffer(act_buffer b) const {
   switch (b) {
-    case act_buffer::x: return x_.get();
-    case act_buffer::residual: return residual_.get();
-    case act_buffer::q: return q_.get();
-    case act_buffer::attention: return attention_.get();
-    case act_buffer::last: return last_.get();
-    case act_buffer::hidden: return hidden_.get();
+    case act_buffer::x:
+      return x_.get();
+    case act_buffer::residual:
+      return residual_.get();
+    case act_buffer::q:
+      return q_.get();
+    case act_buffer::attention:
+      return attention_.get();
+    case act_buffer::last:
+      return last_.get();
+    case act_buffer::hidden:
+      return hidden_.get();
   }
   return nullptr;
 }
@@ -173,8 +177,8 @@ void cuda_forward_ops::embed(op_weight table, float multiplier) {
   const int64_t n = rows_.num_tokens, dim = dims_.hidden;
   embedding(table, token_ids_, n, dim, residual_.get(), t_, p_.stream(), dims_.vocab);
   if (multiplier != 1.0f) scale_in_place(residual_.get(), n * dim, multiplier, t_, p_.stream());
-  CUDA_CHECK(cudaMemsetAsync(x_.get(), 0, static_cast<size_t>(n * dim * dtype_size(t_)),
-                             p_.stream()));
+  CUDA_CHECK(
+      cudaMemsetAsync(x_.get(), 0, static_cast<size_t>(n * dim * dtype_size(t_)), p_.stream()));
 }
 
 void cuda_forward_ops::add_rms_norm(op_weight weight, float eps) {
@@ -233,8 +237,8 @@ void cuda_forward_ops::attention(int64_t layer, const attention_params& p) {
 
 void cuda_forward_ops::linear(act_buffer in, const op_linear& w, act_buffer out, op_loras lora) {
   refuse_lora(lora);
-  p_.linear(matrix_of(w), buffer(in), w.bias, rows_.num_tokens, width(in), width(out),
-            buffer(out), t_);
+  p_.linear(matrix_of(w), buffer(in), w.bias, rows_.num_tokens, width(in), width(out), buffer(out),
+            t_);
 }
 
 void cuda_forward_ops::mlp(const mlp_params& p) {
@@ -330,8 +334,7 @@ void cuda_forward_ops::read(act_buffer b, float* rows, int64_t count) {
 void cuda_forward_ops::read_logits(float* out) {
   const size_t bytes = static_cast<size_t>(rows_.num_logits * dims_.vocab) * sizeof(float);
   if (bytes > 0)
-    CUDA_CHECK(cudaMemcpyAsync(out, logits_f32_.get(), bytes, cudaMemcpyDeviceToHost,
-                               p_.stream()));
+    CUDA_CHECK(cudaMemcpyAsync(out, logits_f32_.get(), bytes, cudaMemcpyDeviceToHost, p_.stream()));
   CUDA_CHECK(cudaStreamSynchronize(p_.stream()));
 }
 

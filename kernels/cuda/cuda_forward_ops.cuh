@@ -87,8 +87,8 @@ class cuda_forward_ops final : public forward_ops {
   device_buffer batch_;
 
   // Activations of type t, grown to the largest step.
-  device_buffer x_, residual_, qkv_, q_, attention_, gate_up_, act_, last_, last_residual_,
-      hidden_, hidden_residual_, logits_, logits_f32_, decode_workspace_, float_rows_;
+  device_buffer x_, residual_, qkv_, q_, attention_, gate_up_, act_, last_, last_residual_, hidden_,
+      hidden_residual_, logits_, logits_f32_, decode_workspace_, float_rows_;
 };
 
 }  // namespace actorllm::cuda

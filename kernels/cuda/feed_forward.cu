@@ -1,10 +1,9 @@
-#include "kernels/cuda/feed_forward.cuh"
-
 #include <stdexcept>
 
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/convert.cuh"
 #include "kernels/cuda/embedding.cuh"
+#include "kernels/cuda/feed_forward.cuh"
 #include "kernels/cuda/moe.cuh"
 #include "kernels/cuda/silu_and_mul.cuh"
 
@@ -106,8 +105,8 @@ void expert_dispatch::run(projector& p, const experts_on_device& w, const expert
     grow(shared_act_, static_cast<size_t>(n * sw) * es);
     grow(shared_out_, static_cast<size_t>(n * dim) * es);
     grow(shared_logit_, static_cast<size_t>(n) * es);
-    gated_mlp(p, x, n, dim, sw, w.shared_gate_up, w.shared_down, activation,
-              shared_gate_up_.get(), shared_act_.get(), shared_out_.get(), t);
+    gated_mlp(p, x, n, dim, sw, w.shared_gate_up, w.shared_down, activation, shared_gate_up_.get(),
+              shared_act_.get(), shared_out_.get(), t);
     p.gemm().linear(x, w.shared_gate, nullptr, n, dim, 1, shared_logit_.get(), t, stream);
     shared_out = shared_out_.get();
     shared_logit = shared_logit_.get();

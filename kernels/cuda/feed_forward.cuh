@@ -23,7 +23,7 @@ void gated_mlp(projector& p, const void* x, int64_t m, int64_t dim, int64_t widt
 
 /// One mixture-of-experts layer's weights on the device, all of the activations' type.
 struct experts_on_device {
-  const void* router = nullptr;  ///< (num_experts, dim)
+  const void* router = nullptr;            ///< (num_experts, dim)
   const linear_weight* gate_up = nullptr;  ///< (num_experts): (2 width, dim) each
   const linear_weight* down = nullptr;     ///< (num_experts): (dim, width) each
   int64_t num_experts = 0, top_k = 0, width = 0;

@@ -28,8 +28,7 @@ step_extent check_host_batch(const llama_host_batch& b, int64_t num_blocks, int6
     extent.max_seq_len = std::max<int64_t>(extent.max_seq_len, b.seq_lens[s]);
   }
   for (int64_t i = 0; i < num_seqs * b.max_blocks_per_seq; ++i)
-    require(b.block_tables[i] >= 0 && b.block_tables[i] < num_blocks,
-            "block id outside the cache");
+    require(b.block_tables[i] >= 0 && b.block_tables[i] < num_blocks, "block id outside the cache");
   for (int64_t i = 0; i < n; ++i) {
     require(b.positions[i] >= 0 && b.positions[i] < max_position,
             "position outside the rotary table");

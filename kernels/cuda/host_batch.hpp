@@ -32,7 +32,7 @@ struct step_extent {
 /// ids below num_blocks, slots inside the cache, positions below max_position (the rotary
 /// tables' rows), logits rows inside the batch. Throws std::invalid_argument naming the fault,
 /// prefixed by `who`.
-step_extent check_host_batch(const llama_host_batch& batch, int64_t num_blocks,
-                             int64_t block_size, int64_t max_position, const char* who);
+step_extent check_host_batch(const llama_host_batch& batch, int64_t num_blocks, int64_t block_size,
+                             int64_t max_position, const char* who);
 
 }  // namespace actorllm::cuda

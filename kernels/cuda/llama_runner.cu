@@ -146,10 +146,9 @@ llama_runner::llama_runner(const llama_runner_config& config, const llama_host_w
 
 llama_runner::~llama_runner() = default;
 
-linear_weight llama_runner::upload_linear(const std::string& name,
-                                                        const host_tensor& dense,
-                                                        const quantized_matrix& quantized,
-                                                        int64_t out_features, int64_t in_features) {
+linear_weight llama_runner::upload_linear(const std::string& name, const host_tensor& dense,
+                                          const quantized_matrix& quantized, int64_t out_features,
+                                          int64_t in_features) {
   linear_weight w;
   if (quantized.empty()) {
     weights_.upload(name, need(dense, name), out_features * in_features);

@@ -20,9 +20,9 @@
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/dtype.cuh"
 #include "kernels/cuda/feed_forward.cuh"
-#include "kernels/cuda/projector.cuh"
 #include "kernels/cuda/host_batch.hpp"
 #include "kernels/cuda/kv_cache.cuh"
+#include "kernels/cuda/projector.cuh"
 #include "kernels/cuda/quantized_linear.cuh"
 #include "kernels/cuda/sampling.cuh"
 #include "kernels/cuda/weight_store.cuh"
@@ -255,8 +255,8 @@ class llama_runner {
   llama_runner_config config_;
   weight_store weights_;
   cudaStream_t stream_;
-  projector projector_;         // every projection, dense or quantized
-  expert_dispatch experts_;     // mixtures of experts
+  projector projector_;                  // every projection, dense or quantized
+  expert_dispatch experts_;              // mixtures of experts
   std::vector<int32_t> rope_positions_;  // LongRoPE: the positions the rotation reads
 
   struct captured_graph {

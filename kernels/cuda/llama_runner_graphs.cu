@@ -10,12 +10,20 @@
 namespace actorllm::cuda {
 
 std::vector<const void*> llama_runner::workspace_signature(const device_kv_cache& cache) const {
-  std::vector<const void*> addresses = {
-      ws_.x.get(),         ws_.residual.get(),   ws_.qkv.get(),
-      ws_.q.get(),         ws_.attn.get(),       ws_.gate_up.get(),
-      ws_.act.get(),       ws_.last_x.get(),     ws_.last_residual.get(),
-      ws_.logits.get(),    ws_.logits_f32.get(), ws_.batch.get(),
-      ws_.attention.get(), cache.k(0)};
+  std::vector<const void*> addresses = {ws_.x.get(),
+                                        ws_.residual.get(),
+                                        ws_.qkv.get(),
+                                        ws_.q.get(),
+                                        ws_.attn.get(),
+                                        ws_.gate_up.get(),
+                                        ws_.act.get(),
+                                        ws_.last_x.get(),
+                                        ws_.last_residual.get(),
+                                        ws_.logits.get(),
+                                        ws_.logits_f32.get(),
+                                        ws_.batch.get(),
+                                        ws_.attention.get(),
+                                        cache.k(0)};
   for (const void* p : projector_.scratch_addresses()) addresses.push_back(p);
   return addresses;
 }

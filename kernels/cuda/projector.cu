@@ -1,6 +1,6 @@
-#include "kernels/cuda/projector.cuh"
-
 #include <algorithm>
+
+#include "kernels/cuda/projector.cuh"
 
 namespace actorllm::cuda {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "net/http_server.hpp"
-#include "tests/net/fake_admin.hpp"
 #include "testing/fake_engine.hpp"
+#include "tests/net/fake_admin.hpp"
 
 namespace actorllm::app {
 namespace {

@@ -42,10 +42,10 @@ TEST(vllm_flags, each_is_accepted_with_its_values_or_refused_with_the_reason) {
 
 TEST(vllm_flags, the_issues_flags_are_each_handled) {
   engine_config c;
-  EXPECT_FALSE(parse_serve_flags(c, {"--data-parallel-size", "3", "--response-role", "bot",
-                               "--enable-force-include-usage", "--root-path", "/api",
-                               "--pipeline-parallel-size", "1", "--max-num-partial-prefills", "1",
-                               "--load-format", "safetensors"}));
+  EXPECT_FALSE(parse_serve_flags(
+      c, {"--data-parallel-size", "3", "--response-role", "bot", "--enable-force-include-usage",
+          "--root-path", "/api", "--pipeline-parallel-size", "1", "--max-num-partial-prefills", "1",
+          "--load-format", "safetensors"}));
   EXPECT_EQ(c.parallel.replicas, 3);
   EXPECT_EQ(c.server.response_role, "bot");
   EXPECT_TRUE(c.server.force_include_usage);

@@ -50,8 +50,8 @@ class cpu_backend_under_test final : public backend_under_test {
       effective = w;
     } else {
       const cpu::matrix_rows rows{w.data(), weight_format::f32, out};
-      auto& packed = *panels_.emplace_back(std::make_unique<cpu::packed_matrix>(
-          cpu::pack_matrix({&rows, 1}, in, format_)));
+      auto& packed = *panels_.emplace_back(
+          std::make_unique<cpu::packed_matrix>(cpu::pack_matrix({&rows, 1}, in, format_)));
       lw.packed = &packed;
       effective = cpu::unpack_matrix(packed);
     }
@@ -84,8 +84,8 @@ class cpu_backend_under_test final : public backend_under_test {
       v_.push_back(cache_[2 * l + 1].data());
     }
     const cpu::paged_cache_view view{k_.data(), v_.data(), num_layers, element_, block_size};
-    ops_ = std::make_unique<cpu::cpu_forward_ops>(dims, scratch_, view, nullptr, 0, logits_,
-                                                  &hidden_);
+    ops_ =
+        std::make_unique<cpu::cpu_forward_ops>(dims, scratch_, view, nullptr, 0, logits_, &hidden_);
     return *ops_;
   }
   std::vector<float> read_cache(int64_t layer, bool value) override {
@@ -119,17 +119,26 @@ class cpu_backend_under_test final : public backend_under_test {
   }
   float element_at(const unsigned char* bytes, int64_t i) const {
     switch (element_) {
-      case cpu::cache_element::f16: return static_cast<float>(reinterpret_cast<const cpu::half*>(bytes)[i]);
-      case cpu::cache_element::f8: return static_cast<float>(reinterpret_cast<const cpu::float8_e4m3*>(bytes)[i]);
-      case cpu::cache_element::f32: break;
+      case cpu::cache_element::f16:
+        return static_cast<float>(reinterpret_cast<const cpu::half*>(bytes)[i]);
+      case cpu::cache_element::f8:
+        return static_cast<float>(reinterpret_cast<const cpu::float8_e4m3*>(bytes)[i]);
+      case cpu::cache_element::f32:
+        break;
     }
     return reinterpret_cast<const float*>(bytes)[i];
   }
   void set_element(unsigned char* bytes, int64_t i, float v) const {
     switch (element_) {
-      case cpu::cache_element::f16: reinterpret_cast<cpu::half*>(bytes)[i] = static_cast<cpu::half>(v); return;
-      case cpu::cache_element::f8: reinterpret_cast<cpu::float8_e4m3*>(bytes)[i] = cpu::float8_e4m3(v); return;
-      case cpu::cache_element::f32: reinterpret_cast<float*>(bytes)[i] = v; return;
+      case cpu::cache_element::f16:
+        reinterpret_cast<cpu::half*>(bytes)[i] = static_cast<cpu::half>(v);
+        return;
+      case cpu::cache_element::f8:
+        reinterpret_cast<cpu::float8_e4m3*>(bytes)[i] = cpu::float8_e4m3(v);
+        return;
+      case cpu::cache_element::f32:
+        reinterpret_cast<float*>(bytes)[i] = v;
+        return;
     }
   }
 
@@ -176,8 +185,8 @@ TEST(backend_ops, every_op_on_every_cpu_isa_format_and_cache_matches_the_referen
             ++rows;
             const bool ok = v.error <= v.bound;
             failures += !ok;
-            EXPECT_LE(v.error, v.bound) << op << " on " << cpu::to_string(isa) << ", "
-                                        << backend.name();
+            EXPECT_LE(v.error, v.bound)
+                << op << " on " << cpu::to_string(isa) << ", " << backend.name();
             if (!ok || std::getenv("BACKEND_OPS_TABLE"))
               std::printf("%-14s %-12s %-26s err/rms %.2e (bound %.0e)%s\n", op.c_str(),
                           cpu::to_string(isa), backend.name().c_str(), v.error, v.bound,

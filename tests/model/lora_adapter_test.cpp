@@ -3,9 +3,8 @@
 // each kind of hostile folder refused with a line naming the fault.
 #include "model/lora_adapter.hpp"
 
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstring>
@@ -192,8 +191,7 @@ TEST_F(lora_adapter_test, hostile_folders_are_refused_naming_the_fault) {
   for (const float poison : {std::nanf(""), INFINITY, -3e38f, 70000.0f}) {
     auto bad = good;
     bad.begin()->second.values[1] = poison;
-    EXPECT_TRUE(contains(refusal(config_of(4, 8, modules), bad), "not a finite weight"))
-        << poison;
+    EXPECT_TRUE(contains(refusal(config_of(4, 8, modules), bad), "not a finite weight")) << poison;
   }
   // Files that are not regular ones: a FIFO would block the load for ever (nothing writes it).
   fs::remove(dir_ / "adapter_model.safetensors");

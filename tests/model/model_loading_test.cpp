@@ -128,9 +128,13 @@ TEST(model_loading, absurd_config_values_are_refused_naming_the_field) {
        },
        "field 'short_factor' must list head_dim / 2"},
       // Keys Hugging Face requires, which a made-up default would replace.
-      {[](auto& c) { c["rope_scaling"] = {{"rope_type", "linear"}}; },
+      {[](auto& c) {
+         c["rope_scaling"] = {{"rope_type", "linear"}};
+       },
        "field 'factor' is required for linear scaling"},
-      {[](auto& c) { c["rope_scaling"] = {{"type", "dynamic"}}; },
+      {[](auto& c) {
+         c["rope_scaling"] = {{"type", "dynamic"}};
+       },
        "field 'factor' is required for dynamic scaling"},
       {[](auto& c) {
          c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};

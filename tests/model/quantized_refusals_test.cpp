@@ -132,10 +132,11 @@ TEST(quantized_refusals, layouts_not_read_here_are_refused_by_name) {
 // A quantization_config over plain weights would run the floats while the log says the method.
 TEST(quantized_refusals, a_quantization_config_over_plain_weights_is_refused) {
   testing::random_model plain("quant-plain", tiny);
-  for (const char* config :
-       {R"({"quant_method": "gptq", "bits": 4, "group_size": 32})",
-        R"({"quant_method": "awq", "bits": 4, "group_size": 32, "version": "gemm", "zero_point": true})",
-        R"({"quant_method": "fp8", "activation_scheme": "dynamic"})"}) {
+  for (
+      const char* config :
+      {R"({"quant_method": "gptq", "bits": 4, "group_size": 32})",
+       R"({"quant_method": "awq", "bits": 4, "group_size": 32, "version": "gemm", "zero_point": true})",
+       R"({"quant_method": "fp8", "activation_scheme": "dynamic"})"}) {
     const std::string error = refusal_of(plain.dir(), nlohmann::json::parse(config));
     EXPECT_NE(error.find("no projection of layer 0 is stored quantized"), std::string::npos)
         << config << "\n -> " << error;

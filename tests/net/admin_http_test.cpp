@@ -126,18 +126,12 @@ TEST_F(admin_http_test, add_reaches_the_engine_and_answers_202_with_the_ids) {
 TEST_F(admin_http_test, bad_add_bodies_are_400s_naming_the_field) {
   start_admin();
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {R"({"count":0})", "count"},
-      {R"({"count":null})", "count"},
-      {R"({"count":"x"})", "count"},
-      {R"({"count":17})", "count"},
-      {R"({"count":-1})", "count"},
-      {R"({"count":2.5})", "count"},
-      {R"({"count":true})", "count"},
-      {R"({"count":18446744073709551615})", "count"},
-      {R"({"device":5})", "device"},
-      {R"({"device":"tpu"})", "device"},
-      {R"({"device":"cuda:"})", "device"},
-      {R"({"cuont":2})", "cuont"}};
+      {R"({"count":0})", "count"},         {R"({"count":null})", "count"},
+      {R"({"count":"x"})", "count"},       {R"({"count":17})", "count"},
+      {R"({"count":-1})", "count"},        {R"({"count":2.5})", "count"},
+      {R"({"count":true})", "count"},      {R"({"count":18446744073709551615})", "count"},
+      {R"({"device":5})", "device"},       {R"({"device":"tpu"})", "device"},
+      {R"({"device":"cuda:"})", "device"}, {R"({"cuont":2})", "cuont"}};
   for (const auto& [body, field] : bad) {
     const auto r = admin_call(http::verb::post, "/admin/replicas", body);
     expect_admin_error(r, 400, "invalid_request_error");

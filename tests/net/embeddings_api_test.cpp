@@ -62,8 +62,9 @@ TEST(embeddings_api, refuses_with_the_field_at_fault) {
   EXPECT_EQ(refusal(R"({"input":"x","encoding_format":"int8"})")->param, "encoding_format");
   EXPECT_EQ(refusal(R"({"input":"x","dimensions":2})")->param, "dimensions");
   for (const char* truncate : {"-5", "0", "1.5", "\"3\"", "4294967296"})
-    EXPECT_EQ(refusal(std::string(R"({"input":"x","truncate_prompt_tokens":)") + truncate + "}")->param,
-              "truncate_prompt_tokens")
+    EXPECT_EQ(
+        refusal(std::string(R"({"input":"x","truncate_prompt_tokens":)") + truncate + "}")->param,
+        "truncate_prompt_tokens")
         << truncate;
   json many = {{"input", json::array()}};
   for (int i = 0; i <= max_embedding_inputs; ++i) many["input"].push_back("x");

@@ -129,8 +129,8 @@ TEST_F(http_pipelining_test, embeddings_whose_client_leaves_are_aborted) {
   for (const bool half_close : {true, false}) {
     asio::io_context io;
     tcp::socket socket = connect(io, port_);
-    asio::write(socket, asio::buffer(wire(make_request(
-                            http::verb::post, "/v1/embeddings", R"({"input":["a","b","c"]})", {}))));
+    asio::write(socket, asio::buffer(wire(make_request(http::verb::post, "/v1/embeddings",
+                                                       R"({"input":["a","b","c"]})", {}))));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // submitted by now
     if (half_close)
       socket.shutdown(tcp::socket::shutdown_send);

@@ -20,8 +20,7 @@ using http_protocol_test = server_fixture;
 const std::string completion_body = R"({"prompt":"x","max_tokens":2})";
 
 /// Writes `raw` and reads until the server closes or `until` appears.
-std::string raw_round_trip(uint16_t port, const std::string& raw,
-                           const std::string& until = {}) {
+std::string raw_round_trip(uint16_t port, const std::string& raw, const std::string& until = {}) {
   asio::io_context io;
   tcp::socket socket = connect(io, port);
   asio::write(socket, asio::buffer(raw));
@@ -70,9 +69,9 @@ TEST_F(http_protocol_test, an_http_1_0_stream_is_not_chunked_and_ends_by_closing
 }
 
 TEST_F(http_protocol_test, blank_lines_between_requests_are_ignored) {
-  const std::string answer =
-      raw_round_trip(port_, "\r\n" + post_line("HTTP/1.1", completion_body) + "\r\n\r\n" +
-                          "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  const std::string answer = raw_round_trip(
+      port_, "\r\n" + post_line("HTTP/1.1", completion_body) + "\r\n\r\n" +
+                 "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 200 OK")) << answer;
   EXPECT_NE(answer.find("HTTP/1.1 200 OK", 10), std::string::npos) << answer;
   EXPECT_EQ(answer.find(" 400 "), std::string::npos) << answer;
@@ -93,14 +92,15 @@ TEST_F(http_protocol_test, head_answers_where_get_does) {
 /// A POST of completion_body with `content_type` (no Content-Type header when empty).
 std::string post_typed(uint16_t port, const std::string& content_type) {
   const std::string type = content_type.empty() ? "" : "Content-Type: " + content_type + "\r\n";
-  return raw_round_trip(port, "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
-                                  type + "Content-Length: " + std::to_string(completion_body.size()) +
-                                  "\r\n\r\n" + completion_body);
+  return raw_round_trip(
+      port, "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + type +
+                "Content-Length: " + std::to_string(completion_body.size()) + "\r\n\r\n" +
+                completion_body);
 }
 
 TEST_F(http_protocol_test, non_json_bodies_are_refused_with_415_before_any_work) {
-  for (const char* type : {"text/plain", "application/x-www-form-urlencoded",
-                           "multipart/form-data; boundary=x"}) {
+  for (const char* type :
+       {"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"}) {
     const std::string answer = post_typed(port_, type);
     EXPECT_TRUE(answer.starts_with("HTTP/1.1 415")) << type << ": " << answer;
     EXPECT_NE(answer.find("unsupported_media_type"), std::string::npos) << answer;
@@ -132,20 +132,20 @@ TEST_F(http_protocol_test, a_host_that_is_not_ours_is_refused_against_dns_rebind
   config.allowed_hosts = {"LLM.Example.COM"};
   start(config);
   const std::string port = std::to_string(port_);
-  const std::vector<std::string> ours = {"127.0.0.1:" + port, "localhost:" + port,
-                                        "[::1]:" + port,      "10.1.2.3",
-                                        "api.localhost",      "llm.example.com:" + port,
-                                        "llm.example.com."};
+  const std::vector<std::string> ours = {
+      "127.0.0.1:" + port, "localhost:" + port,       "[::1]:" + port,   "10.1.2.3",
+      "api.localhost",     "llm.example.com:" + port, "llm.example.com."};
   for (const std::string& host : ours) {
     EXPECT_EQ(status_with(port_, false, "Host: " + host + "\r\n"), "HTTP/1.1 200 OK") << host;
     EXPECT_EQ(status_with(port_, true, "Host: " + host + "\r\n"), "HTTP/1.1 200 OK") << host;
   }
   // A rebinding domain's page names its own domain; so does anything not ours.
-  const std::vector<std::string> foreign = {"evil.example:" + port, "evil.example",
-                                            "localhost.evil.example", "[::1", "[::1]x",
-                                            "127.0.0.1.evil.example", ":" + port};
+  const std::vector<std::string> foreign = {
+      "evil.example:" + port,   "evil.example", "localhost.evil.example", "[::1", "[::1]x",
+      "127.0.0.1.evil.example", ":" + port};
   for (const std::string& host : foreign) {
-    EXPECT_EQ(status_with(port_, false, "Host: " + host + "\r\n"), "HTTP/1.1 403 Forbidden") << host;
+    EXPECT_EQ(status_with(port_, false, "Host: " + host + "\r\n"), "HTTP/1.1 403 Forbidden")
+        << host;
     EXPECT_EQ(status_with(port_, true, "Host: " + host + "\r\n"), "HTTP/1.1 403 Forbidden") << host;
   }
   EXPECT_EQ(engine_.submitted().size(), 7u);
@@ -170,12 +170,13 @@ TEST_F(http_protocol_test, a_post_from_a_foreign_origin_is_refused) {
   EXPECT_EQ(status_with(port_, true, host + "Origin: null\r\n"), "HTTP/1.1 403 Forbidden");
   EXPECT_TRUE(engine_.submitted().empty());
   EXPECT_EQ(status_with(port_, true, host + "Origin: https://app.example\r\n"), "HTTP/1.1 200 OK");
-  EXPECT_EQ(status_with(port_, true,
-                        host + "Origin: http://127.0.0.1:" + std::to_string(port_) + "\r\n"),
-            "HTTP/1.1 200 OK");  // the server's own page
+  EXPECT_EQ(
+      status_with(port_, true, host + "Origin: http://127.0.0.1:" + std::to_string(port_) + "\r\n"),
+      "HTTP/1.1 200 OK");                                        // the server's own page
   EXPECT_EQ(status_with(port_, true, host), "HTTP/1.1 200 OK");  // not a browser
   // GETs carry no body to act on; CORS alone decides whether the page may read them.
-  EXPECT_EQ(status_with(port_, false, host + "Origin: https://evil.example\r\n"), "HTTP/1.1 200 OK");
+  EXPECT_EQ(status_with(port_, false, host + "Origin: https://evil.example\r\n"),
+            "HTTP/1.1 200 OK");
 }
 
 TEST_F(http_protocol_test, the_key_is_asked_before_the_path_is_judged) {
@@ -246,8 +247,7 @@ TEST_F(http_protocol_test, a_request_too_large_to_ever_answer_is_a_400_not_a_503
   r = post(port_, "/v1/completions", many_prompts(8, R"("max_tokens":1,"n":9)"));
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_EQ(json::parse(r.body)["error"]["param"], "n");
-  EXPECT_EQ(post(port_, "/v1/completions", many_prompts(8, R"("max_tokens":1,"n":8)")).status,
-            200);
+  EXPECT_EQ(post(port_, "/v1/completions", many_prompts(8, R"("max_tokens":1,"n":8)")).status, 200);
   EXPECT_EQ(engine_.submitted().size(), 8u);
 }
 
@@ -256,8 +256,7 @@ TEST_F(http_protocol_test, prompts_per_request_and_logprob_volume_are_bounded) {
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("at most 1024 prompts"), std::string::npos) << r.body;
   // 4 prompts x n 16 x 4,096 tokens x (1 + 20) alternatives: about 5.5 million entries.
-  r = post(port_, "/v1/completions",
-           many_prompts(4, R"("max_tokens":4096,"n":16,"logprobs":20)"));
+  r = post(port_, "/v1/completions", many_prompts(4, R"("max_tokens":4096,"n":16,"logprobs":20)"));
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_EQ(json::parse(r.body)["error"]["param"], "max_tokens");
   EXPECT_TRUE(engine_.submitted().empty());

@@ -157,8 +157,9 @@ TEST_F(http_server_test, the_response_role_and_forced_usage_follow_the_flags) {
   ASSERT_EQ(whole.status, 200) << whole.body;
   EXPECT_EQ(json::parse(whole.body)["choices"][0]["message"]["role"], "bot");
   // No stream_options: the usage comes all the same.
-  const auto r = post(port_, "/v1/chat/completions",
-                      R"({"messages":[{"role":"user","content":"x"}],"max_tokens":3,"stream":true})");
+  const auto r =
+      post(port_, "/v1/chat/completions",
+           R"({"messages":[{"role":"user","content":"x"}],"max_tokens":3,"stream":true})");
   ASSERT_EQ(r.status, 200) << r.body;
   const auto payloads = sse_payloads(r.body);
   ASSERT_GE(payloads.size(), 3u);

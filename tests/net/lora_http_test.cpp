@@ -2,9 +2,8 @@
 // as parent, a completion naming an adapter reaches the engine under the adapter's name, and
 // POST /v1/load_lora_adapter and /v1/unload_lora_adapter answer as vLLM's do (text on
 // success, a JSON error naming lora_name or lora_path otherwise, 404 while updates are off).
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -99,7 +98,8 @@ int health_within(uint16_t port, std::chrono::seconds timeout) {
   const timeval tv{static_cast<time_t>(timeout.count()), 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   int status = 0;
-  const std::string request = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  const std::string request =
+      "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 &&
       ::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size())) {
     char answer[64] = {};

@@ -180,8 +180,14 @@ TEST(openai_protocol, sampling_bounds_are_the_offline_engines_bounds) {
       {R"({"prompt":"x","repetition_penalty":3})", [](auto& p) { p.repetition_penalty = 3; }},
       {R"({"prompt":"x","n":129})", [](auto& p) { p.n = 129; }},
       {R"({"prompt":"x","min_p":1})", [](auto& p) { p.min_p = 1; }},
-      {R"({"prompt":"x","logit_bias":{"3":-100}})", [](auto& p) { p.logit_bias = {{3, -100}}; }},
-      {R"({"prompt":"x","logit_bias":{"3":100.5}})", [](auto& p) { p.logit_bias = {{3, 100.5f}}; }},
+      {R"({"prompt":"x","logit_bias":{"3":-100}})",
+       [](auto& p) {
+         p.logit_bias = {{3, -100}};
+       }},
+      {R"({"prompt":"x","logit_bias":{"3":100.5}})",
+       [](auto& p) {
+         p.logit_bias = {{3, 100.5f}};
+       }},
       {R"({"prompt":"x","max_tokens":4,"min_tokens":5})",
        [](auto& p) { p.max_tokens = 4, p.min_tokens = 5; }},
   };

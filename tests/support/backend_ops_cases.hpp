@@ -95,8 +95,7 @@ inline std::vector<float> rotary_table(int64_t rows, int64_t head_dim) {
   return t;
 }
 
-inline std::vector<float> read_rows(forward_ops& ops, act_buffer b, int64_t rows,
-                                    int64_t width) {
+inline std::vector<float> read_rows(forward_ops& ops, act_buffer b, int64_t rows, int64_t width) {
   std::vector<float> out(rows * width);
   ops.read(b, out.data(), rows);
   return out;
@@ -122,8 +121,8 @@ struct lora_set {
       const int64_t rank = adapter == 1 && second_empty ? 0 : 2 + adapter;
       a.push_back(random_values(rank * in, seed + adapter, 0.3f));
       b_t.push_back(random_values(rank * out, seed + 10 + adapter, 0.3f));
-      pairs.push_back({rank ? a.back().data() : nullptr, rank ? b_t.back().data() : nullptr,
-                       rank, 0.5f + adapter});
+      pairs.push_back({rank ? a.back().data() : nullptr, rank ? b_t.back().data() : nullptr, rank,
+                       0.5f + adapter});
     }
   }
   /// y (rows, out at stride) += each row's adapter update for x (rows, in).
@@ -159,7 +158,8 @@ inline std::vector<double> attention_reference(const step& s, const std::vector<
     const int32_t first = s.query_start[seq], last = s.query_start[seq + 1];
     for (int32_t t = first; t < last; ++t) {
       const int64_t pos = s.seq_lens[seq] - (last - t);
-      const int64_t lo = p.sliding_window > 0 ? std::max<int64_t>(0, pos - p.sliding_window + 1) : 0;
+      const int64_t lo =
+          p.sliding_window > 0 ? std::max<int64_t>(0, pos - p.sliding_window + 1) : 0;
       for (int64_t h = 0; h < d.num_heads; ++h) {
         const float* qh = q.data() + (t * d.num_heads + h) * hd;
         std::vector<double> scores;
@@ -203,7 +203,8 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
     for (int64_t t = 0; t < s.n(); ++t)
       for (int64_t i = 0; i < dim; ++i) want[t * dim + i] = 1.5 * effective[s.tokens[t] * dim + i];
     double x_max = 0;
-    for (float v : read_rows(ops, act_buffer::x, s.n(), dim)) x_max = std::max(x_max, double{std::fabs(v)});
+    for (float v : read_rows(ops, act_buffer::x, s.n(), dim))
+      x_max = std::max(x_max, double{std::fabs(v)});
     return std::vector<verdict>{
         {error_over_rms(read_rows(ops, act_buffer::residual, s.n(), dim), want),
          be.tolerance(false, false)},
@@ -296,12 +297,14 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
       return rows;
     };
     return std::vector<verdict>{
-        {error_over_rms(read_rows(ops, act_buffer::q, s.n(), q_size), q), be.tolerance(false, true)},
+        {error_over_rms(read_rows(ops, act_buffer::q, s.n(), q_size), q),
+         be.tolerance(false, true)},
         {error_over_rms(slot_rows(be.read_cache(1, false)), k), be.tolerance(true, true)},
         {error_over_rms(slot_rows(be.read_cache(1, true)), v), be.tolerance(true, true)}};
   });
 
-  for (const attention_params p : {attention_params{0.25f, 0, 0.0f}, attention_params{0.25f, 3, 5.0f}}) {
+  for (const attention_params p :
+       {attention_params{0.25f, 0, 0.0f}, attention_params{0.25f, 3, 5.0f}}) {
     const std::string name = p.sliding_window > 0 ? "attention-win" : "attention";
     cases.emplace_back(name, [d, p](backend_under_test& be) {
       step s;
@@ -313,7 +316,8 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
       const auto q = random_values(s.n() * d.q_size(), 14);
       ops.write(act_buffer::q, q.data(), s.n());
       ops.attention(0, p);
-      const auto want = attention_reference(s, q, be.read_cache(0, false), be.read_cache(0, true), p);
+      const auto want =
+          attention_reference(s, q, be.read_cache(0, false), be.read_cache(0, true), p);
       return std::vector<verdict>{
           {error_over_rms(read_rows(ops, act_buffer::attention, s.n(), d.q_size()), want),
            be.tolerance(false, false)}};
@@ -335,8 +339,8 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
     const auto ad = reference::widen(a);
     auto want = reference::linear(ad, w_eff, nullptr, s.n(), in, dim);
     lora.apply(ad, s.adapters, want, dim);
-    return std::vector<verdict>{
-        {error_over_rms(read_rows(ops, act_buffer::x, s.n(), dim), want), be.tolerance(false, true)}};
+    return std::vector<verdict>{{error_over_rms(read_rows(ops, act_buffer::x, s.n(), dim), want),
+                                 be.tolerance(false, true)}};
   });
 
   for (const gate_activation activation : {gate_activation::silu, gate_activation::gelu_tanh}) {
@@ -347,7 +351,8 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
       const int64_t width = d.intermediate;
       std::vector<float> gu_eff, down_eff;
       mlp_params p;
-      p.gate_up = be.linear(random_values(2 * width * dim, 17, 0.3f), 2 * width, dim, nullptr, gu_eff);
+      p.gate_up =
+          be.linear(random_values(2 * width * dim, 17, 0.3f), 2 * width, dim, nullptr, gu_eff);
       p.down = be.linear(random_values(dim * width, 18, 0.3f), dim, width, nullptr, down_eff);
       p.width = width;
       p.activation = activation;
@@ -366,13 +371,14 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
       for (int64_t t = 0; t < s.n(); ++t)
         for (int64_t i = 0; i < width; ++i) {
           const double g = gu[t * 2 * width + i], u = gu[t * 2 * width + width + i];
-          act[t * width + i] =
-              (activation == gate_activation::gelu_tanh ? reference::gelu_tanh(g) : reference::silu(g)) * u;
+          act[t * width + i] = (activation == gate_activation::gelu_tanh ? reference::gelu_tanh(g)
+                                                                         : reference::silu(g)) *
+                               u;
         }
       auto want = reference::linear(act, down_eff, nullptr, s.n(), width, dim);
       down.apply(act, s.adapters, want, dim);
-      return std::vector<verdict>{
-          {error_over_rms(read_rows(ops, act_buffer::x, s.n(), dim), want), be.tolerance(false, true)}};
+      return std::vector<verdict>{{error_over_rms(read_rows(ops, act_buffer::x, s.n(), dim), want),
+                                   be.tolerance(false, true)}};
     });
   }
 
@@ -395,13 +401,15 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
     p.experts = experts.data();
     p.num_experts = num_experts;
     p.top_k = k;
-    p.shared.gate_up = be.expert_linear(random_values(2 * width * dim, 41, 0.3f), 2 * width, dim, shared_gu);
+    p.shared.gate_up =
+        be.expert_linear(random_values(2 * width * dim, 41, 0.3f), 2 * width, dim, shared_gu);
     p.shared.down = be.expert_linear(random_values(dim * width, 42, 0.3f), dim, width, shared_down);
     p.shared.width = width;
     const auto gate = random_values(dim, 43, 0.5f);
     p.shared_gate = be.vector(gate);
     // The two largest logits, weighted by their softmax over the pair.
-    const expert_router top_two = [](const float* logits, int64_t n, int32_t* chosen, float* weights) {
+    const expert_router top_two = [](const float* logits, int64_t n, int32_t* chosen,
+                                     float* weights) {
       for (int64_t t = 0; t < n; ++t) {
         const float* l = logits + t * 4;
         int32_t a = 0;
@@ -431,16 +439,18 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
       const std::vector<double> row(xd.begin() + t * dim, xd.begin() + (t + 1) * dim);
       for (int64_t c = 0; c < k; ++c) {
         const int32_t e = chosen[t * k + c];
-        const auto y = reference::mlp(row, gu_eff[e], down_eff[e], 1, dim, width, gate_activation::silu);
+        const auto y =
+            reference::mlp(row, gu_eff[e], down_eff[e], 1, dim, width, gate_activation::silu);
         for (int64_t i = 0; i < dim; ++i) want[t * dim + i] += weights[t * k + c] * y[i];
       }
-      const auto shared = reference::mlp(row, shared_gu, shared_down, 1, dim, width, gate_activation::silu);
+      const auto shared =
+          reference::mlp(row, shared_gu, shared_down, 1, dim, width, gate_activation::silu);
       double g = 0;
       for (int64_t i = 0; i < dim; ++i) g += row[i] * gate[i];
       for (int64_t i = 0; i < dim; ++i) want[t * dim + i] += shared[i] / (1.0 + std::exp(-g));
     }
-    return std::vector<verdict>{
-        {error_over_rms(read_rows(ops, act_buffer::x, s.n(), dim), want), be.tolerance(false, true)}};
+    return std::vector<verdict>{{error_over_rms(read_rows(ops, act_buffer::x, s.n(), dim), want),
+                                 be.tolerance(false, true)}};
   });
 
   cases.emplace_back("all_reduce", [d, dim](backend_under_test& be) {
@@ -460,7 +470,8 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
       step s;
       const auto norm = random_values(dim, 46, 2.0f);
       std::vector<float> head_eff;
-      const op_linear head = be.linear(random_values(d.vocab * dim, 47, 0.3f), d.vocab, dim, nullptr, head_eff);
+      const op_linear head =
+          be.linear(random_values(d.vocab * dim, 47, 0.3f), d.vocab, dim, nullptr, head_eff);
       const op_weight final_norm = be.vector(norm);
       forward_ops& ops = be.ops(d, num_layers, num_blocks, block_size);
       ops.begin_step(s.rows);
@@ -472,10 +483,12 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
       std::vector<double> last(s.rows.num_logits * dim), hidden(s.rows.num_hidden * dim);
       for (int64_t i = 0; i < s.rows.num_logits; ++i)
         for (int64_t c = 0; c < dim; ++c)
-          last[i * dim + c] = double{x[s.logits_rows[i] * dim + c]} + residual[s.logits_rows[i] * dim + c];
+          last[i * dim + c] =
+              double{x[s.logits_rows[i] * dim + c]} + residual[s.logits_rows[i] * dim + c];
       for (int64_t i = 0; i < s.rows.num_hidden; ++i)
         for (int64_t c = 0; c < dim; ++c)
-          hidden[i * dim + c] = double{x[s.hidden_rows[i] * dim + c]} + residual[s.hidden_rows[i] * dim + c];
+          hidden[i * dim + c] =
+              double{x[s.hidden_rows[i] * dim + c]} + residual[s.hidden_rows[i] * dim + c];
       last = reference::rms_norm(last, norm, s.rows.num_logits, dim, eps);
       auto want = reference::linear(last, head_eff, nullptr, s.rows.num_logits, dim, d.vocab);
       if (softcap > 0)

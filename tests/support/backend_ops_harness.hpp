@@ -123,7 +123,9 @@ inline void rotate(std::vector<double>& x, int64_t rows, int64_t heads, int64_t 
 inline double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
 }
-inline double silu(double x) { return x / (1.0 + std::exp(-x)); }
+inline double silu(double x) {
+  return x / (1.0 + std::exp(-x));
+}
 
 /// down(act(gate) * up) of x (n, dim), gate_up (2 width, dim), down (dim, width).
 inline std::vector<double> mlp(const std::vector<double>& x, const std::vector<float>& gate_up,
@@ -139,7 +141,9 @@ inline std::vector<double> mlp(const std::vector<double>& x, const std::vector<f
   return linear(act, down, nullptr, n, width, dim);
 }
 
-inline std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+inline std::vector<double> widen(const std::vector<float>& v) {
+  return {v.begin(), v.end()};
+}
 
 }  // namespace reference
 

@@ -31,9 +31,8 @@ class random_model {
   random_model(const std::string& name, const std::string& args)
       : dir_(std::filesystem::temp_directory_path() /
              ("actorllm-" + name + "-" + std::to_string(::getpid()))) {
-    const std::string command = python() + " " + source_dir() +
-                                "/scripts/make_random_model.py " + args + " --out " +
-                                (dir_ / "model").string() + " >/dev/null";
+    const std::string command = python() + " " + source_dir() + "/scripts/make_random_model.py " +
+                                args + " --out " + (dir_ / "model").string() + " >/dev/null";
     if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
   }
   ~random_model() {

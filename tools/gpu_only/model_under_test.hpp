@@ -94,7 +94,8 @@ constexpr int32_t block_size = 16;
 /// sequence owns a contiguous range of blocks; prompts are prefilled in chunks of `chunk`
 /// tokens (0: whole), then decoded together one token per step.
 inline std::vector<tokens_t> greedy_run(model_under_test& model, int64_t max_position,
-                                 const std::vector<tokens_t>& prompts, int max_tokens, int chunk) {
+                                        const std::vector<tokens_t>& prompts, int max_tokens,
+                                        int chunk) {
   const int32_t blocks_per_seq = static_cast<int32_t>((max_position + block_size - 1) / block_size);
   model.reset(static_cast<int64_t>(blocks_per_seq) * prompts.size(), block_size);
   std::vector<tokens_t> tables(prompts.size()), outputs(prompts.size());
