@@ -1,6 +1,6 @@
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -74,13 +74,9 @@ void cuda_forward_ops::begin_step(const step_rows& b) {
     require(b.token_ids[i] >= 0 && b.token_ids[i] < dims_.vocab, "token outside the vocabulary");
   rows_ = b;
 
-  // The step's arrays in one pinned buffer, sent in one copy, each 16-byte aligned.
-  struct part {
-    const void* src;
-    size_t bytes;
-    size_t offset = 0;
-  };
-  part parts[] = {
+  // The step's arrays in one copy. The staging buffer is reused by the next step: wait for
+  // the last copy out of it.
+  const host_array arrays[] = {
       {b.token_ids, static_cast<size_t>(n) * sizeof(int32_t)},
       {b.positions, static_cast<size_t>(n) * sizeof(int32_t)},
       {b.logits_indices, static_cast<size_t>(b.num_logits) * sizeof(int32_t)},
@@ -90,31 +86,19 @@ void cuda_forward_ops::begin_step(const step_rows& b) {
       {b.block_tables, static_cast<size_t>(seqs * b.max_blocks_per_seq) * sizeof(int32_t)},
       {b.slot_mapping, static_cast<size_t>(n) * sizeof(int64_t)},
   };
-  size_t total = 0;
-  for (part& p : parts) {
-    p.offset = (total + 15) / 16 * 16;
-    total = p.offset + p.bytes;
-  }
-  // The staging buffer is reused by the next step: wait for the last copy out of it.
   CUDA_CHECK(cudaStreamSynchronize(p_.stream()));
-  if (staging_.size() < total) staging_ = pinned_buffer(total);
-  grow(batch_, total);
-  for (const part& p : parts)
-    if (p.bytes > 0) std::memcpy(staging_.as<char>() + p.offset, p.src, p.bytes);
-  CUDA_CHECK(
-      cudaMemcpyAsync(batch_.get(), staging_.get(), total, cudaMemcpyHostToDevice, p_.stream()));
-  const char* device = batch_.as<char>();
-  auto at = [&](int i) { return device + parts[i].offset; };
-  token_ids_ = reinterpret_cast<const int32_t*>(at(0));
-  positions_ = reinterpret_cast<const int32_t*>(at(1));
-  logits_indices_ = reinterpret_cast<const int32_t*>(at(2));
-  hidden_indices_ = reinterpret_cast<const int32_t*>(at(3));
-  slot_mapping_ = reinterpret_cast<const int64_t*>(at(7));
+  const char* at[std::size(arrays)];
+  stage_host_arrays(arrays, std::size(arrays), staging_, batch_, p_.stream(), at);
+  token_ids_ = reinterpret_cast<const int32_t*>(at[0]);
+  positions_ = reinterpret_cast<const int32_t*>(at[1]);
+  logits_indices_ = reinterpret_cast<const int32_t*>(at[2]);
+  hidden_indices_ = reinterpret_cast<const int32_t*>(at[3]);
+  slot_mapping_ = reinterpret_cast<const int64_t*>(at[7]);
 
   paged_ = paged_batch{};
-  paged_.query_start_loc = reinterpret_cast<const int32_t*>(at(4));
-  paged_.seq_lens = reinterpret_cast<const int32_t*>(at(5));
-  paged_.block_tables = reinterpret_cast<const int32_t*>(at(6));
+  paged_.query_start_loc = reinterpret_cast<const int32_t*>(at[4]);
+  paged_.seq_lens = reinterpret_cast<const int32_t*>(at[5]);
+  paged_.block_tables = reinterpret_cast<const int32_t*>(at[6]);
   paged_.num_seqs = seqs;
   paged_.max_blocks_per_seq = b.max_blocks_per_seq;
   paged_.num_tokens = n;
@@ -253,16 +237,17 @@ void cuda_forward_ops::mlp(const mlp_params& p) {
 void cuda_forward_ops::experts(const experts_params& p, gate_activation activation) {
   require(p.route != nullptr && p.num_experts > 0 && p.top_k > 0 && p.top_k <= p.num_experts,
           "experts need a router, experts and 0 < top_k <= num_experts");
-  std::vector<linear_weight> gate_up, down;
+  expert_gate_up_.clear();
+  expert_down_.clear();
   for (int64_t e = 0; e < p.num_experts; ++e) {
     require(p.experts[e].width == p.experts[0].width, "experts of one width only");
-    gate_up.push_back(matrix_of(p.experts[e].gate_up));
-    down.push_back(matrix_of(p.experts[e].down));
+    expert_gate_up_.push_back(matrix_of(p.experts[e].gate_up));
+    expert_down_.push_back(matrix_of(p.experts[e].down));
   }
   experts_on_device w;
   w.router = p.router;
-  w.gate_up = gate_up.data();
-  w.down = down.data();
+  w.gate_up = expert_gate_up_.data();
+  w.down = expert_down_.data();
   w.num_experts = p.num_experts;
   w.top_k = p.top_k;
   w.width = p.experts[0].width;

@@ -1,4 +1,6 @@
 #include <atomic>
+#include <cstring>
+#include <stdexcept>
 
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/device.cuh"
@@ -107,6 +109,27 @@ device_event::device_event() {
 
 device_event::~device_event() {
   if (event_) cudaEventDestroy(event_);
+}
+
+void stage_host_arrays(const host_array* arrays, size_t count, pinned_buffer& staging,
+                       device_buffer& device, cudaStream_t stream, const char** at) {
+  // A step sends a handful of arrays: their offsets need no allocation.
+  constexpr size_t max_arrays = 16;
+  if (count > max_arrays) throw std::invalid_argument("stage_host_arrays: more than 16 arrays");
+  size_t offsets[max_arrays];
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    offsets[i] = (total + 15) / 16 * 16;  // every array 16-byte aligned on the device
+    total = offsets[i] + arrays[i].bytes;
+  }
+  if (staging.size() < total) staging = pinned_buffer(total);
+  if (device.size() < total) device = device_buffer(total);
+  auto* host = staging.as<char>();
+  for (size_t i = 0; i < count; ++i)
+    if (arrays[i].bytes > 0) std::memcpy(host + offsets[i], arrays[i].src, arrays[i].bytes);
+  if (total > 0)
+    CUDA_CHECK(cudaMemcpyAsync(device.get(), host, total, cudaMemcpyHostToDevice, stream));
+  for (size_t i = 0; i < count; ++i) at[i] = device.as<char>() + offsets[i];
 }
 
 }  // namespace actorllm::cuda

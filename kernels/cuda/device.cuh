@@ -147,4 +147,17 @@ class graph_exec {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+/// One host array of a step to send to the device: `bytes` from `src` (null when 0 bytes).
+struct host_array {
+  const void* src = nullptr;
+  size_t bytes = 0;
+};
+
+/// Sends `count` host arrays in one copy: packs them, each 16-byte aligned, into `staging`
+/// (pinned, grown as needed), queues one asynchronous copy into `device` (grown as needed) on
+/// `stream`, and writes each array's device address to `at[i]`. `staging` is reused by the
+/// next call: the caller waits for the stream in between.
+void stage_host_arrays(const host_array* arrays, size_t count, pinned_buffer& staging,
+                       device_buffer& device, cudaStream_t stream, const char** at);
+
 }  // namespace actorllm::cuda

@@ -2,7 +2,7 @@
 // a change there is a change here.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -230,12 +230,7 @@ void llama_runner::ensure_workspace(int64_t n) {
 llama_runner::device_batch llama_runner::stage_batch(const llama_host_batch& b,
                                                      const int32_t* rope_positions) {
   const int64_t n = b.num_tokens, seqs = b.num_seqs;
-  struct part {
-    const void* src;
-    size_t bytes;
-    size_t offset = 0;
-  };
-  part parts[] = {
+  const host_array arrays[] = {
       {b.token_ids, static_cast<size_t>(n) * sizeof(int32_t)},
       {rope_positions, static_cast<size_t>(n) * sizeof(int32_t)},
       {b.logits_indices, static_cast<size_t>(b.num_logits) * sizeof(int32_t)},
@@ -244,23 +239,12 @@ llama_runner::device_batch llama_runner::stage_batch(const llama_host_batch& b,
       {b.block_tables, static_cast<size_t>(seqs * b.max_blocks_per_seq) * sizeof(int32_t)},
       {b.slot_mapping, static_cast<size_t>(n) * sizeof(int64_t)},
   };
-  size_t total = 0;
-  for (part& p : parts) {
-    p.offset = (total + 15) / 16 * 16;  // every array 16-byte aligned on the device
-    total = p.offset + p.bytes;
-  }
-  if (ws_.batch_staging.size() < total) ws_.batch_staging = pinned_buffer(total);
-  reserve(ws_.batch, total);
-  auto* host = ws_.batch_staging.as<char>();
-  for (const part& p : parts)
-    if (p.bytes > 0) std::memcpy(host + p.offset, p.src, p.bytes);
-  CUDA_CHECK(cudaMemcpyAsync(ws_.batch.get(), host, total, cudaMemcpyHostToDevice, stream_));
-  const auto* device = ws_.batch.as<char>();
-  const auto at = [&](int i) { return device + parts[i].offset; };
-  return {reinterpret_cast<const int32_t*>(at(0)), reinterpret_cast<const int32_t*>(at(1)),
-          reinterpret_cast<const int32_t*>(at(2)), reinterpret_cast<const int32_t*>(at(3)),
-          reinterpret_cast<const int32_t*>(at(4)), reinterpret_cast<const int32_t*>(at(5)),
-          reinterpret_cast<const int64_t*>(at(6))};
+  const char* at[std::size(arrays)];
+  stage_host_arrays(arrays, std::size(arrays), ws_.batch_staging, ws_.batch, stream_, at);
+  return {reinterpret_cast<const int32_t*>(at[0]), reinterpret_cast<const int32_t*>(at[1]),
+          reinterpret_cast<const int32_t*>(at[2]), reinterpret_cast<const int32_t*>(at[3]),
+          reinterpret_cast<const int32_t*>(at[4]), reinterpret_cast<const int32_t*>(at[5]),
+          reinterpret_cast<const int64_t*>(at[6])};
 }
 
 float* llama_runner::run(const llama_host_batch& b, device_kv_cache& cache) {
