@@ -56,9 +56,6 @@ class cuda_forward_ops final : public forward_ops {
   void read(act_buffer b, float* rows, int64_t count) override;
   void read_logits(float* out) override;
 
-  /// The last logits() on the device: (num_logits, vocab) float32.
-  const float* device_logits() const { return logits_f32_.as<float>(); }
-
  private:
   void* buffer(act_buffer b) const;
   int64_t width(act_buffer b) const;
@@ -75,6 +72,7 @@ class cuda_forward_ops final : public forward_ops {
   projector& p_;
   all_reduce_fn all_reduce_;
   expert_dispatch experts_;
+  std::vector<linear_weight> expert_gate_up_, expert_down_;  // experts()'s, reused
 
   // The step.
   step_rows rows_;

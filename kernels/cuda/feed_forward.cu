@@ -116,8 +116,4 @@ void expert_dispatch::run(projector& p, const experts_on_device& w, const expert
               shared_logit, x, t, stream);
 }
 
-std::vector<const void*> expert_dispatch::scratch_addresses() const {
-  return {router_.get(), rows_.get(), gate_up_.get(), act_.get(), out_.get()};
-}
-
 }  // namespace actorllm::cuda

@@ -41,8 +41,6 @@ class expert_dispatch {
   /// router's float32 logits. Throws std::invalid_argument on a choice outside the layer.
   void run(projector& p, const experts_on_device& w, const expert_router& route,
            gate_activation activation, void* x, int64_t n, int64_t dim, dtype t);
-  /// The device scratch, for a graph's signature (the caller never captures a routed step).
-  std::vector<const void*> scratch_addresses() const;
 
  private:
   device_buffer router_, router_f32_, rows_, gate_up_, act_, out_, tokens_, row_of_, weights_;
