@@ -480,16 +480,17 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
       ops.write(act_buffer::residual, residual.data(), s.n());
       ops.logits(final_norm, eps, head, softcap);
       ops.final_hidden(final_norm, eps);
-      std::vector<double> last(s.rows.num_logits * dim), hidden(s.rows.num_hidden * dim);
-      for (int64_t i = 0; i < s.rows.num_logits; ++i)
-        for (int64_t c = 0; c < dim; ++c)
-          last[i * dim + c] =
-              double{x[s.logits_rows[i] * dim + c]} + residual[s.logits_rows[i] * dim + c];
-      for (int64_t i = 0; i < s.rows.num_hidden; ++i)
-        for (int64_t c = 0; c < dim; ++c)
-          hidden[i * dim + c] =
-              double{x[s.hidden_rows[i] * dim + c]} + residual[s.hidden_rows[i] * dim + c];
-      last = reference::rms_norm(last, norm, s.rows.num_logits, dim, eps);
+      // x + residual at the given rows, as the final norm reads them.
+      const auto summed = [&](const std::vector<int32_t>& rows) {
+        std::vector<double> out(rows.size() * dim);
+        for (size_t i = 0; i < rows.size(); ++i)
+          for (int64_t c = 0; c < dim; ++c)
+            out[i * dim + c] = double{x[rows[i] * dim + c]} + residual[rows[i] * dim + c];
+        return out;
+      };
+      const auto hidden = summed(s.hidden_rows);
+      const auto last =
+          reference::rms_norm(summed(s.logits_rows), norm, s.rows.num_logits, dim, eps);
       auto want = reference::linear(last, head_eff, nullptr, s.rows.num_logits, dim, d.vocab);
       if (softcap > 0)
         for (double& v : want) v = softcap * std::tanh(v / softcap);
