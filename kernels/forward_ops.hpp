@@ -159,6 +159,10 @@ class forward_ops {
   virtual void logits(op_weight final_norm, float eps, const op_linear& head, float softcap) = 0;
   /// hidden = rms_norm(x + residual) * final_norm at the hidden rows, kept by the backend.
   virtual void final_hidden(op_weight final_norm, float eps) = 0;
+  /// Ends the step: every op of it has been issued. A backend that records the ops instead of
+  /// running them one by one (a CUDA graph) runs them here; the logits and hidden rows are
+  /// ready to read after it.
+  virtual void end_step() = 0;
 
   /// Tests and diagnostics: `count` rows of b from or to host float32, in the step begun (the
   /// backend converts from and to its element type), and the last logits (num_logits, vocab).

@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "model/weight_handles.hpp"
+
 namespace actorllm {
 
 namespace {
@@ -10,60 +12,46 @@ const float* rows_or_null(const std::vector<float>& v) {
   return v.empty() ? nullptr : v.data();
 }
 
+/// The CPU ops' handles: pointers into the model's float32 rows and packed panels.
+class cpu_handle_maker final : public weight_handle_maker {
+ public:
+  explicit cpu_handle_maker(cpu_weight_table& table) : t_(table) {}
+
+  op_weight vector(const std::string&, const std::vector<float>& values) override {
+    return values.data();
+  }
+  op_weight rotary(const std::string&, const std::vector<float>& cos_sin) override {
+    return cos_sin.data();
+  }
+  op_linear linear(const std::string&, const std::vector<float>& rows,
+                   const cpu::packed_matrix* panels, int64_t in, int64_t out,
+                   op_weight bias) override {
+    t_.linears.push_back({rows_or_null(rows), panels, in, out});
+    return {&t_.linears.back(), bias};
+  }
+  op_weight embedding(const std::vector<float>& rows, const cpu::packed_matrix* panels) override {
+    t_.embed = {rows_or_null(rows), panels};
+    return &t_.embed;
+  }
+  /// Tied or not, the head reads its own rows or panels (the packing keeps the tied table
+  /// packed as the head).
+  op_linear head(const std::vector<float>& rows, const cpu::packed_matrix* panels, int64_t in,
+                 int64_t out, bool, op_weight) override {
+    return linear("lm_head", rows, panels, in, out, nullptr);
+  }
+
+ private:
+  cpu_weight_table& t_;
+};
+
 }  // namespace
 
 std::unique_ptr<const cpu_weight_table> make_cpu_weight_table(const llama_weights& w,
                                                               const packed_llama_weights* packs,
                                                               const model_config_hf& c) {
   auto table = std::make_unique<cpu_weight_table>();
-  auto& t = *table;
-  auto linear = [&](const std::vector<float>& rows, const cpu::packed_matrix* panels, int64_t in,
-                    int64_t out, const std::vector<float>* bias = nullptr) {
-    t.linears.push_back({rows_or_null(rows), panels, in, out});
-    return op_linear{&t.linears.back(), bias ? rows_or_null(*bias) : nullptr};
-  };
-  const int64_t dim = c.hidden_size, q_size = c.q_size(), kv_size = c.kv_size();
-  const int64_t hidden = c.intermediate_size;
-
-  t.embed = {rows_or_null(w.embed), packs ? &packs->embedding_table() : nullptr};
-  t.refs.embed = &t.embed;
-  for (size_t l = 0; l < w.layers.size(); ++l) {
-    const llama_layer_weights& lw = w.layers[l];
-    const auto* pl = packs ? &packs->layers[l] : nullptr;
-    decoder_layer_refs r;
-    r.input_norm = lw.input_norm.data();
-    r.qkv = linear(lw.qkv, pl ? &pl->qkv : nullptr, dim, q_size + 2 * kv_size, &lw.qkv_bias);
-    r.q_norm = rows_or_null(lw.q_norm);
-    r.k_norm = rows_or_null(lw.k_norm);
-    r.o = linear(lw.o, pl ? &pl->o : nullptr, q_size, dim);
-    r.attn_out_norm = rows_or_null(lw.attn_out_norm);
-    r.post_norm = lw.post_norm.data();
-    r.mlp_out_norm = rows_or_null(lw.mlp_out_norm);
-    if (lw.sparse()) {
-      const moe_weights& m = lw.moe;
-      r.router = m.router.data();
-      for (const mlp_weights& e : m.experts) {
-        r.expert_gate_up.push_back(linear(e.gate_up, nullptr, dim, 2 * e.width));
-        r.expert_down.push_back(linear(e.down, nullptr, e.width, dim));
-        r.expert_width = e.width;
-      }
-      if (m.shared.width > 0) {
-        r.shared_gate_up = linear(m.shared.gate_up, nullptr, dim, 2 * m.shared.width);
-        r.shared_down = linear(m.shared.down, nullptr, m.shared.width, dim);
-        r.shared_width = m.shared.width;
-        r.shared_gate = m.shared_gate.data();
-      }
-    } else {
-      r.gate_up = linear(lw.gate_up, pl ? &pl->gate_up : nullptr, dim, 2 * hidden);
-      r.down = linear(lw.down, pl ? &pl->down : nullptr, hidden, dim);
-    }
-    t.refs.layers.push_back(std::move(r));
-  }
-  t.refs.final_norm = w.final_norm.data();
-  t.refs.head = linear(w.head(), packs ? &packs->lm_head : nullptr, dim, c.vocab_size);
-  t.refs.rotary = w.rotary.cos_sin.data();
-  t.refs.local_rotary = rows_or_null(w.local_rotary.cos_sin);
-  t.refs.long_rope_offset = w.rotary.long_offset;
+  cpu_handle_maker make(*table);
+  table->refs = decoder_refs_of(w, packs, c, make);
   return table;
 }
 

@@ -16,6 +16,7 @@ struct cpu_weight_table {
   decoder_refs refs;
   cpu::embedding_weight embed;
   std::deque<cpu::linear_weight> linears;  ///< what refs' op_linear handles point at
+  int64_t embed_width = 0, vocab = 0;      ///< the head's shape
 };
 
 /// The table of `weights` and, where packed (null: not), `packs`; `config` is the shard's.

@@ -150,6 +150,7 @@ void decoder_forward(const model_config_hf& c, const decoder_refs& w, const forw
   // Embeddings: the final hidden states (after the last norm) of the rows asked for.
   ops.final_hidden(w.final_norm, eps);
   ops.logits(w.final_norm, eps, w.head, static_cast<float>(c.final_logit_softcapping));
+  ops.end_step();
 }
 
 }  // namespace actorllm

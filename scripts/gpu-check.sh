@@ -194,7 +194,7 @@ run_ops_table() {
 
 # --- stories260K golden greedy on the GPU ---------------------------------------------------
 # cuda_golden (tools/gpu_only) loads the model as the server does (llama_model), runs
-# the golden prompt greedily through cuda::llama_runner in fp32 and compares the ids exactly,
+# the golden prompt greedily through the worker's cuda_decoder in fp32 and compares the ids exactly,
 # then checks that 16 prompts give the same tokens alone, batched and chunked. The GPU-only
 # project builds it; after a full build it is built from that project on its own.
 # GOLDEN_MODEL_DIR: the stories260K folder (config.json, model.safetensors, golden_greedy.json).

@@ -9,11 +9,10 @@
 #include <string>
 #include <utility>
 
-#include "actors/gpu_worker/cuda_weights.hpp"
+#include "actors/gpu_worker/cuda_decoder.hpp"
 #include "kernels/cuda/check.cuh"
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/kv_cache.cuh"
-#include "kernels/cuda/llama_runner.cuh"
 #include "kernels/cuda/nccl_comm.cuh"
 #include "model/packed_weights.hpp"
 
@@ -45,7 +44,7 @@ void use_device(int index) {
   CUDA_CHECK(cudaSetDevice(index));
 }
 
-/// The runner's view of the caller's deferred masks (none when the caller has none).
+/// The device's view of the caller's deferred masks (none when the caller has none).
 std::function<cuda::host_token_masks()> device_masks_of(
     const std::function<const row_token_masks&()>& masks) {
   if (!masks) return {};
@@ -132,18 +131,20 @@ std::unique_ptr<cuda::nccl_comm> join_tensor_parallel_group(const model_runner_c
   return std::make_unique<cuda::nccl_comm>(id, group->num_ranks(), config.tp_rank);
 }
 
-cuda::llama_runner_config runner_config_for(const llama_model& model,
-                                            const model_runner_config& config,
-                                            cuda::nccl_comm* tensor_parallel) {
-  cuda::llama_runner_config runner = runner_config_of(model);
-  runner.decode_graphs.max_batch = config.cuda_graph_max_batch;
-  runner.decode_graphs.max_context = config.cuda_graph_max_context;
-  if (tensor_parallel)
-    runner.all_reduce = [tensor_parallel](void* data, int64_t n, cuda::dtype t,
-                                          cudaStream_t stream) {
+cuda_decoder_options decoder_options_for(const model_runner_config& config, cuda::dtype storage,
+                                         cuda::nccl_comm* tensor_parallel) {
+  cuda_decoder_options options;
+  options.storage = storage;
+  options.graphs.max_batch = config.cuda_graph_max_batch;
+  options.graphs.max_context = config.cuda_graph_max_context;
+  if (tensor_parallel) {
+    options.all_reduce = [tensor_parallel](void* data, int64_t n, cuda::dtype t,
+                                           cudaStream_t stream) {
       tensor_parallel->all_reduce_sum(data, n, t, stream);
     };
-  return runner;
+    options.tp_size = config.all_reduce->num_ranks();
+  }
+  return options;
 }
 
 }  // namespace
@@ -167,20 +168,20 @@ class abort_with_host_group {
   int64_t id_ = 0;
 };
 
-// Members in construction order: the stream outlives the runner and the cache that use it.
+// Members in construction order: the stream outlives the decoder that uses it.
 struct cuda_backend::impl {
   // The engine resolved --kv-cache-dtype (plan_kv refused what the device cannot hold), so a
   // float8 pool here is the only other format.
   impl(const llama_model& model, const model_runner_config& config, cuda::dtype storage)
       : tensor_parallel(join_tensor_parallel_group(config)),
         aborts_with_group(config, tensor_parallel.get()),
-        runner(runner_config_for(model, config, tensor_parallel.get()), host_weights_of(model),
-               storage, stream.get()),
-        cache(runner.cache_layout(config.num_device_blocks, config.block_size,
-                                  to_kv_format(config.cache_dtype == kv_cache_dtype::float8
-                                                   ? cuda_cache::fp8_e4m3
-                                                   : cuda_cache::activations)),
-              config.num_cpu_blocks) {}
+        decoder(model, decoder_options_for(config, storage, tensor_parallel.get()), stream.get()) {
+    decoder.use_cache(
+        config.num_device_blocks, config.block_size,
+        to_kv_format(config.cache_dtype == kv_cache_dtype::float8 ? cuda_cache::fp8_e4m3
+                                                                  : cuda_cache::activations),
+        config.num_cpu_blocks);
+  }
 
   /// A captured graph would replay its collectives on an aborted communicator: no step runs
   /// once the group is gone.
@@ -196,8 +197,7 @@ struct cuda_backend::impl {
   // waiting in the join.
   std::unique_ptr<cuda::nccl_comm> tensor_parallel;
   abort_with_host_group aborts_with_group;  // removed before the communicator goes
-  cuda::llama_runner runner;
-  cuda::device_kv_cache cache;
+  cuda_decoder decoder;
 };
 
 cuda_backend::cuda_backend(std::shared_ptr<const llama_model> model,
@@ -228,11 +228,11 @@ std::string cuda_backend::device() const {
 }
 
 int64_t cuda_backend::graphs_captured() const {
-  return impl_->runner.graphs().captured;
+  return impl_->decoder.graphs().captured;
 }
 
 int64_t cuda_backend::graph_replays() const {
-  return impl_->runner.graphs().replayed;
+  return impl_->decoder.graphs().replayed;
 }
 
 void cuda_backend::move_blocks(const step_plan& plan) {
@@ -243,14 +243,15 @@ void cuda_backend::move_blocks(const step_plan& plan) {
   // Queued on the cache's copy stream: the forward that follows waits for each layer's blocks
   // just before that layer's attention (device_kv_cache::wait_for_layer), and a failed copy
   // surfaces when it synchronizes.
-  impl_->cache.move_blocks(as_pairs(plan.blocks_to_swap_out), as_pairs(plan.blocks_to_swap_in),
-                           as_pairs(plan.blocks_to_copy));
+  impl_->decoder.cache().move_blocks(as_pairs(plan.blocks_to_swap_out),
+                                     as_pairs(plan.blocks_to_swap_in),
+                                     as_pairs(plan.blocks_to_copy));
 }
 
 void cuda_backend::forward(const forward_batch& batch, std::vector<float>& logits) {
   use_device(device_index_);
   impl_->require_live_group();
-  impl_->runner.forward(host_batch_of(batch), impl_->cache, logits);
+  impl_->decoder.forward(batch, logits);
 }
 
 bool cuda_backend::try_forward_greedy(const forward_batch& batch, std::vector<int32_t>& tokens,
@@ -258,7 +259,7 @@ bool cuda_backend::try_forward_greedy(const forward_batch& batch, std::vector<in
   use_device(device_index_);
   impl_->require_live_group();
   const auto device_masks = device_masks_of(masks);
-  impl_->runner.forward_greedy(host_batch_of(batch), impl_->cache, tokens, device_masks);
+  impl_->decoder.forward_greedy(batch, tokens, device_masks);
   return true;
 }
 
@@ -268,28 +269,16 @@ bool cuda_backend::try_forward_sample(const forward_batch& batch,
                                       const std::function<const row_token_masks&()>& masks) {
   use_device(device_index_);
   impl_->require_live_group();
-  // The kernels' copies of the draws, alive until forward_sample returns.
-  std::vector<cuda::row_sampling> rows;
-  std::vector<cuda::logit_edit> edits;
+  // The kernels read the packed rows and edits as they are (kernels/row_sampling.hpp).
   auto device_rows = [&]() {
     const device_draws& d = draws();
     if (d.edit_offsets.size() != d.rows.size() + 1)
       throw std::invalid_argument("device_draws: one edit offset per row, and one more");
-    rows.clear();
-    rows.reserve(d.rows.size());
-    for (const device_draw& r : d.rows)
-      rows.push_back({r.temperature, r.top_k, r.top_p, r.min_p, r.repetition_penalty,
-                      r.presence_penalty, r.frequency_penalty, r.uniform});
-    edits.clear();
-    edits.reserve(d.edits.size());
-    for (const device_logit_edit& e : d.edits)
-      edits.push_back({e.token, e.bias, e.output_count, e.seen});
-    return cuda::host_draws{rows.data(), d.edit_offsets.data(), edits.data(),
-                            static_cast<int64_t>(rows.size())};
+    return cuda::host_draws{d.rows.data(), d.edit_offsets.data(), d.edits.data(),
+                            static_cast<int64_t>(d.rows.size())};
   };
   const auto device_masks = device_masks_of(masks);
-  impl_->runner.forward_sample(host_batch_of(batch), impl_->cache, device_rows, tokens,
-                               device_masks);
+  impl_->decoder.forward_sample(batch, device_rows, tokens, device_masks);
   return true;
 }
 
@@ -300,8 +289,9 @@ cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_c
   cuda_memory_profile p;
   p.total = cuda::device_memory_info().total_bytes;
   p.in_use_before = cuda::device_memory_in_use();
-  const cuda::llama_runner_config rc = runner_config_of(model);
-  cuda::llama_runner runner(rc, host_weights_of(model), to_dtype(storage));
+  cuda_decoder_options options;
+  options.storage = to_dtype(storage);
+  cuda_decoder decoder(model, options, nullptr);
   const size_t with_weights = cuda::device_memory_in_use();
   p.weights = with_weights - std::min(p.in_use_before, with_weights);
 
@@ -309,7 +299,8 @@ cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_c
   // sequences (more where one would pass the context limit), every sequence sampling.
   const int64_t block_size = config.cache.block_size;
   const int64_t num_tokens = std::max<int64_t>(1, config.scheduler.max_num_batched_tokens);
-  const int64_t max_len = std::max<int64_t>(1, std::min<int64_t>(max_model_len, rc.max_position));
+  const int64_t max_len =
+      std::max<int64_t>(1, std::min<int64_t>(max_model_len, decoder.max_position()));
   const int64_t num_seqs = std::clamp<int64_t>(config.scheduler.max_num_seqs,
                                                (num_tokens + max_len - 1) / max_len, num_tokens);
   forward_batch batch;
@@ -323,12 +314,11 @@ cuda_memory_profile profile_peak_memory(const llama_model& model, const engine_c
     batch.add_sequence(tokens, 0, table, static_cast<int32_t>(block_size), true);
   }
   batch.finalize();
-  cuda::device_kv_cache cache(
-      runner.cache_layout(next_block, block_size, to_kv_format(cache_format)), 0);
+  decoder.use_cache(next_block, block_size, to_kv_format(cache_format), 0);
   std::vector<float> logits;
-  runner.forward(host_batch_of(batch), cache, logits);
-  const auto cache_bytes =
-      static_cast<size_t>(cache.layout().num_blocks * cache.layout().bytes_per_block());
+  decoder.forward(batch, logits);
+  const cuda::kv_cache_layout& layout = decoder.cache().layout();
+  const auto cache_bytes = static_cast<size_t>(layout.num_blocks * layout.bytes_per_block());
   const size_t at_peak = cuda::device_memory_in_use();
   p.in_use_at_peak = at_peak - std::min(cache_bytes, at_peak);
   return p;
@@ -346,7 +336,7 @@ cuda_storage cuda_backend_provider::storage_for(const llama_model& model) const 
 std::string cuda_backend_provider::describe_weights(const llama_model& model) const {
   const cuda_storage storage = storage_for(model);
   std::string kept;
-  // Quantized projections stay so on the device (host_weights_of), read by the W8A16, W4A16
+  // Quantized projections stay so on the device (make_cuda_weight_table), read by the W8A16, W4A16
   // and float8-weight kernels; the rest is stored as `storage`.
   if (const auto* packed = model.packed_only() ? model.cpu_weights() : nullptr;
       packed && !packed->layers.empty()) {

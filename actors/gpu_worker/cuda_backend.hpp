@@ -1,9 +1,9 @@
 #pragma once
 /// The CUDA backend of the worker: the weights, the paged KV pool and the pinned CPU swap pool
-/// on one device; the forward through cuda::llama_runner (kernels/cuda), its logits copied
-/// back as float32 for the host sampler. Plain C++ over the kernels' API, built only with
-/// ACTORLLM_HAS_CUDA (the shell library); this header names no CUDA type. A device error
-/// throws cuda::cuda_error.
+/// on one device, and the shared forward over the CUDA ops (cuda_decoder); its logits copied
+/// back as float32 for the host sampler, or tokens drawn on the device. Plain C++ over the kernels'
+/// API, built only with ACTORLLM_HAS_CUDA (the shell library); this header names no CUDA type. A
+/// device error throws cuda::cuda_error.
 #include <memory>
 #include <string>
 #include <vector>

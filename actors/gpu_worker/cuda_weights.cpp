@@ -6,20 +6,12 @@
 #include <vector>
 
 #include "kernels/cpu/packed_linear.hpp"
-#include "model/forward_batch.hpp"
 #include "model/llama_model.hpp"
 #include "model/llama_weights.hpp"
-#include "model/moe_layer.hpp"
+#include "model/packed_weights.hpp"
+#include "model/weight_handles.hpp"
 
 namespace actorllm {
-
-namespace {
-
-const float* data_or_null(const std::vector<float>& v) {
-  return v.empty() ? nullptr : v.data();
-}
-
-}  // namespace
 
 cuda::quantized_matrix quantized_host_matrix::view() const {
   cuda::quantized_matrix v;
@@ -85,56 +77,70 @@ std::optional<quantized_host_matrix> device_layout_of(const cpu::packed_matrix& 
   return m;
 }
 
-cuda::llama_runner_config runner_config_of(const llama_model& model) {
-  const model_config_hf& c = model.config();
-  cuda::llama_runner_config r;
-  r.hidden_size = c.hidden_size;
-  r.intermediate_size = c.intermediate_size;
-  r.num_layers = c.num_layers;
-  r.num_heads = c.num_heads;
-  r.num_kv_heads = c.num_kv_heads;
-  r.head_dim = c.head_dim;
-  r.vocab_size = c.vocab_size;
-  r.max_position =
-      c.head_dim > 0 ? static_cast<int64_t>(model.weights().cos_sin().size()) / c.head_dim : 0;
-  r.rms_norm_eps = static_cast<float>(c.rms_norm_eps);
-  r.layer_sliding_window = c.layer_sliding_window;
-  r.long_rope_offset = model.weights().rotary.long_offset;
-  r.embedding_multiplier = static_cast<float>(c.embedding_multiplier);  // in float32, as HF
-  r.attention_scale = c.attention_softmax_scale();
-  r.gelu_tanh = c.activation == hidden_activation::gelu_tanh;
-  r.attn_logit_softcapping = static_cast<float>(c.attn_logit_softcapping);
-  r.final_logit_softcapping = static_cast<float>(c.final_logit_softcapping);
-  if (c.moe.num_experts > 0) {
-    // Routed on the host exactly as the CPU layer routes (route_token, row by row).
-    r.num_experts = c.moe.num_experts;
-    r.moe_top_k = c.moe.top_k;
-    r.route = [experts = c.moe.num_experts, k = c.moe.top_k, renormalise = c.moe.norm_topk_prob](
-                  const float* logits, int64_t n, int32_t* chosen, float* weights) {
-      for (int64_t t = 0; t < n; ++t)
-        route_token(logits + t * experts, experts, k, renormalise, chosen + t * k, weights + t * k);
-    };
-  }
-  const auto& local = model.weights().local_rotary.cos_sin;
-  if (!local.empty() && local.size() != model.weights().cos_sin().size())
-    throw std::runtime_error(
-        c.architecture +
-        ": the local layers' rotary table differs in size from the global "
-        "one, which the CUDA backend does not run: serve it with --device cpu");
-  return r;
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("CUDA weights: " + what);
 }
 
-staged_host_weights host_weights_of(const llama_model& model) {
-  const llama_weights& w = model.weights();
-  staged_host_weights staged;
-  cuda::llama_host_weights& h = staged.view;
-  // A packed-only matrix is unpacked when the runner uploads it, one at a time: 16-bit panels
-  // as their own bits (the device receives the checkpoint's values, no float32 staging),
-  // other panels (a quantized layout the kernels cannot run) as float32.
-  const packed_llama_weights* packed = model.packed_only() ? model.cpu_weights() : nullptr;
-  auto matrix = [&](const std::vector<float>& plain,
-                    const cpu::packed_matrix* panels) -> cuda::host_tensor {
-    if (!packed || !panels || panels->empty()) return data_or_null(plain);
+/// The CUDA ops' handles, made as decoder_refs_of walks the model.
+class cuda_handle_maker final : public weight_handle_maker {
+ public:
+  cuda_handle_maker(const llama_model& model, cuda_weight_sink& sink, cuda_weight_table& table)
+      : packed_(model.packed_only() ? model.cpu_weights() : nullptr), sink_(sink), t_(table) {}
+
+  op_weight vector(const std::string& name, const std::vector<float>& values) override {
+    return sink_.store(name, values.data(), static_cast<int64_t>(values.size()), false);
+  }
+  op_weight rotary(const std::string& name, const std::vector<float>& cos_sin) override {
+    return sink_.store(name, cos_sin.data(), static_cast<int64_t>(cos_sin.size()), true);
+  }
+  op_linear linear(const std::string& name, const std::vector<float>& rows,
+                   const cpu::packed_matrix* panels, int64_t in, int64_t out,
+                   op_weight bias) override {
+    cuda::linear_weight w;
+    // A quantized projection stays quantized: the device layout, no dense copy.
+    std::optional<quantized_host_matrix> layout;
+    if (packed(panels)) layout = device_layout_of(*panels);
+    if (layout) {
+      require(layout->out_features == out && layout->in_features == in,
+              name + ": quantized with another shape than the model's");
+      w.quantized = sink_.store_quantized(name, *layout);
+    } else {
+      w.dense = sink_.store(name, matrix(name, rows, panels, out * in), out * in, false);
+    }
+    t_.linears.push_back(w);
+    return {&t_.linears.back(), bias};
+  }
+  op_weight embedding(const std::vector<float>& rows, const cpu::packed_matrix* panels) override {
+    const int64_t n = packed(panels) ? panels->out_features * panels->in_features
+                                     : static_cast<int64_t>(rows.size());
+    return sink_.store("embed", matrix("embed", rows, panels, n), n, false);
+  }
+  op_linear head(const std::vector<float>& rows, const cpu::packed_matrix* panels, int64_t in,
+                 int64_t out, bool tied, op_weight embedding) override {
+    if (!tied) return linear("lm_head", rows, panels, in, out, nullptr);
+    t_.linears.push_back({embedding, {}});  // the embedding table, read as the head
+    return {&t_.linears.back(), nullptr};
+  }
+
+ private:
+  /// Whether the device reads `panels` (the model keeps only its packed copy).
+  bool packed(const cpu::packed_matrix* panels) const {
+    return packed_ && panels && !panels->empty();
+  }
+  /// What the device receives of a dense matrix of n values: its float32 rows, or its panels
+  /// unpacked when uploaded, one at a time: 16-bit panels as their own bits (the device gets
+  /// the checkpoint's values, no float32 staging), others as float32.
+  cuda::host_tensor matrix(const std::string& name, const std::vector<float>& rows,
+                           const cpu::packed_matrix* panels, int64_t n) const {
+    if (!packed(panels)) {
+      require(static_cast<int64_t>(rows.size()) == n, name + ": " + std::to_string(rows.size()) +
+                                                          " values, the model needs " +
+                                                          std::to_string(n));
+      return rows.data();
+    }
+    require(panels->out_features * panels->in_features == n, name + ": panels of another shape");
     if (panels->format == cpu::weight_format::bf16 || panels->format == cpu::weight_format::f16)
       return {
           panels->format == cpu::weight_format::bf16 ? cuda::dtype::bf16 : cuda::dtype::f16,
@@ -143,80 +149,45 @@ staged_host_weights host_weights_of(const llama_model& model) {
               const std::vector<float> values = cpu::unpack_matrix(*panels);
               std::copy(values.begin(), values.end(), static_cast<float*>(out));
             }};
-  };
-  // A quantized projection stays quantized: no dense tensor, the device layout instead.
-  auto projection = [&](const std::vector<float>& plain, const cpu::packed_matrix* panels,
-                        cuda::quantized_matrix& quantized) -> cuda::host_tensor {
-    if (packed && panels && !panels->empty())
-      if (auto layout = device_layout_of(*panels)) {
-        staged.quantized.push_back(std::move(*layout));
-        quantized = staged.quantized.back().view();
-        return {};
-      }
-    return matrix(plain, panels);
-  };
-  h.embed = matrix(w.embed, packed ? &packed->embedding_table() : nullptr);
-  for (size_t i = 0; i < w.layers.size(); ++i) {
-    const auto& l = w.layers[i];
-    const auto* pl = packed ? &packed->layers[i] : nullptr;
-    cuda::llama_host_layer hl;
-    hl.input_norm = data_or_null(l.input_norm);
-    hl.qkv = projection(l.qkv, pl ? &pl->qkv : nullptr, hl.qkv_quantized);
-    hl.qkv_bias = data_or_null(l.qkv_bias);
-    hl.q_norm = data_or_null(l.q_norm);
-    hl.k_norm = data_or_null(l.k_norm);
-    hl.o = projection(l.o, pl ? &pl->o : nullptr, hl.o_quantized);
-    hl.attn_out_norm = data_or_null(l.attn_out_norm);
-    hl.mlp_out_norm = data_or_null(l.mlp_out_norm);
-    hl.post_norm = data_or_null(l.post_norm);
-    if (l.sparse()) {
-      // Experts stay float32 on the host (no packed copy): pointers into them.
-      hl.router = data_or_null(l.moe.router);
-      hl.expert_width = l.moe.experts.front().width;
-      for (const auto& e : l.moe.experts) {
-        if (e.width != hl.expert_width)
-          throw std::runtime_error("the CUDA backend needs every expert of a layer equally wide");
-        hl.expert_gate_up.push_back(data_or_null(e.gate_up));
-        hl.expert_down.push_back(data_or_null(e.down));
-      }
-      hl.shared_width = l.moe.shared.width;
-      hl.shared_gate_up = data_or_null(l.moe.shared.gate_up);
-      hl.shared_down = data_or_null(l.moe.shared.down);
-      hl.shared_gate = data_or_null(l.moe.shared_gate);
-    } else {
-      hl.gate_up = projection(l.gate_up, pl ? &pl->gate_up : nullptr, hl.gate_up_quantized);
-      hl.down = projection(l.down, pl ? &pl->down : nullptr, hl.down_quantized);
-    }
-    h.layers.push_back(hl);
   }
-  h.final_norm = data_or_null(w.final_norm);
-  // Tied (no packed embed of its own): the runner reads the embedding table as the head.
-  if (!packed)
-    h.lm_head = data_or_null(w.lm_head);
-  else if (!packed->embed.empty())
-    h.lm_head = projection(w.lm_head, &packed->lm_head, h.lm_head_quantized);
-  h.cos_sin = data_or_null(w.cos_sin());
-  h.local_cos_sin = data_or_null(w.local_rotary.cos_sin);
-  return staged;
+
+  const packed_llama_weights* packed_;
+  cuda_weight_sink& sink_;
+  cuda_weight_table& t_;
+};
+
+}  // namespace
+
+std::unique_ptr<const cuda_weight_table> make_cuda_weight_table(const llama_model& model,
+                                                                cuda_weight_sink& sink) {
+  const llama_weights& w = model.weights();
+  const auto& local = w.local_rotary.cos_sin;
+  if (!local.empty() && local.size() != w.cos_sin().size())
+    throw std::runtime_error(
+        model.config().architecture +
+        ": the local layers' rotary table differs in size from the global "
+        "one, which the CUDA backend does not run: serve it with --device cpu");
+  auto table = std::make_unique<cuda_weight_table>();
+  cuda_handle_maker make(model, sink, *table);
+  const packed_llama_weights* packed = model.packed_only() ? model.cpu_weights() : nullptr;
+  table->refs = decoder_refs_of(w, packed, model.config(), make);
+  return table;
 }
 
-cuda::llama_host_batch host_batch_of(const forward_batch& b) {
-  // engine_setup refuses --enable-lora on a device; a batch with adapters here is a bug.
-  if (!b.adapters.empty())
-    throw std::runtime_error("LoRA adapters run on the CPU backend only (use --device cpu)");
-  cuda::llama_host_batch h;
-  h.token_ids = b.token_ids.data();
-  h.positions = b.positions.data();
-  h.slot_mapping = b.slot_mapping.data();
-  h.query_start_loc = b.query_start_loc.data();
-  h.seq_lens = b.seq_lens.data();
-  h.block_tables = b.block_tables.data();
-  h.logits_indices = b.logits_indices.data();
-  h.num_tokens = b.num_tokens();
-  h.num_seqs = b.num_seqs();
-  h.max_blocks_per_seq = b.max_blocks_per_seq;
-  h.num_logits = static_cast<int64_t>(b.logits_indices.size());
-  return h;
+const void* device_weight_sink::store(const std::string& name, const cuda::host_tensor& values,
+                                      int64_t n, bool keep_fp32) {
+  require(!values.empty() && n > 0, "missing weight " + name);
+  return store_.upload(name, values, n, keep_fp32);
+}
+
+cuda::quantized_matrix device_weight_sink::store_quantized(const std::string& name,
+                                                           const quantized_host_matrix& matrix) {
+  const std::string error = cuda::quantized_layout_error(matrix.view());
+  require(error.empty(), name + ": " + error);
+  quantized_.push_back(std::make_unique<cuda::device_quantized_matrix>(matrix.view()));
+  const cuda::quantized_matrix& on_device = quantized_.back()->view();
+  projector_.prepare(on_device);
+  return on_device;
 }
 
 }  // namespace actorllm

@@ -1,14 +1,20 @@
 #pragma once
-/// The views cuda::llama_runner takes of the host model: its config, its weights as the runner
-/// uploads them, and pointers into one step's forward_batch. Plain C++ over the kernels' API,
-/// shared by the worker's CUDA backend and tools/gpu_only/cuda_golden; built only with
-/// CUDA.
+/// A model's weights on one CUDA device: what the device receives of each tensor (its
+/// float32 rows; for a model kept only as packed panels, the panels' own 16-bit bits, or a
+/// quantized layout the kernels run, else the panels unpacked to float32), sent one tensor at
+/// a time to a cuda_weight_sink, and the CUDA ops' handles of them (cuda_forward_ops.cuh says
+/// what each is). Plain C++ over the kernels' API, shared by the worker's CUDA backend and
+/// tools/gpu_only; built only with CUDA.
 #include <deque>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
-#include "kernels/cuda/llama_runner.cuh"
+#include "kernels/cuda/projector.cuh"
 #include "kernels/cuda/quantized_linear.cuh"
+#include "kernels/cuda/weight_store.cuh"
+#include "model/decoder_forward.hpp"
 
 namespace actorllm {
 
@@ -17,13 +23,6 @@ struct packed_matrix;
 }  // namespace cpu
 
 class llama_model;
-struct llama_weights;
-struct forward_batch;
-
-/// The runner's config of `model`: every family the CPU runs (dense, windowed, Gemma, MoE with
-/// host routing); the rotary table's rows bound the positions. Throws std::runtime_error for a
-/// local rotary table of another size than the global one.
-cuda::llama_runner_config runner_config_of(const llama_model& model);
 
 /// A quantized matrix in the device's layout (cuda::quantized_matrix), owning its parts.
 struct quantized_host_matrix {
@@ -45,22 +44,48 @@ struct quantized_host_matrix {
 /// which the runner then takes unpacked, as a dense matrix.
 std::optional<quantized_host_matrix> device_layout_of(const cpu::packed_matrix& panels);
 
-/// The runner's host weights of a model: pointers into its float32 weights (null for an
-/// empty tensor: no bias, a tied LM head); the projections it keeps only as quantized panels,
-/// in the device's layout (they stay quantized on the device); and, for the other matrices it
-/// keeps only as packed panels, tensors that unpack them when the runner uploads them: 16-bit
-/// panels as their own 16-bit values (so a bf16 checkpoint reaches a bf16 device as its own
-/// bits, with no float32 copy on the way), others (a quantized layout the kernels cannot run)
-/// as float32. Valid while the model lives; the runner copies them when constructed.
-struct staged_host_weights {
-  cuda::llama_host_weights view;
-  std::deque<quantized_host_matrix> quantized;
-  operator const cuda::llama_host_weights&() const { return view; }  // NOLINT: as the view
+/// Where each tensor goes: the device (device_weight_sink), or a test's record.
+class cuda_weight_sink {
+ public:
+  virtual ~cuda_weight_sink() = default;
+  /// n values as `name`, in the device's storage type (float32 with keep_fp32: the rotary
+  /// tables); returns what the ops read (a device pointer). `values` may go once it returns.
+  virtual const void* store(const std::string& name, const cuda::host_tensor& values, int64_t n,
+                            bool keep_fp32) = 0;
+  /// A projection that stays quantized on the device; returns the matrix the ops read.
+  virtual cuda::quantized_matrix store_quantized(const std::string& name,
+                                                 const quantized_host_matrix& matrix) = 0;
 };
-staged_host_weights host_weights_of(const llama_model& model);
 
-/// Pointers into `batch`, which already has the runner's layout (finalized); valid while the
-/// batch lives and is not changed.
-cuda::llama_host_batch host_batch_of(const forward_batch& batch);
+/// The CUDA ops' handles of a model: decoder_refs over what the sink stored, and the
+/// projections the op_linear handles point at. Not copyable or movable: refs point into it.
+struct cuda_weight_table {
+  decoder_refs refs;
+  std::deque<cuda::linear_weight> linears;
+};
+
+/// Sends every tensor of `model` to `sink` and returns the handles. Throws
+/// std::invalid_argument naming a tensor the model lacks or whose size is off, and
+/// std::runtime_error for a model the CUDA ops do not run (a local rotary table of another
+/// size than the global one).
+std::unique_ptr<const cuda_weight_table> make_cuda_weight_table(const llama_model& model,
+                                                                cuda_weight_sink& sink);
+
+/// The sink of one device: a weight_store of the activations' type, and the quantized
+/// matrices (each readied on `p`, so that no step allocates).
+class device_weight_sink final : public cuda_weight_sink {
+ public:
+  device_weight_sink(cuda::dtype storage, cuda::projector& p) : store_(storage), projector_(p) {}
+  const void* store(const std::string& name, const cuda::host_tensor& values, int64_t n,
+                    bool keep_fp32) override;
+  cuda::quantized_matrix store_quantized(const std::string& name,
+                                         const quantized_host_matrix& matrix) override;
+  cuda::dtype storage() const { return store_.storage(); }
+
+ private:
+  cuda::weight_store store_;
+  cuda::projector& projector_;
+  std::vector<std::unique_ptr<cuda::device_quantized_matrix>> quantized_;
+};
 
 }  // namespace actorllm

@@ -14,7 +14,7 @@ void device_draws::clear() {
 void device_draws::add(const sampling_params& p, std::span<const int32_t> prompt_tokens,
                        const std::unordered_map<int32_t, int32_t>& output_counts, float uniform,
                        int32_t vocab) {
-  device_draw& row = rows.emplace_back();
+  row_sampling& row = rows.emplace_back();
   row.temperature = p.temperature;
   row.top_k = p.top_k;
   row.top_p = p.top_p;
@@ -38,17 +38,16 @@ void device_draws::add(const sampling_params& p, std::span<const int32_t> prompt
     for (const auto& [id, count] : output_counts)
       if (in_vocab(id)) scratch_.push_back({id, 0.0f, counted ? count : 0, repetition ? 1 : 0});
   // Stable: a token's biases add up in the request's order.
-  std::stable_sort(
-      scratch_.begin(), scratch_.end(),
-      [](const device_logit_edit& a, const device_logit_edit& b) { return a.token < b.token; });
-  for (const device_logit_edit& e : scratch_) {
+  std::stable_sort(scratch_.begin(), scratch_.end(),
+                   [](const logit_edit& a, const logit_edit& b) { return a.token < b.token; });
+  for (const logit_edit& e : scratch_) {
     const bool same_token =
         edits.size() > static_cast<size_t>(edit_offsets.back()) && edits.back().token == e.token;
     if (!same_token) {
       edits.push_back(e);
       continue;
     }
-    device_logit_edit& merged = edits.back();
+    logit_edit& merged = edits.back();
     merged.bias += e.bias;
     merged.output_count += e.output_count;  // one entry per token in output_counts
     merged.seen |= e.seen;

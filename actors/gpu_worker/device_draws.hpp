@@ -5,7 +5,7 @@
 /// in CSR form. The device then does what the host sampler does to a row, in its order: the
 /// structured-output mask, logit_bias, the repetition penalty on prompt and output tokens,
 /// presence and frequency penalties on output counts, temperature, top_k, top_p, min_p, and
-/// the draw. Plain C++: no CUDA type (cuda_backend copies it into kernels/cuda's structs).
+/// the draw. Plain C++: the kernels read these rows and edits as they are (row_sampling.hpp).
 #include <cstdint>
 #include <random>
 #include <span>
@@ -13,38 +13,16 @@
 #include <vector>
 
 #include "common/sampling_params.hpp"
+#include "kernels/row_sampling.hpp"
 
 namespace actorllm {
-
-/// One row's parameters (cuda::row_sampling's fields).
-struct device_draw {
-  float temperature = 0.0f;  ///< <= 0: the argmax of the processed row
-  int32_t top_k = 0;         ///< <= 0: no limit
-  float top_p = 1.0f;
-  float min_p = 0.0f;
-  float repetition_penalty = 1.0f;
-  float presence_penalty = 0.0f;
-  float frequency_penalty = 0.0f;
-  float uniform = 0.0f;  ///< in [0, 1); 0 for a greedy row
-};
-
-/// One token of a row that the bias or a penalty moves (cuda::logit_edit's fields).
-struct device_logit_edit {
-  int32_t token = 0;         ///< in [0, vocab), ascending and unique within the row
-  float bias = 0.0f;         ///< the sum of the request's logit_bias entries for the token
-  int32_t output_count = 0;  ///< occurrences in the output (0 unless a presence or frequency
-                             ///< penalty is set)
-  int32_t seen = 0;          ///< 1: in the prompt or the output, under a repetition penalty
-
-  friend bool operator==(const device_logit_edit&, const device_logit_edit&) = default;
-};
 
 class device_draws {
  public:
   /// Row r's edits are edits[edit_offsets[r], edit_offsets[r + 1]).
-  std::vector<device_draw> rows;
+  std::vector<row_sampling> rows;
   std::vector<int32_t> edit_offsets{0};
-  std::vector<device_logit_edit> edits;
+  std::vector<logit_edit> edits;
 
   void clear();
   /// Appends a row drawn as `params` say with `uniform`. `prompt_tokens` and `output_counts`
@@ -55,7 +33,7 @@ class device_draws {
            const std::unordered_map<int32_t, int32_t>& output_counts, float uniform, int32_t vocab);
 
  private:
-  std::vector<device_logit_edit> scratch_;  // one row's edits before merging
+  std::vector<logit_edit> scratch_;  // one row's edits before merging
 };
 
 /// Whether a request's draws can be made where the logits are: nothing host-only (logprobs,

@@ -79,6 +79,7 @@ class cpu_forward_ops final : public forward_ops {
   void all_reduce() override;
   void logits(op_weight final_norm, float eps, const op_linear& head, float softcap) override;
   void final_hidden(op_weight final_norm, float eps) override;
+  void end_step() override {}
   void write(act_buffer b, const float* rows, int64_t count) override;
   void read(act_buffer b, float* rows, int64_t count) override;
   void read_logits(float* out) override;

@@ -23,10 +23,6 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("cuda_forward_ops: " + what);
 }
 
-void grow(device_buffer& buf, size_t bytes) {
-  if (buf.size() < bytes) buf = device_buffer(bytes);
-}
-
 const linear_weight& matrix_of(const op_linear& w) {
   require(w.matrix != nullptr, "a projection without weights");
   return *static_cast<const linear_weight*>(w.matrix);
@@ -50,28 +46,22 @@ cuda_forward_ops::cuda_forward_ops(const forward_dims& dims, int64_t max_positio
 }
 
 void cuda_forward_ops::begin_step(const step_rows& b) {
+  stage(b, 0);
+}
+
+void cuda_forward_ops::stage(const step_rows& b, int64_t context_bound) {
   const kv_cache_layout& layout = cache_.layout();
   const int64_t n = b.num_tokens, seqs = b.num_seqs, block_size = layout.block_size;
-  llama_host_batch host;
-  host.token_ids = b.token_ids;
-  host.positions = b.positions;
-  host.slot_mapping = b.slot_mapping;
-  host.query_start_loc = b.query_start_loc;
-  host.seq_lens = b.seq_lens;
-  host.block_tables = b.block_tables;
-  host.logits_indices = b.logits_indices;
-  host.num_tokens = n;
-  host.num_seqs = seqs;
-  host.max_blocks_per_seq = b.max_blocks_per_seq;
-  host.num_logits = b.num_logits;
-  const step_extent extent = check_host_batch(
-      host, layout.num_blocks, block_size,
-      max_position_ > 0 ? max_position_ : std::numeric_limits<int32_t>::max(), "cuda_forward_ops");
-  require(b.num_hidden >= 0 && b.num_hidden <= n, "more hidden rows than tokens");
-  for (int64_t i = 0; i < b.num_hidden; ++i)
-    require(b.hidden_indices[i] >= 0 && b.hidden_indices[i] < n, "hidden row outside the batch");
-  for (int64_t i = 0; i < n; ++i)
-    require(b.token_ids[i] >= 0 && b.token_ids[i] < dims_.vocab, "token outside the vocabulary");
+  step_extent extent =
+      check_host_batch(b, layout.num_blocks, block_size,
+                       max_position_ > 0 ? max_position_ : std::numeric_limits<int32_t>::max(),
+                       dims_.vocab, "cuda_forward_ops");
+  require(context_bound == 0 || context_bound >= extent.max_seq_len,
+          "a context past the step's bound");
+  if (context_bound > 0) {
+    extent.max_seq_len = context_bound;
+    cache_.wait_for_moves(p_.stream());
+  }
   rows_ = b;
 
   // The step's arrays in one copy. The staging buffer is reused by the next step: wait for
@@ -107,28 +97,30 @@ void cuda_forward_ops::begin_step(const step_rows& b) {
   paged_.cache = layout.format;
   // The leading one-token queries run the decode kernels, the rest the prefill kernel.
   split_ = split_decode_prefix(paged_, b.query_start_loc, b.seq_lens, dims_.head_dim);
+  // A batch of decodes only under a bound (a graph's) is sized by it, past the real lengths.
+  if (context_bound > 0 && split_.decode.num_seqs == seqs)
+    split_.decode.max_seq_len = context_bound;
   if (split_.decode.num_seqs > 0)
-    grow(decode_workspace_,
-         paged_attention_decode_workspace_bytes(split_.decode.num_seqs, dims_.num_heads,
-                                                dims_.head_dim, split_.decode.max_seq_len));
+    decode_workspace_.grow(paged_attention_decode_workspace_bytes(
+        split_.decode.num_seqs, dims_.num_heads, dims_.head_dim, split_.decode.max_seq_len));
 
   const size_t es = static_cast<size_t>(dtype_size(t_));
   const auto rows = static_cast<size_t>(n);
-  grow(x_, rows * dims_.hidden * es);
-  grow(residual_, rows * dims_.hidden * es);
-  grow(qkv_, rows * (dims_.q_size() + 2 * dims_.kv_size()) * es);
-  grow(q_, rows * dims_.q_size() * es);
-  grow(attention_, rows * dims_.q_size() * es);
-  grow(gate_up_, rows * 2 * dims_.intermediate * es);
-  grow(act_, rows * dims_.intermediate * es);
+  x_.grow(rows * dims_.hidden * es);
+  residual_.grow(rows * dims_.hidden * es);
+  qkv_.grow(rows * (dims_.q_size() + 2 * dims_.kv_size()) * es);
+  q_.grow(rows * dims_.q_size() * es);
+  attention_.grow(rows * dims_.q_size() * es);
+  gate_up_.grow(rows * 2 * dims_.intermediate * es);
+  act_.grow(rows * dims_.intermediate * es);
   const auto logits_rows = static_cast<size_t>(std::max<int64_t>(b.num_logits, 1));
-  grow(last_, logits_rows * dims_.hidden * es);
-  grow(last_residual_, logits_rows * dims_.hidden * es);
-  grow(logits_, logits_rows * dims_.vocab * es);
-  grow(logits_f32_, logits_rows * dims_.vocab * sizeof(float));
+  last_.grow(logits_rows * dims_.hidden * es);
+  last_residual_.grow(logits_rows * dims_.hidden * es);
+  logits_.grow(logits_rows * dims_.vocab * es);
+  logits_f32_.grow(logits_rows * dims_.vocab * sizeof(float));
   const auto hidden_rows = static_cast<size_t>(std::max<int64_t>(b.num_hidden, 1));
-  grow(hidden_, hidden_rows * dims_.hidden * es);
-  grow(hidden_residual_, hidden_rows * dims_.hidden * es);
+  hidden_.grow(hidden_rows * dims_.hidden * es);
+  hidden_residual_.grow(hidden_rows * dims_.hidden * es);
 }
 
 void* cuda_forward_ops::buffer(act_buffer b) const {
@@ -292,6 +284,31 @@ void cuda_forward_ops::logits(op_weight final_norm, float eps, const op_linear& 
   if (softcap > 0) softcap_in_place(logits_f32_.as<float>(), count, softcap, p_.stream());
 }
 
+void cuda_forward_ops::end_step() {}
+
+float* cuda_forward_ops::device_logits() {
+  return logits_f32_.as<float>();
+}
+
+std::vector<const void*> cuda_forward_ops::addresses() const {
+  std::vector<const void*> at = {x_.get(),
+                                 residual_.get(),
+                                 qkv_.get(),
+                                 q_.get(),
+                                 attention_.get(),
+                                 gate_up_.get(),
+                                 act_.get(),
+                                 last_.get(),
+                                 last_residual_.get(),
+                                 logits_.get(),
+                                 logits_f32_.get(),
+                                 batch_.get(),
+                                 decode_workspace_.get(),
+                                 cache_.k(0)};
+  for (const void* p : p_.scratch_addresses()) at.push_back(p);
+  return at;
+}
+
 void cuda_forward_ops::final_hidden(op_weight final_norm, float eps) {
   if (rows_.num_hidden == 0) return;
   gather_final(hidden_indices_, rows_.num_hidden, final_norm, eps, hidden_.get(),
@@ -300,7 +317,7 @@ void cuda_forward_ops::final_hidden(op_weight final_norm, float eps) {
 
 void cuda_forward_ops::write(act_buffer b, const float* rows, int64_t count) {
   const int64_t elems = count * width(b);
-  grow(float_rows_, static_cast<size_t>(elems) * sizeof(float));
+  float_rows_.grow(static_cast<size_t>(elems) * sizeof(float));
   CUDA_CHECK(cudaMemcpyAsync(float_rows_.get(), rows, static_cast<size_t>(elems) * sizeof(float),
                              cudaMemcpyHostToDevice, p_.stream()));
   convert(float_rows_.get(), dtype::f32, buffer(b), t_, elems, p_.stream());
@@ -309,7 +326,7 @@ void cuda_forward_ops::write(act_buffer b, const float* rows, int64_t count) {
 
 void cuda_forward_ops::read(act_buffer b, float* rows, int64_t count) {
   const int64_t elems = count * width(b);
-  grow(float_rows_, static_cast<size_t>(elems) * sizeof(float));
+  float_rows_.grow(static_cast<size_t>(elems) * sizeof(float));
   convert(buffer(b), t_, float_rows_.get(), dtype::f32, elems, p_.stream());
   CUDA_CHECK(cudaMemcpyAsync(rows, float_rows_.get(), static_cast<size_t>(elems) * sizeof(float),
                              cudaMemcpyDeviceToHost, p_.stream()));

@@ -52,9 +52,24 @@ class cuda_forward_ops final : public forward_ops {
   void all_reduce() override;
   void logits(op_weight final_norm, float eps, const op_linear& head, float softcap) override;
   void final_hidden(op_weight final_norm, float eps) override;
+  void end_step() override;
   void write(act_buffer b, const float* rows, int64_t count) override;
   void read(act_buffer b, float* rows, int64_t count) override;
   void read_logits(float* out) override;
+
+  /// Checks a step and stages its rows on the device (begin_step's work). context_bound > 0:
+  /// the attention launch is sized for contexts of that many tokens, past the step's own
+  /// (a graph's launches must fit every step of its shape), and every pending cache move is
+  /// waited for first (a graph holds no wait of its own).
+  void stage(const step_rows& rows, int64_t context_bound);
+  /// The last step's logits, float32 (num_logits, vocab), on the device.
+  float* device_logits();
+  /// Every device address the launches read or write: a graph captured over them replays
+  /// only while they stay where they were.
+  std::vector<const void*> addresses() const;
+  cudaStream_t stream() const { return p_.stream(); }
+  int64_t vocab() const { return dims_.vocab; }
+  int64_t block_size() const { return cache_.layout().block_size; }
 
  private:
   void* buffer(act_buffer b) const;

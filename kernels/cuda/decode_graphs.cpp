@@ -20,11 +20,12 @@ int64_t graph_table_width(int64_t blocks) {
   return width;
 }
 
-decode_graph_shape decode_graph_shape_of(const llama_host_batch& b, int64_t block_size,
+decode_graph_shape decode_graph_shape_of(const step_rows& b, int64_t block_size,
                                          const decode_graph_limits& limits) {
   const decode_graph_shape eager;
   if (limits.max_batch <= 0 || b.num_seqs <= 0 || b.num_tokens != b.num_seqs ||
-      b.num_logits != b.num_seqs || block_size <= 0)
+      b.num_logits != b.num_seqs || b.num_hidden != 0 || b.adapter_of_row != nullptr ||
+      block_size <= 0)
     return eager;
   int64_t longest = 0;
   for (int64_t s = 0; s < b.num_seqs; ++s) {
@@ -39,7 +40,7 @@ decode_graph_shape decode_graph_shape_of(const llama_host_batch& b, int64_t bloc
   return shape;
 }
 
-padded_decode_batch::padded_decode_batch(const llama_host_batch& b, const decode_graph_shape& shape,
+padded_decode_batch::padded_decode_batch(const step_rows& b, const decode_graph_shape& shape,
                                          int64_t block_size) {
   const int64_t n = b.num_seqs, padded = shape.num_seqs, width = shape.blocks_per_seq;
   if (padded < n || width <= 0 || block_size <= 0)

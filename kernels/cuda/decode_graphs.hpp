@@ -5,11 +5,11 @@
 /// and a padded block-table width (a power of two); the batch is padded to it (padding rows
 /// have no context and write no cache slot), so the graph's kernels find every array where
 /// they were captured and its launch sizes fit every step of that shape. This file is the plan
-/// (host C++, no device access); llama_runner captures and replays.
+/// (host C++, no device access); graph_forward_ops captures and replays.
 #include <cstdint>
 #include <vector>
 
-#include "kernels/cuda/host_batch.hpp"
+#include "kernels/forward_ops.hpp"
 
 namespace actorllm::cuda {
 
@@ -41,9 +41,9 @@ int64_t graph_batch_size(int64_t num_seqs, int64_t max_batch);
 int64_t graph_table_width(int64_t blocks);
 
 /// The graph shape `batch` replays, or num_seqs 0 where it runs eagerly: a query longer than
-/// one token, a logits row that is not its sequence's token in order (rows 0 .. n-1), more
-/// sequences or a longer context than `limits` allow.
-decode_graph_shape decode_graph_shape_of(const llama_host_batch& batch, int64_t block_size,
+/// one token, a logits row that is not its sequence's token in order (rows 0 .. n-1), hidden
+/// rows or adapters, more sequences or a longer context than `limits` allow.
+decode_graph_shape decode_graph_shape_of(const step_rows& batch, int64_t block_size,
                                          const decode_graph_limits& limits);
 
 /// `batch` padded to `shape`: padding sequences hold token 0 at position 0, a context of
@@ -52,15 +52,14 @@ decode_graph_shape decode_graph_shape_of(const llama_host_batch& batch, int64_t 
 /// 0 .. shape.num_seqs - 1, the first batch.num_seqs of them the batch's own.
 class padded_decode_batch {
  public:
-  padded_decode_batch(const llama_host_batch& batch, const decode_graph_shape& shape,
-                      int64_t block_size);
-  const llama_host_batch& view() const { return view_; }
+  padded_decode_batch(const step_rows& batch, const decode_graph_shape& shape, int64_t block_size);
+  const step_rows& view() const { return view_; }
 
  private:
   std::vector<int32_t> token_ids_, positions_, query_start_loc_, seq_lens_, block_tables_,
       logits_indices_;
   std::vector<int64_t> slot_mapping_;
-  llama_host_batch view_;
+  step_rows view_;
 };
 
 }  // namespace actorllm::cuda

@@ -51,6 +51,11 @@ class device_buffer {
     return static_cast<T*>(ptr_);
   }
   size_t size() const { return bytes_; }
+  /// Reallocates to `bytes` where smaller (the old contents are dropped); else nothing, so
+  /// that scratch grown to the largest step stays where it is.
+  void grow(size_t bytes) {
+    if (bytes_ < bytes) device_buffer(bytes).swap(*this);
+  }
 
   /// Copies `bytes` from host `src` (synchronously).
   void upload(const void* src, size_t bytes);

@@ -11,13 +11,9 @@ namespace actorllm::cuda {
 
 namespace {
 
-void grow(device_buffer& buf, size_t bytes) {
-  if (buf.size() < bytes) buf = device_buffer(bytes);
-}
-
 template <typename T>
 void upload(device_buffer& dst, const std::vector<T>& src, cudaStream_t stream) {
-  grow(dst, src.size() * sizeof(T));
+  dst.grow(src.size() * sizeof(T));
   if (!src.empty())
     CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.data(), src.size() * sizeof(T),
                                cudaMemcpyHostToDevice, stream));
@@ -43,11 +39,11 @@ void expert_dispatch::run(projector& p, const experts_on_device& w, const expert
   const int64_t experts = w.num_experts, k = w.top_k, width = w.width, choices = n * k;
 
   // Route on the host, from the router's float32 logits.
-  grow(router_, static_cast<size_t>(n * experts) * es);
+  router_.grow(static_cast<size_t>(n * experts) * es);
   p.gemm().linear(x, w.router, nullptr, n, dim, experts, router_.get(), t, stream);
   const void* logits = router_.get();
   if (t != dtype::f32) {
-    grow(router_f32_, static_cast<size_t>(n * experts) * sizeof(float));
+    router_f32_.grow(static_cast<size_t>(n * experts) * sizeof(float));
     convert(router_.get(), t, router_f32_.get(), dtype::f32, n * experts, stream);
     logits = router_f32_.get();
   }
@@ -80,10 +76,10 @@ void expert_dispatch::run(projector& p, const experts_on_device& w, const expert
   upload(weights_, choice_weights_, stream);
 
   // Each expert once over the rows routed to it (a gather is an embedding lookup into x).
-  grow(rows_, static_cast<size_t>(choices * dim) * es);
-  grow(gate_up_, static_cast<size_t>(choices * 2 * width) * es);
-  grow(act_, static_cast<size_t>(choices * width) * es);
-  grow(out_, static_cast<size_t>(choices * dim) * es);
+  rows_.grow(static_cast<size_t>(choices * dim) * es);
+  gate_up_.grow(static_cast<size_t>(choices * 2 * width) * es);
+  act_.grow(static_cast<size_t>(choices * width) * es);
+  out_.grow(static_cast<size_t>(choices * dim) * es);
   embedding(x, tokens_.as<int32_t>(), choices, dim, rows_.get(), t, stream, n);
   char* rows = rows_.as<char>();
   char* gate_up = gate_up_.as<char>();
@@ -101,10 +97,10 @@ void expert_dispatch::run(projector& p, const experts_on_device& w, const expert
   const void* shared_out = nullptr;
   const void* shared_logit = nullptr;
   if (const int64_t sw = w.shared_width; sw > 0) {
-    grow(shared_gate_up_, static_cast<size_t>(n * 2 * sw) * es);
-    grow(shared_act_, static_cast<size_t>(n * sw) * es);
-    grow(shared_out_, static_cast<size_t>(n * dim) * es);
-    grow(shared_logit_, static_cast<size_t>(n) * es);
+    shared_gate_up_.grow(static_cast<size_t>(n * 2 * sw) * es);
+    shared_act_.grow(static_cast<size_t>(n * sw) * es);
+    shared_out_.grow(static_cast<size_t>(n * dim) * es);
+    shared_logit_.grow(static_cast<size_t>(n) * es);
     gated_mlp(p, x, n, dim, sw, w.shared_gate_up, w.shared_down, activation, shared_gate_up_.get(),
               shared_act_.get(), shared_out_.get(), t);
     p.gemm().linear(x, w.shared_gate, nullptr, n, dim, 1, shared_logit_.get(), t, stream);

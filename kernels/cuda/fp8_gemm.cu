@@ -63,10 +63,6 @@ unsigned grid_for(int64_t n) {
   return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 4096));
 }
 
-void grow(device_buffer& buf, size_t bytes) {
-  if (buf.size() < bytes) buf = device_buffer(bytes);
-}
-
 }  // namespace
 
 /// One shape's cuBLASLt descriptors and chosen algorithm, made on the shape's first call.
@@ -160,8 +156,8 @@ void fp8_gemm::linear(const void* x, const quantized_matrix& w, const void* bias
         "fp8_gemm: float8 codes with one scale per row, sizes multiples of 16, no reordering");
   if (n == 0) return;
   const int64_t in = w.in_features, out = w.out_features;
-  grow(x8_, static_cast<size_t>(n * in));
-  grow(product_, static_cast<size_t>(n * out) * sizeof(float));
+  x8_.grow(static_cast<size_t>(n * in));
+  product_.grow(static_cast<size_t>(n * out) * sizeof(float));
   auto* scale = scale_.as<float>();  // [0]: max |x| as bits, [1]: the scale
   CUDA_CHECK(cudaMemsetAsync(scale, 0, sizeof(float), stream));
   ACTORLLM_DISPATCH_DTYPE(t, T, {

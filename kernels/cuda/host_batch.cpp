@@ -6,8 +6,8 @@
 
 namespace actorllm::cuda {
 
-step_extent check_host_batch(const llama_host_batch& b, int64_t num_blocks, int64_t block_size,
-                             int64_t max_position, const char* who) {
+step_extent check_host_batch(const step_rows& b, int64_t num_blocks, int64_t block_size,
+                             int64_t max_position, int64_t vocab, const char* who) {
   const auto require = [who](bool ok, const std::string& what) {
     if (!ok) throw std::invalid_argument(std::string(who) + ": " + what);
   };
@@ -30,12 +30,16 @@ step_extent check_host_batch(const llama_host_batch& b, int64_t num_blocks, int6
   for (int64_t i = 0; i < num_seqs * b.max_blocks_per_seq; ++i)
     require(b.block_tables[i] >= 0 && b.block_tables[i] < num_blocks, "block id outside the cache");
   for (int64_t i = 0; i < n; ++i) {
+    require(b.token_ids[i] >= 0 && b.token_ids[i] < vocab, "token outside the vocabulary");
     require(b.positions[i] >= 0 && b.positions[i] < max_position,
             "position outside the rotary table");
     require(b.slot_mapping[i] < num_blocks * block_size, "slot outside the cache");
   }
   for (int64_t i = 0; i < b.num_logits; ++i)
     require(b.logits_indices[i] >= 0 && b.logits_indices[i] < n, "logits index outside the batch");
+  require(b.num_hidden >= 0 && b.num_hidden <= n, "more hidden rows than tokens");
+  for (int64_t i = 0; i < b.num_hidden; ++i)
+    require(b.hidden_indices[i] >= 0 && b.hidden_indices[i] < n, "hidden row outside the batch");
   return extent;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 /// The last step of a mixture-of-experts layer: each token's expert outputs added back,
 /// weighted by its routing weights, plus Qwen2-MoE's gated shared expert. The experts
-/// themselves run as one GEMM per expert over the rows routed to it (llama_runner).
+/// themselves run as one GEMM per expert over the rows routed to it (expert_dispatch).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

@@ -4,14 +4,6 @@
 
 namespace actorllm::cuda {
 
-namespace {
-
-void reserve_bytes(device_buffer& buf, size_t bytes) {
-  if (buf.size() < bytes) buf = device_buffer(bytes);
-}
-
-}  // namespace
-
 projector::projector(cudaStream_t stream) : stream_(stream) {}
 
 void projector::prepare(const quantized_matrix& w) {
@@ -27,7 +19,7 @@ void projector::linear(const linear_weight& w, const void* x, const void* bias, 
   }
   const size_t es = static_cast<size_t>(dtype_size(t));
   if (w.quantized.input_order) {
-    reserve_bytes(permuted_, static_cast<size_t>(n * in_features) * es);
+    permuted_.grow(static_cast<size_t>(n * in_features) * es);
     gather_columns(x, w.quantized.input_order, n, in_features, permuted_.get(), t, stream_);
     x = permuted_.get();
   }
@@ -42,7 +34,7 @@ void projector::linear(const linear_weight& w, const void* x, const void* bias, 
     return;
   }
   const int64_t elems = std::max(max_quantized_elems_, out_features * in_features);
-  reserve_bytes(dequantized_, static_cast<size_t>(elems) * es);
+  dequantized_.grow(static_cast<size_t>(elems) * es);
   dequantize(w.quantized, dequantized_.get(), t, stream_);
   gemm_.linear(x, dequantized_.get(), bias, n, in_features, out_features, y, t, stream_);
 }

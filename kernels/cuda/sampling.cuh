@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/dtype.cuh"
+#include "kernels/row_sampling.hpp"
 
 namespace actorllm::cuda {
 
@@ -25,27 +26,7 @@ void sample_top_k_top_p(const void* logits, int64_t n, int64_t vocab, const floa
                         const int32_t* top_k, const float* top_p, const float* uniforms,
                         int32_t* tokens, dtype t, cudaStream_t stream);
 
-/// One logits row's draw in sample_rows: the sampling parameters that shape it (vLLM's, as
-/// actorllm::sampling_params holds them) and the caller's uniform.
-struct row_sampling {
-  float temperature = 0.0f;         ///< <= 0: the argmax of the processed row
-  int32_t top_k = 0;                ///< <= 0 or >= vocab: no limit
-  float top_p = 1.0f;               ///< >= 1: no limit
-  float min_p = 0.0f;               ///< <= 0: no limit; above 1 acts as 1
-  float repetition_penalty = 1.0f;  ///< on `seen` edits; 1: none
-  float presence_penalty = 0.0f;    ///< on edits with output_count > 0
-  float frequency_penalty = 0.0f;   ///< times output_count
-  float uniform = 0.0f;             ///< the draw, in [0, 1)
-};
-
-/// One token of a row that something other than the model moves: its logit bias and what the
-/// penalties need to know of it.
-struct logit_edit {
-  int32_t token = 0;         ///< in [0, vocab); each token at most once per row, ascending
-  float bias = 0.0f;         ///< logit_bias, added first
-  int32_t output_count = 0;  ///< occurrences in the output so far (presence, frequency)
-  int32_t seen = 0;          ///< nonzero: in the prompt or the output (repetition)
-};
+// row_sampling and logit_edit (kernels/row_sampling.hpp): one row's draw and its edits.
 
 /// One token per row of float32 `logits` (n, vocab), each row processed in place first, in
 /// the host sampler's order (actors/gpu_worker/sampler.cpp, vLLM's semantics):

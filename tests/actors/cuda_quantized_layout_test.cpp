@@ -39,29 +39,29 @@ std::vector<float> dense_from_device_layout(const cuda::quantized_matrix& q) {
 /// CPU's panels; the LM head too where it is quantized and untied.
 void expect_projections_read_back(const llama_model& model, cuda::weight_code code) {
   ASSERT_TRUE(model.packed_only());
-  const staged_host_weights staged = host_weights_of(model);
+  testing::recorded_weights sent;
+  const auto table = make_cuda_weight_table(model, sent);
   const packed_llama_weights& packed = *model.cpu_weights();
   for (size_t l = 0; l < packed.layers.size(); ++l) {
     SCOPED_TRACE("layer " + std::to_string(l));
-    const auto& host = staged.view.layers[l];
+    const std::string at = "layers." + std::to_string(l) + ".";
     const auto& panels = packed.layers[l];
-    const std::pair<const cuda::quantized_matrix*, const cpu::packed_matrix*> projections[] = {
-        {&host.qkv_quantized, &panels.qkv},
-        {&host.o_quantized, &panels.o},
-        {&host.gate_up_quantized, &panels.gate_up},
-        {&host.down_quantized, &panels.down}};
-    for (const auto& [quantized, matrix] : projections) {
-      ASSERT_FALSE(quantized->empty());
+    const std::pair<const char*, const cpu::packed_matrix*> projections[] = {
+        {"qkv", &panels.qkv},
+        {"o", &panels.o},
+        {"gate_up", &panels.gate_up},
+        {"down", &panels.down}};
+    for (const auto& [name, matrix] : projections) {
+      const quantized_host_matrix* quantized = sent.quantized(at + name);
+      ASSERT_NE(quantized, nullptr) << name;
       EXPECT_EQ(quantized->code, code);
-      EXPECT_EQ(quantized->input_order != nullptr, !matrix->input_order.empty());
-      EXPECT_EQ(dense_from_device_layout(*quantized), cpu::unpack_matrix(*matrix));
+      EXPECT_EQ(!quantized->input_order.empty(), !matrix->input_order.empty());
+      EXPECT_EQ(dense_from_device_layout(quantized->view()), cpu::unpack_matrix(*matrix));
+      EXPECT_EQ(sent.find(at + name), nullptr) << name << " went dense too";
     }
-    EXPECT_TRUE(host.qkv.empty());
-    EXPECT_TRUE(host.down.empty());
   }
-  if (!staged.view.lm_head_quantized.empty()) {
-    EXPECT_EQ(dense_from_device_layout(staged.view.lm_head_quantized),
-              cpu::unpack_matrix(packed.lm_head));
+  if (const auto* head = sent.quantized("lm_head")) {
+    EXPECT_EQ(dense_from_device_layout(head->view()), cpu::unpack_matrix(packed.lm_head));
   }
 }
 
@@ -109,20 +109,21 @@ TEST(cuda_quantized_layout, int8_and_int4_at_load_read_back_as_the_cpu_panels) {
 TEST(cuda_quantized_layout, a_layout_the_kernels_cannot_run_stays_dense) {
   if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
   const llama_model model(testing::stories260k_dir(), {}, {"auto", "int8"});
-  const staged_host_weights staged = host_weights_of(model);
-  const auto& layer = staged.view.layers.at(0);
-  EXPECT_FALSE(layer.qkv_quantized.empty());
-  EXPECT_TRUE(layer.down_quantized.empty());
-  ASSERT_FALSE(layer.down.empty());
-  EXPECT_EQ(layer.down.type, cuda::dtype::f32);
+  testing::recorded_weights sent;
+  const auto table = make_cuda_weight_table(model, sent);
+  const quantized_host_matrix* qkv = sent.quantized("layers.0.qkv");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_EQ(sent.quantized("layers.0.down"), nullptr);
+  const auto* down = sent.find("layers.0.down");
+  ASSERT_NE(down, nullptr);
+  EXPECT_EQ(down->values.type, cuda::dtype::f32);
   const auto& panels = model.cpu_weights()->layers.at(0).down;
-  EXPECT_EQ(testing::host_values(layer.down, panels.out_features * panels.in_features),
+  EXPECT_EQ(testing::host_values(down->values, panels.out_features * panels.in_features),
             cpu::unpack_matrix(panels));
   EXPECT_FALSE(device_layout_of(panels).has_value());
-  EXPECT_FALSE(
-      cuda::quantized_layout_error({cuda::weight_code::q8, 64, 172, 172, layer.qkv_quantized.codes,
-                                    layer.qkv_quantized.scales, nullptr, nullptr})
-          .empty());
+  EXPECT_FALSE(cuda::quantized_layout_error({cuda::weight_code::q8, 64, 172, 172, qkv->codes.data(),
+                                             qkv->scales.data(), nullptr, nullptr})
+                   .empty());
 }
 
 TEST(cuda_quantized_layout, sixteen_bit_panels_are_not_quantized) {
@@ -130,10 +131,13 @@ TEST(cuda_quantized_layout, sixteen_bit_panels_are_not_quantized) {
   const testing::random_model ckpt("cuda-layout-bf16", quantizable_llama);
   const llama_model model(ckpt.dir());
   ASSERT_TRUE(model.packed_only());
-  const staged_host_weights staged = host_weights_of(model);
-  EXPECT_TRUE(staged.quantized.empty());
-  EXPECT_EQ(staged.view.layers.at(0).qkv.type, cuda::dtype::bf16);
-  EXPECT_FALSE(staged.view.layers.at(0).qkv.empty());
+  testing::recorded_weights sent;
+  const auto table = make_cuda_weight_table(model, sent);
+  EXPECT_TRUE(sent.empty_of_quantized());
+  const auto* qkv = sent.find("layers.0.qkv");
+  ASSERT_NE(qkv, nullptr);
+  EXPECT_EQ(qkv->values.type, cuda::dtype::bf16);
+  EXPECT_FALSE(qkv->values.empty());
 }
 
 // Every E4M3FN code's value: the kernels' reference decodes as the format defines it, and

@@ -1,11 +1,12 @@
-// The CUDA runner's host view of a model whose matrices are packed 16-bit panels only:
-// host_weights_of hands them over as bf16, unpacked only when the runner uploads each one, and
+// What the device receives of a model whose matrices are packed 16-bit panels only:
+// make_cuda_weight_table hands them over as bf16, unpacked only when the sink stores each one, and
 // for a bf16 checkpoint that is exactly the checkpoint's bits: the float32 model's weights cut
 // to their upper 16 bits, tied head and all. Needs no device (plain C++ over the model), only
 // a build with CUDA.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,6 @@ namespace {
 #if ACTORLLM_HAS_CUDA
 std::vector<float> values(const cuda::host_tensor& t, int64_t n) {
   return testing::host_values(t, n);
-}
-std::vector<float> values(const float* p, int64_t n) {
-  return p ? std::vector<float>(p, p + n) : std::vector<float>();
 }
 
 /// A matrix of the bf16 model goes over as bf16, written only on demand (no copy is made when
@@ -47,6 +45,14 @@ void expect_bf16_bits(const cuda::host_tensor& got, const cuda::host_tensor& wan
   }
 }
 
+/// The tensor stored as `name`.
+const testing::recorded_weights::dense& stored(const testing::recorded_weights& r,
+                                               const std::string& name) {
+  const auto* d = r.find(name);
+  if (!d) throw std::runtime_error(name + " was not stored");
+  return *d;
+}
+
 void expect_same_upload(const std::string& args) {
   testing::random_model ckpt("cuda-weights", args + " --dtype bf16");
   const llama_model packed(ckpt.dir());
@@ -54,20 +60,29 @@ void expect_same_upload(const std::string& args) {
   ASSERT_TRUE(packed.packed_only());
   const auto& c = float32.config();
   const int64_t dim = c.hidden_size, qkv = c.q_size() + 2 * c.kv_size();
-  const auto got = host_weights_of(packed), want = host_weights_of(float32);
-  const cuda::llama_host_weights& g = got;
-  const cuda::llama_host_weights& w = want;
-  expect_bf16_bits(g.embed, w.embed, c.vocab_size * dim);
-  EXPECT_EQ(g.lm_head.empty(), w.lm_head.empty());  // tied: both read the embedding
-  if (!w.lm_head.empty()) expect_bf16_bits(g.lm_head, w.lm_head, c.vocab_size * dim);
-  for (size_t l = 0; l < g.layers.size(); ++l) {
+  testing::recorded_weights g, w;
+  const auto got = make_cuda_weight_table(packed, g);
+  const auto want = make_cuda_weight_table(float32, w);
+  expect_bf16_bits(stored(g, "embed").values, stored(w, "embed").values, c.vocab_size * dim);
+  // Tied: neither stores a head, and both read the embedding table as it.
+  const bool tied = w.find("lm_head") == nullptr;
+  EXPECT_EQ(g.find("lm_head") == nullptr, tied);
+  const auto* head = static_cast<const cuda::linear_weight*>(got->refs.head.matrix);
+  EXPECT_EQ(head->dense == got->refs.embed, tied);
+  if (!tied)
+    expect_bf16_bits(stored(g, "lm_head").values, stored(w, "lm_head").values, c.vocab_size * dim);
+  for (int64_t l = 0; l < c.num_layers; ++l) {
     SCOPED_TRACE("layer " + std::to_string(l));
-    const auto &gl = g.layers[l], &wl = w.layers[l];
-    expect_bf16_bits(gl.qkv, wl.qkv, qkv * dim);
-    expect_bf16_bits(gl.o, wl.o, dim * c.q_size());
-    expect_bf16_bits(gl.gate_up, wl.gate_up, 2 * c.intermediate_size * dim);
-    expect_bf16_bits(gl.down, wl.down, dim * c.intermediate_size);
-    EXPECT_EQ(values(gl.input_norm, dim), values(wl.input_norm, dim));
+    const std::string at = "layers." + std::to_string(l) + ".";
+    const auto bits = [&](const char* name, int64_t n) {
+      expect_bf16_bits(stored(g, at + name).values, stored(w, at + name).values, n);
+    };
+    bits("qkv", qkv * dim);
+    bits("o", dim * c.q_size());
+    bits("gate_up", 2 * c.intermediate_size * dim);
+    bits("down", dim * c.intermediate_size);
+    EXPECT_EQ(values(stored(g, at + "input_norm").values, dim),
+              values(stored(w, at + "input_norm").values, dim));
   }
 }
 

@@ -23,7 +23,7 @@
 #if ACTORLLM_HAS_CUDA
 #include "actors/gpu_worker/cuda_backend.hpp"
 #include "actors/gpu_worker/cuda_weights.hpp"
-#include "model/moe_layer.hpp"
+#include "tests/actors/host_tensor_values.hpp"
 #endif
 
 namespace actorllm {
@@ -218,58 +218,51 @@ TEST(engine_cuda, quantized_models_match_the_cpu_backend) {
   }
 }
 
-// Which families the device runs is decided at load, by what each needs (no device here).
-TEST(cuda_families, every_family_reaches_the_runner_with_what_it_needs) {
-  const testing::random_model qwen3("families-qwen3", "--arch qwen3");
-  EXPECT_NO_THROW(runner_config_of(llama_model(qwen3.dir())));
-  const testing::random_model mistral("families-mistral", "--arch mistral --sliding-window 8");
-  EXPECT_EQ(runner_config_of(llama_model(mistral.dir())).layer_sliding_window,
-            std::vector<int32_t>(llama_model(mistral.dir()).config().num_layers, 8));
-  const testing::random_model phi3("families-phi3", "--arch phi3 --rope-scaling longrope");
-  EXPECT_EQ(runner_config_of(llama_model(phi3.dir())).long_rope_offset, 32);
-  const testing::random_model gemma3("families-gemma3", "--arch gemma3");
-  const llama_model gemma3_model(gemma3.dir());
-  const auto g3 = runner_config_of(gemma3_model);
-  EXPECT_TRUE(g3.gelu_tanh);
-  EXPECT_FLOAT_EQ(g3.embedding_multiplier,
-                  std::sqrt(static_cast<float>(gemma3_model.config().hidden_size)));
-  EXPECT_EQ(g3.attention_scale, gemma3_model.config().attention_softmax_scale());
-  EXPECT_FALSE(gemma3_model.weights().local_rotary.cos_sin.empty());
-  const auto host = host_weights_of(gemma3_model);
-  EXPECT_NE(host.view.local_cos_sin, nullptr);
-  EXPECT_NE(host.view.layers.at(0).attn_out_norm, nullptr);
-  EXPECT_NE(host.view.layers.at(0).mlp_out_norm, nullptr);
-  const testing::random_model gemma2("families-gemma2", "--arch gemma2");
-  const llama_model gemma2_model(gemma2.dir());
-  const auto g2 = runner_config_of(gemma2_model);
-  EXPECT_EQ(g2.attn_logit_softcapping, float(gemma2_model.config().attn_logit_softcapping));
-  EXPECT_EQ(g2.final_logit_softcapping, float(gemma2_model.config().final_logit_softcapping));
-  EXPECT_GT(g2.final_logit_softcapping, 0.0f);
-  // Qwen2-MoE: experts, a shared expert, and the routing the CPU layer makes.
-  const testing::random_model moe("families-qwen2-moe", "--arch qwen2_moe");
-  const llama_model moe_model(moe.dir());
-  const auto& mc = moe_model.config().moe;
-  const auto routed = runner_config_of(moe_model);
-  ASSERT_EQ(routed.num_experts, mc.num_experts);
-  ASSERT_EQ(routed.moe_top_k, mc.top_k);
-  ASSERT_TRUE(routed.route);
-  std::vector<float> logits(size_t(3 * mc.num_experts));
-  for (size_t i = 0; i < logits.size(); ++i) logits[i] = float((i * 7) % 11) - 5.0f;
-  std::vector<int32_t> chosen(size_t(3 * mc.top_k)), want_chosen(chosen.size());
-  std::vector<float> weights(chosen.size()), want_weights(chosen.size());
-  routed.route(logits.data(), 3, chosen.data(), weights.data());
-  for (int64_t t = 0; t < 3; ++t)
-    route_token(logits.data() + t * mc.num_experts, mc.num_experts, mc.top_k, mc.norm_topk_prob,
-                want_chosen.data() + t * mc.top_k, want_weights.data() + t * mc.top_k);
-  EXPECT_EQ(chosen, want_chosen);
-  EXPECT_EQ(weights, want_weights);
-  const auto moe_host = host_weights_of(moe_model);
-  const auto sparse = std::find_if(moe_host.view.layers.begin(), moe_host.view.layers.end(),
-                                   [](const auto& l) { return l.router != nullptr; });
-  ASSERT_NE(sparse, moe_host.view.layers.end());
-  EXPECT_EQ(static_cast<int64_t>(sparse->expert_gate_up.size()), mc.num_experts);
-  EXPECT_GT(sparse->shared_width, 0);
-  EXPECT_NE(sparse->shared_gate, nullptr);
+// What each family's forward reads reaches the device at load (no device here): the shared
+// forward (model/decoder_forward.cpp) reads the config itself, the same on every backend.
+TEST(cuda_families, every_family_reaches_the_device_with_what_it_needs) {
+  const auto sent = [](const testing::random_model& ckpt, testing::recorded_weights& record) {
+    const llama_model model(ckpt.dir());
+    return make_cuda_weight_table(model, record);
+  };
+  {
+    const testing::random_model qwen3("families-qwen3", "--arch qwen3");
+    testing::recorded_weights r;
+    const auto t = sent(qwen3, r);
+    EXPECT_NE(t->refs.layers.at(0).q_norm, nullptr);
+    EXPECT_NE(t->refs.layers.at(0).k_norm, nullptr);
+  }
+  {
+    const testing::random_model phi3("families-phi3", "--arch phi3 --rope-scaling longrope");
+    testing::recorded_weights r;
+    EXPECT_EQ(sent(phi3, r)->refs.long_rope_offset, 32);
+    ASSERT_NE(r.find("rotary"), nullptr);
+    EXPECT_TRUE(r.find("rotary")->keep_fp32);
+  }
+  {
+    const testing::random_model gemma3("families-gemma3", "--arch gemma3");
+    testing::recorded_weights r;
+    const auto t = sent(gemma3, r);
+    EXPECT_NE(t->refs.local_rotary, nullptr);
+    EXPECT_NE(t->refs.layers.at(0).attn_out_norm, nullptr);
+    EXPECT_NE(t->refs.layers.at(0).mlp_out_norm, nullptr);
+    ASSERT_NE(r.find("local_rotary"), nullptr);
+    EXPECT_TRUE(r.find("local_rotary")->keep_fp32);
+  }
+  {
+    // Qwen2-MoE: experts and a shared expert with its gate.
+    const testing::random_model moe("families-qwen2-moe", "--arch qwen2_moe");
+    testing::recorded_weights r;
+    const auto t = sent(moe, r);
+    const auto& layers = t->refs.layers;
+    const auto sparse = std::find_if(layers.begin(), layers.end(),
+                                     [](const decoder_layer_refs& l) { return l.sparse(); });
+    ASSERT_NE(sparse, layers.end());
+    EXPECT_EQ(static_cast<int64_t>(sparse->expert_gate_up.size()),
+              llama_model(moe.dir()).config().moe.num_experts);
+    EXPECT_GT(sparse->shared_width, 0);
+    EXPECT_NE(sparse->shared_gate, nullptr);
+  }
 }
 
 // The whole draw on the device against the host sampler's processing of the CPU backend's

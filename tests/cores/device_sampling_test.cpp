@@ -17,7 +17,7 @@
 
 namespace actorllm {
 
-void PrintTo(const device_logit_edit& e, std::ostream* os) {
+void PrintTo(const logit_edit& e, std::ostream* os) {
   *os << "{" << e.token << ", " << e.bias << ", " << e.output_count << ", " << e.seen << "}";
 }
 
@@ -36,7 +36,7 @@ TEST(device_draws, merges_bias_prompt_and_output_into_one_sorted_edit_per_token)
   draws.add(p, prompt, counts, 0.25f, 512);
   EXPECT_EQ(draws.edit_offsets, (std::vector<int32_t>{0, 4}));
   EXPECT_EQ(draws.edits,
-            (std::vector<device_logit_edit>{
+            (std::vector<logit_edit>{
                 {3, -2.0f, 0, 1}, {7, 0.0f, 2, 1}, {9, 1.5f, 0, 0}, {11, 0.0f, 1, 1}}));
   ASSERT_EQ(draws.rows.size(), 1u);
   EXPECT_EQ(draws.rows[0].temperature, 0.8f);
@@ -58,7 +58,7 @@ TEST(device_draws, reads_only_what_the_set_penalties_read) {
   draws.add(frequency, prompt, counts, 0.5f, 512);   // output counts, not the prompt
   draws.add(repetition, prompt, counts, 0.5f, 512);  // every seen token, no counts
   EXPECT_EQ(draws.edit_offsets, (std::vector<int32_t>{0, 0, 1, 4}));
-  EXPECT_EQ(draws.edits, (std::vector<device_logit_edit>{
+  EXPECT_EQ(draws.edits, (std::vector<logit_edit>{
                              {5, 0.0f, 3, 0}, {3, 0.0f, 0, 1}, {4, 0.0f, 0, 1}, {5, 0.0f, 0, 1}}));
   draws.clear();
   EXPECT_TRUE(draws.rows.empty());
@@ -260,8 +260,8 @@ TEST_F(device_sampling_runner, output_counts_grow_with_each_device_draw) {
   }
   ASSERT_EQ(backend_->recorded.size(), 3u);
   EXPECT_TRUE(backend_->recorded[0].edits.empty());
-  EXPECT_EQ(backend_->recorded[1].edits, (std::vector<device_logit_edit>{{42, 0.0f, 1, 0}}));
-  EXPECT_EQ(backend_->recorded[2].edits, (std::vector<device_logit_edit>{{42, 0.0f, 2, 0}}));
+  EXPECT_EQ(backend_->recorded[1].edits, (std::vector<logit_edit>{{42, 0.0f, 1, 0}}));
+  EXPECT_EQ(backend_->recorded[2].edits, (std::vector<logit_edit>{{42, 0.0f, 2, 0}}));
 }
 
 TEST_F(device_sampling_runner, uniforms_come_from_the_sequences_generator) {

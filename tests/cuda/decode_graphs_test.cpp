@@ -14,7 +14,7 @@ namespace {
 struct decode_step {
   std::vector<int32_t> tokens, positions, query_start_loc{0}, seq_lens, tables, logits;
   std::vector<int64_t> slots;
-  llama_host_batch view;
+  step_rows view;
 
   decode_step(std::vector<int32_t> lens, int64_t width, int64_t block_size = 16) : seq_lens(lens) {
     int32_t next_block = 1;
@@ -71,6 +71,11 @@ TEST(decode_graphs, only_plain_decode_steps_within_the_limits_replay) {
   decode_step unsampled({5, 300, 17}, 32);
   unsampled.view.num_logits = 2;  // a row that does not sample
   EXPECT_EQ(decode_graph_shape_of(unsampled.view, 16, limits).num_seqs, 0);
+  decode_step embedding({5, 300, 17}, 32);
+  const std::vector<int32_t> hidden_rows = {0};
+  embedding.view.hidden_indices = hidden_rows.data();  // final hidden states are wanted
+  embedding.view.num_hidden = 1;
+  EXPECT_EQ(decode_graph_shape_of(embedding.view, 16, limits).num_seqs, 0);
   decode_step reordered({5, 300, 17}, 32);
   reordered.logits = {0, 2, 1};
   EXPECT_EQ(decode_graph_shape_of(reordered.view, 16, limits).num_seqs, 0);
@@ -80,7 +85,7 @@ TEST(decode_graphs, padding_rows_have_no_context_and_write_no_slot) {
   decode_step step({5, 300, 17}, 40);
   const decode_graph_shape shape{8, 32};
   const padded_decode_batch padded(step.view, shape, 16);
-  const llama_host_batch& p = padded.view();
+  const step_rows& p = padded.view();
   ASSERT_EQ(p.num_seqs, 8);
   EXPECT_EQ(p.num_tokens, 8);
   EXPECT_EQ(p.num_logits, 8);

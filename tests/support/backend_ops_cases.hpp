@@ -480,6 +480,7 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
       ops.write(act_buffer::residual, residual.data(), s.n());
       ops.logits(final_norm, eps, head, softcap);
       ops.final_hidden(final_norm, eps);
+      ops.end_step();
       // x + residual at the given rows, as the final norm reads them.
       const auto summed = [&](const std::vector<int32_t>& rows) {
         std::vector<double> out(rows.size() * dim);

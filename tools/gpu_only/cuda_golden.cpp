@@ -2,7 +2,7 @@
 //
 // The stories260K golden greedy on the GPU: loads the checkpoint as the server does
 // (llama_model: config.json, safetensors, the Llama weights, the rotary table), greedily
-// decodes the golden prompt through cuda::llama_runner (prefill, then one token per step,
+// decodes the golden prompt through the worker's cuda_decoder (prefill, then one token per step,
 // block size 16, a contiguous block table) and compares the ids exactly with
 // `output_token_ids`. Then the batching invariant of tests/model/llama_model_test.cpp: 16
 // prompts decoded alone, together, and with prefill chunked by 7 give the same tokens.
@@ -87,7 +87,7 @@ int run(int argc, char** argv) {
   const tokens_t prompt = int_array(golden_path, "prompt_token_ids");
   const tokens_t want = int_array(golden_path, "output_token_ids");
   const model_config_hf& c = model.config();
-  const int64_t max_position = runner_config_of(model).max_position;
+  const int64_t max_position = max_position_of(model);
   std::printf(
       "cuda_golden: %s: %lld layers, dim %lld, %lld heads / %lld kv heads, vocab %lld; "
       "golden: %zu prompt tokens, %zu output tokens\n",

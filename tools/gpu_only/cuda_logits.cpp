@@ -1,7 +1,7 @@
 // cuda_logits MODEL_DIR --ids 1,2,3 --out LOGITS.f32 [--dtype f32|f16|bf16] [--greedy N] [--cpu]
 //
 // One prompt through a model on the GPU as the server runs it (llama_model loads the folder,
-// cuda::llama_runner computes), for comparison with an independent implementation
+// the worker's cuda_decoder computes), for comparison with an independent implementation
 // (scripts/transformers_reference.py runs Hugging Face transformers on the same device):
 // the logits at every position of the prompt, written to LOGITS.f32 as little-endian float32
 // rows (positions x vocab), then N tokens decoded greedily one step at a time. Prints one JSON
@@ -84,7 +84,7 @@ int run(int argc, char** argv) {
   const llama_model model(model_dir);
   const int64_t vocab = model.config().vocab_size;
   const tokens_t prompt = parse_ids(ids_text, vocab);
-  const int64_t max_position = runner_config_of(model).max_position;
+  const int64_t max_position = max_position_of(model);
   if (static_cast<int64_t>(prompt.size()) + greedy_tokens > max_position)
     throw std::runtime_error("the prompt and --greedy pass the model's " +
                              std::to_string(max_position) + " positions");

@@ -1,5 +1,5 @@
 #pragma once
-/// The drivers cuda_golden and cuda_logits share: one model (the GPU runner, or the CPU
+/// The drivers cuda_golden and cuda_logits share: one model (the CUDA decoder, or the CPU
 /// forward as the reference) behind one interface, with a fresh KV cache per run, and greedy
 /// decoding of several prompts over contiguous block tables. Header-only: each tool is one
 /// translation unit.
@@ -9,10 +9,9 @@
 #include <span>
 #include <vector>
 
-#include "actors/gpu_worker/cuda_weights.hpp"
+#include "actors/gpu_worker/cuda_decoder.hpp"
 #include "kernels/cuda/device.cuh"
 #include "kernels/cuda/kv_cache.cuh"
-#include "kernels/cuda/llama_runner.cuh"
 #include "model/forward_batch.hpp"
 #include "model/kv_cache.hpp"
 #include "model/llama_model.hpp"
@@ -31,33 +30,34 @@ class model_under_test {
   virtual void greedy(const forward_batch& b, tokens_t& next) = 0;
 };
 
-/// `config` with decode graphs for batches of up to 256 sequences, or none.
-inline cuda::llama_runner_config with_graphs(cuda::llama_runner_config config, bool graphs) {
-  config.decode_graphs.max_batch = graphs ? 256 : 0;
-  return config;
+/// The positions the model's rotary table holds.
+inline int64_t max_position_of(const llama_model& m) {
+  return static_cast<int64_t>(m.weights().cos_sin().size()) / m.config().head_dim;
 }
 
-/// cuda::llama_runner over the model's weights, as the worker's cuda_backend builds it.
+/// The worker's cuda_decoder over the model's weights, as its cuda_backend builds it, with
+/// decode graphs for batches of up to 256 sequences, or none.
 class cuda_model : public model_under_test {
  public:
   cuda_model(const llama_model& m, cuda::dtype t, bool graphs)
-      : runner_(with_graphs(runner_config_of(m), graphs), host_weights_of(m), t) {}
-  cuda::llama_runner::graph_counts graphs() const { return runner_.graphs(); }
+      : decoder_(m, options(t, graphs), nullptr) {}
+  cuda::graph_forward_ops::counts graphs() const { return decoder_.graphs(); }
   void reset(int64_t num_blocks, int64_t block_size) override {
-    cache_.reset();  // free the old cache first
-    cache_ =
-        std::make_unique<cuda::device_kv_cache>(runner_.cache_layout(num_blocks, block_size), 0);
+    decoder_.use_cache(num_blocks, block_size, cuda::kv_format::activations, 0);
   }
   void forward(const forward_batch& b, std::vector<float>& logits) override {
-    runner_.forward(host_batch_of(b), *cache_, logits);
+    decoder_.forward(b, logits);
   }
-  void greedy(const forward_batch& b, tokens_t& next) override {
-    runner_.forward_greedy(host_batch_of(b), *cache_, next);
-  }
+  void greedy(const forward_batch& b, tokens_t& next) override { decoder_.forward_greedy(b, next); }
 
  private:
-  cuda::llama_runner runner_;
-  std::unique_ptr<cuda::device_kv_cache> cache_;
+  static cuda_decoder_options options(cuda::dtype t, bool graphs) {
+    cuda_decoder_options o;
+    o.storage = t;
+    o.graphs.max_batch = graphs ? 256 : 0;
+    return o;
+  }
+  cuda_decoder decoder_;
 };
 
 /// llama_model::forward on the CPU, over a float32 kv_cache.
