@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "actors/engine/llm_engine.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 #include "actors/system/engine_system.hpp"
 #include "actors/system/worker_backend.hpp"
 #include "app/command.hpp"

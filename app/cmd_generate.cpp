@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "actors/engine/llm_engine.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 #include "actors/system/worker_backend.hpp"
 #include "app/command.hpp"
 #include "config/engine_flags.hpp"

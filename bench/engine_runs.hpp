@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/engine/llm_engine.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 #include "bench/bench_util.hpp"
 
 namespace actorllm::bench {

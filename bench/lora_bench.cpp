@@ -17,7 +17,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "actors/engine/llm_engine.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 #include "bench/bench_util.hpp"
 #include "bench/engine_runs.hpp"
 #include "kernels/cpu/ops.hpp"

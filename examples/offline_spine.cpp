@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <map>
 
-#include "actors/engine/engine_setup.hpp"
+#include "actors/engine_setup/engine_setup.hpp"
 #include "actors/request_router/output_processor.hpp"
 
 using namespace actorllm;

@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/scheduler/sequence_mirror.hpp"
+#include "actors/gpu_worker/sequence_mirror.hpp"
 #include "grammar/grammar_compiler.hpp"
 #include "grammar/matcher.hpp"
 

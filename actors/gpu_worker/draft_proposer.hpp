@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "actors/gpu_worker/ngram_proposer.hpp"
-#include "actors/scheduler/sequence_mirror.hpp"
+#include "actors/gpu_worker/sequence_mirror.hpp"
 #include "common/step_plan.hpp"
 #include "config/engine_config.hpp"
 

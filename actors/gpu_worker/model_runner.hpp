@@ -17,7 +17,7 @@
 #include "actors/gpu_worker/embedding_pooler.hpp"
 #include "actors/gpu_worker/forward_backend.hpp"
 #include "actors/gpu_worker/sampler.hpp"
-#include "actors/scheduler/sequence_mirror.hpp"
+#include "actors/gpu_worker/sequence_mirror.hpp"
 #include "common/step_plan.hpp"
 #include "model/forward_batch.hpp"
 #include "model/llama_model.hpp"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/cache_engine/block_manager.hpp"
+#include "actors/scheduler/block_manager.hpp"
 #include "actors/scheduler/speculation_pacer.hpp"
 #include "common/generate_request.hpp"
 #include "common/sampling_params.hpp"

@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/cache_engine/block_manager.hpp"
+#include "actors/scheduler/block_manager.hpp"
 #include "actors/scheduler/request.hpp"
 #include "actors/scheduler/scheduling_policy.hpp"
 #include "common/engine_stats.hpp"

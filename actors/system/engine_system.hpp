@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "actors/actor_types.hpp"
-#include "actors/engine/engine_setup.hpp"
+#include "actors/engine_setup/engine_setup.hpp"
 #include "actors/scheduler/scheduler_actor.hpp"
 #include "actors/system/device_slots.hpp"
 #include "actors/system/engine_client.hpp"

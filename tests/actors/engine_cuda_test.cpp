@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "actors/engine/llm_engine.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 #include "actors/system/engine_system.hpp"
 #include "actors/system/worker_backend.hpp"
 #include "tests/actors/cuda_engine_checks.hpp"

@@ -1,4 +1,4 @@
-#include "actors/cache_engine/block_manager.hpp"
+#include "actors/scheduler/block_manager.hpp"
 
 #include <gtest/gtest.h>
 

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "actors/engine/llm_engine.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 #include "tests/support/random_models.hpp"
 #include "tests/support/requests.hpp"
 

@@ -1,6 +1,6 @@
 // --generation-config: the model folder's generation_config.json under auto, none under vllm,
 // another folder's when named; every value range-checked, naming the file and the field.
-#include "actors/engine/generation_defaults.hpp"
+#include "actors/engine_setup/generation_defaults.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

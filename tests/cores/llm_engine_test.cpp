@@ -1,6 +1,6 @@
 // The actor-free spine with the real stories260K model: golden greedy output (ids and text),
 // batching and chunking invariance, preemption in both modes, stop strings, seeds, n > 1.
-#include "actors/engine/llm_engine.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 
 #include <gtest/gtest.h>
 

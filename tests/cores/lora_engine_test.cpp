@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "actors/engine/llm_engine.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 #include "tests/support/engine_checks.hpp"
 #include "tests/support/random_models.hpp"
 #include "tests/support/requests.hpp"

@@ -5,7 +5,7 @@
 // (n-gram lookup, the model as its own draft) gives the same tokens on every family.
 #include <gtest/gtest.h>
 
-#include "actors/engine/llm_engine.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 #include "tests/support/engine_checks.hpp"
 #include "tests/support/random_models.hpp"
 #include "tests/support/requests.hpp"

@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "actors/scheduler/sequence_mirror.hpp"
+#include "actors/gpu_worker/sequence_mirror.hpp"
 #include "common/step_plan.hpp"
 
 namespace actorllm::testing {

@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "actors/cache_engine/block_manager.hpp"
+#include "actors/scheduler/block_manager.hpp"
 #include "tests/cores/scheduler_harness.hpp"
 
 namespace actorllm {

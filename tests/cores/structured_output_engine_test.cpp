@@ -11,8 +11,8 @@
 #include <regex>
 #include <set>
 
-#include "actors/engine/llm_engine.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 #include "grammar/token_mask.hpp"
 #include "tests/support/engine_checks.hpp"
 #include "tests/support/requests.hpp"

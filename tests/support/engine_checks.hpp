@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "actors/engine/llm_engine.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 
 namespace actorllm::testing {
 

@@ -1,12 +1,12 @@
-#include "actors/engine/engine_setup.hpp"
+#include "actors/engine_setup/engine_setup.hpp"
 
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
-#include "actors/engine/chat_loader.hpp"
-#include "actors/engine/generation_defaults.hpp"
+#include "actors/engine_setup/chat_loader.hpp"
+#include "actors/engine_setup/generation_defaults.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
 #include "actors/gpu_worker/kv_budget.hpp"
 #include "kernels/cpu/ops.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/engine/engine_setup.hpp"
+#include "actors/engine_setup/engine_setup.hpp"
 #include "actors/request_router/output_processor.hpp"
 
 namespace actorllm {

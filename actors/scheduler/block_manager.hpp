@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/cache_engine/block_pool.hpp"
+#include "actors/scheduler/block_pool.hpp"
 #include "common/kv_ids.hpp"
 
 namespace actorllm {

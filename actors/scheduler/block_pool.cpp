@@ -1,4 +1,4 @@
-#include "actors/cache_engine/block_pool.hpp"
+#include "actors/scheduler/block_pool.hpp"
 
 namespace actorllm {
 

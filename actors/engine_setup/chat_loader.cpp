@@ -1,4 +1,4 @@
-#include "actors/engine/chat_loader.hpp"
+#include "actors/engine_setup/chat_loader.hpp"
 
 #include <memory>
 #include <nlohmann/json.hpp>

@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "actors/cache_engine/block_list.hpp"
+#include "actors/scheduler/block_list.hpp"
 #include "common/kv_ids.hpp"
 
 namespace actorllm {

@@ -1,4 +1,4 @@
-#include "actors/engine/llm_engine.hpp"
+#include "actors/offline_engine/llm_engine.hpp"
 
 #include <stdexcept>
 

@@ -1,4 +1,4 @@
-#include "actors/scheduler/sequence_mirror.hpp"
+#include "actors/gpu_worker/sequence_mirror.hpp"
 
 #include "common/check.hpp"
 

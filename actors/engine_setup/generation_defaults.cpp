@@ -1,4 +1,4 @@
-#include "actors/engine/generation_defaults.hpp"
+#include "actors/engine_setup/generation_defaults.hpp"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
