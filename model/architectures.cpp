@@ -132,6 +132,18 @@ void read_qwen3_moe(const field_reader& f, model_config_hf& c) {
   read_qwen_moe(f, c);
 }
 
+/// Gemma (1): GeGLU (hidden_activation; the older hidden_act "gelu" meant the tanh
+/// approximation, which transformers applies), (1 + w) norms before each half of a layer,
+/// scaled embeddings, tied embeddings; plain attention over the whole context.
+void read_gemma1(const field_reader& f, model_config_hf& c) {
+  c.activation = read_activation(f, "hidden_activation", "gelu_pytorch_tanh");
+  c.norm_adds_one = true;
+  c.embedding_multiplier = std::sqrt(static_cast<double>(c.hidden_size));
+  c.tie_word_embeddings = f.boolean("tie_word_embeddings", true);
+  c.attention_bias = f.boolean("attention_bias", false);
+  c.layer_sliding_window.assign(c.num_layers, 0);
+}
+
 /// Gemma 2 and 3: GeGLU, (1 + w) norms around both halves of a layer, scaled embeddings,
 /// query_pre_attn_scalar, tied embeddings.
 void read_gemma(const field_reader& f, model_config_hf& c) {
@@ -174,7 +186,8 @@ const std::map<std::string, reader>& architectures() {
       {"Qwen2ForCausalLM", read_qwen2},        {"Qwen3ForCausalLM", read_qwen3},
       {"Phi3ForCausalLM", read_phi3},          {"MixtralForCausalLM", read_mixtral},
       {"Qwen2MoeForCausalLM", read_qwen2_moe}, {"Qwen3MoeForCausalLM", read_qwen3_moe},
-      {"Gemma2ForCausalLM", read_gemma2},      {"Gemma3ForCausalLM", read_gemma3},
+      {"GemmaForCausalLM", read_gemma1},       {"Gemma2ForCausalLM", read_gemma2},
+      {"Gemma3ForCausalLM", read_gemma3},
   };
   return table;
 }

@@ -10,7 +10,7 @@ tokenizer.json copied from a reference tokenizer) for benchmarks and model-famil
   scripts/make_random_model.py --arch mistral --sliding-window 8 --generation-config '{"do_sample": false}' --out /tmp/m
 
 --arch is one of: llama (the default; the benchmark models, unchanged), llama-tied (Llama 3.2
-style), mistral, qwen2, qwen3, phi3, gemma2, gemma3 (text only, model_type gemma3_text),
+style), mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3 (text only, model_type gemma3_text),
 mixtral, qwen2_moe, qwen3_moe. Tensor names and config.json keys are those of the published
 checkpoints of each family; shapes default to a tiny model per family (see ARCHS) that every
 shape flag overrides.
@@ -65,6 +65,8 @@ ARCHS = {
     "qwen3": dict(_SMALL, cls="Qwen3ForCausalLM", model_type="qwen3", head_dim=32, rope_theta=1000000.0,
                   tie=True),
     "phi3": dict(_SMALL, cls="Phi3ForCausalLM", model_type="phi3", rope_theta=10000.0, tie=False),
+    "gemma": dict(_SMALL, cls="GemmaForCausalLM", model_type="gemma", head_dim=32, rope_theta=10000.0,
+                  tie=True),
     "gemma2": dict(_SMALL, cls="Gemma2ForCausalLM", model_type="gemma2", layers=4, head_dim=32,
                    rope_theta=10000.0, tie=True, sliding_window=16, query_pre_attn_scalar=24,
                    attn_softcap=5.0, final_softcap=15.0),
@@ -81,7 +83,8 @@ ARCHS = {
                       rope_theta=1000000.0, tie=False, experts=8, experts_per_tok=3, moe_hidden=64,
                       mlp_only_layers=[], decoder_sparse_step=1, norm_topk_prob=True),
 }
-GEMMA = ("gemma2", "gemma3")
+GEMMA = ("gemma", "gemma2", "gemma3")
+SANDWICH = ("gemma2", "gemma3")  # norms after each half of a layer too
 QWEN = ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe")
 # Weight scales: q and k twice the unit scale (sharper attention, so position matters), Gemma's
 # post-attention and post-feed-forward norms near 3 (so the tied embedding does not dominate the
@@ -494,6 +497,10 @@ def family_model(args):
 
     rng = np.random.default_rng(args.seed)
 
+    # Gemma 1 has no norms after a layer's halves: its attention and MLP outputs are scaled up
+    # instead, so that the embedding (times sqrt(hidden_size)) does not dominate the residual.
+    out_gain = float(np.sqrt(dim)) if arch == "gemma" else 1.0
+
     def weight(*dims, gain=1.0):
         return (rng.standard_normal(dims, dtype=np.float32) * (gain / np.sqrt(dims[-1]))).astype(np.float32)
 
@@ -508,7 +515,7 @@ def family_model(args):
     def dense_mlp(prefix, inner):
         t[prefix + "gate_proj.weight"] = weight(inner, dim)
         t[prefix + "up_proj.weight"] = weight(inner, dim)
-        t[prefix + "down_proj.weight"] = weight(dim, inner)
+        t[prefix + "down_proj.weight"] = weight(dim, inner, gain=out_gain)
 
     mlp_only = s.get("mlp_only_layers", [])
     if args.mlp_only_layers is not None:
@@ -532,12 +539,12 @@ def family_model(args):
                 t[a + "q_proj.bias"] = bias(heads * head_dim)
                 t[a + "k_proj.bias"] = bias(kv_heads * head_dim)
                 t[a + "v_proj.bias"] = bias(kv_heads * head_dim)
-        t[a + "o_proj.weight"] = weight(dim, heads * head_dim)
+        t[a + "o_proj.weight"] = weight(dim, heads * head_dim, gain=out_gain)
         if arch in ("qwen3", "qwen3_moe", "gemma3"):
             t[a + "q_norm.weight"] = norm(head_dim, gain=QK_GAIN)
             t[a + "k_norm.weight"] = norm(head_dim, gain=QK_GAIN)
-        t[p + "post_attention_layernorm.weight"] = norm(dim, gain=POST_GAIN if gemma else 1.0)
-        if gemma:
+        t[p + "post_attention_layernorm.weight"] = norm(dim, gain=POST_GAIN if arch in SANDWICH else 1.0)
+        if arch in SANDWICH:
             t[p + "pre_feedforward_layernorm.weight"] = norm(dim)
             t[p + "post_feedforward_layernorm.weight"] = norm(dim, gain=POST_GAIN)
         if arch == "phi3":
@@ -577,9 +584,9 @@ def family_model(args):
         c["hidden_act"] = "silu"
     if arch in ("llama-tied", "mistral", "phi3", "mixtral"):
         c["rms_norm_eps"] = 1e-5
-    if arch in ("llama-tied", "mistral", "qwen3", "qwen3_moe", "gemma2", "gemma3") or s["head_dim"]:
+    if arch in ("llama-tied", "mistral", "qwen3", "qwen3_moe", "gemma", "gemma2", "gemma3") or s["head_dim"]:
         c["head_dim"] = head_dim
-    if arch in ("llama-tied", "qwen3", "qwen3_moe", "phi3", "gemma2", "gemma3"):
+    if arch in ("llama-tied", "qwen3", "qwen3_moe", "phi3", "gemma", "gemma2", "gemma3"):
         c["attention_bias"] = False
     if arch == "llama-tied":
         c.update(mlp_bias=False, pretraining_tp=1)
@@ -603,7 +610,10 @@ def family_model(args):
         c["original_max_position_embeddings"] = original_max_pos
     if args.partial_rotary_factor is not None:
         c["partial_rotary_factor"] = partial
-    if gemma:
+    if arch == "gemma":
+        # Gemma 1's configs name "gelu", which transformers runs as the tanh approximation.
+        c.update(hidden_act="gelu", hidden_activation="gelu_pytorch_tanh", pad_token_id=0)
+    if arch in SANDWICH:
         softcaps = dict(attn_logit_softcapping=s.get("attn_softcap"), final_logit_softcapping=s.get("final_softcap"))
         if args.attn_logit_softcapping is not None:
             softcaps["attn_logit_softcapping"] = args.attn_logit_softcapping or None

@@ -156,9 +156,9 @@ INSTANTIATE_TEST_SUITE_P(
         // LongRoPE within the original context (32 here): past it a KV cache keeps the keys
         // rotated by the short factors, as vLLM does, while the reference re-rotates them.
         family_case{"phi3_longrope", "--arch phi3 --rope-scaling longrope", 24},
-        family_case{"gemma2", "--arch gemma2"}, family_case{"gemma3", "--arch gemma3"},
-        family_case{"mixtral", "--arch mixtral"}, family_case{"qwen2_moe", "--arch qwen2_moe"},
-        family_case{"qwen3_moe", "--arch qwen3_moe"}),
+        family_case{"gemma", "--arch gemma"}, family_case{"gemma2", "--arch gemma2"},
+        family_case{"gemma3", "--arch gemma3"}, family_case{"mixtral", "--arch mixtral"},
+        family_case{"qwen2_moe", "--arch qwen2_moe"}, family_case{"qwen3_moe", "--arch qwen3_moe"}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -30,7 +30,7 @@ import reference_forward as rf  # noqa: E402
 
 PY = sys.executable
 MAKE = os.path.join(ROOT, "scripts", "make_random_model.py")
-ARCHS = ["llama-tied", "mistral", "qwen2", "qwen3", "phi3", "gemma2", "gemma3", "mixtral", "qwen2_moe", "qwen3_moe"]
+ARCHS = ["llama-tied", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3", "mixtral", "qwen2_moe", "qwen3_moe"]
 PROMPT, STEPS = [1, 5, 9], 64
 
 # Tensor names each arch must have in layer 0 (suffixes after model.layers.0.), and must not.
@@ -41,6 +41,7 @@ NAMES = {
     "qwen3": (["self_attn.q_norm.weight", "self_attn.k_norm.weight"], ["self_attn.q_proj.bias"]),
     "phi3": (["self_attn.qkv_proj.weight", "mlp.gate_up_proj.weight", "mlp.down_proj.weight"],
              ["self_attn.q_proj.weight", "mlp.gate_proj.weight"]),
+    "gemma": (["post_attention_layernorm.weight"], ["pre_feedforward_layernorm.weight", "self_attn.q_norm.weight"]),
     "gemma2": (["pre_feedforward_layernorm.weight", "post_feedforward_layernorm.weight"], ["self_attn.q_norm.weight"]),
     "gemma3": (["pre_feedforward_layernorm.weight", "self_attn.q_norm.weight", "self_attn.k_norm.weight"], []),
     "mixtral": (["block_sparse_moe.gate.weight", "block_sparse_moe.experts.7.w1.weight",

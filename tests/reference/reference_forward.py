@@ -4,7 +4,7 @@ the transformers modeling code of each family, to compare the engine's logits ag
 
   /usr/bin/python3 tests/reference/reference_forward.py MODEL_DIR --prompt 1,5,9 --steps 64 --out OUT.json
 
-Families (config model_type): llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3_text, mixtral,
+Families (config model_type): llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gemma3_text, mixtral,
 qwen2_moe, qwen3_moe. Every step recomputes the whole sequence (no KV cache), so the rotary
 tables that depend on the sequence length (dynamic NTK, longrope) are those of a forward pass
 over the prompt plus the tokens generated so far, as in transformers without a cache.
@@ -22,10 +22,10 @@ import sys
 
 import numpy as np
 
-FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma2", "gemma3_text", "mixtral", "qwen2_moe",
+FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gemma3_text", "mixtral", "qwen2_moe",
             "qwen3_moe")
 # transformers' config defaults for tie_word_embeddings where config.json leaves it out.
-TIE_DEFAULT = {"gemma2": True, "gemma3_text": True}
+TIE_DEFAULT = {"gemma": True, "gemma2": True, "gemma3_text": True}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -235,12 +235,18 @@ class Model:
         self.family = c["model_type"]
         if self.family not in FAMILIES:
             sys.exit(f"reference_forward: model_type {self.family!r} not supported ({', '.join(FAMILIES)})")
-        self.gemma = self.family in ("gemma2", "gemma3_text")
+        self.gemma = self.family in ("gemma", "gemma2", "gemma3_text")
+        self.sandwich = self.family in ("gemma2", "gemma3_text")  # norms after each half too
         self.heads, self.kv_heads = c["num_attention_heads"], c.get("num_key_value_heads") or c["num_attention_heads"]
         self.head_dim = c.get("head_dim") or c["hidden_size"] // self.heads
         self.layers = c["num_hidden_layers"]
         self.eps = c.get("rms_norm_eps", 1e-6)
-        act_name = (c.get("hidden_activation") or c.get("hidden_act")) if self.gemma else c.get("hidden_act", "silu")
+        if self.family == "gemma":  # transformers runs Gemma 1's "gelu" as the tanh approximation
+            act_name = c.get("hidden_activation") or "gelu_pytorch_tanh"
+        elif self.gemma:
+            act_name = c.get("hidden_activation") or c.get("hidden_act")
+        else:
+            act_name = c.get("hidden_act", "silu")
         self.act = act(act_name or "gelu_pytorch_tanh")
         if self.gemma:
             self.scaling = c.get("query_pre_attn_scalar", self.head_dim) ** -0.5
@@ -396,7 +402,7 @@ class Model:
             x = x * dtype_round(self.c["hidden_size"] ** 0.5, self.normalizer_dtype)
         for i in range(self.layers):
             p = f"model.layers.{i}."
-            if self.gemma:
+            if self.sandwich:
                 h = self.norm(self.attention(self.norm(x, p + "input_layernorm.weight"), i),
                               p + "post_attention_layernorm.weight")
                 x = x + h
