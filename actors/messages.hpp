@@ -22,6 +22,7 @@ using watchdog_atom = caf::atom_constant<caf::atom("watchdog")>;
 using step_atom = caf::atom_constant<caf::atom("step")>;          ///< worker: execute a plan
 using add_atom = caf::atom_constant<caf::atom("add")>;            ///< scheduler: queue a request
 using abort_atom = caf::atom_constant<caf::atom("abort")>;        ///< any: stop a request
+using compile_atom = caf::atom_constant<caf::atom("compile")>;    ///< a helper: compile a grammar
 using generate_atom = caf::atom_constant<caf::atom("generate")>;  ///< router/gateway: new request
 using outputs_atom = caf::atom_constant<caf::atom("outputs")>;    ///< deltas downstream
 using stats_atom = caf::atom_constant<caf::atom("stats")>;        ///< ask for a stats snapshot

@@ -1,6 +1,8 @@
 #include "grammar/automaton_builder.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <unordered_map>
@@ -12,8 +14,28 @@
 namespace actorllm::grammar {
 namespace {
 
-// Thrown when a state budget runs out; build_automaton names the rule and the limit.
+// Thrown when a state budget runs out, or the time budget; build_automaton names the rule and
+// the limit.
 struct too_large {};
+struct too_slow {};
+
+// A count of states that may still be made, and the time by which the build must end (checked
+// every 256 states: a clock read per state would cost more than the state).
+class state_budget {
+ public:
+  state_budget(size_t states, std::chrono::steady_clock::time_point deadline)
+      : states_(states), deadline_(deadline) {}
+  void take() {
+    if (states_ == 0) throw too_large{};
+    --states_;
+    if ((++made_ & 255) == 0 && std::chrono::steady_clock::now() > deadline_) throw too_slow{};
+  }
+
+ private:
+  size_t states_;
+  std::chrono::steady_clock::time_point deadline_;
+  uint32_t made_ = 0;
+};
 
 // One rule's NFA (Thompson): fragments are built between two given states and never add an
 // edge into their `from` or out of their `to`, so alternatives may share both ends. A call
@@ -26,12 +48,11 @@ class nfa {
     std::vector<automaton::call_edge> calls;  // rule: index into grammar_ir::rules
   };
 
-  nfa(const grammar_ir& ir, const std::vector<bool>& inlined, size_t& budget)
+  nfa(const grammar_ir& ir, const std::vector<bool>& inlined, state_budget& budget)
       : ir_(ir), inlined_(inlined), budget_(budget) {}
 
   int32_t add() {
-    if (budget_ == 0) throw too_large{};
-    --budget_;
+    budget_.take();
     states.emplace_back();
     return static_cast<int32_t>(states.size() - 1);
   }
@@ -108,7 +129,7 @@ class nfa {
 
   const grammar_ir& ir_;
   const std::vector<bool>& inlined_;
-  size_t& budget_;
+  state_budget& budget_;
   std::map<std::pair<int32_t, int32_t>, int32_t> inline_entries_;
 };
 
@@ -129,7 +150,8 @@ struct dfa_state {
 };
 
 // Subset construction from `start`; `final` is the NFA's accepting state.
-std::vector<dfa_state> determinize(const nfa& n, int32_t start, int32_t final, size_t& budget) {
+std::vector<dfa_state> determinize(const nfa& n, int32_t start, int32_t final,
+                                   state_budget& budget) {
   std::vector<int32_t> mark(n.states.size(), -1);
   int32_t stamp = 0;
   auto closure = [&](std::vector<int32_t> seeds) {
@@ -153,8 +175,7 @@ std::vector<dfa_state> determinize(const nfa& n, int32_t start, int32_t final, s
   auto intern = [&](std::vector<int32_t> subset) {
     auto [it, added] = ids.try_emplace(subset, static_cast<int32_t>(subsets.size()));
     if (added) {
-      if (budget == 0) throw too_large{};
-      --budget;
+      budget.take();
       subsets.push_back(std::move(subset));
       dfa.emplace_back();
     }
@@ -262,10 +283,15 @@ automaton build_automaton(const grammar_ir& source, const automaton_limits& limi
     });
   }
 
-  size_t budget = limits.max_states;
+  const auto deadline = limits.max_seconds > 0
+                            ? std::chrono::steady_clock::now() +
+                                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                      std::chrono::duration<double>(limits.max_seconds))
+                            : std::chrono::steady_clock::time_point::max();
+  state_budget budget(limits.max_states, deadline);
   automaton a;
   for (int32_t r : compiled) {
-    size_t nfa_budget = limits.max_states;
+    state_budget nfa_budget(limits.max_states, deadline);
     std::vector<dfa_state> dfa;
     try {
       nfa n(ir, inlined, nfa_budget);
@@ -277,6 +303,12 @@ automaton build_automaton(const grammar_ir& source, const automaton_limits& limi
                           std::to_string(limits.max_states) +
                           " automaton states (long bounded repetitions, or a regular expression "
                           "whose deterministic automaton explodes)");
+    } catch (const too_slow&) {
+      char seconds[32];
+      std::snprintf(seconds, sizeof seconds, "%g", limits.max_seconds);
+      throw grammar_error(std::string("grammar too slow to compile: past its budget of ") +
+                          seconds + " s at rule '" + ir.rules[r].name +
+                          "' (a smaller schema, regex or grammar compiles)");
     }
     const int32_t offset = static_cast<int32_t>(a.states.size());
     const int32_t rule = static_cast<int32_t>(a.rule_start.size());

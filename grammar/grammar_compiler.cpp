@@ -63,6 +63,12 @@ size_t grammar_compiler::cached_bytes() const {
   return bytes;
 }
 
+bool grammar_compiler::contains(const structured_output& spec) const {
+  const std::string key = grammar_key(spec);
+  std::lock_guard lock(mutex_);
+  return cache_.count(key) != 0;
+}
+
 std::shared_ptr<const vocabulary> grammar_compiler::vocab() {
   std::call_once(vocabulary_once_, [&] { vocabulary_ = make_vocabulary_(); });
   return vocabulary_;

@@ -37,6 +37,9 @@ class grammar_compiler {
   /// message for a schema, regex or grammar that does not compile.
   std::shared_ptr<const compiled_grammar> compile(const structured_output& spec);
 
+  /// Whether `spec`'s grammar is compiled and kept now (a lookup; no compile, no use counted).
+  bool contains(const structured_output& spec) const;
+
   /// The vocabulary, built now if it was not yet.
   std::shared_ptr<const vocabulary> vocab();
 

@@ -71,6 +71,10 @@ prepared_prompt prompt_builder::validate_params(const sampling_params& p) const 
   return {};
 }
 
+bool prompt_builder::needs_compile(const structured_output& spec) const {
+  return spec.active() && grammars_ && !grammars_->contains(spec);
+}
+
 prepared_prompt prompt_builder::check_structured_output(const structured_output& spec) const {
   const std::string param = spec.field.empty() ? "structured_outputs" : spec.field;
   if (!grammars_) return refuse("this server was started without structured output", param);

@@ -48,9 +48,14 @@ class prompt_builder {
   const tokenizer& tok() const { return tok_; }
   int32_t max_model_len() const { return max_model_len_; }
 
- private:
+  /// Whether `spec` names a grammar not compiled yet (a compile may take up to the grammar
+  /// budget: the router runs it off its own thread, then prepare finds it compiled).
+  bool needs_compile(const structured_output& spec) const;
+  /// Compiles `spec`'s grammar and keeps it for the workers: its refusal (an error with the
+  /// parameter it names), or ok. Thread-safe.
   prepared_prompt check_structured_output(const structured_output& spec) const;
 
+ private:
   tokenizer tok_;
   chat_renderer render_chat_;
   std::shared_ptr<grammar::grammar_compiler> grammars_;

@@ -143,6 +143,76 @@ void replica_lost(router_self self, int32_t index, const std::string& why,
     if (auto it = st.requests.find(id); it != st.requests.end()) move_request(self, it, why);
 }
 
+/// Prepares a request and hands it to a replica (a refusal goes straight back to the client).
+void admit(router_self self, const generate_request& req, const output_sink_actor& client) {
+  auto& st = self->state;
+  prepared_prompt prompt = st.prompts->prepare(req);
+  if (!prompt.ok())
+    return send_one(self, client,
+                    error_output(req.request_id, prompt.error, prompt.status, prompt.error_param));
+  const auto replica = st.replicas.pick();
+  if (!replica)
+    return send_one(self, client,
+                    error_output(req.request_id, "no engine replica is available", 503));
+  const int32_t n = std::max(1, req.params.n);
+  router_request r{output_processor(st.prompts->tok(), req, prompt.token_ids),
+                   stream_coalescer(st.stream_interval),
+                   client,
+                   *replica,
+                   0,
+                   n,
+                   0,
+                   std::move(prompt.token_ids),
+                   req.params,
+                   std::vector<std::vector<int32_t>>(n),
+                   std::vector<bool>(n, false)};
+  r.adapter = std::move(prompt.adapter);
+  r.params.lora_id = r.adapter ? r.adapter->id : 0;
+  r.charged_tokens = tokens_owed(st, r);
+  st.replicas.charge(*replica, r.charged_tokens);
+  st.requests.emplace(req.request_id, std::move(r));
+  dispatch(self, req.request_id);
+}
+
+/// A helper actor that compiles one grammar on a thread of its own and answers with the
+/// refusal's message ("" when it compiled; the grammar is then in the compiler's cache).
+caf::behavior grammar_compile_helper(std::shared_ptr<prompt_builder> prompts,
+                                     structured_output spec) {
+  return {[prompts = std::move(prompts), spec = std::move(spec)](compile_atom) -> std::string {
+    return prompts->check_structured_output(spec).error;
+  }};
+}
+
+/// A request whose grammar is new: a compile may take up to the grammar budget, so it runs on
+/// a detached helper while this actor goes on routing every other request and stream; the
+/// request is admitted (or refused) when the helper answers, unless it was aborted meanwhile.
+void compile_then_admit(router_self self, const generate_request& req,
+                        const output_sink_actor& client) {
+  auto& st = self->state;
+  auto helper =
+      self->spawn<caf::detached>(grammar_compile_helper, st.prompts, req.params.structured);
+  st.compiling.emplace(req.request_id, helper);
+  const auto finish = [self, helper, id = req.request_id] {
+    self->send_exit(helper, caf::exit_reason::user_shutdown);
+    return self->state.compiling.erase(id) == 1;  // false: aborted meanwhile
+  };
+  self->request(helper, caf::infinite, compile_atom::value)
+      .then(
+          [self, finish, req, client](const std::string& error) {
+            if (!finish()) return;
+            if (error.empty()) return admit(self, req, client);
+            const structured_output& spec = req.params.structured;
+            send_one(self, client,
+                     error_output(req.request_id, error, 400,
+                                  spec.field.empty() ? "structured_outputs" : spec.field));
+          },
+          [self, finish, id = req.request_id, client](caf::error& e) {
+            if (finish())
+              send_one(self, client,
+                       error_output(id, "grammar compile failed: " + describe(e), 500));
+          });
+}
+
 }  // namespace
 
 router_actor::behavior_type request_router(router_self self,
@@ -168,38 +238,20 @@ router_actor::behavior_type request_router(router_self self,
   return {
       [self](generate_atom, const generate_request& req, const output_sink_actor& client) {
         auto& st = self->state;
-        if (st.requests.count(req.request_id))
+        if (st.requests.count(req.request_id) || st.compiling.count(req.request_id))
           return send_one(self, client, error_output(req.request_id, "duplicate request id", 400));
-        prepared_prompt prompt = st.prompts->prepare(req);
-        if (!prompt.ok())
-          return send_one(
-              self, client,
-              error_output(req.request_id, prompt.error, prompt.status, prompt.error_param));
-        const auto replica = st.replicas.pick();
-        if (!replica)
-          return send_one(self, client,
-                          error_output(req.request_id, "no engine replica is available", 503));
-        const int32_t n = std::max(1, req.params.n);
-        router_request r{output_processor(st.prompts->tok(), req, prompt.token_ids),
-                         stream_coalescer(st.stream_interval),
-                         client,
-                         *replica,
-                         0,
-                         n,
-                         0,
-                         std::move(prompt.token_ids),
-                         req.params,
-                         std::vector<std::vector<int32_t>>(n),
-                         std::vector<bool>(n, false)};
-        r.adapter = std::move(prompt.adapter);
-        r.params.lora_id = r.adapter ? r.adapter->id : 0;
-        r.charged_tokens = tokens_owed(st, r);
-        st.replicas.charge(*replica, r.charged_tokens);
-        st.requests.emplace(req.request_id, std::move(r));
-        dispatch(self, req.request_id);
+        if (st.prompts->needs_compile(req.params.structured))
+          return compile_then_admit(self, req, client);
+        admit(self, req, client);
       },
       [self](abort_atom, const std::string& id) {
         auto& st = self->state;
+        if (auto c = st.compiling.find(id); c != st.compiling.end()) {
+          // Not admitted yet: nothing to free; the compile's answer finds no request.
+          self->send_exit(c->second, caf::exit_reason::user_shutdown);
+          st.compiling.erase(c);
+          return;
+        }
         auto it = st.requests.find(id);
         if (it != st.requests.end())
           self->send(st.schedulers[it->second.replica], abort_atom::value, id);

@@ -78,6 +78,9 @@ struct router_state {
   std::vector<bool> down;    ///< per replica: its scheduler ended
   std::vector<bool> remote;  ///< per replica: built around a worker of another process
   std::map<std::string, router_request> requests;
+  /// Requests whose new grammar a helper compiles (off this actor), by id: admitted when it
+  /// answers, dropped with it when aborted meanwhile.
+  std::map<std::string, caf::actor> compiling;
   remote_replica_factory make_remote_replica;
   router_hooks hooks;
   mailbox_probe probe;

@@ -177,6 +177,23 @@ TEST(gbnf, grammars_beyond_the_state_limit_are_refused_by_rule) {
   EXPECT_THROW(compile_regex("(a|b)*a(a|b){20}", testing::byte_vocabulary()), grammar_error);
 }
 
+TEST(gbnf, grammars_past_the_time_budget_are_refused_by_rule) {
+  // Within its state limit, but not within a microsecond: the build stops at the budget.
+  automaton_limits limits;
+  limits.max_seconds = 1e-6;
+  const grammar_ir slow = parse_gbnf("root ::= item{1500}\nitem ::= [a-z]+ \",\" ");
+  try {
+    build_automaton(slow, limits);
+    ADD_FAILURE() << "no error";
+  } catch (const grammar_error& e) {
+    EXPECT_NE(std::string(e.what()).find("grammar too slow to compile: past its budget of 1e-06 s"),
+              std::string::npos)
+        << e.what();
+  }
+  limits.max_seconds = 0;  // no budget
+  EXPECT_NO_THROW(build_automaton(slow, limits));
+}
+
 TEST(gbnf, nesting_is_bounded_instead_of_overflowing_the_stack) {
   expect_gbnf_error("root ::= " + std::string(100000, '(') + "\"a\"" + std::string(100000, ')'),
                     "nested deeper than 200");
