@@ -117,14 +117,30 @@ void engine_monitoring::forget_old_retired(int32_t replica) {
     std::lock_guard lock(mutex_);
     retired_.push_back(replica);
     while (retired_.size() > max_retired_kept) {
-      const int32_t old = retired_.front();
+      forgotten.push_back(retired_.front());
       retired_.pop_front();
-      replicas_.erase(old);  // its series leave the registry with it
-      views_.erase(old);
-      forgotten.push_back(old);
     }
   }
-  for (int32_t old : forgotten) {
+  forget_replicas(forgotten);
+}
+
+void engine_monitoring::forget_replica(int32_t replica) {
+  {
+    std::lock_guard lock(mutex_);
+    std::erase(retired_, replica);
+  }
+  forget_replicas({replica});
+}
+
+void engine_monitoring::forget_replicas(const std::vector<int32_t>& replicas) {
+  {
+    std::lock_guard lock(mutex_);
+    for (int32_t old : replicas) {
+      replicas_.erase(old);  // its series leave the registry with it
+      views_.erase(old);
+    }
+  }
+  for (int32_t old : replicas) {
     const std::string scheduler = "scheduler-" + std::to_string(old);
     const std::string cache = "cache_engine-" + std::to_string(old);
     const std::string workers = "replica" + std::to_string(old) + "-worker";

@@ -34,6 +34,9 @@ class engine_monitoring {
   /// go to zero, and the requests it was timing are forgotten (they go on elsewhere). It is
   /// down (/health 503) unless it `retired`: its worker left on purpose.
   void replica_down(int32_t replica, const std::string& reason, bool retired);
+  /// A dead replica leaves every listing (its grace time is over): /metrics, the engine view,
+  /// /health's body.
+  void forget_replica(int32_t replica);
   /// Empty while every replica serves; else one line naming each that does not.
   std::string health_problems() const { return health_.problems(); }
   int32_t num_serving_replicas() const { return health_.num_serving(); }
@@ -83,6 +86,8 @@ class engine_monitoring {
   std::atomic<int32_t> max_ranks_seen_{1};  // workers per replica, for their series
   static constexpr size_t max_retired_kept = 8;
   void forget_old_retired(int32_t replica);
+  /// Drops the replica's series, views, actors' gauges and /health entry.
+  void forget_replicas(const std::vector<int32_t>& replicas);
 };
 
 }  // namespace actorllm

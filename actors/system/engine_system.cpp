@@ -254,6 +254,16 @@ std::vector<std::pair<int32_t, engine_system::replica_shape>> engine_system::rep
   return out;
 }
 
+void engine_system::forget_replica(int32_t index) {
+  stop_actors(index);
+  {
+    std::lock_guard lock(owned_mutex_);
+    if (replicas_.erase(index) == 0) return;
+    std::erase(stopped_order_, index);
+  }
+  monitoring_->forget_replica(index);
+}
+
 void engine_system::stop_actors(int32_t replica) {
   std::vector<caf::actor> actors;
   {

@@ -69,6 +69,10 @@ class engine_system {
     int32_t workers = 0;
   };
   /// Every replica ever numbered, by index.
+  /// A dead replica leaves the listings (replica_shapes, the engine view, /metrics, /health's
+  /// body): its actors stopped if they were not, its record dropped. Nothing for a replica that
+  /// is not listed.
+  void forget_replica(int32_t index);
   std::vector<std::pair<int32_t, replica_shape>> replica_shapes();
   /// A snapshot of every replica (blocking, for tests and the stats logger).
   std::vector<replica_stats> stats();

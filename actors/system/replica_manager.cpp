@@ -28,8 +28,12 @@ const replica_view* find(const std::vector<replica_view>& replicas, int32_t id) 
 
 }  // namespace
 
-replica_manager::replica_manager(engine_system& engine, const engine_config& config)
-    : engine_(engine), autoscale_(config.autoscale), policy_(config.autoscale) {
+replica_manager::replica_manager(engine_system& engine, const engine_config& config,
+                                 double dead_grace_s)
+    : engine_(engine),
+      dead_grace_(dead_grace_s),
+      autoscale_(config.autoscale),
+      policy_(config.autoscale) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -201,8 +205,24 @@ void replica_manager::stop_replica(int32_t id, std::function<void(admin_outcome)
   take_down(id, true, std::move(done));
 }
 
+void replica_manager::forget_long_dead(std::vector<replica_view>& now) {
+  const auto at = std::chrono::steady_clock::now();
+  std::erase_if(now, [&](const replica_view& r) {
+    if (r.state != "dead") {
+      dead_since_.erase(r.id);  // serving again (a new worker took a lost one's place)
+      return false;
+    }
+    const auto since = dead_since_.try_emplace(r.id, at).first->second;
+    if (at - since < dead_grace_) return false;
+    engine_.forget_replica(r.id);
+    dead_since_.erase(r.id);
+    return true;
+  });
+}
+
 void replica_manager::sample() {
-  const auto now = snapshot();
+  auto now = snapshot();
+  forget_long_dead(now);
   engine_.monitoring().set_replica_states(now);
   if (autoscale_.enabled()) autoscale_step(now);
 }

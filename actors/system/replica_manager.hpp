@@ -3,9 +3,11 @@
 /// /admin API), and with --autoscale samples the replicas' load and follows the autoscaler's
 /// decisions. Every change runs on one thread of its own, in order, so that the network
 /// threads never wait for a replica to start and two changes never interleave.
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,8 +22,9 @@ namespace actorllm {
 class replica_manager : public admin_port {
  public:
   /// `engine` outlives the manager. With config.autoscale enabled, the load is sampled every
-  /// autoscale.interval_s and replicas are added and drained between MIN and MAX.
-  replica_manager(engine_system& engine, const engine_config& config);
+  /// autoscale.interval_s and replicas are added and drained between MIN and MAX. A replica
+  /// seen dead (stopped, or lost and not replaced) for `dead_grace_s` leaves the listings.
+  replica_manager(engine_system& engine, const engine_config& config, double dead_grace_s = 60.0);
   ~replica_manager() override;
   replica_manager(const replica_manager&) = delete;
   replica_manager& operator=(const replica_manager&) = delete;
@@ -48,8 +51,12 @@ class replica_manager : public admin_port {
   /// Refreshes the replica gauges and, with --autoscale, applies the policy.
   void sample();
   void autoscale_step(const std::vector<replica_view>& now);
+  /// Drops from `now`, and from the engine's listings, the replicas dead past the grace time.
+  void forget_long_dead(std::vector<replica_view>& now);
 
   engine_system& engine_;
+  std::chrono::duration<double> dead_grace_;
+  std::map<int32_t, std::chrono::steady_clock::time_point> dead_since_;  // as sampled
   autoscale_config autoscale_;
   autoscaler policy_;
   std::mutex mutex_;

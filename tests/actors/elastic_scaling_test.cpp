@@ -186,6 +186,35 @@ TEST(elastic_scaling, the_admin_calls_check_their_arguments) {
   EXPECT_NE(metrics.find("actorllm:replicas{"), std::string::npos);
 }
 
+TEST(elastic_scaling, a_dead_replica_leaves_the_listings_after_its_grace_time) {
+  auto config = testing::stories_config(64, 8);
+  engine_system engine(config);
+  replica_manager admin(engine, config, /*dead_grace_s=*/1.0);
+  auto call = [](auto&& start) {
+    std::promise<admin_outcome> p;
+    start([&](admin_outcome o) { p.set_value(std::move(o)); });
+    return p.get_future().get();
+  };
+  ASSERT_EQ(call([&](auto done) { admin.add_replicas(1, "cpu", done); }).status, 202);
+  ASSERT_TRUE(eventually([&] { return state_of(admin, 1) == "serving"; }));
+  ASSERT_EQ(call([&](auto done) { admin.stop_replica(1, done); }).status, 202);
+  ASSERT_TRUE(eventually([&] { return state_of(admin, 1) == "dead"; }));
+  // Listed dead for its grace time (sampled once a second), then gone from every listing.
+  ASSERT_TRUE(eventually([&] { return state_of(admin, 1) == "unknown"; }))
+      << "still listed: " << state_of(admin, 1);
+  nlohmann::json view;
+  ASSERT_TRUE(eventually([&] {
+    view = nlohmann::json::parse(engine.client().engine_stats_json());
+    return view["replicas"].size() == 1u;
+  })) << view.dump();
+  EXPECT_EQ(view["replicas"][0]["state"], "serving");
+  EXPECT_EQ(engine.client().metrics_text().find("replica=\"1\""), std::string::npos);
+  EXPECT_TRUE(engine.client().health().ok);
+  // Replica 0 serves on.
+  EXPECT_EQ(engine.client().generate({testing::ids_request("after", {1, 403}, 4)})[0][0].finish,
+            finish_reason::length);
+}
+
 TEST(elastic_scaling, every_actor_samples_its_own_mailbox_depth) {
   engine_system engine(testing::stories_config(64, 8));
   // The first sample is taken as each actor starts; no request, no step needed.
