@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api/ids.hpp"
+#include "api/responses_protocol.hpp"
 
 namespace actorllm::api {
 
@@ -60,6 +61,36 @@ std::optional<api_error> admit(server_context& context, const openai_request& re
         "the server is overloaded (" + std::to_string(limit) + " requests waiting); retry later",
         503);
   }
+  return std::nullopt;
+}
+
+std::optional<api_error> admit_call(server_context& context, api_kind kind, std::string_view body,
+                                    openai_request& out, model_info& model) {
+  const sampling_defaults defaults = context.engine.model().sampling;
+  if (auto error = kind == api_kind::responses
+                       ? parse_responses_request(body, out, defaults, context.tools())
+                       : parse_openai_request(body, kind, out, defaults, context.tools()))
+    return error;
+  return admit(context, out, model);
+}
+
+std::optional<api_error> admit_embeddings(server_context& context, std::string_view body,
+                                          embeddings_request& out, model_info& model) {
+  model = context.engine.model();
+  if (auto error = parse_embeddings_request(body, model, out)) return error;
+  const int32_t limit = context.max_waiting_requests;
+  if (limit > 0 && context.engine.num_waiting() + out.inputs.size() > size_t(limit))
+    return engine_error("too many requests are waiting; try again later", 503);
+  return std::nullopt;
+}
+
+std::optional<api_error> admit_tokenize(server_context& context, std::string_view body,
+                                        generate_request& out) {
+  if (auto error = parse_tokenize_request(body, out)) return error;
+  const model_info model = context.engine.model();
+  if (!out.model.empty() && !model.answers_to(out.model))
+    return not_found("The model `" + out.model + "` does not exist.", "model_not_found");
+  out.model = model.name;  // the engine knows the model by its served name only
   return std::nullopt;
 }
 

@@ -6,7 +6,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
+#include "api/embeddings_api.hpp"
 #include "api/openai_call.hpp"
 #include "api/openai_protocol.hpp"
 #include "api/server_context.hpp"
@@ -30,6 +32,21 @@ std::optional<api_error> check_request_size(const openai_request& request, int32
 /// alive (503), waiting queue full (503). Fills `model` with what the engine serves.
 std::optional<api_error> admit(server_context& context, const openai_request& request,
                                model_info& model);
+
+/// Reads a call of `kind` from an HTTP body (a Responses body for api_kind::responses, with
+/// the model's sampling defaults and the server's tool settings) and admits it.
+std::optional<api_error> admit_call(server_context& context, api_kind kind, std::string_view body,
+                                    openai_request& out, model_info& model);
+
+/// Reads an embeddings body for the served model (`model`, filled) and admits it: 503 while
+/// the waiting queue has no room for every input.
+std::optional<api_error> admit_embeddings(server_context& context, std::string_view body,
+                                          embeddings_request& out, model_info& model);
+
+/// Reads a /tokenize body: a model other than the served one is a 404; `out` names the model
+/// by its served name, the only one the engine knows.
+std::optional<api_error> admit_tokenize(server_context& context, std::string_view body,
+                                        generate_request& out);
 
 /// Submits every prompt of `request` to the engine with fresh engine ids and returns the
 /// call that assembles their deltas. `display_id` is the "id" of the objects sent back

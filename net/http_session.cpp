@@ -1,20 +1,19 @@
-// One HTTP/1.1 connection: reads requests one after the other (keep-alive), answers the
-// small endpoints at once, and runs completion calls either as one JSON body or as SSE.
+// One HTTP/1.1 connection: reads requests one after the other (keep-alive), asks
+// api::plan_request what each one gets, and carries the plan out: sends its answer, or starts
+// its work (a completion call as one JSON body or as SSE, embeddings, tokenize, a LoRA update,
+// an admin call, the WebSocket upgrade, a file of the playground).
 // Every handler runs on the connection's strand; engine threads reach it only through a
 // mailbox and the server's post_gate.
 #include <chrono>
 #include <cstdio>
 #include <exception>
 
-#include "api/access.hpp"
 #include "api/admin_api.hpp"
 #include "api/admission.hpp"
-#include "api/embeddings_api.hpp"
 #include "api/endpoint_bodies.hpp"
 #include "api/ids.hpp"
 #include "api/lora_api.hpp"
-#include "api/responses_protocol.hpp"
-#include "api/routes.hpp"
+#include "api/request_plan.hpp"
 #include "common/output_merge.hpp"
 #include "net/access_log.hpp"
 #include "net/beast.hpp"
@@ -35,6 +34,24 @@ void append_chunk(std::string& out, std::string_view data) {
   char size[24];
   const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
   out.append(size, n).append(data).append("\r\n");
+}
+
+/// The parts of `request`'s head that api::plan_request reads (views into `request`).
+api::request_head head_of(const http_request& request) {
+  api::request_head head;
+  head.method = request.method_string();
+  head.target = request.target();
+  head.http_1_1 = request.version() >= 11;
+  if (const auto host = request.find(http::field::host); host != request.end())
+    head.host = std::string_view(host->value());
+  head.origin = request[http::field::origin];
+  head.authorization = request[http::field::authorization];
+  head.websocket_protocols = request[http::field::sec_websocket_protocol];
+  head.content_type = request[http::field::content_type];
+  head.requested_headers = request[http::field::access_control_request_headers];
+  head.has_body = !request.body().empty();
+  head.websocket_upgrade = websocket::is_upgrade(request);
+  return head;
 }
 
 class http_session : public std::enable_shared_from_this<http_session> {
@@ -165,176 +182,37 @@ class http_session : public std::enable_shared_from_this<http_session> {
     method_ = std::string(request_.method_string());
     target_ = std::string(request_.target());
     request_id_ = api::request_id_for(request_["X-Request-Id"]);
-    cors_origin_ = api::cors_allow_origin(context_.api.config, request_[http::field::origin]);
-
-    if (request_.version() >= 11 && request_.find(http::field::host) == request_.end()) {
-      keep_alive_ = false;
-      return send_error(api::bad_request("an HTTP/1.1 request must carry a Host header"));
-    }
-    if (const auto host = request_.find(http::field::host);
-        host != request_.end() && !api::host_allowed(context_.api.config, host->value())) {
-      // DNS rebinding: a page whose domain now resolves to this machine names that domain.
-      keep_alive_ = false;
-      return send_error(api::api_error{
-          403,
-          "Host '" + std::string(host->value()) + "' is not served here (see --allowed-hosts)",
-          "invalid_request_error",
-          {},
-          "host_not_allowed"});
-    }
-    if (request_.method() == http::verb::options) return send_preflight();
-    api::route r = api::find_route(method_, target_);
-    if (context_.api.metrics_only && r.target != api::endpoint::metrics) r = api::route{};
-    if (!context_.api.config.enable_web_ui &&
-        (r.target == api::endpoint::web_page || r.target == api::endpoint::web_asset))
-      r = api::route{};
-    // /admin exists only with its own key; without one its paths are unknown like any other.
-    const bool admin = api::is_admin_path(target_) && !context_.api.metrics_only &&
-                       !context_.api.config.admin_api_key.empty();
-    if (api::is_admin_path(target_) && !admin) r = api::route{};
-    pattern_ = r.pattern;
-    // The key is asked for before the path is judged, so that a client without it learns
-    // nothing about which paths exist. Under /admin only the admin key counts, and it opens
-    // nothing else.
-    std::string authorization(request_[http::field::authorization]);
-    if (authorization.empty() && r.target == api::endpoint::websocket)
-      authorization = api::websocket_authorization(request_[http::field::sec_websocket_protocol]);
-    if (admin ? !api::admin_authorized(context_.api.config, authorization)
-              : (r.target == api::endpoint::unknown || api::needs_api_key(r.target)) &&
-                    !api::authorized(context_.api.config, authorization)) {
-      return send_error(
-          api::api_error{401,
-                         admin ? "invalid or missing admin API key (Authorization: Bearer)"
-                               : "invalid or missing API key (Authorization: Bearer)",
-                         "invalid_request_error",
-                         {},
-                         "invalid_api_key"});
-    }
-    if (r.target == api::endpoint::unknown) {
-      return send_error(api::not_found("no such endpoint: " + method_ + " " + target_));
-    }
-    if (!r.method_allowed) {
-      api::api_error error{405,
-                           "method " + method_ + " is not allowed on this path",
-                           "invalid_request_error",
-                           {},
-                           "method_not_allowed"};
-      allow_ = r.allow;
-      return send_error(error);
-    }
-    // A POST with no body (drain, stop) has nothing to read as JSON, whatever its type.
-    if (request_.method() == http::verb::post && !request_.body().empty() &&
-        !api::is_json_content_type(request_[http::field::content_type])) {
-      // A browser sends text/plain or form data cross-origin without a preflight; refusing
-      // them keeps another site's page from starting generations (vLLM's FastAPI does too).
-      const std::string_view type = request_[http::field::content_type];
-      return send_error(api::api_error{
-          415,
-          type.empty() ? std::string("a POST needs Content-Type: application/json")
-                       : "Content-Type must be application/json, got '" + std::string(type) + "'",
-          "invalid_request_error",
-          {},
-          "unsupported_media_type"});
-    }
-    if (request_.method() == http::verb::post) {
-      // A page of another site may POST without asking first (a simple request); its Origin
-      // says so, as for the WebSocket.
-      const std::string_view origin = request_[http::field::origin];
-      if (!origin.empty() &&
-          !api::origin_allowed(context_.api.config, origin, request_[http::field::host])) {
-        return send_error(api::api_error{
-            403,
-            "a POST from origin '" + std::string(origin) + "' is refused (see --allowed-origins)",
-            "invalid_request_error",
-            {},
-            "origin_not_allowed"});
-      }
-    }
-    engine_port& engine = context_.api.engine;
-    switch (r.target) {
-      case api::endpoint::health: {
-        // 200 while a replica serves, naming any that does not; 503 when none does.
-        const engine_health health = engine.health();
-        if (health.ok) return send(http::status::ok, health.reason, "text/plain");
-        return send_error(api::engine_error(health.reason, 503));
-      }
-      case api::endpoint::version:
-        return send(http::status::ok, api::version_json());
-      case api::endpoint::models:
-        return send(http::status::ok, api::models_json(engine.model()));
-      case api::endpoint::model: {
-        const model_info model = engine.model();
-        if (!model.answers_to(r.model_id)) {
-          return send_error(
-              api::not_found("The model `" + r.model_id + "` does not exist.", "model_not_found"));
-        }
-        return send(http::status::ok, api::model_json(model, r.model_id));
-      }
-      case api::endpoint::metrics:
-        return send(http::status::ok, engine.metrics_text(),
-                    "text/plain; version=0.0.4; charset=utf-8");
-      case api::endpoint::tokenize:
-        return start_tokenize();
-      case api::endpoint::detokenize:
-        return start_detokenize();
-      case api::endpoint::completions:
-        return start_completion(api::api_kind::completion);
-      case api::endpoint::chat_completions:
-        return start_completion(api::api_kind::chat);
-      case api::endpoint::responses:
-        return start_completion(api::api_kind::responses);
-      case api::endpoint::embeddings:
+    const api::request_plan plan = api::plan_request(context_.api, head_of(request_));
+    cors_origin_ = plan.cors_origin;
+    pattern_ = plan.route.pattern;
+    switch (plan.kind) {
+      case api::work::none:
+        return send(plan.reply);
+      case api::work::completion:
+        return start_completion(plan.call_kind);
+      case api::work::embeddings:
         return start_embeddings();
-      case api::endpoint::load_lora_adapter:
-      case api::endpoint::unload_lora_adapter: {
-        const bool load = r.target == api::endpoint::load_lora_adapter;
-        api::lora_update_request update;
-        if (auto error = api::parse_lora_update(request_.body(), load, update))
-          return send_error(*error);
-        // Reading an adapter's files may take long (a large or slow file): off the I/O
-        // threads, the answer back on this session's strand.
-        using answer = std::pair<std::optional<api::api_error>, std::string>;
-        auto reply = on_strand<answer>([](http_session& s, answer a) {
-          if (a.first) return s.send_error(*a.first);
-          s.send(http::status::ok, std::move(a.second), "text/plain; charset=utf-8");
-        });
-        auto work = [&engine, update = std::move(update), load, reply] {
-          reply(api::apply_lora_update(engine, update, load));
-        };
-        if (context_.run_blocking)
-          context_.run_blocking(std::move(work));
-        else
-          work();
-        return watch_for_disconnect();  // also keeps this session alive until the answer comes
-      }
-      case api::endpoint::websocket:
+      case api::work::tokenize:
+        return start_tokenize();
+      case api::work::detokenize:
+        return start_detokenize();
+      case api::work::lora_update:
+        return start_lora_update(plan.route.target == api::endpoint::load_lora_adapter);
+      case api::work::admin:
+        return start_admin(plan.route);
+      case api::work::websocket:
         return upgrade();
-      case api::endpoint::admin_replicas:
-      case api::endpoint::admin_drain:
-      case api::endpoint::admin_replica:
-        return start_admin(r);
-      case api::endpoint::engine_stats:
-        return send(http::status::ok, engine.engine_stats_json());
-      case api::endpoint::web_page:
-      case api::endpoint::web_asset:
-        return send_web_asset(r.asset);
-      case api::endpoint::unknown:
-        break;
+      case api::work::web_asset:
+        return send_web_asset(plan.route.asset);
     }
   }
 
   // ---- completions ------------------------------------------------------------------
   void start_completion(api::api_kind kind) {
     api::openai_request parsed;
-    const auto& defaults = context_.api.engine.model().sampling;
-    if (auto error = kind == api::api_kind::responses
-                         ? api::parse_responses_request(request_.body(), parsed, defaults,
-                                                        context_.api.tools())
-                         : api::parse_openai_request(request_.body(), kind, parsed, defaults,
-                                                     context_.api.tools()))
-      return send_error(*error);
     model_info model;
-    if (auto error = api::admit(context_.api, parsed, model)) return send_error(*error);
+    if (auto error = api::admit_call(context_.api, kind, request_.body(), parsed, model))
+      return send_error(*error);
     auto box = std::make_shared<mailbox<request_output>>(wake_on_outputs());
     outputs_ = box;
     headers_sent_ = false;
@@ -409,7 +287,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       if (!call_->done()) return;
       std::string body = call_->response();
       end_call();
-      return send(http::status::ok, std::move(body));
+      return send({200, std::move(body)});
     }
     for (const auto& chunk : chunks) append_sse_event(pending_, chunk);
     if (pending_.size() > context_.options.max_queued_output_bytes) {
@@ -546,35 +424,26 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // ---- tokenizer endpoints ----------------------------------------------------------
   void start_tokenize() {
     generate_request parsed;
-    if (auto error = api::parse_tokenize_request(request_.body(), parsed))
+    if (auto error = api::admit_tokenize(context_.api, request_.body(), parsed))
       return send_error(*error);
-    const model_info model = context_.api.engine.model();
-    if (!parsed.model.empty() && !model.answers_to(parsed.model)) {
-      return send_error(
-          api::not_found("The model `" + parsed.model + "` does not exist.", "model_not_found"));
-    }
-    parsed.model = model.name;  // the engine knows the model by its served name only
     context_.api.engine.tokenize(
         std::move(parsed), on_strand<tokenize_result>([](http_session& s, tokenize_result r) {
           if (!r.error.empty()) return s.send_error(api::engine_error(r.error, r.error_status));
-          s.send(http::status::ok, api::tokenize_json(r));
+          s.send({200, api::tokenize_json(r)});
         }));
     watch_for_disconnect();  // also keeps this session alive until the answer comes
   }
 
   void start_embeddings() {
-    const model_info model = context_.api.engine.model();
     api::embeddings_request parsed;
-    if (auto error = api::parse_embeddings_request(request_.body(), model, parsed))
+    model_info model;
+    if (auto error = api::admit_embeddings(context_.api, request_.body(), parsed, model))
       return send_error(*error);
-    const int32_t limit = context_.options.max_waiting_requests;
-    if (limit > 0 && context_.api.engine.num_waiting() + parsed.inputs.size() > size_t(limit))
-      return send_error(api::engine_error("too many requests are waiting; try again later", 503));
     using answer = std::pair<std::optional<api::api_error>, std::string>;
     auto reply = on_strand<answer>([](http_session& s, answer r) {
       s.embedding_ids_.clear();  // answered: nothing left to abort
       if (r.first) return s.send_error(*r.first);
-      s.send(http::status::ok, std::move(r.second));
+      s.send({200, std::move(r.second)});
     });
     embedding_ids_ =
         api::run_embeddings(context_.api.engine, std::move(parsed), model, api::random_id("embd-"),
@@ -591,23 +460,38 @@ class http_session : public std::enable_shared_from_this<http_session> {
     context_.api.engine.detokenize(
         std::move(tokens), on_strand<detokenize_result>([](http_session& s, detokenize_result r) {
           if (!r.error.empty()) return s.send_error(api::engine_error(r.error, r.error_status));
-          s.send(http::status::ok, api::detokenize_json(r));
+          s.send({200, api::detokenize_json(r)});
         }));
     watch_for_disconnect();
   }
 
+  // ---- LoRA updates -------------------------------------------------------------------
+  void start_lora_update(bool load) {
+    api::lora_update_request update;
+    if (auto error = api::parse_lora_update(request_.body(), load, update))
+      return send_error(*error);
+    // Reading an adapter's files may take long (a large or slow file): off the I/O threads,
+    // the answer back on this session's strand.
+    using answer = std::pair<std::optional<api::api_error>, std::string>;
+    auto reply = on_strand<answer>([](http_session& s, answer a) {
+      if (a.first) return s.send_error(*a.first);
+      s.send({200, std::move(a.second), "text/plain; charset=utf-8"});
+    });
+    auto work = [&engine = context_.api.engine, update = std::move(update), load, reply] {
+      reply(api::apply_lora_update(engine, update, load));
+    };
+    if (context_.run_blocking)
+      context_.run_blocking(std::move(work));
+    else
+      work();
+    watch_for_disconnect();  // also keeps this session alive until the answer comes
+  }
+
   // ---- admin API ----------------------------------------------------------------------
   void start_admin(const api::route& r) {
-    if (!context_.api.admin) {
-      return send_error(api::api_error{503,
-                                       "the admin API is not available on this server",
-                                       "server_error",
-                                       {},
-                                       "admin_unavailable"});
-    }
     api::run_admin_call(*context_.api.admin, r, method_, request_.body(),
-                        on_strand<api::admin_answer>([](http_session& s, api::admin_answer answer) {
-                          s.send(static_cast<http::status>(answer.status), std::move(answer.body));
+                        on_strand<api::admin_answer>([](http_session& s, api::admin_answer a) {
+                          s.send({a.status, std::move(a.body)});
                         }));
     watch_for_disconnect();  // also keeps this session alive until the answer comes
   }
@@ -627,21 +511,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   }
 
   // ---- WebSocket ----------------------------------------------------------------------
+  /// The plan vetted the upgrade (its key, Origin and headers).
   void upgrade() {
-    if (!websocket::is_upgrade(request_)) {
-      return send_error(api::bad_request("/v1/ws expects a WebSocket upgrade"));
-    }
-    // Browsers let any page open a WebSocket anywhere; only the Origin tells them apart.
-    const std::string_view origin = request_[http::field::origin];
-    if (!origin.empty() &&
-        !api::origin_allowed(context_.api.config, origin, request_[http::field::host])) {
-      return send_error(api::api_error{
-          403,
-          "WebSocket from origin '" + std::string(origin) + "' refused (see --allowed-origins)",
-          "invalid_request_error",
-          {},
-          "origin_not_allowed"});
-    }
     status_ = 101;
     log();
     closed_ = true;  // this session is done; the stream now belongs to the WebSocket
@@ -649,23 +520,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   }
 
   // ---- plain responses ----------------------------------------------------------------
-  void send_preflight() {
-    auto res = std::make_shared<http::response<http::string_body>>(http::status::no_content,
-                                                                   request_.version());
-    res->set(http::field::allow, "GET, POST, OPTIONS");
-    if (!cors_origin_.empty()) {
-      res->set(http::field::access_control_allow_methods, "GET, POST, OPTIONS");
-      const auto asked = request_[http::field::access_control_request_headers];
-      res->set(http::field::access_control_allow_headers,
-               asked.empty() ? "Authorization, Content-Type, X-Request-Id" : asked);
-      res->set(http::field::access_control_max_age, "600");
-    }
-    write(std::move(res));
-  }
-
-  void send_error(const api::api_error& error) {
-    send(static_cast<http::status>(error.status), api::error_json(error));
-  }
+  void send_error(const api::api_error& error) { send(api::error_answer(error)); }
 
   /// A file of the playground, with its ETag (304 when the browser has it) and, for the page,
   /// a policy that lets it load and call nothing but this server.
@@ -687,13 +542,15 @@ class http_session : public std::enable_shared_from_this<http_session> {
     write(std::move(res));
   }
 
-  void send(http::status status, std::string body, const char* content_type = "application/json") {
-    auto res = std::make_shared<http::response<http::string_body>>(status, 11);
-    res->set(http::field::content_type, content_type);
-    if (request_.method() != http::verb::head) res->body() = std::move(body);
-    if (status == http::status::method_not_allowed) res->set(http::field::allow, allow_);
-    if (status == http::status::service_unavailable) res->set(http::field::retry_after, "1");
-    if (status == http::status::unauthorized) res->set(http::field::www_authenticate, "Bearer");
+  void send(api::answer answer) {
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(answer.status), 11);
+    if (!answer.content_type.empty()) res->set(http::field::content_type, answer.content_type);
+    if (request_.method() != http::verb::head) res->body() = std::move(answer.body);
+    for (const auto& [name, value] : answer.headers) res->set(name, value);
+    if (answer.status == 503) res->set(http::field::retry_after, "1");
+    if (answer.status == 401) res->set(http::field::www_authenticate, "Bearer");
+    if (answer.close) keep_alive_ = false;
     write(std::move(res));
   }
 
@@ -730,7 +587,6 @@ class http_session : public std::enable_shared_from_this<http_session> {
     answering_ = false;
     log();
     headers_sent_ = false;
-    allow_ = "";
     pattern_ = "";
     if (stopping_) return close();  // the answer is written; nothing more is read
     if (!keep_alive_) return drain_and_close();
@@ -792,7 +648,6 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   // The request being answered.
   std::string method_, target_, request_id_, cors_origin_;
-  const char* allow_ = "";
   const char* pattern_ = "";  // route::pattern, the metrics label of a path with an id
   clock_type::time_point start_;
   bool keep_alive_ = false;
