@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "api/admin_api.hpp"
 #include "app/admin_table.hpp"
 #include "config/flag_parser.hpp"
-#include "net/admin_api.hpp"
 #include "net/http_client.hpp"
 
 namespace actorllm::app {
@@ -131,7 +131,7 @@ int run_admin_command(int argc, char** argv, const std::string& env_key, std::FI
     return 1;
   }
   if (words[0] == "list") {
-    if (const auto replicas = net::parse_replicas_json(reply.body)) {
+    if (const auto replicas = api::parse_replicas_json(reply.body)) {
       std::fputs(replica_table(*replicas).c_str(), out);
       return 0;
     }

@@ -53,7 +53,7 @@ ojson default_variables() {
   })");
 }
 
-/// The server refuses JSON nested deeper than 64 (net/openai_protocol.hpp), so deeper
+/// The server refuses JSON nested deeper than 64 (api/openai_protocol.hpp), so deeper
 /// variables never reach a template.
 ojson parse_variables(std::string_view text, bool as_user_message) {
   bool too_deep = false;

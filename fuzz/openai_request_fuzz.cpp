@@ -1,5 +1,5 @@
-// The OpenAI request parsers (net/openai_protocol.hpp) on arbitrary bodies, and for every
-// body they accept, the call that renders the engine's deltas back (net/openai_call.hpp):
+// The OpenAI request parsers (api/openai_protocol.hpp) on arbitrary bodies, and for every
+// body they accept, the call that renders the engine's deltas back (api/openai_call.hpp):
 // each choice gets one delta made of the input's own bytes, then the response or the chunks
 // must be valid JSON. The first byte picks the parser by its value mod 4 (so seeds start with a
 // digit): 0 completions, 1 chat completions, 2 /tokenize, 3 /detokenize; the rest is the body.
@@ -9,14 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "api/openai_call.hpp"
+#include "api/openai_protocol.hpp"
 #include "fuzz/fuzz_support.hpp"
-#include "net/openai_call.hpp"
-#include "net/openai_protocol.hpp"
 
 namespace {
 
 using namespace actorllm;
-using namespace actorllm::net;
+using namespace actorllm::api;
 
 void check_json(const std::string& text) {
   FUZZ_CHECK(nlohmann::json::accept(text));

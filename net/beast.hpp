@@ -7,8 +7,14 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
+#include <functional>
+#include <memory>
+#include <string>
 
-#include "net/http_api.hpp"
+#include "api/server_context.hpp"
+#include "net/http_server.hpp"
+#include "net/mailbox.hpp"
+#include "net/session_registry.hpp"
 
 namespace actorllm::net {
 
@@ -18,6 +24,17 @@ namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using http_request = http::request<http::string_body>;
+
+/// What every session shares. Lives as long as the server.
+struct server_context {
+  api::server_context api;  ///< what the API's decisions read
+  http_options options;
+  std::shared_ptr<post_gate> gate = std::make_shared<post_gate>();
+  std::shared_ptr<session_registry> sessions = std::make_shared<session_registry>();
+  /// Runs work that may take long (reading an adapter's files) off the I/O threads, so that
+  /// /health and every stream go on meanwhile; null: on the calling thread.
+  std::function<void(std::function<void()>)> run_blocking = nullptr;
+};
 
 /// Serves HTTP/1.1 on an accepted socket (keep-alive, SSE, upgrade to WebSocket).
 void run_http_session(server_context& context, tcp::socket socket);

@@ -16,7 +16,8 @@ namespace actorllm::net {
 
 struct http_server::impl {
   impl(const server_config& config, engine_port& engine, http_options options, admin_port* admin)
-      : context{engine, config, options, admin},
+      : context{{engine, config, admin, options.max_waiting_requests, options.metrics_only},
+                options},
         num_threads(std::max(1, config.io_threads)),
         io(num_threads),
         acceptor(io),
@@ -115,7 +116,7 @@ uint16_t http_server::port() const {
 }
 
 std::string http_server::url() const {
-  return "http://" + impl_->context.config.host + ":" + std::to_string(impl_->bound_port);
+  return "http://" + impl_->context.api.config.host + ":" + std::to_string(impl_->bound_port);
 }
 
 }  // namespace actorllm::net

@@ -14,9 +14,26 @@
 #include "common/admin_port.hpp"
 #include "common/engine_port.hpp"
 #include "config/engine_config.hpp"
-#include "net/http_api.hpp"
 
 namespace actorllm::net {
+
+/// Server behaviour that is not in server_config.
+struct http_options {
+  int32_t max_waiting_requests = 0;  ///< 0: no limit; else 503 while the engine has this many
+  double idle_timeout_s = 60.0;      ///< a keep-alive connection with no request is closed
+  bool access_log = true;            ///< one line per request on stderr
+  /// Serve /metrics alone (the --metrics-port listener): every other path is a 404, so that a
+  /// port opened to scrapers exposes no API.
+  bool metrics_only = false;
+  /// A write that does not finish in this time (a client that stopped reading) ends the
+  /// connection and aborts its request.
+  double write_timeout_s = 30.0;
+  /// Stream output waiting behind a slow client beyond this many bytes ends the connection
+  /// and aborts its request: a client that never reads must not make us buffer forever.
+  size_t max_queued_output_bytes = size_t{4} << 20;
+  /// How long a stopping server waits for the last words of the answers in flight.
+  double stop_grace_s = 2.0;
+};
 
 class http_server {
  public:

@@ -1,17 +1,22 @@
-// One HTTP/1.1 connection: reads requests one after the other (keep-alive), answers the
-// small endpoints at once, and runs completion calls either as one JSON body or as SSE.
+// One HTTP/1.1 connection: reads requests one after the other (keep-alive), asks
+// api::plan_request what each one gets, and carries the plan out: sends its answer, or starts
+// its work (a completion call as one JSON body or as SSE, embeddings, tokenize, a LoRA update,
+// an admin call, the WebSocket upgrade, a file of the playground).
 // Every handler runs on the connection's strand; engine threads reach it only through a
 // mailbox and the server's post_gate.
 #include <chrono>
 #include <cstdio>
 #include <exception>
 
+#include "api/admin_api.hpp"
+#include "api/admission.hpp"
+#include "api/endpoint_bodies.hpp"
+#include "api/ids.hpp"
+#include "api/lora_api.hpp"
+#include "api/request_plan.hpp"
 #include "common/output_merge.hpp"
-#include "net/admin_api.hpp"
+#include "net/access_log.hpp"
 #include "net/beast.hpp"
-#include "net/embeddings_api.hpp"
-#include "net/lora_api.hpp"
-#include "net/responses_protocol.hpp"
 #include "net/sse.hpp"
 #include "net/web_assets.hpp"
 
@@ -29,6 +34,24 @@ void append_chunk(std::string& out, std::string_view data) {
   char size[24];
   const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
   out.append(size, n).append(data).append("\r\n");
+}
+
+/// The parts of `request`'s head that api::plan_request reads (views into `request`).
+api::request_head head_of(const http_request& request) {
+  api::request_head head;
+  head.method = request.method_string();
+  head.target = request.target();
+  head.http_1_1 = request.version() >= 11;
+  if (const auto host = request.find(http::field::host); host != request.end())
+    head.host = std::string_view(host->value());
+  head.origin = request[http::field::origin];
+  head.authorization = request[http::field::authorization];
+  head.websocket_protocols = request[http::field::sec_websocket_protocol];
+  head.content_type = request[http::field::content_type];
+  head.requested_headers = request[http::field::access_control_request_headers];
+  head.has_body = !request.body().empty();
+  head.websocket_upgrade = websocket::is_upgrade(request);
+  return head;
 }
 
 class http_session : public std::enable_shared_from_this<http_session> {
@@ -58,7 +81,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     request_ = {};
     parser_.emplace();
     parser_->body_limit(
-        static_cast<uint64_t>(std::max<int64_t>(0, context_.config.max_body_bytes)));
+        static_cast<uint64_t>(std::max<int64_t>(0, context_.api.config.max_body_bytes)));
     stream_.expires_after(
         std::chrono::milliseconds(static_cast<int64_t>(context_.options.idle_timeout_s * 1000.0)));
     skip_blank_lines();
@@ -96,7 +119,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     const bool expects_continue = beast::iequals(header[http::field::expect], "100-continue");
     const bool too_large = header.has_content_length() &&
                            parser_->content_length() > static_cast<uint64_t>(std::max<int64_t>(
-                                                           0, context_.config.max_body_bytes));
+                                                           0, context_.api.config.max_body_bytes));
     if (expects_continue && !too_large && !parser_->is_done()) {
       static const std::string continue_line = "HTTP/1.1 100 Continue\r\n\r\n";
       return asio::async_write(stream_, asio::buffer(continue_line),
@@ -118,35 +141,35 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (closed_) return;
     start_ = clock_type::now();
     if (ec == http::error::body_limit) {
-      request_id_ = request_id_for(parser_->get()["X-Request-Id"]);
+      request_id_ = api::request_id_for(parser_->get()["X-Request-Id"]);
       keep_alive_ = false;  // the rest of the body is still on the wire
       method_ = std::string(parser_->get().method_string());
       target_ = std::string(parser_->get().target());
-      api_error error{413,
-                      "the request body is larger than " +
-                          std::to_string(context_.config.max_body_bytes) + " bytes",
-                      "invalid_request_error",
-                      {},
-                      "request_too_large"};
+      api::api_error error{413,
+                           "the request body is larger than " +
+                               std::to_string(context_.api.config.max_body_bytes) + " bytes",
+                           "invalid_request_error",
+                           {},
+                           "request_too_large"};
       return send_error(error);
     }
     if (ec && is_parse_error(ec) && ec != http::error::end_of_stream) {
       keep_alive_ = false;
       method_ = "?";
       target_ = "?";
-      request_id_ = random_id("");
-      return send_error(bad_request("malformed HTTP request: " + ec.message()));
+      request_id_ = api::random_id("");
+      return send_error(api::bad_request("malformed HTTP request: " + ec.message()));
     }
     if (ec) return close();  // end of stream, timeout, reset
     request_ = parser_->release();
     try {
       handle_request();
     } catch (const std::exception& e) {
-      if (call_) abort_call(context_, *call_);
+      if (call_) api::abort_call(context_.api, *call_);
       call_.reset();
       outputs_.reset();
       if (!headers_sent_)
-        send_error(internal_error(e.what()));
+        send_error(api::internal_error(e.what()));
       else
         close();
     }
@@ -158,181 +181,44 @@ class http_session : public std::enable_shared_from_this<http_session> {
     keep_alive_ = request_.keep_alive();
     method_ = std::string(request_.method_string());
     target_ = std::string(request_.target());
-    request_id_ = request_id_for(request_["X-Request-Id"]);
-    cors_origin_ = cors_allow_origin(context_.config, request_[http::field::origin]);
-
-    if (request_.version() >= 11 && request_.find(http::field::host) == request_.end()) {
-      keep_alive_ = false;
-      return send_error(bad_request("an HTTP/1.1 request must carry a Host header"));
-    }
-    if (const auto host = request_.find(http::field::host);
-        host != request_.end() && !host_allowed(context_.config, host->value())) {
-      // DNS rebinding: a page whose domain now resolves to this machine names that domain.
-      keep_alive_ = false;
-      return send_error(api_error{
-          403,
-          "Host '" + std::string(host->value()) + "' is not served here (see --allowed-hosts)",
-          "invalid_request_error",
-          {},
-          "host_not_allowed"});
-    }
-    if (request_.method() == http::verb::options) return send_preflight();
-    route r = find_route(method_, target_);
-    if (context_.options.metrics_only && r.target != endpoint::metrics) r = route{};
-    if (!context_.config.enable_web_ui &&
-        (r.target == endpoint::web_page || r.target == endpoint::web_asset))
-      r = route{};
-    // /admin exists only with its own key; without one its paths are unknown like any other.
-    const bool admin = is_admin_path(target_) && !context_.options.metrics_only &&
-                       !context_.config.admin_api_key.empty();
-    if (is_admin_path(target_) && !admin) r = route{};
-    pattern_ = r.pattern;
-    // The key is asked for before the path is judged, so that a client without it learns
-    // nothing about which paths exist. Under /admin only the admin key counts, and it opens
-    // nothing else.
-    std::string authorization(request_[http::field::authorization]);
-    if (authorization.empty() && r.target == endpoint::websocket)
-      authorization = websocket_authorization(request_[http::field::sec_websocket_protocol]);
-    if (admin ? !admin_authorized(context_.config, authorization)
-              : (r.target == endpoint::unknown || needs_api_key(r.target)) &&
-                    !authorized(context_.config, authorization)) {
-      return send_error(api_error{401,
-                                  admin ? "invalid or missing admin API key (Authorization: Bearer)"
-                                        : "invalid or missing API key (Authorization: Bearer)",
-                                  "invalid_request_error",
-                                  {},
-                                  "invalid_api_key"});
-    }
-    if (r.target == endpoint::unknown) {
-      return send_error(not_found("no such endpoint: " + method_ + " " + target_));
-    }
-    if (!r.method_allowed) {
-      api_error error{405,
-                      "method " + method_ + " is not allowed on this path",
-                      "invalid_request_error",
-                      {},
-                      "method_not_allowed"};
-      allow_ = r.allow;
-      return send_error(error);
-    }
-    // A POST with no body (drain, stop) has nothing to read as JSON, whatever its type.
-    if (request_.method() == http::verb::post && !request_.body().empty() &&
-        !is_json_content_type(request_[http::field::content_type])) {
-      // A browser sends text/plain or form data cross-origin without a preflight; refusing
-      // them keeps another site's page from starting generations (vLLM's FastAPI does too).
-      const std::string_view type = request_[http::field::content_type];
-      return send_error(api_error{
-          415,
-          type.empty() ? std::string("a POST needs Content-Type: application/json")
-                       : "Content-Type must be application/json, got '" + std::string(type) + "'",
-          "invalid_request_error",
-          {},
-          "unsupported_media_type"});
-    }
-    if (request_.method() == http::verb::post) {
-      // A page of another site may POST without asking first (a simple request); its Origin
-      // says so, as for the WebSocket.
-      const std::string_view origin = request_[http::field::origin];
-      if (!origin.empty() &&
-          !origin_allowed(context_.config, origin, request_[http::field::host])) {
-        return send_error(api_error{
-            403,
-            "a POST from origin '" + std::string(origin) + "' is refused (see --allowed-origins)",
-            "invalid_request_error",
-            {},
-            "origin_not_allowed"});
-      }
-    }
-    engine_port& engine = context_.engine;
-    switch (r.target) {
-      case endpoint::health: {
-        // 200 while a replica serves, naming any that does not; 503 when none does.
-        const engine_health health = engine.health();
-        if (health.ok) return send(http::status::ok, health.reason, "text/plain");
-        return send_error(engine_error(health.reason, 503));
-      }
-      case endpoint::version:
-        return send(http::status::ok, version_json());
-      case endpoint::models:
-        return send(http::status::ok, models_json(engine.model()));
-      case endpoint::model: {
-        const model_info model = engine.model();
-        if (!model.answers_to(r.model_id)) {
-          return send_error(
-              not_found("The model `" + r.model_id + "` does not exist.", "model_not_found"));
-        }
-        return send(http::status::ok, model_json(model, r.model_id));
-      }
-      case endpoint::metrics:
-        return send(http::status::ok, engine.metrics_text(),
-                    "text/plain; version=0.0.4; charset=utf-8");
-      case endpoint::tokenize:
-        return start_tokenize();
-      case endpoint::detokenize:
-        return start_detokenize();
-      case endpoint::completions:
-        return start_completion(api_kind::completion);
-      case endpoint::chat_completions:
-        return start_completion(api_kind::chat);
-      case endpoint::responses:
-        return start_completion(api_kind::responses);
-      case endpoint::embeddings:
+    request_id_ = api::request_id_for(request_["X-Request-Id"]);
+    const api::request_plan plan = api::plan_request(context_.api, head_of(request_));
+    cors_origin_ = plan.cors_origin;
+    pattern_ = plan.route.pattern;
+    switch (plan.kind) {
+      case api::work::none:
+        return send(plan.reply);
+      case api::work::completion:
+        return start_completion(plan.call_kind);
+      case api::work::embeddings:
         return start_embeddings();
-      case endpoint::load_lora_adapter:
-      case endpoint::unload_lora_adapter: {
-        const bool load = r.target == endpoint::load_lora_adapter;
-        lora_update_request update;
-        if (auto error = parse_lora_update(request_.body(), load, update))
-          return send_error(*error);
-        // Reading an adapter's files may take long (a large or slow file): off the I/O
-        // threads, the answer back on this session's strand.
-        using answer = std::pair<std::optional<api_error>, std::string>;
-        auto reply = on_strand<answer>([](http_session& s, answer a) {
-          if (a.first) return s.send_error(*a.first);
-          s.send(http::status::ok, std::move(a.second), "text/plain; charset=utf-8");
-        });
-        auto work = [&engine, update = std::move(update), load, reply] {
-          reply(apply_lora_update(engine, update, load));
-        };
-        if (context_.run_blocking)
-          context_.run_blocking(std::move(work));
-        else
-          work();
-        return watch_for_disconnect();  // also keeps this session alive until the answer comes
-      }
-      case endpoint::websocket:
+      case api::work::tokenize:
+        return start_tokenize();
+      case api::work::detokenize:
+        return start_detokenize();
+      case api::work::lora_update:
+        return start_lora_update(plan.route.target == api::endpoint::load_lora_adapter);
+      case api::work::admin:
+        return start_admin(plan.route);
+      case api::work::websocket:
         return upgrade();
-      case endpoint::admin_replicas:
-      case endpoint::admin_drain:
-      case endpoint::admin_replica:
-        return start_admin(r);
-      case endpoint::engine_stats:
-        return send(http::status::ok, engine.engine_stats_json());
-      case endpoint::web_page:
-      case endpoint::web_asset:
-        return send_web_asset(r.asset);
-      case endpoint::unknown:
-        break;
+      case api::work::web_asset:
+        return send_web_asset(plan.route.asset);
     }
   }
 
   // ---- completions ------------------------------------------------------------------
-  void start_completion(api_kind kind) {
-    openai_request parsed;
-    const auto& defaults = context_.engine.model().sampling;
-    if (auto error =
-            kind == api_kind::responses
-                ? parse_responses_request(request_.body(), parsed, defaults, context_.tools())
-                : parse_openai_request(request_.body(), kind, parsed, defaults, context_.tools()))
-      return send_error(*error);
+  void start_completion(api::api_kind kind) {
+    api::openai_request parsed;
     model_info model;
-    if (auto error = admit(context_, parsed, model)) return send_error(*error);
+    if (auto error = api::admit_call(context_.api, kind, request_.body(), parsed, model))
+      return send_error(*error);
     auto box = std::make_shared<mailbox<request_output>>(wake_on_outputs());
     outputs_ = box;
     headers_sent_ = false;
     finished_ = false;
-    call_ = start_call(context_, std::move(parsed), model, {},
-                       [box](request_output out) { box->push(std::move(out)); });
+    call_ = api::start_call(context_.api, std::move(parsed), model, {},
+                            [box](request_output out) { box->push(std::move(out)); });
     watch_for_disconnect();
   }
 
@@ -364,7 +250,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       if (!answering_) close();
       return;
     }
-    abort_call(context_, *call_);
+    api::abort_call(context_.api, *call_);
     std::vector<request_output> failures;
     for (const auto& id : call_->engine_ids())
       failures.push_back(error_output(id, "the server is shutting down", 503));
@@ -375,25 +261,25 @@ class http_session : public std::enable_shared_from_this<http_session> {
     try {
       render_outputs(std::move(outs));
     } catch (const std::exception& e) {
-      abort_call(context_, *call_);
+      api::abort_call(context_.api, *call_);
       end_call();
       if (!headers_sent_)
-        send_error(internal_error(e.what()));
+        send_error(api::internal_error(e.what()));
       else
         close();
     }
   }
 
   void render_outputs(std::vector<request_output> outs) {
-    merge_deltas(outs);
+    api::merge_deltas(outs);
     std::vector<std::string> chunks;
     for (const auto& out : outs) {
       call_->add(out, chunks);
       if (call_->done()) break;
     }
-    if (call_->failed()) abort_call(context_, *call_);
+    if (call_->failed()) api::abort_call(context_.api, *call_);
     if (call_->failed() && !call_->started()) {
-      const api_error error = *call_->error();
+      const api::api_error error = *call_->error();
       end_call();
       return send_error(error);
     }
@@ -401,7 +287,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       if (!call_->done()) return;
       std::string body = call_->response();
       end_call();
-      return send(http::status::ok, std::move(body));
+      return send({200, std::move(body)});
     }
     for (const auto& chunk : chunks) append_sse_event(pending_, chunk);
     if (pending_.size() > context_.options.max_queued_output_bytes) {
@@ -410,7 +296,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     }
     if (call_->done()) {
       // The Responses API ends with its response.completed event, not a [DONE].
-      if (call_->options().kind != api_kind::responses) {
+      if (call_->options().kind != api::api_kind::responses) {
         if (call_->options().include_usage && !call_->failed()) {
           append_sse_event(pending_, call_->usage_chunk());
         }
@@ -522,12 +408,12 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   /// Bytes a client may queue behind the request being answered before we stop reading them.
   size_t max_pipelined_bytes() const {
-    return static_cast<size_t>(std::max<int64_t>(0, context_.config.max_body_bytes)) + 65536;
+    return static_cast<size_t>(std::max<int64_t>(0, context_.api.config.max_body_bytes)) + 65536;
   }
 
   void on_client_gone() {
-    if (call_) abort_call(context_, *call_);
-    for (const auto& id : embedding_ids_) context_.engine.abort(id);  // their blocks come back
+    if (call_) api::abort_call(context_.api, *call_);
+    for (const auto& id : embedding_ids_) context_.api.engine.abort(id);  // their blocks come back
     embedding_ids_.clear();
     status_ = 499;  // nginx's "client closed request", for the access log
     end_call();
@@ -538,67 +424,75 @@ class http_session : public std::enable_shared_from_this<http_session> {
   // ---- tokenizer endpoints ----------------------------------------------------------
   void start_tokenize() {
     generate_request parsed;
-    if (auto error = parse_tokenize_request(request_.body(), parsed)) return send_error(*error);
-    const model_info model = context_.engine.model();
-    if (!parsed.model.empty() && !model.answers_to(parsed.model)) {
-      return send_error(
-          not_found("The model `" + parsed.model + "` does not exist.", "model_not_found"));
-    }
-    parsed.model = model.name;  // the engine knows the model by its served name only
-    context_.engine.tokenize(std::move(parsed),
-                             on_strand<tokenize_result>([](http_session& s, tokenize_result r) {
-                               if (!r.error.empty())
-                                 return s.send_error(engine_error(r.error, r.error_status));
-                               s.send(http::status::ok, tokenize_json(r));
-                             }));
+    if (auto error = api::admit_tokenize(context_.api, request_.body(), parsed))
+      return send_error(*error);
+    context_.api.engine.tokenize(
+        std::move(parsed), on_strand<tokenize_result>([](http_session& s, tokenize_result r) {
+          if (!r.error.empty()) return s.send_error(api::engine_error(r.error, r.error_status));
+          s.send({200, api::tokenize_json(r)});
+        }));
     watch_for_disconnect();  // also keeps this session alive until the answer comes
   }
 
   void start_embeddings() {
-    const model_info model = context_.engine.model();
-    embeddings_request parsed;
-    if (auto error = parse_embeddings_request(request_.body(), model, parsed))
+    api::embeddings_request parsed;
+    model_info model;
+    if (auto error = api::admit_embeddings(context_.api, request_.body(), parsed, model))
       return send_error(*error);
-    const int32_t limit = context_.options.max_waiting_requests;
-    if (limit > 0 && context_.engine.num_waiting() + parsed.inputs.size() > size_t(limit))
-      return send_error(engine_error("too many requests are waiting; try again later", 503));
-    using answer = std::pair<std::optional<api_error>, std::string>;
+    using answer = std::pair<std::optional<api::api_error>, std::string>;
     auto reply = on_strand<answer>([](http_session& s, answer r) {
       s.embedding_ids_.clear();  // answered: nothing left to abort
       if (r.first) return s.send_error(*r.first);
-      s.send(http::status::ok, std::move(r.second));
+      s.send({200, std::move(r.second)});
     });
-    embedding_ids_ = run_embeddings(context_.engine, std::move(parsed), model, random_id("embd-"),
-                                    [reply](std::optional<api_error> error, std::string body) {
-                                      reply({std::move(error), std::move(body)});
-                                    });
+    embedding_ids_ =
+        api::run_embeddings(context_.api.engine, std::move(parsed), model, api::random_id("embd-"),
+                            [reply](std::optional<api::api_error> error, std::string body) {
+                              reply({std::move(error), std::move(body)});
+                            });
     watch_for_disconnect();  // also keeps this session alive until the answer comes
   }
 
   void start_detokenize() {
     std::vector<int32_t> tokens;
-    if (auto error = parse_detokenize_request(request_.body(), tokens)) return send_error(*error);
-    context_.engine.detokenize(
+    if (auto error = api::parse_detokenize_request(request_.body(), tokens))
+      return send_error(*error);
+    context_.api.engine.detokenize(
         std::move(tokens), on_strand<detokenize_result>([](http_session& s, detokenize_result r) {
-          if (!r.error.empty()) return s.send_error(engine_error(r.error, r.error_status));
-          s.send(http::status::ok, detokenize_json(r));
+          if (!r.error.empty()) return s.send_error(api::engine_error(r.error, r.error_status));
+          s.send({200, api::detokenize_json(r)});
         }));
     watch_for_disconnect();
   }
 
+  // ---- LoRA updates -------------------------------------------------------------------
+  void start_lora_update(bool load) {
+    api::lora_update_request update;
+    if (auto error = api::parse_lora_update(request_.body(), load, update))
+      return send_error(*error);
+    // Reading an adapter's files may take long (a large or slow file): off the I/O threads,
+    // the answer back on this session's strand.
+    using answer = std::pair<std::optional<api::api_error>, std::string>;
+    auto reply = on_strand<answer>([](http_session& s, answer a) {
+      if (a.first) return s.send_error(*a.first);
+      s.send({200, std::move(a.second), "text/plain; charset=utf-8"});
+    });
+    auto work = [&engine = context_.api.engine, update = std::move(update), load, reply] {
+      reply(api::apply_lora_update(engine, update, load));
+    };
+    if (context_.run_blocking)
+      context_.run_blocking(std::move(work));
+    else
+      work();
+    watch_for_disconnect();  // also keeps this session alive until the answer comes
+  }
+
   // ---- admin API ----------------------------------------------------------------------
-  void start_admin(const route& r) {
-    if (!context_.admin) {
-      return send_error(api_error{503,
-                                  "the admin API is not available on this server",
-                                  "server_error",
-                                  {},
-                                  "admin_unavailable"});
-    }
-    run_admin_call(*context_.admin, r, method_, request_.body(),
-                   on_strand<admin_answer>([](http_session& s, admin_answer answer) {
-                     s.send(static_cast<http::status>(answer.status), std::move(answer.body));
-                   }));
+  void start_admin(const api::route& r) {
+    api::run_admin_call(*context_.api.admin, r, method_, request_.body(),
+                        on_strand<api::admin_answer>([](http_session& s, api::admin_answer a) {
+                          s.send({a.status, std::move(a.body)});
+                        }));
     watch_for_disconnect();  // also keeps this session alive until the answer comes
   }
 
@@ -617,20 +511,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
   }
 
   // ---- WebSocket ----------------------------------------------------------------------
+  /// The plan vetted the upgrade (its key, Origin and headers).
   void upgrade() {
-    if (!websocket::is_upgrade(request_)) {
-      return send_error(bad_request("/v1/ws expects a WebSocket upgrade"));
-    }
-    // Browsers let any page open a WebSocket anywhere; only the Origin tells them apart.
-    const std::string_view origin = request_[http::field::origin];
-    if (!origin.empty() && !origin_allowed(context_.config, origin, request_[http::field::host])) {
-      return send_error(api_error{
-          403,
-          "WebSocket from origin '" + std::string(origin) + "' refused (see --allowed-origins)",
-          "invalid_request_error",
-          {},
-          "origin_not_allowed"});
-    }
     status_ = 101;
     log();
     closed_ = true;  // this session is done; the stream now belongs to the WebSocket
@@ -638,29 +520,13 @@ class http_session : public std::enable_shared_from_this<http_session> {
   }
 
   // ---- plain responses ----------------------------------------------------------------
-  void send_preflight() {
-    auto res = std::make_shared<http::response<http::string_body>>(http::status::no_content,
-                                                                   request_.version());
-    res->set(http::field::allow, "GET, POST, OPTIONS");
-    if (!cors_origin_.empty()) {
-      res->set(http::field::access_control_allow_methods, "GET, POST, OPTIONS");
-      const auto asked = request_[http::field::access_control_request_headers];
-      res->set(http::field::access_control_allow_headers,
-               asked.empty() ? "Authorization, Content-Type, X-Request-Id" : asked);
-      res->set(http::field::access_control_max_age, "600");
-    }
-    write(std::move(res));
-  }
-
-  void send_error(const api_error& error) {
-    send(static_cast<http::status>(error.status), error_json(error));
-  }
+  void send_error(const api::api_error& error) { send(api::error_answer(error)); }
 
   /// A file of the playground, with its ETag (304 when the browser has it) and, for the page,
   /// a policy that lets it load and call nothing but this server.
   void send_web_asset(const std::string& name) {
     const web_asset* asset = find_web_asset(name);
-    if (!asset) return send_error(not_found("no such file: /ui/" + name));
+    if (!asset) return send_error(api::not_found("no such file: /ui/" + name));
     const bool fresh = request_[http::field::if_none_match] == asset->etag;
     auto res = std::make_shared<http::response<http::string_body>>(
         fresh ? http::status::not_modified : http::status::ok, 11);
@@ -676,13 +542,15 @@ class http_session : public std::enable_shared_from_this<http_session> {
     write(std::move(res));
   }
 
-  void send(http::status status, std::string body, const char* content_type = "application/json") {
-    auto res = std::make_shared<http::response<http::string_body>>(status, 11);
-    res->set(http::field::content_type, content_type);
-    if (request_.method() != http::verb::head) res->body() = std::move(body);
-    if (status == http::status::method_not_allowed) res->set(http::field::allow, allow_);
-    if (status == http::status::service_unavailable) res->set(http::field::retry_after, "1");
-    if (status == http::status::unauthorized) res->set(http::field::www_authenticate, "Bearer");
+  void send(api::answer answer) {
+    auto res = std::make_shared<http::response<http::string_body>>(
+        static_cast<http::status>(answer.status), 11);
+    if (!answer.content_type.empty()) res->set(http::field::content_type, answer.content_type);
+    if (request_.method() != http::verb::head) res->body() = std::move(answer.body);
+    for (const auto& [name, value] : answer.headers) res->set(name, value);
+    if (answer.status == 503) res->set(http::field::retry_after, "1");
+    if (answer.status == 401) res->set(http::field::www_authenticate, "Bearer");
+    if (answer.close) keep_alive_ = false;
     write(std::move(res));
   }
 
@@ -719,7 +587,6 @@ class http_session : public std::enable_shared_from_this<http_session> {
     answering_ = false;
     log();
     headers_sent_ = false;
-    allow_ = "";
     pattern_ = "";
     if (stopping_) return close();  // the answer is written; nothing more is read
     if (!keep_alive_) return drain_and_close();
@@ -755,8 +622,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   void log() {
     const std::string_view target(target_);
-    context_.engine.on_http_request(*pattern_ ? pattern_ : target.substr(0, target.find('?')),
-                                    status_);
+    context_.api.engine.on_http_request(*pattern_ ? pattern_ : target.substr(0, target.find('?')),
+                                        status_);
     if (!context_.options.access_log) return;
     const double millis =
         std::chrono::duration<double, std::milli>(clock_type::now() - start_).count();
@@ -781,7 +648,6 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   // The request being answered.
   std::string method_, target_, request_id_, cors_origin_;
-  const char* allow_ = "";
   const char* pattern_ = "";  // route::pattern, the metrics label of a path with an id
   clock_type::time_point start_;
   bool keep_alive_ = false;
@@ -789,7 +655,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   bool headers_sent_ = false;
 
   // A completion call in flight and its SSE stream.
-  std::unique_ptr<openai_call> call_;
+  std::unique_ptr<api::openai_call> call_;
   std::vector<std::string> embedding_ids_;  ///< an embeddings request being answered
   std::shared_ptr<mailbox<request_output>> outputs_;
   std::string pending_;         // SSE events not yet handed to the socket

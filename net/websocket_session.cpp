@@ -8,8 +8,14 @@
 #include <chrono>
 #include <deque>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "api/access.hpp"
+#include "api/admission.hpp"
+#include "api/openai_call.hpp"
+#include "api/openai_protocol.hpp"
+#include "net/access_log.hpp"
 #include "net/beast.hpp"
 
 namespace actorllm::net {
@@ -39,13 +45,13 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     // A browser that offered "actorllm" (to carry its key, see websocket_authorization) fails
     // the connection unless the answer names the protocol.
-    const bool named = offers_actorllm_protocol(upgrade_[http::field::sec_websocket_protocol]);
+    const bool named = api::offers_actorllm_protocol(upgrade_[http::field::sec_websocket_protocol]);
     ws_.set_option(websocket::stream_base::decorator([named](websocket::response_type& res) {
       res.set(http::field::server, "actorllm");
       if (named) res.set(http::field::sec_websocket_protocol, "actorllm");
     }));
     ws_.read_message_max(
-        static_cast<uint64_t>(std::max<int64_t>(1, context_.config.max_body_bytes)));
+        static_cast<uint64_t>(std::max<int64_t>(1, context_.api.config.max_body_bytes)));
     ws_.text(true);
     outputs_ =
         std::make_shared<mailbox<request_output>>([weak = weak_from_this(), gate = context_.gate] {
@@ -64,13 +70,13 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
  private:
   struct active_call {
     std::string client_id;
-    std::unique_ptr<openai_call> call;
+    std::unique_ptr<api::openai_call> call;
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   };
 
   /// The access-log line of one call, written when it ends.
   void log_call(const active_call& active, int status) {
-    context_.engine.on_http_request("/v1/ws", status);
+    context_.api.engine.on_http_request("/v1/ws", status);
     if (!context_.options.access_log) return;
     const double millis =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - active.start)
@@ -86,7 +92,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
       try {
         self->on_message(message);
       } catch (const std::exception& e) {
-        self->send_terminal("error", {}, error_object(internal_error(e.what())));
+        self->send_terminal("error", {}, api::error_object(api::internal_error(e.what())));
       }
       self->do_read();
     });
@@ -94,8 +100,8 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
 
   void on_message(const std::string& message) {
     json body;
-    if (auto error = parse_json_object(message, body)) {
-      return send_terminal("error", {}, error_object(*error));
+    if (auto error = api::parse_json_object(message, body)) {
+      return send_terminal("error", {}, api::error_object(*error));
     }
     std::string id;
     if (auto it = body.find("id"); it != body.end() && it->is_string()) {
@@ -104,13 +110,14 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
       id = std::to_string(it->get<int64_t>());
     }
     if (id.empty()) {
-      return send_terminal("error", {}, error_object(bad_request("id is required", "id")));
+      return send_terminal("error", {},
+                           api::error_object(api::bad_request("id is required", "id")));
     }
     if (id.size() > max_id_bytes) {
       return send_terminal(
           "error", {},
-          error_object(
-              bad_request("id must be at most " + std::to_string(max_id_bytes) + " bytes", "id")));
+          api::error_object(api::bad_request(
+              "id must be at most " + std::to_string(max_id_bytes) + " bytes", "id")));
     }
     const std::string type = body.value("type", std::string());
     if (type == "cancel") return cancel(id);
@@ -118,39 +125,40 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
         type != "chat.completions") {
       return send_terminal(
           "error", id,
-          error_object(bad_request(
+          api::error_object(api::bad_request(
               "unknown message type '" + type + "' (completion, chat or cancel)", "type")));
     }
     if (calls_.count(id)) {
-      return send_terminal("error", id,
-                           error_object(bad_request("id " + id + " is already running", "id")));
-    }
-    if (calls_.size() >= max_calls_per_connection) {
       return send_terminal(
           "error", id,
-          error_object(engine_error("at most " + std::to_string(max_calls_per_connection) +
-                                        " calls may run at once on one "
-                                        "connection; open another or wait",
-                                    429)));
+          api::error_object(api::bad_request("id " + id + " is already running", "id")));
+    }
+    if (calls_.size() >= max_calls_per_connection) {
+      return send_terminal("error", id,
+                           api::error_object(api::engine_error(
+                               "at most " + std::to_string(max_calls_per_connection) +
+                                   " calls may run at once on one "
+                                   "connection; open another or wait",
+                               429)));
     }
     const bool chat =
         type == "chat" || type == "chat.completions" || (type.empty() && body.contains("messages"));
     body["stream"] = true;  // a WebSocket call always streams
-    openai_request parsed;
-    if (auto error =
-            parse_openai_json(body, chat ? api_kind::chat : api_kind::completion, parsed,
-                              context_.engine.model().sampling, message, context_.tools())) {
-      return send_terminal("error", id, error_object(*error));
+    api::openai_request parsed;
+    if (auto error = api::parse_openai_json(
+            body, chat ? api::api_kind::chat : api::api_kind::completion, parsed,
+            context_.api.engine.model().sampling, message, context_.api.tools())) {
+      return send_terminal("error", id, api::error_object(*error));
     }
     model_info model;
-    if (auto error = admit(context_, parsed, model)) {
-      return send_terminal("error", id, error_object(*error));
+    if (auto error = api::admit(context_.api, parsed, model)) {
+      return send_terminal("error", id, api::error_object(*error));
     }
     auto active = std::make_shared<active_call>();
     active->client_id = id;
     auto box = outputs_;
-    active->call = start_call(
-        context_, std::move(parsed), model, id,
+    active->call = api::start_call(
+        context_.api, std::move(parsed), model, id,
         [box](request_output out) { box->push(std::move(out)); },
         /*error_chunk=*/false);
     // Only a call that started is kept: start_call throws on an engine fault, and an entry
@@ -163,9 +171,9 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     auto it = calls_.find(id);
     if (it == calls_.end()) {
       return send_terminal("error", id,
-                           error_object(not_found("no running request with id " + id)));
+                           api::error_object(api::not_found("no running request with id " + id)));
     }
-    abort_call(context_, *it->second->call);
+    api::abort_call(context_.api, *it->second->call);
     log_call(*it->second, 499);
     forget(id);
     send_terminal("cancelled", id, {});
@@ -174,20 +182,20 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   void on_outputs() {
     if (closed_) return;
     std::vector<request_output> outs = outputs_->take();
-    merge_deltas(outs);
+    api::merge_deltas(outs);
     std::vector<std::string> chunks;
     for (const auto& out : outs) {
       auto it = by_engine_id_.find(out.request_id);
       if (it == by_engine_id_.end()) continue;  // cancelled or already over
       const std::shared_ptr<active_call> active = it->second;
-      openai_call& call = *active->call;
+      api::openai_call& call = *active->call;
       chunks.clear();
       call.add(out, chunks);
       for (auto& chunk : chunks) enqueue(std::move(chunk));
       if (!call.done()) continue;
       if (call.failed()) {
-        abort_call(context_, call);
-        send_terminal("error", active->client_id, error_object(*call.error()));
+        api::abort_call(context_.api, call);
+        send_terminal("error", active->client_id, api::error_object(*call.error()));
         log_call(*active, call.error()->status);
       } else {
         if (call.options().include_usage) enqueue(call.usage_chunk());
@@ -209,7 +217,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
   void send_terminal(const char* type, const std::string& id, json error) {
     json message = {{"type", type}, {"id", id.empty() ? json() : json(id)}};
     if (!error.is_null()) message["error"] = std::move(error["error"]);
-    enqueue(to_wire(message));
+    enqueue(api::to_wire(message));
   }
 
   void enqueue(std::string message) {
@@ -227,8 +235,9 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     if (closed_ || stopping_) return;
     stopping_ = true;
     for (const auto& [id, active] : calls_) {
-      abort_call(context_, *active->call);
-      send_terminal("error", id, error_object(engine_error("the server is shutting down", 503)));
+      api::abort_call(context_.api, *active->call);
+      send_terminal("error", id,
+                    api::error_object(api::engine_error("the server is shutting down", 503)));
       log_call(*active, 503);
     }
     calls_.clear();
@@ -255,7 +264,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     if (closed_) return;
     closed_ = true;
     for (const auto& [id, active] : calls_) {
-      abort_call(context_, *active->call);
+      api::abort_call(context_.api, *active->call);
       log_call(*active, 499);
     }
     calls_.clear();

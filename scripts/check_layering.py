@@ -57,6 +57,7 @@ LAYERS = [
     ["common", "text"],
     ["kernels", "tokenizer", "tool_calls"],
     ["model", "config", "chat_template", "grammar", "monitoring", "testing"],
+    ["api"],
     ["actors", "net"],
     ["app"],
     ["bench", "examples", "tools"],

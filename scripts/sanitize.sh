@@ -4,7 +4,7 @@
 #   ./scripts/sanitize.sh            both
 #   ./scripts/sanitize.sh asan       AddressSanitizer + UBSan: every test binary, every label
 #                                    but e2e (scripts against the real binary) and gpu
-#   ./scripts/sanitize.sh tsan       ThreadSanitizer: the cores and net tests (TSAN_SUITES=cores
+#   ./scripts/sanitize.sh tsan       ThreadSanitizer: the cores, api and net tests (TSAN_SUITES=cores
 #                                    for the cores alone, as CI runs it). Not the actors:
 #                                    Debian's libcaf_core is not instrumented, so each message
 #                                    hand-off between actors (synchronized inside that library)
@@ -50,12 +50,12 @@ run_preset() {
 ctest_args=("$@")
 if [[ "$which_one" == asan || "$which_one" == all ]]; then
   run_preset asan config_tests kernels_tests tokenizer_tests chat_template_tests grammar_tests tool_calls_tests \
-    model_tests monitoring_tests cores_tests actors_tests app_tests net_tests fuzzers
+    model_tests monitoring_tests cores_tests actors_tests app_tests api_tests net_tests fuzzers
 fi
 if [[ "$which_one" == tsan || "$which_one" == all ]]; then
-  # TSAN_SUITES picks among the two (CI runs cores only, for time: the net tests' Beast files
+  # TSAN_SUITES picks among the three (CI runs cores only, for time: the net tests' Beast files
   # are most of a TSan build).
-  read -r -a suites <<<"${TSAN_SUITES:-cores net}"
+  read -r -a suites <<<"${TSAN_SUITES:-cores api net}"
   targets=()
   for suite in "${suites[@]}"; do targets+=("${suite}_tests"); done
   ctest_args+=(-L "^($(IFS='|'; echo "${suites[*]}"))\$")

@@ -4,7 +4,7 @@
 # on 127.0.0.1 and real clients (curl, the openai npm package, a WebSocket client, Prometheus).
 #
 #   ./scripts/test.sh                 everything
-#   ./scripts/test.sh -L cores        one label (config, kernels, model, cores, actors, net,
+#   ./scripts/test.sh -L cores        one label (config, kernels, model, cores, actors, api, net,
 #                                     monitoring, gpu, e2e)
 set -euo pipefail
 cd "$(dirname "$0")/.."

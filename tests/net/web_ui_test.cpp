@@ -8,7 +8,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "net/http_api.hpp"
 #include "net/web_assets.hpp"
 #include "tests/net/server_fixture.hpp"
 #include "tests/net/test_client.hpp"
@@ -46,16 +45,6 @@ TEST(web_assets, the_binary_holds_every_file_of_web_as_committed) {
   EXPECT_EQ(net::web_assets_table().size(), files);
   EXPECT_EQ(net::find_web_asset("index.html")->content_type, "text/html; charset=utf-8");
   EXPECT_EQ(net::find_web_asset("nothing.js"), nullptr);
-}
-
-TEST(web_assets, a_websocket_key_travels_as_a_subprotocol) {
-  EXPECT_EQ(net::websocket_authorization("actorllm, bearer.s3cret"), "Bearer s3cret");
-  EXPECT_EQ(net::websocket_authorization("bearer.a,bearer.b"), "Bearer a");
-  EXPECT_EQ(net::websocket_authorization("actorllm"), "");
-  EXPECT_EQ(net::websocket_authorization("bearer."), "");
-  EXPECT_EQ(net::websocket_authorization(""), "");
-  EXPECT_TRUE(net::offers_actorllm_protocol(" chat , actorllm"));
-  EXPECT_FALSE(net::offers_actorllm_protocol("actorllm2, xactorllm"));
 }
 
 TEST_F(web_ui_test, the_page_and_its_files_are_served_without_the_api_key) {

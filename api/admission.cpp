@@ -1,0 +1,151 @@
+// Admission of a call and the start of its engine requests.
+#include "api/admission.hpp"
+
+#include <algorithm>
+
+#include "api/ids.hpp"
+#include "api/responses_protocol.hpp"
+
+namespace actorllm::api {
+
+std::optional<api_error> check_request_size(const openai_request& request, int32_t max_model_len,
+                                            int32_t max_waiting_requests) {
+  const int64_t num_prompts = static_cast<int64_t>(request.prompts.size());
+  if (num_prompts > max_prompts_per_request)
+    return bad_request("a request may carry at most " + std::to_string(max_prompts_per_request) +
+                           " prompts; this one has " + std::to_string(num_prompts),
+                       "prompt");
+  const int64_t num_choices = num_prompts * request.n;
+  if (max_waiting_requests > 0 && num_choices > max_waiting_requests)
+    return bad_request("this request needs " + std::to_string(num_choices) +
+                           " sequences (prompts x n), more than the server ever queues (" +
+                           std::to_string(max_waiting_requests) + "): it could never be admitted",
+                       request.n > 1 ? "n" : "prompt");
+  // The size of an answer with logprobs: every choice's tokens, each with its alternatives
+  // (a token of plain text costs a few bytes; one with logprobs an object per alternative).
+  int64_t entries = 0;
+  for (const auto& prompt : request.prompts) {
+    if (prompt.params.logprobs < 0) continue;
+    const int64_t tokens = prompt.params.max_tokens > 0 ? prompt.params.max_tokens : max_model_len;
+    entries += int64_t{request.n} * tokens * (1 + std::max(0, prompt.params.logprobs));
+  }
+  if (entries > max_output_entries)
+    return bad_request("this request may produce " + std::to_string(entries) +
+                           " tokens and logprob alternatives (prompts x n x max_tokens x "
+                           "(1 + logprobs)), more than the " +
+                           std::to_string(max_output_entries) +
+                           " one answer may hold; lower max_tokens, n or logprobs",
+                       "max_tokens");
+  return std::nullopt;
+}
+
+std::optional<api_error> admit(server_context& context, const openai_request& request,
+                               model_info& model) {
+  model = context.engine.model();
+  if (!request.model.empty() && !model.answers_to(request.model)) {
+    api_error error =
+        not_found("The model `" + request.model + "` does not exist.", "model_not_found");
+    error.param = "model";
+    return error;
+  }
+  if (auto too_much =
+          check_request_size(request, model.max_model_len, context.max_waiting_requests)) {
+    return too_much;
+  }
+  if (!context.engine.healthy()) {
+    return engine_error("the engine is not ready; retry later", 503);
+  }
+  const int32_t limit = context.max_waiting_requests;
+  if (limit > 0 && context.engine.num_waiting() >= static_cast<std::size_t>(limit)) {
+    return engine_error(
+        "the server is overloaded (" + std::to_string(limit) + " requests waiting); retry later",
+        503);
+  }
+  return std::nullopt;
+}
+
+std::optional<api_error> admit_call(server_context& context, api_kind kind, std::string_view body,
+                                    openai_request& out, model_info& model) {
+  const sampling_defaults defaults = context.engine.model().sampling;
+  if (auto error = kind == api_kind::responses
+                       ? parse_responses_request(body, out, defaults, context.tools())
+                       : parse_openai_request(body, kind, out, defaults, context.tools()))
+    return error;
+  return admit(context, out, model);
+}
+
+std::optional<api_error> admit_embeddings(server_context& context, std::string_view body,
+                                          embeddings_request& out, model_info& model) {
+  model = context.engine.model();
+  if (auto error = parse_embeddings_request(body, model, out)) return error;
+  const int32_t limit = context.max_waiting_requests;
+  if (limit > 0 && context.engine.num_waiting() + out.inputs.size() > size_t(limit))
+    return engine_error("too many requests are waiting; try again later", 503);
+  return std::nullopt;
+}
+
+std::optional<api_error> admit_tokenize(server_context& context, std::string_view body,
+                                        generate_request& out) {
+  if (auto error = parse_tokenize_request(body, out)) return error;
+  const model_info model = context.engine.model();
+  if (!out.model.empty() && !model.answers_to(out.model))
+    return not_found("The model `" + out.model + "` does not exist.", "model_not_found");
+  out.model = model.name;  // the engine knows the model by its served name only
+  return std::nullopt;
+}
+
+std::unique_ptr<openai_call> start_call(server_context& context, openai_request request,
+                                        const model_info& model, std::string display_id,
+                                        std::function<void(request_output)> sink,
+                                        bool error_chunk) {
+  const bool chat = request.kind != api_kind::completion;
+  const std::string base = random_id(request.kind == api_kind::responses ? "resp_"
+                                     : chat                              ? "chatcmpl-"
+                                                                         : "cmpl-");
+  std::vector<std::string> engine_ids;
+  for (std::size_t p = 0; p < request.prompts.size(); ++p) {
+    engine_ids.push_back(request.prompts.size() == 1 ? base : base + "-" + std::to_string(p));
+  }
+  call_options options;
+  options.kind = request.kind;
+  options.id = display_id.empty() ? base : std::move(display_id);
+  options.model = request.model.empty() ? model.name : request.model;  // echoed, as vLLM does
+  options.created = unix_now();
+  options.n = request.n;
+  options.stream = request.stream;
+  // --enable-force-include-usage: every stream ends with its usage, asked for or not.
+  options.include_usage = request.include_usage || context.config.force_include_usage;
+  options.continuous_usage = options.include_usage && request.continuous_usage_stats;
+  options.error_chunk = error_chunk;
+  options.logprobs = !request.prompts.empty() && request.prompts.front().params.logprobs >= 0;
+  options.system_fingerprint = system_fingerprint();
+  if (chat) {
+    options.chat.tools = request.tools;
+    options.chat.tool_call_parser = context.config.tool_call_parser;
+    options.chat.reasoning_parser = context.config.reasoning_parser;
+    options.chat.role = context.config.response_role;
+  }
+  auto call = std::make_unique<openai_call>(std::move(options), engine_ids);
+  for (std::size_t p = 0; p < request.prompts.size(); ++p) {
+    generate_request& prompt = request.prompts[p];
+    prompt.request_id = engine_ids[p];
+    // The thinking is free; the constraint holds the answer after it (as vLLM does).
+    if (chat && !context.config.reasoning_parser.empty())
+      prompt.params.structured.after_reasoning = prompt.params.structured.active();
+    prompt.model = model.engine_name(request.model);
+    try {
+      context.engine.submit(std::move(prompt), sink);
+    } catch (...) {
+      for (std::size_t q = 0; q < p; ++q) context.engine.abort(engine_ids[q]);
+      throw;
+    }
+  }
+  return call;
+}
+
+void abort_call(server_context& context, const openai_call& call) {
+  if (call.done() && !call.failed()) return;
+  for (const auto& id : call.engine_ids()) context.engine.abort(id);
+}
+
+}  // namespace actorllm::api

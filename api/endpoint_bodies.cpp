@@ -1,0 +1,67 @@
+// The bodies of the small endpoints.
+#include "api/endpoint_bodies.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "api/openai_call.hpp"
+
+#ifndef ACTORLLM_VERSION
+#define ACTORLLM_VERSION "0.0.0"
+#endif
+
+namespace actorllm::api {
+namespace {
+
+using json = nlohmann::json;
+
+json model_object(const model_info& model) {
+  return {{"id", model.name},
+          {"object", "model"},
+          {"created", model.created},
+          {"owned_by", "actorllm"},
+          {"root", model.root.empty() ? model.name : model.root},
+          {"parent", nullptr},
+          {"max_model_len", model.max_model_len},
+          {"permission", json::array()}};
+}
+
+/// A LoRA adapter as vLLM lists it: its folder as root, the base model as parent.
+json adapter_object(const model_info& model, const adapter_info& adapter) {
+  json object = model_object(model);
+  object["id"] = adapter.name;
+  object["root"] = adapter.path;
+  object["parent"] = model.name;
+  return object;
+}
+
+}  // namespace
+
+std::string models_json(const model_info& model) {
+  json data = json::array({model_object(model)});
+  for (const auto& adapter : model.adapters) data.push_back(adapter_object(model, adapter));
+  return to_wire({{"object", "list"}, {"data", std::move(data)}});
+}
+
+std::string model_json(const model_info& model, std::string_view id) {
+  if (const adapter_info* adapter = model.find_adapter(id))
+    return to_wire(adapter_object(model, *adapter));
+  return to_wire(model_object(model));
+}
+
+std::string version_json() {
+  return to_wire({{"version", ACTORLLM_VERSION}});
+}
+
+std::string tokenize_json(const tokenize_result& result) {
+  json body = {{"count", result.tokens.size()},
+               {"max_model_len", result.max_model_len},
+               {"tokens", result.tokens}};
+  if (!result.token_strs.empty()) body["token_strs"] = result.token_strs;
+  return to_wire(body);
+}
+
+std::string detokenize_json(const detokenize_result& result) {
+  return to_wire({{"prompt", result.text}});
+}
+
+}  // namespace actorllm::api

@@ -1,0 +1,26 @@
+#pragma once
+/// What the API's decisions read: the engine, the server's configuration and the limits the
+/// command line sets. One per server, shared by its sessions; it outlives them.
+#include <cstdint>
+
+#include "api/tool_request.hpp"
+#include "common/admin_port.hpp"
+#include "common/engine_port.hpp"
+#include "config/engine_config.hpp"
+
+namespace actorllm::api {
+
+struct server_context {
+  engine_port& engine;
+  server_config config;
+  admin_port* admin = nullptr;       ///< null: /admin answers 503 (when admin_api_key is set)
+  int32_t max_waiting_requests = 0;  ///< 0: no limit; else 503 while the engine has this many
+  /// Serve /metrics alone (the --metrics-port listener): every other path is a 404, so that a
+  /// port opened to scrapers exposes no API.
+  bool metrics_only = false;
+
+  /// The tool-call flags, as the request parser takes them.
+  tool_settings tools() const { return {config.enable_auto_tool_choice, config.tool_call_parser}; }
+};
+
+}  // namespace actorllm::api

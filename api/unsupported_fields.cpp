@@ -1,0 +1,51 @@
+#include "api/unsupported_fields.hpp"
+
+#include <string>
+
+namespace actorllm::api {
+
+namespace {
+
+using nlohmann::json;
+
+api_error needs_structured_output(const std::string& what, const char* param) {
+  return bad_request(what + " asks for a kind of structured output this server does not " +
+                         "implement; use response_format, structured_outputs or guided_*",
+                     param);
+}
+
+}  // namespace
+
+std::optional<api_error> refuse_unsupported_fields(const json& body, api_kind kind) {
+  if (given_field(body, "structural_tag"))
+    return needs_structured_output("structural_tag", "structural_tag");
+  if (const json* beam = given_field(body, "use_beam_search"); beam && *beam != false)
+    return bad_request("beam search is not supported", "use_beam_search");
+  if (const json* turn = given_field(body, "continue_final_message"); turn && *turn != false)
+    return bad_request("continue_final_message is not supported", "continue_final_message");
+  for (const char* key : {"allowed_token_ids", "bad_words"}) {
+    if (const json* list = given_field(body, key); list && !(list->is_array() && list->empty()))
+      return bad_request(std::string(key) + " is not supported", key);
+  }
+  if (given_field(body, "logits_processors"))
+    return bad_request("logits_processors is not supported", "logits_processors");
+  if (const json* best_of = given_field(body, "best_of");
+      best_of && !(best_of->is_number_integer() && best_of->get<int64_t>() <= 1))
+    return bad_request("best_of is not supported; use n for several samples", "best_of");
+  if (const json* suffix = given_field(body, "suffix");
+      suffix && !(suffix->is_string() && suffix->get_ref<const std::string&>().empty()))
+    return bad_request("suffix is not supported", "suffix");
+  // With echo, OpenAI's and vLLM's logprobs cover the echoed prompt too; ours would cover only
+  // the completion, with offsets that miss the prompt's text.
+  if (const json* echo = given_field(body, "echo");
+      kind == api_kind::completion && echo && *echo == true && given_field(body, "logprobs"))
+    return bad_request(
+        "echo with logprobs needs the prompt's logprobs, which this server does "
+        "not compute; ask for one or the other",
+        "echo");
+  if (given_field(body, "prompt_logprobs"))
+    return bad_request("prompt_logprobs is not supported", "prompt_logprobs");
+  return std::nullopt;
+}
+
+}  // namespace actorllm::api

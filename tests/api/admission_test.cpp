@@ -1,0 +1,72 @@
+// What gets in before the engine sees it: a call's body read for its kind, then the model,
+// the engine's life and the waiting queue; an embeddings body against the room in the queue;
+// a /tokenize body against the served model.
+#include "api/admission.hpp"
+
+#include <gtest/gtest.h>
+
+#include "testing/fake_engine.hpp"
+
+namespace actorllm::api {
+namespace {
+
+class admission_test : public ::testing::Test {
+ protected:
+  testing::fake_engine engine_;
+  server_context context_{engine_, {}};
+  openai_request call_;
+  model_info model_;
+};
+
+TEST_F(admission_test, a_call_is_read_as_its_kind_and_admitted) {
+  ASSERT_FALSE(admit_call(context_, api_kind::completion, R"({"prompt":"hi"})", call_, model_));
+  EXPECT_EQ(call_.kind, api_kind::completion);
+  EXPECT_EQ(model_.name, "fake-model");
+  ASSERT_FALSE(admit_call(context_, api_kind::responses, R"({"input":"hi"})", call_, model_));
+  EXPECT_EQ(call_.kind, api_kind::responses);
+  // A Responses body is not a chat body, nor the other way round.
+  EXPECT_EQ(admit_call(context_, api_kind::chat, R"({"input":"hi"})", call_, model_)->param,
+            "messages");
+}
+
+TEST_F(admission_test, a_call_is_refused_for_its_model_the_engine_or_the_queue) {
+  auto error =
+      admit_call(context_, api_kind::completion, R"({"model":"x","prompt":"hi"})", call_, model_);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->status, 404);
+  EXPECT_EQ(error->code, "model_not_found");
+  engine_.alive = false;
+  EXPECT_EQ(admit_call(context_, api_kind::completion, R"({"prompt":"hi"})", call_, model_)->status,
+            503);
+  engine_.alive = true;
+  context_.max_waiting_requests = 2;
+  engine_.waiting = 2;
+  EXPECT_EQ(admit_call(context_, api_kind::completion, R"({"prompt":"hi"})", call_, model_)->status,
+            503);
+}
+
+TEST_F(admission_test, embeddings_need_room_for_every_input) {
+  engine_.embeddings = true;
+  embeddings_request request;
+  ASSERT_FALSE(admit_embeddings(context_, R"({"input":["a","b"]})", request, model_));
+  EXPECT_EQ(request.inputs.size(), 2u);
+  EXPECT_TRUE(model_.embeddings);
+  context_.max_waiting_requests = 3;
+  engine_.waiting = 1;
+  EXPECT_FALSE(admit_embeddings(context_, R"({"input":["a","b"]})", request, model_));
+  engine_.waiting = 2;
+  EXPECT_EQ(admit_embeddings(context_, R"({"input":["a","b"]})", request, model_)->status, 503);
+}
+
+TEST_F(admission_test, tokenize_names_the_served_model) {
+  generate_request request;
+  ASSERT_FALSE(admit_tokenize(context_, R"({"prompt":"hi"})", request));
+  EXPECT_EQ(request.model, "fake-model");
+  ASSERT_FALSE(admit_tokenize(context_, R"({"model":"/models/fake","prompt":"hi"})", request));
+  EXPECT_EQ(request.model, "fake-model");  // the path it answers to, sent by its served name
+  EXPECT_EQ(admit_tokenize(context_, R"({"model":"other","prompt":"hi"})", request)->code,
+            "model_not_found");
+}
+
+}  // namespace
+}  // namespace actorllm::api
