@@ -152,6 +152,11 @@ struct server_config {
   std::vector<std::string> allowed_origins;  ///< CORS; "*" allows any
   /// Host header names served besides IP literals and localhost (DNS rebinding); "*": any.
   std::vector<std::string> allowed_hosts;
+  /// TLS (vLLM's flags): the certificate chain and its key (PEM; both empty: plain HTTP), the
+  /// CAs that client certificates are checked against, and whether clients must send one (0:
+  /// none asked, 1: checked when sent, 2: required).
+  std::string ssl_certfile, ssl_keyfile, ssl_ca_certs;
+  int32_t ssl_cert_reqs = 0;
   int64_t max_body_bytes = 16 << 20;  ///< larger requests get 413
   int32_t io_threads = 1;             ///< Beast I/O threads
   double log_stats_interval = 5.0;    ///< seconds between stats log lines; 0: off

@@ -171,6 +171,14 @@ void add_server_flags(flag_parser& p, engine_config& c) {
                 "Host header names served besides IP addresses and localhost, e.g. the server's "
                 "DNS name ('*' for any; refuses DNS rebinding otherwise)",
                 c.server.allowed_hosts);
+  p.add_string("--ssl-certfile", "serve HTTPS and WSS with this certificate chain (PEM)",
+               c.server.ssl_certfile);
+  p.add_string("--ssl-keyfile", "the key of --ssl-certfile (PEM)", c.server.ssl_keyfile);
+  p.add_string("--ssl-ca-certs", "the CAs that client certificates are checked against",
+               c.server.ssl_ca_certs);
+  p.add_number("--ssl-cert-reqs",
+               "client certificates: 0 not asked, 1 checked when sent, 2 required",
+               c.server.ssl_cert_reqs);
   p.add_number("--max-body-bytes", "largest request body; larger gets 413",
                c.server.max_body_bytes);
   p.add_number("--io-threads", "network I/O threads", c.server.io_threads);

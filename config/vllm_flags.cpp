@@ -46,11 +46,8 @@ std::vector<vllm_flag> make_table() {
       accepted_value("--chat-template-content-format", {"auto", "string"}),
       accepted_value("--root-path", {},
                      "--root-path: routes stay at /, as vLLM's do; a proxy strips the prefix"),
-      refused_value("--ssl-keyfile", "TLS is not served yet: terminate it in a proxy"),
-      refused_value("--ssl-certfile", "TLS is not served yet: terminate it in a proxy"),
-      refused_value("--ssl-ca-certs", "TLS is not served yet: terminate it in a proxy"),
-      refused_value("--ssl-cert-reqs", "TLS is not served yet: terminate it in a proxy"),
-      refused_switch("--enable-ssl-refresh", "TLS is not served yet: terminate it in a proxy"),
+      refused_switch("--enable-ssl-refresh",
+                     "certificates are read at start: restart the server to take new ones"),
       refused_value("--middleware", "no Python middleware runs here"),
       refused_switch("--return-tokens-as-token-ids",
                      "logprobs name tokens by their text; token_id:N strings are not written "

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "api/server_context.hpp"
+#include "net/connection_stream.hpp"
 #include "net/http_server.hpp"
 #include "net/mailbox.hpp"
 #include "net/session_registry.hpp"
@@ -36,11 +37,12 @@ struct server_context {
   std::function<void(std::function<void()>)> run_blocking = nullptr;
 };
 
-/// Serves HTTP/1.1 on an accepted socket (keep-alive, SSE, upgrade to WebSocket).
-void run_http_session(server_context& context, tcp::socket socket);
+/// Serves HTTP/1.1 on an accepted socket (keep-alive, SSE, upgrade to WebSocket), over TLS
+/// with `tls` (null: plain).
+void run_http_session(server_context& context, tcp::socket socket, asio::ssl::context* tls);
 
 /// Takes over a stream whose request asked for a WebSocket upgrade on /v1/ws.
-void run_websocket_session(server_context& context, beast::tcp_stream stream, http_request upgrade,
+void run_websocket_session(server_context& context, connection_stream stream, http_request upgrade,
                            std::string peer);
 
 }  // namespace actorllm::net

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "net/beast.hpp"
+#include "net/tls_context.hpp"
 
 namespace actorllm::net {
 
@@ -18,6 +19,7 @@ struct http_server::impl {
   impl(const server_config& config, engine_port& engine, http_options options, admin_port* admin)
       : context{{engine, config, admin, options.max_waiting_requests, options.metrics_only},
                 options},
+        tls(make_tls_context(config)),
         num_threads(std::max(1, config.io_threads)),
         io(num_threads),
         acceptor(io),
@@ -42,12 +44,13 @@ struct http_server::impl {
         retry_timer.async_wait([this](beast::error_code) { accept(); });
         return;
       }
-      run_http_session(context, std::move(s));
+      run_http_session(context, std::move(s), tls.get());
       accept();
     });
   }
 
   server_context context;
+  std::unique_ptr<asio::ssl::context> tls;  // null: plain HTTP
   int num_threads;
   asio::io_context io;
   // Long work off the I/O threads (server_context::run_blocking); destroyed first, so its
@@ -116,7 +119,8 @@ uint16_t http_server::port() const {
 }
 
 std::string http_server::url() const {
-  return "http://" + impl_->context.api.config.host + ":" + std::to_string(impl_->bound_port);
+  return (impl_->tls ? "https://" : "http://") + impl_->context.api.config.host + ":" +
+         std::to_string(impl_->bound_port);
 }
 
 }  // namespace actorllm::net

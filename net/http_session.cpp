@@ -56,10 +56,13 @@ api::request_head head_of(const http_request& request) {
 
 class http_session : public std::enable_shared_from_this<http_session> {
  public:
-  http_session(server_context& context, tcp::socket socket)
-      : context_(context), stream_(std::move(socket)), executor_(stream_.get_executor()) {
+  http_session(server_context& context, tcp::socket socket, asio::ssl::context* tls)
+      : context_(context),
+        stream_(tls ? connection_stream(beast::tcp_stream(std::move(socket)), *tls)
+                    : connection_stream(beast::tcp_stream(std::move(socket)))),
+        executor_(stream_.get_executor()) {
     beast::error_code ec;
-    const auto remote = stream_.socket().remote_endpoint(ec);
+    const auto remote = stream_.tcp().socket().remote_endpoint(ec);
     peer_ = ec ? "?" : remote.address().to_string() + ":" + std::to_string(remote.port());
   }
 
@@ -71,18 +74,29 @@ class http_session : public std::enable_shared_from_this<http_session> {
         if (auto self = weak.lock()) self->on_server_stopping();
       });
     });
-    asio::dispatch(executor_, [self = shared_from_this()] { self->do_read(); });
+    asio::dispatch(executor_, [self = shared_from_this()] { self->handshake(); });
   }
 
  private:
   // ---- reading requests -------------------------------------------------------------
+  /// The TLS handshake (nothing on a plain connection), bounded by the idle timeout: a client
+  /// that connects and says nothing holds no session.
+  void handshake() {
+    stream_.tcp().expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(context_.options.idle_timeout_s)));
+    stream_.async_handshake([self = shared_from_this()](beast::error_code ec) {
+      if (ec) return self->close();
+      self->do_read();
+    });
+  }
+
   void do_read() {
     if (closed_) return;
     request_ = {};
     parser_.emplace();
     parser_->body_limit(
         static_cast<uint64_t>(std::max<int64_t>(0, context_.api.config.max_body_bytes)));
-    stream_.expires_after(
+    stream_.tcp().expires_after(
         std::chrono::milliseconds(static_cast<int64_t>(context_.options.idle_timeout_s * 1000.0)));
     skip_blank_lines();
   }
@@ -176,7 +190,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   }
 
   void handle_request() {
-    stream_.expires_never();  // generation may take long; disconnects are watched instead
+    stream_.tcp().expires_never();  // generation may take long; disconnects are watched instead
     answering_ = true;
     keep_alive_ = request_.keep_alive();
     method_ = std::string(request_.method_string());
@@ -342,7 +356,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     asio::async_write(stream_, asio::buffer(writing_buffer_),
                       [self = shared_from_this(), last](beast::error_code ec, std::size_t) {
                         self->writing_ = false;
-                        self->stream_.expires_never();
+                        self->stream_.tcp().expires_never();
                         if (self->closed_) return;
                         if (ec) return self->on_client_gone();
                         if (!last) return self->flush_stream();
@@ -375,7 +389,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       return;
     }
     watching_ = true;
-    stream_.expires_never();
+    stream_.tcp().expires_never();
     stream_.async_read_some(buffer_.prepare(4096),
                             [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                               self->on_watch(ec, n);
@@ -568,7 +582,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     expire_writes();
     http::async_write(stream_, *res,
                       [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
-                        self->stream_.expires_never();
+                        self->stream_.tcp().expires_never();
                         if (self->closed_) return;
                         if (ec) return self->close();
                         self->end_request();
@@ -578,7 +592,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   /// A write (and the disconnect watch beside it) must finish within write_timeout_s: a
   /// client that stopped reading is closed, which fails both and aborts its request.
   void expire_writes() {
-    stream_.expires_after(
+    stream_.tcp().expires_after(
         std::chrono::milliseconds(static_cast<int64_t>(context_.options.write_timeout_s * 1000.0)));
   }
 
@@ -594,7 +608,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       // The disconnect watch holds the read side; cancel it and read on from its handler.
       resume_reading_ = true;
       beast::error_code ignored;
-      stream_.socket().cancel(ignored);
+      stream_.tcp().socket().cancel(ignored);
       return;
     }
     do_read();
@@ -605,13 +619,13 @@ class http_session : public std::enable_shared_from_this<http_session> {
   /// closing with unread data makes the kernel reset the connection and lose the answer.
   void drain_and_close() {
     beast::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
     if (watching_) {  // the disconnect watch holds the read side; drain from its handler
       draining_ = true;
-      stream_.socket().cancel(ignored);
+      stream_.tcp().socket().cancel(ignored);
       return;
     }
-    stream_.expires_after(std::chrono::seconds(2));
+    stream_.tcp().expires_after(std::chrono::seconds(2));
     buffer_.consume(buffer_.size());
     stream_.async_read_some(buffer_.prepare(16384),
                             [self = shared_from_this()](beast::error_code ec, std::size_t) {
@@ -634,12 +648,12 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (closed_) return;
     closed_ = true;
     beast::error_code ignored;
-    stream_.socket().close(ignored);
+    stream_.tcp().socket().close(ignored);
     hold_.reset();  // the caller's own reference keeps this alive until it returns
   }
 
   server_context& context_;
-  beast::tcp_stream stream_;
+  connection_stream stream_;
   const asio::any_io_executor executor_;  // the strand; copied once, read from any thread
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -676,10 +690,10 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
 }  // namespace
 
-void run_http_session(server_context& context, tcp::socket socket) {
+void run_http_session(server_context& context, tcp::socket socket, asio::ssl::context* tls) {
   beast::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);  // a token must not wait for Nagle
-  std::make_shared<http_session>(context, std::move(socket))->start();
+  std::make_shared<http_session>(context, std::move(socket), tls)->start();
 }
 
 }  // namespace actorllm::net

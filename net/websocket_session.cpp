@@ -25,7 +25,7 @@ using json = nlohmann::json;
 
 class websocket_session : public std::enable_shared_from_this<websocket_session> {
  public:
-  websocket_session(server_context& context, beast::tcp_stream stream, http_request upgrade,
+  websocket_session(server_context& context, connection_stream stream, http_request upgrade,
                     std::string peer)
       : context_(context),
         ws_(std::move(stream)),
@@ -41,7 +41,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
         if (auto self = weak.lock()) self->on_server_stopping();
       });
     });
-    beast::get_lowest_layer(ws_).expires_never();
+    ws_.next_layer().tcp().expires_never();
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     // A browser that offered "actorllm" (to carry its key, see websocket_authorization) fails
     // the connection unless the answer names the protocol.
@@ -273,11 +273,11 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     while (queue_.size() > (writing_ ? 1u : 0u)) queue_.pop_back();
     queued_bytes_ = queue_.empty() ? 0 : queue_.front().size();
     beast::error_code ignored;
-    beast::get_lowest_layer(ws_).socket().close(ignored);
+    ws_.next_layer().tcp().socket().close(ignored);
   }
 
   server_context& context_;
-  websocket::stream<beast::tcp_stream> ws_;
+  websocket::stream<connection_stream> ws_;
   const asio::any_io_executor executor_;
   http_request upgrade_;
   std::string peer_;
@@ -298,7 +298,7 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
 
 }  // namespace
 
-void run_websocket_session(server_context& context, beast::tcp_stream stream, http_request upgrade,
+void run_websocket_session(server_context& context, connection_stream stream, http_request upgrade,
                            std::string peer) {
   std::make_shared<websocket_session>(context, std::move(stream), std::move(upgrade),
                                       std::move(peer))

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git curl
-  libcaf-dev libboost1.81-dev nlohmann-json3-dev prometheus-cpp-dev
+  libcaf-dev libboost1.81-dev nlohmann-json3-dev prometheus-cpp-dev libssl-dev openssl
   libgtest-dev libgmock-dev libopenblas-openmp-dev libbenchmark-dev libpcre2-dev libicu-dev
   python3 python3-jinja2 python3-numpy python3-matplotlib python3-jsonschema ccache
   wrk prometheus chromium

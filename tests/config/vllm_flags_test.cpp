@@ -48,6 +48,12 @@ TEST(vllm_flags, the_issues_flags_are_each_handled) {
           "--load-format", "safetensors"}));
   EXPECT_EQ(c.parallel.replicas, 3);
   EXPECT_EQ(c.server.response_role, "bot");
+  EXPECT_FALSE(parse_serve_flags(c, {"--ssl-certfile", "c.pem", "--ssl-keyfile", "k.pem",
+                                     "--ssl-ca-certs", "ca.pem", "--ssl-cert-reqs", "2"}));
+  EXPECT_EQ(c.server.ssl_certfile, "c.pem");
+  EXPECT_EQ(c.server.ssl_keyfile, "k.pem");
+  EXPECT_EQ(c.server.ssl_ca_certs, "ca.pem");
+  EXPECT_EQ(c.server.ssl_cert_reqs, 2);
   EXPECT_TRUE(c.server.force_include_usage);
   for (const char* refused : {"--revision", "--download-dir", "--otlp-traces-endpoint"}) {
     const auto error = parse_serve_flags(c, {refused, "x"});
