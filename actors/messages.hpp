@@ -19,6 +19,8 @@ namespace actorllm {
 using tick_atom = caf::atom_constant<caf::atom("tick")>;  ///< scheduler: run one step
 /// scheduler: check that the oldest step in flight has not been waiting too long
 using watchdog_atom = caf::atom_constant<caf::atom("watchdog")>;
+using heartbeat_atom =
+    caf::atom_constant<caf::atom("heartbeat")>;                   ///< scheduler: ping idle workers
 using step_atom = caf::atom_constant<caf::atom("step")>;          ///< worker: execute a plan
 using add_atom = caf::atom_constant<caf::atom("add")>;            ///< scheduler: queue a request
 using abort_atom = caf::atom_constant<caf::atom("abort")>;        ///< any: stop a request

@@ -44,13 +44,18 @@ void log_events(scheduler_self self) {
   }
 }
 
+/// How often the watchdog and the heartbeat look.
+std::chrono::milliseconds watch_period(const scheduler_actor_state& st) {
+  const auto period = std::min<std::chrono::milliseconds>(st.step_timeout / 4, max_watchdog_period);
+  return std::max(period, std::chrono::milliseconds(1));
+}
+
 /// Arms the watchdog while steps are in flight.
 void arm_watchdog(scheduler_self self) {
   auto& st = self->state;
   if (st.watchdog_armed || st.in_flight.empty()) return;
   st.watchdog_armed = true;
-  const auto period = std::min<std::chrono::milliseconds>(st.step_timeout / 4, max_watchdog_period);
-  self->delayed_send(self, std::max(period, std::chrono::milliseconds(1)), watchdog_atom::value);
+  self->delayed_send(self, watch_period(st), watchdog_atom::value);
 }
 
 void wake(scheduler_self self) {
@@ -82,12 +87,14 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
   st.step_timeout = shell.step_timeout;
   for (const auto& w : st.workers) self->monitor(w);
   auto extras = std::make_shared<shell_extras>();
+  self->delayed_send(self, watch_period(st), heartbeat_atom::value);
 
   // Replaces every worker's state: the core recomputes all requests on fresh workers.
   auto on_worker_failure = [self, extras](const std::string& why) {
     auto& st = self->state;
     ++extras->epoch;
     st.in_flight.clear();
+    st.workers_answered = st.heartbeat_pending = false;  // the fresh workers load first
     st.core->reset_workers();
     ++st.num_worker_restarts;
     // Every rank is replaced (a lost rank leaves its peers' group unusable).
@@ -252,6 +259,37 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
                   std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()) +
               " ms");
         arm_watchdog(self);
+      },
+      [self, extras, on_worker_failure](heartbeat_atom) {
+        auto& st = self->state;
+        self->delayed_send(self, watch_period(st), heartbeat_atom::value);
+        if (!st.in_flight.empty() || st.heartbeat_pending) return;
+        st.heartbeat_pending = true;
+        const uint64_t epoch = extras->epoch;
+        auto num_pending = std::make_shared<size_t>(st.workers.size());
+        const auto ask = [&](const worker_actor& worker, auto timeout) {
+          self->request(worker, timeout, info_atom::value)
+              .then(
+                  [self, extras, epoch, num_pending](const worker_info&) {
+                    if (extras->epoch != epoch || --*num_pending > 0) return;
+                    self->state.heartbeat_pending = false;
+                    self->state.workers_answered = true;
+                  },
+                  [self, extras, epoch, on_worker_failure](caf::error& e) {
+                    if (extras->epoch != epoch) return;
+                    self->state.heartbeat_pending = false;
+                    // A worker that ended says so in its down message.
+                    if (e == caf::sec::request_timeout)
+                      on_worker_failure("an idle worker answered no heartbeat in " +
+                                        std::to_string(self->state.step_timeout.count()) + " ms");
+                  });
+        };
+        for (const auto& worker : st.workers) {
+          if (st.workers_answered)
+            ask(worker, st.step_timeout);
+          else
+            ask(worker, caf::infinite);
+        }
       },
       [self](sample_atom) { self->state.probe.sample(self); },
       [self](stats_atom) {

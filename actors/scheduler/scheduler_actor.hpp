@@ -75,6 +75,11 @@ struct scheduler_actor_state {
   size_t max_steps_in_flight = 1;  ///< 2 with asynchronous scheduling
   bool tick_pending = false;
   bool watchdog_armed = false;  ///< a watchdog message is on its way
+  /// Idle workers are asked for their info now and then (a step in flight is its own proof of
+  /// life): one that does not answer within step_timeout fails as a stuck step does. Not
+  /// before they first answer, with no bound: a worker may be loading its weights until then.
+  bool workers_answered = false;
+  bool heartbeat_pending = false;
   std::chrono::milliseconds step_timeout{};
   uint64_t num_steps = 0;
   /// A plan sent to the workers: when, and the blocks it swaps and copies (its cache report).

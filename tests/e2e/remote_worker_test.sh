@@ -7,7 +7,8 @@
 # with exactly the text of a run alone, the lost replica's gauges read 0, and the server keeps
 # answering; /health stays 200 (the local replica serves) naming the lost replica until a new worker takes its place, and a
 # worker stopped with SIGTERM retires its replica without failing /health; a worker stopped with
-# SIGSTOP (alive but silent) is failed over after --worker-timeout. When the server
+# SIGSTOP (alive but silent) is failed over after --worker-timeout, mid-step by the step's
+# watchdog and idle by its heartbeat. When the server
 # goes away, a worker exits with status 1.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -209,6 +210,26 @@ sleep 0.3
 check "... and its replica retires without failing /health ($(health_status))" test "$(health_status)" = 200
 
 # --- a stopped worker (SIGSTOP: alive, connected, silent) is failed over after --worker-timeout --
+# An idle worker stopped with SIGSTOP: no request ever reaches it, and its heartbeat fails it
+# over after --worker-timeout all the same (/health names it).
+"$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
+  --cluster-secret-file "$secret_file" --name remote-i >"$work/worker-i.log" 2>&1 &
+worker_i=$!
+pids+=("$worker_i")
+for _ in $(seq 1 300); do grep -q "'remote-i' joined" "$work/serve.log" && break; sleep 0.1; done
+sleep 1  # its first heartbeat answered: from now on one unanswered is a failure
+kill -STOP "$worker_i"
+started=$SECONDS
+for _ in $(seq 1 150); do
+  [[ "$(health_status)" = 200 ]] && grep -q "(remote worker 'remote-i') is down" "$work/health.json" && break
+  sleep 0.1
+done
+check "an idle stopped worker is failed over by its heartbeat ($((SECONDS - started)) s): $(cat "$work/health.json")" \
+  grep -q "(remote worker 'remote-i') is down" "$work/health.json"
+kill -CONT "$worker_i" 2>/dev/null || true
+kill -9 "$worker_i" 2>/dev/null || true
+wait "$worker_i" 2>/dev/null || true
+
 "$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
   --cluster-secret-file "$secret_file" --name remote-s >"$work/worker-s.log" 2>&1 &
 worker_s=$!
