@@ -66,6 +66,14 @@ std::optional<api_error> admit(server_context& context, const openai_request& re
 
 std::optional<api_error> admit_call(server_context& context, api_kind kind, std::string_view body,
                                     openai_request& out, model_info& model) {
+  if (context.engine.model().embeddings) {
+    // A pooling model generates nothing (vLLM refuses generation on it by name, too).
+    const char* api = kind == api_kind::chat        ? "Chat Completions"
+                      : kind == api_kind::responses ? "Responses"
+                                                    : "Completions";
+    return bad_request(std::string("The model does not support the ") + api +
+                       " API: this server runs --task embed; use /v1/embeddings");
+  }
   const sampling_defaults defaults = context.engine.model().sampling;
   if (auto error = kind == api_kind::responses
                        ? parse_responses_request(body, out, defaults, context.tools())

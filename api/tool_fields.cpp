@@ -136,12 +136,10 @@ std::optional<api_error> read_tool_fields(const json& body, std::string_view raw
     out.mode = tool_mode::forced_named;
     schema = parameter_schemas(*tools, raw_body)[index];
   }
-  if (constraint.active())
-    return bad_request(
-        "tool_choice \"required\" or a named function is itself a structured "
-        "output; it cannot be combined with " +
-            constraint.field,
-        "tool_choice");
+  // A forced call is itself a structured output, and it decides: a response_format (or any
+  // other structured output) beside it gives way, as vLLM and OpenAI do (the OpenAI Agents SDK
+  // sends both for an agent with an output type and a forced tool).
+  constraint = structured_output{};
   constraint.kind = output_constraint::json_schema;
   constraint.source = std::move(schema);
   constraint.field = "tool_choice";

@@ -19,9 +19,9 @@
 
 namespace actorllm::api {
 
-/// Reads the fields; a forced choice also fills `constraint` (a 400 when the request already
-/// asks for another structured output). `raw_body` (when given) keeps the parameters
-/// schemas' property order, as in structured_output_fields.hpp.
+/// Reads the fields; a forced choice also fills `constraint`, replacing any other structured
+/// output the request asks for (the forced call's schema decides the output). `raw_body` (when
+/// given) keeps the parameters schemas' property order, as in structured_output_fields.hpp.
 std::optional<api_error> read_tool_fields(const nlohmann::json& body, std::string_view raw_body,
                                           const tool_settings& settings, tool_request& out,
                                           structured_output& constraint);

@@ -45,6 +45,24 @@ TEST_F(admission_test, a_call_is_refused_for_its_model_the_engine_or_the_queue) 
             503);
 }
 
+// --task embed: a pooling model generates nothing; each generation API is a 400 naming it.
+TEST_F(admission_test, a_pooling_model_refuses_every_generation_api) {
+  engine_.embeddings = true;
+  const std::pair<api_kind, const char*> calls[] = {
+      {api_kind::completion, R"({"prompt":"hi"})"},
+      {api_kind::chat, R"({"messages":[{"role":"user","content":"hi"}]})"},
+      {api_kind::responses, R"({"input":"hi"})"}};
+  for (const auto& [kind, body] : calls) {
+    const auto error = admit_call(context_, kind, body, call_, model_);
+    ASSERT_TRUE(error) << body;
+    EXPECT_EQ(error->status, 400);
+    EXPECT_NE(error->message.find("--task embed"), std::string::npos) << error->message;
+  }
+  EXPECT_NE(admit_call(context_, api_kind::chat, calls[1].second, call_, model_)
+                ->message.find("Chat Completions API"),
+            std::string::npos);
+}
+
 TEST_F(admission_test, embeddings_need_room_for_every_input) {
   engine_.embeddings = true;
   embeddings_request request;

@@ -68,6 +68,21 @@ TEST(tool_fields, a_named_function_is_its_parameters_schema_in_the_clients_order
   EXPECT_EQ(noop.prompts[0].params.structured.source, R"({"type":"object"})");
 }
 
+// The OpenAI Agents SDK sends an agent's output type as response_format beside a forced tool:
+// the forced call's schema decides the output, as vLLM lets it.
+TEST(tool_fields, a_forced_call_outranks_a_response_format) {
+  for (const char* choice :
+       {R"("required")", R"({"type":"function","function":{"name":"noop"}})"}) {
+    const auto r = parse_with_tools(tools + R"(,"tool_choice":)" + choice +
+                                    R"(,"response_format":{"type":"json_schema","json_schema":)"
+                                    R"({"name":"out","schema":{"type":"integer"}}})");
+    const auto& c = r.prompts[0].params.structured;
+    EXPECT_EQ(c.kind, output_constraint::json_schema) << choice;
+    EXPECT_EQ(c.field, "tool_choice") << choice;
+    EXPECT_EQ(c.source.find("integer"), std::string::npos) << choice << ": " << c.source;
+  }
+}
+
 TEST(tool_fields, required_is_an_array_of_calls_one_of_the_tools_each) {
   const auto r = parse_with_tools(tools + R"(,"tool_choice":"required")");
   EXPECT_EQ(r.tools.mode, tool_mode::forced_required);
@@ -110,9 +125,6 @@ TEST(tool_fields, what_does_not_fit_is_a_400_naming_the_field) {
        "tool_choice"},
       {R"("tool_choice":"required")", "tool_choice"},
       {tools + R"(,"tool_choice":"required","parallel_tool_calls":"no")", "parallel_tool_calls"},
-      // A forced call is a structured output already.
-      {tools + R"(,"tool_choice":"required","response_format":{"type":"json_object"})",
-       "tool_choice"},
   };
   for (const auto& [fields, param] : cases) {
     const api_error e = tool_fields_error(fields);

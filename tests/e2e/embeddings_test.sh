@@ -26,6 +26,17 @@ pids+=("$!")
 for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 0.1; done
 check "the openai SDK's embeddings.create" \
   node "$e2e_dir/embeddings_client.mjs" "http://127.0.0.1:$port" "$work/embedding.json"
+for path in completions chat/completions responses; do
+  case $path in
+    completions) request='{"prompt":"Once","max_tokens":4}' ;;
+    chat/completions) request='{"messages":[{"role":"user","content":"hi"}]}' ;;
+    responses) request='{"input":"hi"}' ;;
+  esac
+  code=$(curl -s -o "$work/generate.json" -w '%{http_code}' "http://127.0.0.1:$port/v1/$path" \
+    -H 'Content-Type: application/json' -d "$request")
+  check "--task embed: /v1/$path is a 400 naming the task ($code)" \
+    sh -c "test $code = 400 && grep -q -- '--task embed' '$work/generate.json'"
+done
 
 plain=$(free_port)
 "$ACTORLLM_BIN" serve --model "$model" --host 127.0.0.1 --port "$plain" --device cpu \
