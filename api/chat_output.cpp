@@ -22,12 +22,15 @@ chat_output::chat_output(const chat_output_options& options) : options_(options)
     const bool starts_inside = options_.reasoning_parser == "deepseek_r1";
     reasoning_ = tool_calls::make_reasoning_parser(options_.reasoning_parser, starts_inside);
   }
-  if (options_.tools.mode == tool_mode::parse) {
-    tool_calls::tool_parser_options parser_options;
-    parser_options.tool_names = options_.tools.names;
-    if (!options_.tools.parallel) parser_options.max_calls = 1;  // parallel_tool_calls false
+  tool_calls::tool_parser_options parser_options;
+  parser_options.tool_names = options_.tools.names;
+  if (!options_.tools.parallel) parser_options.max_calls = 1;  // parallel_tool_calls false
+  if (options_.tools.mode == tool_mode::parse)
     parser_ = tool_calls::make_tool_call_parser(options_.tool_call_parser, parser_options);
-  }
+  // "required": the forced array of calls, streamed as it comes (each call once its name is
+  // known, then its arguments in pieces, as the model wrote them).
+  if (options_.tools.mode == tool_mode::forced_required)
+    parser_ = std::make_unique<tool_calls::required_calls_parser>(parser_options);
 }
 
 json chat_output::feed(std::string_view text, bool last) {
@@ -51,7 +54,6 @@ json chat_output::feed(std::string_view text, bool last) {
   if (last) {
     if (parser_)
       for (const stream_event& e : parser_->finish()) add_event(e, delta);
-    if (options_.tools.mode == tool_mode::forced_required) forced_required_end(delta);
   }
   return delta;
 }
@@ -62,6 +64,7 @@ void chat_output::on_content(const std::string& text, json& delta) {
       add_event({stream_event::kind::content, 0, text, {}, {}}, delta);
       return;
     case tool_mode::parse:
+    case tool_mode::forced_required:
       for (const stream_event& e : parser_->feed(text)) add_event(e, delta);
       return;
     case tool_mode::forced_named:
@@ -77,33 +80,6 @@ void chat_output::on_content(const std::string& text, json& delta) {
       }
       add_event({stream_event::kind::call_arguments, 0, text, {}, {}}, delta);
       return;
-    case tool_mode::forced_required:
-      forced_text_ += text;  // a JSON array, whole only at the end
-      return;
-  }
-}
-
-void chat_output::forced_required_end(json& delta) {
-  const json calls = json::parse(forced_text_, nullptr, /*allow_exceptions=*/false);
-  const bool well_formed = calls.is_array() && !calls.empty();
-  if (!well_formed) {
-    // Cut short (max_tokens): what there is goes out as content, as vLLM does.
-    add_event({stream_event::kind::content, 0, forced_text_, {}, {}}, delta);
-    return;
-  }
-  std::size_t index = 0;
-  for (const json& call : calls) {
-    if (!call.is_object() || !call.contains("name") || !call["name"].is_string()) continue;
-    add_event({stream_event::kind::call_start,
-               index,
-               {},
-               ids_.next_openai_id(),
-               call["name"].get<std::string>()},
-              delta);
-    const json arguments = call.contains("parameters") ? call["parameters"] : json::object();
-    add_event({stream_event::kind::call_arguments, index, arguments.dump(), {}, {}}, delta);
-    // The schema holds parallel_tool_calls false to one call (maxItems); this reader agrees.
-    if (++index == 1 && !options_.tools.parallel) break;
   }
 }
 

@@ -46,7 +46,6 @@ class chat_output {
  private:
   void on_content(const std::string& text, nlohmann::json& delta);
   void add_event(const tool_calls::stream_event& event, nlohmann::json& delta);
-  void forced_required_end(nlohmann::json& delta);
 
   chat_output_options options_;
   std::unique_ptr<tool_calls::reasoning_parser> reasoning_;
@@ -55,7 +54,6 @@ class chat_output {
 
   std::string reasoning_text_;
   tool_calls::parsed_output parsed_;  // content and calls so far (what the deltas fold to)
-  std::string forced_text_;           // forced_required: the JSON array, read at the end
   bool forced_started_ = false;       // forced_named: the call was announced
 };
 

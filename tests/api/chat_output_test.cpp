@@ -159,14 +159,19 @@ TEST(chat_output, a_named_function_streams_its_arguments_as_they_come) {
   expect_every_cut_agrees(options(tool_mode::forced_named), args);
 }
 
-TEST(chat_output, required_reads_the_array_of_calls_at_the_end) {
+// "required" streams like the parsers: each call once its name is known, then its arguments
+// in pieces as the model wrote them (not all at the end), numbers no double holds included.
+TEST(chat_output, required_streams_the_array_of_calls_as_it_comes) {
   const std::string text =
       R"([{"name": "get_weather", "parameters": {"city": "Rome"}}, {"name": "noop", "parameters": {}}])";
   chat_output out(options(tool_mode::forced_required));
-  stream(out, text, {7});
+  const auto deltas = stream(out, text, {40});
+  ASSERT_GE(deltas.size(), 2u);
+  EXPECT_EQ(deltas.front()["tool_calls"][0]["function"]["name"], "get_weather")
+      << "the first call waited for the end: " << deltas.front().dump();
   const json m = out.message();
   ASSERT_EQ(m["tool_calls"].size(), 2u);
-  EXPECT_EQ(m["tool_calls"][0]["function"]["arguments"], R"({"city":"Rome"})");
+  EXPECT_EQ(m["tool_calls"][0]["function"]["arguments"], R"({"city": "Rome"})");
   EXPECT_EQ(m["tool_calls"][1]["function"]["name"], "noop");
   EXPECT_NE(m["tool_calls"][0]["id"], m["tool_calls"][1]["id"]);
   EXPECT_EQ(out.finish_reason(finish_reason::stop), "tool_calls");
@@ -178,11 +183,21 @@ TEST(chat_output, required_reads_the_array_of_calls_at_the_end) {
   stream(single, text, {});
   EXPECT_EQ(single.message()["tool_calls"].size(), 1u);
 
-  // Cut short by max_tokens: not an array of calls, so content.
+  // Cut short by max_tokens before a call began: not an array of calls, so content.
   chat_output cut(options(tool_mode::forced_required));
   stream(cut, R"([{"name": "get_we)", {});
   EXPECT_EQ(cut.message()["content"], R"([{"name": "get_we)");
   EXPECT_TRUE(cut.message()["tool_calls"].empty());
+
+  // A number no double can hold stays the text the model wrote.
+  chat_output huge(options(tool_mode::forced_required));
+  stream(huge, R"([{"name": "get_weather", "parameters": {"city": "Rome", "n": 53E26305909}}])",
+         {});
+  ASSERT_EQ(huge.message()["tool_calls"].size(), 1u);
+  EXPECT_EQ(huge.message()["tool_calls"][0]["function"]["arguments"],
+            R"({"city": "Rome", "n": 53E26305909})");
+  const json content = huge.message()["content"];
+  EXPECT_TRUE(content.is_null() || content == "") << content;
 }
 
 TEST(chat_output, without_tools_or_reasoning_the_text_is_content) {
