@@ -27,7 +27,6 @@ const std::set<std::string> refused_keywords = {"not",
                                                 "contains",
                                                 "minContains",
                                                 "maxContains",
-                                                "multipleOf",
                                                 "$dynamicRef",
                                                 "$recursiveRef"};
 // Keywords that say nothing about the value.
@@ -228,6 +227,8 @@ json json_schema_converter::flatten(const json& s, const std::string& where, int
 void json_schema_converter::check_keywords(const json& s, const std::string& where) {
   for (const auto& [k, v] : s.items()) {
     if (refused_keywords.count(k)) fail(where, "'" + k + "' is not enforced");
+    if (k == "multipleOf" && !(s.contains("type") && s["type"] == "integer"))
+      fail(where, "'multipleOf' is enforced on integers only (\"type\": \"integer\")");
     if (k == "uniqueItems" && v == true &&
         !(s.contains("maxItems") && s["maxItems"].is_number() && s["maxItems"].get<double>() <= 1))
       fail(where, "'uniqueItems' is not enforced");

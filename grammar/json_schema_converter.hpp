@@ -53,6 +53,9 @@ class json_schema_converter {
   // An integer bound, or nullopt when absent; `lower` rounds up, else down.
   std::optional<int64_t> bound(const json& s, bool lower, const std::string& where);
   expr integer_value(const json& s, const std::string& where);
+  // The integers divisible by `k` within [lo, hi] (multipleOf).
+  expr integer_multiples(int64_t k, std::optional<int64_t> lo, std::optional<int64_t> hi,
+                         const std::string& where);
   expr number_value(const json& s, const std::string& where);
   expr object_value(const json& s, const std::string& where);
   expr array_value(const json& s, const std::string& where);
@@ -63,6 +66,10 @@ class json_schema_converter {
   std::unordered_map<std::string, int32_t> refs_;  // $ref → its rule
   int32_t ws_rule_ = -1, char_rule_ = -1, any_value_ = -1, any_object_ = -1;
   static constexpr int max_depth = 128;  // nested schemas; bounds the recursion
+  // multipleOf: the largest divisor (one rule per remainder), and the most multiples written
+  // out one by one between two bounds.
+  static constexpr int64_t max_multiple = 1000;
+  static constexpr int64_t max_listed_multiples = 4096;
   int depth_ = 0;
 };
 

@@ -92,7 +92,58 @@ std::optional<int64_t> json_schema_converter::bound(const json& s, bool lower,
 }
 
 expr json_schema_converter::integer_value(const json& s, const std::string& where) {
-  return integer_range(bound(s, true, where), bound(s, false, where));
+  const std::optional<int64_t> lo = bound(s, true, where), hi = bound(s, false, where);
+  if (!s.contains("multipleOf")) return integer_range(lo, hi);
+  const json& m = s["multipleOf"];
+  if (!m.is_number() || m.get<double>() <= 0 || m.get<double>() != std::floor(m.get<double>()) ||
+      m.get<double>() > max_multiple)
+    fail(where,
+         "multipleOf on an integer must be a whole number in 1.." + std::to_string(max_multiple));
+  return integer_multiples(static_cast<int64_t>(m.get<double>()), lo, hi, where);
+}
+
+expr json_schema_converter::integer_multiples(int64_t k, std::optional<int64_t> lo,
+                                              std::optional<int64_t> hi, const std::string& where) {
+  if (k == 1) return integer_range(lo, hi);
+  // Few enough multiples between the bounds: each one, written out.
+  if (lo && hi) {
+    if (*lo > *hi) return alternation({});
+    const int64_t first = *lo >= 0 ? (*lo + k - 1) / k : -((-*lo) / k);
+    const int64_t last = *hi >= 0 ? *hi / k : -((-*hi + k - 1) / k);
+    if (last - first + 1 <= max_listed_multiples) {
+      std::vector<expr> values;
+      for (int64_t i = first; i <= last; ++i) values.push_back(literal(std::to_string(i * k)));
+      return alternation(std::move(values));
+    }
+  }
+  // Otherwise the decimal digits read into their value modulo k, one rule per remainder:
+  // after a prefix of remainder r, digit d leads to (10 r + d) mod k, and the number may end at
+  // remainder 0. Bounds are kept only where they cut at 0 (minimum 0 or 1, no maximum).
+  const bool nonnegative = lo && (*lo == 0 || *lo == 1) && !hi;
+  if ((lo || hi) && !nonnegative)
+    fail(where, "multipleOf with bounds spanning more than " +
+                    std::to_string(max_listed_multiples) +
+                    " multiples is enforced only with minimum 0 (or exclusiveMinimum 0)");
+  std::vector<int32_t> remainder(static_cast<size_t>(k));
+  for (int64_t r = 0; r < k; ++r) remainder[r] = new_rule(where + "/multipleOf");
+  const auto after = [&](int64_t r, int d) {
+    return sequence(
+        {literal(std::string(1, char('0' + d))), rule_ref(remainder[(10 * r + d) % k])});
+  };
+  for (int64_t r = 0; r < k; ++r) {
+    std::vector<expr> next;
+    if (r == 0) next.push_back(empty());
+    for (int d = 0; d <= 9; ++d) next.push_back(after(r, d));
+    ir_.rules[remainder[r]].body = alternation(std::move(next));
+  }
+  std::vector<expr> leading;  // no leading zeros: the first digit is 1..9
+  for (int d = 1; d <= 9; ++d) leading.push_back(after(0, d));
+  expr positive = alternation(std::move(leading));
+  std::vector<expr> parts;
+  if (!(lo && *lo == 1)) parts.push_back(literal("0"));
+  if (!nonnegative) parts.push_back(sequence({literal("-"), positive}));
+  parts.push_back(std::move(positive));
+  return alternation(std::move(parts));
 }
 
 expr json_schema_converter::number_value(const json& s, const std::string& where) {

@@ -141,6 +141,33 @@ TEST(json_schema, integer_ranges_are_exact) {
   }
 }
 
+// multipleOf on integers, as Pydantic's multiple_of writes it: every integer in [-300, 300]
+// against divisors alone, with minimum 0, and between two bounds.
+TEST(json_schema, integer_multiples_are_exact) {
+  for (int k : {1, 2, 3, 7, 10, 12}) {
+    const std::string k_text = std::to_string(k);
+    const std::string any = R"({"type": "integer", "multipleOf": )" + k_text + "}";
+    const std::string nonnegative =
+        R"({"type": "integer", "minimum": 0, "multipleOf": )" + k_text + "}";
+    const std::string positive =
+        R"({"type": "integer", "exclusiveMinimum": 0, "multipleOf": )" + k_text + "}";
+    const std::string between =
+        R"({"type": "integer", "minimum": -45, "maximum": 130, "multipleOf": )" + k_text + "}";
+    auto g_any = schema(any.c_str()), g_nonnegative = schema(nonnegative.c_str()),
+         g_positive = schema(positive.c_str()), g_between = schema(between.c_str());
+    for (int v = -300; v <= 300; ++v) {
+      const std::string text = std::to_string(v);
+      const bool divides = v % k == 0;
+      EXPECT_EQ(matches(g_any, text), divides) << any << " value " << v;
+      EXPECT_EQ(matches(g_nonnegative, text), divides && v >= 0) << nonnegative << " value " << v;
+      EXPECT_EQ(matches(g_positive, text), divides && v > 0) << positive << " value " << v;
+      EXPECT_EQ(matches(g_between, text), divides && v >= -45 && v <= 130) << between << " " << v;
+    }
+    EXPECT_EQ(matches(g_any, "123456789012"), 123456789012LL % k == 0) << any;
+    EXPECT_FALSE(matches(g_any, "012")) << any;  // no leading zeros
+  }
+}
+
 TEST(json_schema, refs_and_recursion) {
   const char* s = R"({"$defs": {"list": {"type": "object", "properties": {"v": {"type": "integer"},
                       "next": {"anyOf": [{"$ref": "#/$defs/list"}, {"type": "null"}]}},
@@ -195,7 +222,11 @@ void expect_schema_error(const char* s, const char* fragment) {
 TEST(json_schema, refuses_what_it_does_not_enforce_by_name_and_place) {
   expect_schema_error(R"({"not": {"type": "null"}})", "at /: 'not' is not enforced");
   expect_schema_error(R"({"properties": {"a": {"type": "number", "multipleOf": 2}}})",
-                      "at /properties/a: 'multipleOf' is not enforced");
+                      "at /properties/a: 'multipleOf' is enforced on integers only");
+  expect_schema_error(R"({"type": "integer", "multipleOf": 0.5})", "a whole number in 1..1000");
+  expect_schema_error(
+      R"({"type": "integer", "multipleOf": 3, "minimum": -100000, "maximum": 100000})",
+      "spanning more than 4096 multiples");
   expect_schema_error(R"({"type": "array", "uniqueItems": true})", "'uniqueItems' is not enforced");
   expect_schema_error(R"({"type": "string", "format": "uri"})", "format 'uri' is not enforced");
   expect_schema_error(R"({"type": "number", "maximum": 3})", "bounds on a number are not enforced");
