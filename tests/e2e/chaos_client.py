@@ -4,9 +4,11 @@ workers are stopped and killed mid-stream, with /health sampled every half secon
 
   chaos_client.py BASE_URL SOLO_JSON STOP_PID KILL_PID ADAPTER_DIR WORKER_TIMEOUT_S
 
-SOLO_JSON maps each prompt (as JSON text) to the text of its run alone. While the streams run:
-at 1 s the worker STOP_PID gets SIGSTOP, at 2 s KILL_PID gets SIGKILL, at 2.5 s an adapter
-whose files block (a FIFO) is loaded. Checks, one line each: every stream ends with its solo
+SOLO_JSON maps each prompt (as JSON text) to the text of its run alone. Once every stream has
+had its first chunks (all of them running, on every replica), the worker STOP_PID gets
+SIGSTOP, a second later KILL_PID gets SIGKILL, and half a second after that an adapter whose
+files block (a FIFO) is loaded. /health is sampled until the streams end and the failures
+have had their time to show. Checks, one line each: every stream ends with its solo
 run's exact text or with a clean error event; no stream waits longer than WORKER_TIMEOUT_S plus
 a step between two chunks (a step: the 95th percentile of all gaps between chunks); /health answers every sample within a second with 200 (the
 local replica serves throughout), and names both failed workers within WORKER_TIMEOUT_S plus
@@ -47,7 +49,7 @@ class stream:
     def run(self):
         try:
             c = connection()
-            body = {"prompt": json.loads(self.prompt), "max_tokens": 60, "temperature": 0,
+            body = {"prompt": json.loads(self.prompt), "max_tokens": 120, "temperature": 0,
                     "ignore_eos": True, "stream": True}
             c.request("POST", "/v1/completions", json.dumps(body), {"Content-Type": "application/json"})
             r = c.getresponse()
@@ -94,7 +96,10 @@ def sample_health():
 sampler = threading.Thread(target=sample_health)
 sampler.start()
 
-time.sleep(1.0)
+# Every stream running (a few chunks each) before the first failure, whatever this machine's
+# speed: the stopped and the killed worker then hold streams of their own.
+while time.monotonic() - start < 60 and not all(len(s.times) >= 4 for s in streams):
+    time.sleep(0.01)
 os.kill(int(stop_pid), signal.SIGSTOP)
 stopped_at = time.monotonic() - start
 time.sleep(1.0)
@@ -110,6 +115,9 @@ adapter = (r.status, r.read().decode(), time.monotonic() - asked)
 
 for t in threads:
     t.join(timeout=180)
+# The failures' time to show on /health, streams done or not.
+while time.monotonic() - start < stopped_at + worker_timeout * 1.25 + 3.0:
+    time.sleep(0.1)
 time.sleep(1.0)
 stop_health.set()
 sampler.join()

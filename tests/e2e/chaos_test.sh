@@ -35,7 +35,7 @@ import json, sys, urllib.request
 base, out, prompts = sys.argv[1], sys.argv[2], sys.argv[3:]
 solo = {}
 for p in prompts:
-    body = json.dumps({"prompt": json.loads(p), "max_tokens": 60, "temperature": 0, "ignore_eos": True})
+    body = json.dumps({"prompt": json.loads(p), "max_tokens": 120, "temperature": 0, "ignore_eos": True})
     req = urllib.request.Request(base + "/v1/completions", body.encode(), {"Content-Type": "application/json"})
     solo[p] = json.load(urllib.request.urlopen(req))["choices"][0]["text"]
 json.dump(solo, open(out, "w"))
