@@ -25,11 +25,12 @@ cuda_decoder::cuda_decoder(const llama_model& model, const cuda_decoder_options&
                         ? static_cast<int64_t>(model.weights().cos_sin().size()) /
                               model.config().head_dim
                         : 0),
-      stream_(stream),
-      projector_(stream),
+      own_stream_(stream ? nullptr : std::make_unique<cuda::device_stream>()),
+      stream_(stream ? stream : own_stream_->get()),
+      projector_(stream_),
       weights_(options.storage, projector_),
       table_(make_cuda_weight_table(model, weights_)),
-      sampler_(model.config().vocab_size, stream) {
+      sampler_(model.config().vocab_size, stream_) {
   options_.graphs = graph_limits_for(model.config(), options.graphs);
 }
 

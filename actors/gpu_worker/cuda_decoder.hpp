@@ -15,6 +15,7 @@
 #include "actors/gpu_worker/cuda_weights.hpp"
 #include "kernels/cuda/cuda_forward_ops.cuh"
 #include "kernels/cuda/decode_graphs.hpp"
+#include "kernels/cuda/device.cuh"
 #include "kernels/cuda/device_sampler.cuh"
 #include "kernels/cuda/graph_forward_ops.cuh"
 #include "kernels/cuda/kv_cache.cuh"
@@ -41,7 +42,8 @@ struct cuda_decoder_options {
 class cuda_decoder {
  public:
   /// Uploads `model`'s weights (the shard's, under tensor parallelism) on the current device;
-  /// work runs on `stream` (null: the legacy default stream). The model must outlive this.
+  /// work runs on `stream` (null: a stream of its own, which decode graphs can capture, where
+  /// the legacy default stream cannot be). The model must outlive this.
   cuda_decoder(const llama_model& model, const cuda_decoder_options& options, cudaStream_t stream);
   ~cuda_decoder();
   cuda_decoder(const cuda_decoder&) = delete;
@@ -81,6 +83,7 @@ class cuda_decoder {
   const llama_model& model_;
   cuda_decoder_options options_;
   int64_t max_position_;
+  std::unique_ptr<cuda::device_stream> own_stream_;  // where the caller gives none
   cudaStream_t stream_;
   cuda::projector projector_;
   device_weight_sink weights_;

@@ -8,7 +8,10 @@
 namespace actorllm::cuda {
 
 graph_forward_ops::graph_forward_ops(cuda_forward_ops& ops, const decode_graph_limits& limits)
-    : ops_(ops), limits_(limits) {}
+    : ops_(ops), limits_(limits) {
+  // The legacy default stream cannot be captured: on it every step runs op by op.
+  if (ops.stream() == nullptr) limits_.max_batch = 0;
+}
 
 void graph_forward_ops::begin_step(const step_rows& rows) {
   abandon_capture();  // a capture the last step left open (its caller did not retry)

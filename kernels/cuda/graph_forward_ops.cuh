@@ -8,7 +8,11 @@
 /// records whatever sequence of ops the forward issues.
 ///
 /// A forward whose ops wait on the host inside the step (host routing of experts) must not
-/// be captured: give it limits with max_batch 0.
+/// be captured: give it limits with max_batch 0. Ops on the legacy default stream are never
+/// captured (it cannot be).
+///
+/// Not yet run on a device: the backend-ops table's decode_steps rows through graphs
+/// (tests/cuda/backend_ops_cuda_test.cpp) are its proof.
 #include <cstdint>
 #include <map>
 #include <optional>

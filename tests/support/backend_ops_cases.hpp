@@ -56,6 +56,38 @@ struct step {
     }
     logits_rows = {4, 5, 8};
     hidden_rows = {0, 8};
+    point_rows();
+  }
+  step(const step&) = delete;
+  step& operator=(const step&) = delete;
+  int64_t n() const { return rows.num_tokens; }
+  /// A plain decode step instead: each of three sequences takes one token at the end of its
+  /// context, `round` tokens longer than at round 0 (5, 9 and 2), and every row samples.
+  void as_decode(int32_t round) {
+    const int32_t lens[] = {5 + round, 9 + round, 2 + round};
+    tokens.clear();
+    positions.clear();
+    slots.clear();
+    query_start = {0};
+    seq_lens.clear();
+    tables.clear();
+    for (int32_t seq = 0; seq < 3; ++seq) {
+      const int32_t pos = lens[seq] - 1, first_block = 3 * seq;
+      tokens.push_back((11 * seq + 5 * round + 1) % 40);
+      positions.push_back(pos);
+      slots.push_back(int64_t{first_block + pos / block_size} * block_size + pos % block_size);
+      query_start.push_back(seq + 1);
+      seq_lens.push_back(lens[seq]);
+      for (int32_t b = 0; b < max_blocks; ++b) tables.push_back(first_block + b);
+    }
+    logits_rows = {0, 1, 2};
+    hidden_rows.clear();
+    point_rows();
+  }
+
+ private:
+  void point_rows() {
+    rows = step_rows{};
     rows.token_ids = tokens.data();
     rows.positions = positions.data();
     rows.slot_mapping = slots.data();
@@ -70,9 +102,8 @@ struct step {
     rows.hidden_indices = hidden_rows.data();
     rows.num_hidden = static_cast<int64_t>(hidden_rows.size());
   }
-  step(const step&) = delete;
-  step& operator=(const step&) = delete;
-  int64_t n() const { return rows.num_tokens; }
+
+ public:
   /// Two adapters: rows alternate adapter 0, the base model, adapter 1.
   void use_adapters() {
     adapters.clear();
@@ -451,6 +482,88 @@ inline std::vector<std::pair<std::string, op_case>> op_cases() {
     }
     return std::vector<verdict>{{error_over_rms(read_rows(ops, act_buffer::x, s.n(), dim), want),
                                  be.tolerance(false, true)}};
+  });
+
+  // Three decode steps of one shape, every op between begin_step and end_step and nothing read
+  // before the step ends: what a backend that records a step's ops must compute like any other
+  // (CUDA graphs: the first step runs op by op, the second is captured, the third replays).
+  cases.emplace_back("decode_steps", [d, dim](backend_under_test& be) {
+    const int64_t q_size = d.q_size(), kv_size = d.kv_size(), hd = d.head_dim;
+    const int64_t out = q_size + 2 * kv_size;
+    std::vector<float> embed_eff, qkv_eff, o_eff, head_eff;
+    const op_weight table = be.embedding(random_values(d.vocab * dim, 60), d.vocab, dim, embed_eff);
+    const auto input_norm = random_values(dim, 61, 2.0f), final_norm = random_values(dim, 62, 2.0f);
+    const op_weight input_norm_w = be.vector(input_norm), final_norm_w = be.vector(final_norm);
+    const op_linear qkv = be.linear(random_values(out * dim, 63, 0.3f), out, dim, nullptr, qkv_eff);
+    const op_linear o =
+        be.linear(random_values(dim * q_size, 64, 0.3f), dim, q_size, nullptr, o_eff);
+    const op_linear head =
+        be.linear(random_values(d.vocab * dim, 65, 0.3f), d.vocab, dim, nullptr, head_eff);
+    const auto rotary = rotary_table(16, hd);
+    qkv_params qp;
+    qp.rotary = be.rotary(rotary);
+    qp.eps = eps;
+    const attention_params ap{0.25f, 0, 0.0f};
+    forward_ops& ops = be.ops(d, num_layers, num_blocks, block_size);
+    const int64_t cache_size = num_blocks * d.num_kv_heads * block_size * hd;
+    be.write_cache(0, false, random_values(cache_size, 66, 2.0f));
+    be.write_cache(0, true, random_values(cache_size, 67));
+    // The reference's own cache: the contexts as written, then each step's k and v.
+    std::vector<float> k_cache = be.read_cache(0, false), v_cache = be.read_cache(0, true);
+    std::vector<verdict> verdicts;
+    for (int32_t round = 0; round < 3; ++round) {
+      step s;
+      s.as_decode(round);
+      ops.begin_step(s.rows);
+      ops.embed(table, 1.0f);
+      ops.add_rms_norm(input_norm_w, eps);
+      ops.qkv_to_cache(0, qkv, qp);
+      ops.attention(0, ap);
+      ops.linear(act_buffer::attention, o, act_buffer::x, nullptr);
+      ops.logits(final_norm_w, eps, head, 0.0f);
+      ops.end_step();
+      std::vector<float> got(s.rows.num_logits * d.vocab);
+      ops.read_logits(got.data());
+
+      const int64_t n = s.n();
+      std::vector<double> residual(n * dim);
+      for (int64_t t = 0; t < n; ++t)
+        std::copy_n(embed_eff.begin() + s.tokens[t] * dim, dim, residual.begin() + t * dim);
+      const auto x = reference::rms_norm(residual, input_norm, n, dim, eps);
+      const auto y = reference::linear(x, qkv_eff, nullptr, n, dim, out);
+      std::vector<double> q(n * q_size), k(n * kv_size), v(n * kv_size);
+      for (int64_t t = 0; t < n; ++t) {
+        std::copy_n(y.begin() + t * out, q_size, q.begin() + t * q_size);
+        std::copy_n(y.begin() + t * out + q_size, kv_size, k.begin() + t * kv_size);
+        std::copy_n(y.begin() + t * out + q_size + kv_size, kv_size, v.begin() + t * kv_size);
+      }
+      reference::rotate(q, n, d.num_heads, hd, s.positions, rotary);
+      reference::rotate(k, n, d.num_kv_heads, hd, s.positions, rotary);
+      for (int64_t t = 0; t < n; ++t) {
+        const int64_t block = s.slots[t] / block_size, offset = s.slots[t] % block_size;
+        for (int64_t h = 0; h < d.num_kv_heads; ++h)
+          for (int64_t i = 0; i < hd; ++i) {
+            const int64_t at = ((block * d.num_kv_heads + h) * block_size + offset) * hd + i;
+            k_cache[at] = static_cast<float>(k[(t * d.num_kv_heads + h) * hd + i]);
+            v_cache[at] = static_cast<float>(v[(t * d.num_kv_heads + h) * hd + i]);
+          }
+      }
+      // Rounded as the backend's cache holds its elements: through layer 1, which the steps
+      // leave alone.
+      be.write_cache(1, false, k_cache);
+      be.write_cache(1, true, v_cache);
+      k_cache = be.read_cache(1, false);
+      v_cache = be.read_cache(1, true);
+      const std::vector<float> q_rows(q.begin(), q.end());
+      const auto attended = attention_reference(s, q_rows, k_cache, v_cache, ap);
+      auto summed = reference::linear(attended, o_eff, nullptr, n, q_size, dim);
+      for (int64_t i = 0; i < n * dim; ++i) summed[i] += residual[i];
+      const auto last = reference::rms_norm(summed, final_norm, n, dim, eps);
+      verdicts.push_back(
+          {error_over_rms(got, reference::linear(last, head_eff, nullptr, n, dim, d.vocab)),
+           be.tolerance(true, true)});
+    }
+    return verdicts;
   });
 
   cases.emplace_back("all_reduce", [d, dim](backend_under_test& be) {
