@@ -191,10 +191,16 @@ for _ in 1 2 3; do
 done
 check "requests after the loss are served by the local replica ($ok/3)" test "$ok" -eq 3
 
-"$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
-  --cluster-secret-file "$secret_file" --name remote-b >"$work/worker-b.log" 2>&1 &
-worker_b=$!
-pids+=("$worker_b")
+# start_worker <name> <log>: a worker of 64 blocks joining in the background; its pid in
+# $worker_pid.
+start_worker() {
+  "$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
+    --cluster-secret-file "$secret_file" --name "$1" >"$work/$2" 2>&1 &
+  worker_pid=$!
+  pids+=("$worker_pid")
+}
+start_worker remote-b worker-b.log
+worker_b=$worker_pid
 for _ in $(seq 1 300); do grep -q "remote-b' joined" "$work/serve.log" && break; sleep 0.1; done
 check "a new worker takes the lost replica's place" grep -q "worker 'remote-b' joined as replica 1" "$work/serve.log"
 check "/health is 200 again once every replica serves ($(health_status))" test "$(health_status)" = 200
@@ -212,10 +218,8 @@ check "... and its replica retires without failing /health ($(health_status))" t
 # --- a stopped worker (SIGSTOP: alive, connected, silent) is failed over after --worker-timeout --
 # An idle worker stopped with SIGSTOP: no request ever reaches it, and its heartbeat fails it
 # over after --worker-timeout all the same (/health names it).
-"$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
-  --cluster-secret-file "$secret_file" --name remote-i >"$work/worker-i.log" 2>&1 &
-worker_i=$!
-pids+=("$worker_i")
+start_worker remote-i worker-i.log
+worker_i=$worker_pid
 for _ in $(seq 1 300); do grep -q "'remote-i' joined" "$work/serve.log" && break; sleep 0.1; done
 sleep 1  # its first heartbeat answered: from now on one unanswered is a failure
 kill -STOP "$worker_i"
@@ -230,10 +234,8 @@ kill -CONT "$worker_i" 2>/dev/null || true
 kill -9 "$worker_i" 2>/dev/null || true
 wait "$worker_i" 2>/dev/null || true
 
-"$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
-  --cluster-secret-file "$secret_file" --name remote-s >"$work/worker-s.log" 2>&1 &
-worker_s=$!
-pids+=("$worker_s")
+start_worker remote-s worker-s.log
+worker_s=$worker_pid
 for _ in $(seq 1 300); do grep -q "'remote-s' joined" "$work/serve.log" && break; sleep 0.1; done
 kill -STOP "$worker_s"
 # Four at once: the router spreads them by outstanding tokens, so the stopped replica gets some.
@@ -257,10 +259,8 @@ kill -9 "$worker_s" 2>/dev/null || true
 wait "$worker_s" 2>/dev/null || true
 
 # --- the server goes away: its worker exits with status 1 ---------------------------------------
-"$ACTORLLM_BIN" worker --connect "127.0.0.1:$cluster_port" --model "$model" --num-gpu-blocks-override 64 \
-  --cluster-secret-file "$secret_file" --name remote-c >"$work/worker-c.log" 2>&1 &
-worker_c=$!
-pids+=("$worker_c")
+start_worker remote-c worker-c.log
+worker_c=$worker_pid
 # The worker's own line, not the server's: killed between the two, the server would take the
 # join reply with it and the worker would exit on a failed join instead.
 for _ in $(seq 1 300); do grep -q "'remote-c' joined" "$work/worker-c.log" && break; sleep 0.1; done
