@@ -175,11 +175,14 @@ void admit(router_self self, const generate_request& req, const output_sink_acto
 }
 
 /// A helper actor that compiles one grammar on a thread of its own and answers with the
-/// refusal's message ("" when it compiled; the grammar is then in the compiler's cache).
+/// refusal's message and parameter (an empty message when it compiled; the grammar is then in
+/// the compiler's cache).
 caf::behavior grammar_compile_helper(std::shared_ptr<prompt_builder> prompts,
                                      structured_output spec) {
-  return {[prompts = std::move(prompts), spec = std::move(spec)](compile_atom) -> std::string {
-    return prompts->check_structured_output(spec).error;
+  return {[prompts = std::move(prompts),
+           spec = std::move(spec)](compile_atom) -> std::vector<std::string> {
+    prepared_prompt refusal = prompts->check_structured_output(spec);
+    return {std::move(refusal.error), std::move(refusal.error_param)};
   }};
 }
 
@@ -198,13 +201,10 @@ void compile_then_admit(router_self self, const generate_request& req,
   };
   self->request(helper, caf::infinite, compile_atom::value)
       .then(
-          [self, finish, req, client](const std::string& error) {
+          [self, finish, req, client](const std::vector<std::string>& refusal) {
             if (!finish()) return;
-            if (error.empty()) return admit(self, req, client);
-            const structured_output& spec = req.params.structured;
-            send_one(self, client,
-                     error_output(req.request_id, error, 400,
-                                  spec.field.empty() ? "structured_outputs" : spec.field));
+            if (refusal.at(0).empty()) return admit(self, req, client);
+            send_one(self, client, error_output(req.request_id, refusal.at(0), 400, refusal.at(1)));
           },
           [self, finish, id = req.request_id, client](caf::error& e) {
             if (finish())
