@@ -86,8 +86,10 @@ void require(bool ok, const std::string& what) {
 /// The CUDA ops' handles, made as decoder_refs_of walks the model.
 class cuda_handle_maker final : public weight_handle_maker {
  public:
-  cuda_handle_maker(const llama_model& model, cuda_weight_sink& sink, cuda_weight_table& table)
-      : packed_(model.packed_only() ? model.cpu_weights() : nullptr), sink_(sink), t_(table) {}
+  /// `packed`: the model's panels where they are its only copy (null: float32 rows).
+  cuda_handle_maker(const packed_llama_weights* packed, cuda_weight_sink& sink,
+                    cuda_weight_table& table)
+      : packed_(packed), sink_(sink), t_(table) {}
 
   op_weight vector(const std::string& name, const std::vector<float>& values) override {
     return sink_.store(name, values.data(), static_cast<int64_t>(values.size()), false);
@@ -168,8 +170,8 @@ std::unique_ptr<const cuda_weight_table> make_cuda_weight_table(const llama_mode
         ": the local layers' rotary table differs in size from the global "
         "one, which the CUDA backend does not run: serve it with --device cpu");
   auto table = std::make_unique<cuda_weight_table>();
-  cuda_handle_maker make(model, sink, *table);
   const packed_llama_weights* packed = model.packed_only() ? model.cpu_weights() : nullptr;
+  cuda_handle_maker make(packed, sink, *table);
   table->refs = decoder_refs_of(w, packed, model.config(), make);
   return table;
 }
