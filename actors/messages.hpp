@@ -152,21 +152,22 @@ typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
   return f(caf::meta::type_name("generate_request"), x.request_id, x.kind, x.text, x.token_ids,
-           x.chat_json, x.add_generation_prompt, x.add_special_tokens, x.echo, x.params, x.model);
+           x.chat_json, x.add_generation_prompt, x.add_special_tokens, x.echo,
+           x.echo_without_generation, x.params, x.model);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, token_logprob& x) {
-  return f(caf::meta::type_name("token_logprob"), x.token_id, x.logprob, x.top_ids, x.top_logprobs,
-           x.top_texts);
+  return f(caf::meta::type_name("token_logprob"), x.token_id, x.logprob, x.rank, x.top_ids,
+           x.top_logprobs, x.top_texts);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, request_output& x) {
   return f(caf::meta::type_name("request_output"), x.request_id, x.index, x.text, x.token_ids,
-           x.token_texts, x.logprobs, x.finish, x.stop_reason, x.stop_token, x.num_prompt_tokens,
-           x.num_generated_tokens, x.num_cached_tokens, x.error, x.error_status, x.error_param,
-           x.embedding);
+           x.token_texts, x.logprobs, x.prompt_logprobs, x.prompt_token_texts, x.finish,
+           x.stop_reason, x.stop_token, x.num_prompt_tokens, x.num_generated_tokens,
+           x.num_cached_tokens, x.error, x.error_status, x.error_param, x.embedding);
 }
 
 template <class Inspector>
@@ -196,7 +197,7 @@ typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sequence_sample& x) {
   return f(caf::meta::type_name("sequence_sample"), x.seq, x.token_ids, x.logprobs,
-           x.draft_token_ids, x.embedding);
+           x.draft_token_ids, x.embedding, x.prompt_logprobs, x.prompt_logprobs_from);
 }
 
 template <class Inspector>

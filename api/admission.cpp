@@ -25,14 +25,26 @@ std::optional<api_error> check_request_size(const openai_request& request, int32
   // (a token of plain text costs a few bytes; one with logprobs an object per alternative).
   int64_t entries = 0;
   for (const auto& prompt : request.prompts) {
-    if (prompt.params.logprobs < 0) continue;
     const int64_t tokens = prompt.params.max_tokens > 0 ? prompt.params.max_tokens : max_model_len;
-    entries += int64_t{request.n} * tokens * (1 + std::max(0, prompt.params.logprobs));
+    if (prompt.params.logprobs >= 0)
+      entries += int64_t{request.n} * tokens * (1 + prompt.params.logprobs);
+    // The prompt's, in every choice: each prompt token with its alternatives and itself. A
+    // text has at most a token per byte (and the special tokens around it).
+    if (prompt.params.prompt_logprobs >= 0) {
+      int64_t prompt_tokens = max_model_len;
+      if (prompt.kind == prompt_kind::token_ids)
+        prompt_tokens = static_cast<int64_t>(prompt.token_ids.size());
+      else if (prompt.kind == prompt_kind::text)
+        prompt_tokens =
+            std::min<int64_t>(max_model_len, 2 + static_cast<int64_t>(prompt.text.size()));
+      entries += int64_t{request.n} * prompt_tokens * (2 + prompt.params.prompt_logprobs);
+    }
   }
   if (entries > max_output_entries)
     return bad_request("this request may produce " + std::to_string(entries) +
-                           " tokens and logprob alternatives (prompts x n x max_tokens x "
-                           "(1 + logprobs)), more than the " +
+                           " tokens and logprob alternatives (prompts x n x (max_tokens x "
+                           "(1 + logprobs) + prompt tokens x (2 + prompt_logprobs))), more than "
+                           "the " +
                            std::to_string(max_output_entries) +
                            " one answer may hold; lower max_tokens, n or logprobs",
                        "max_tokens");
@@ -126,6 +138,11 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
   options.continuous_usage = options.include_usage && request.continuous_usage_stats;
   options.error_chunk = error_chunk;
   options.logprobs = !request.prompts.empty() && request.prompts.front().params.logprobs >= 0;
+  if (!request.prompts.empty()) {
+    const generate_request& first = request.prompts.front();
+    options.echo_logprobs = first.echo && first.params.logprobs >= 0;
+    options.prompt_logprobs = request.prompt_logprobs;
+  }
   options.system_fingerprint = system_fingerprint();
   if (chat) {
     options.chat.tools = request.tools;

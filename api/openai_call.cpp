@@ -4,6 +4,8 @@
 #include <map>
 #include <utility>
 
+#include "api/prompt_logprobs.hpp"
+#include "api/text_units.hpp"
 #include "common/check.hpp"
 #include "common/output_merge.hpp"
 
@@ -25,25 +27,6 @@ json finish_json(finish_reason reason) {
 json stop_reason_json(int32_t stop_token, const std::string& stop_string) {
   if (stop_token >= 0) return stop_token;
   return or_null(stop_string);
-}
-
-/// A token's text; "token_id:N" when the engine gave none (vLLM's convention).
-std::string token_text(const std::vector<std::string>& texts, std::size_t i, int32_t id) {
-  return i < texts.size() ? texts[i] : "token_id:" + std::to_string(id);
-}
-
-/// Characters (code points) of UTF-8 text, as Python's len() counts vLLM's strings: every
-/// byte that does not continue a character (an invalid byte counts as one).
-int32_t num_chars(const std::string& s) {
-  int32_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
-
-json utf8_bytes(const std::string& s) {
-  json bytes = json::array();
-  for (unsigned char c : s) bytes.push_back(static_cast<int>(c));
-  return bytes;
 }
 
 }  // namespace
@@ -96,6 +79,16 @@ json openai_call::usage() const {
 }
 
 json openai_call::render_logprobs(const request_output& out, choice& c) const {
+  // Completions' echo: the prompt's tokens first, then the generated ones.
+  json prompt;
+  if (options_.kind == api_kind::completion && options_.echo_logprobs)
+    prompt = legacy_prompt_logprobs(out, c.text_offset);
+  json generated = render_token_logprobs(out, c);
+  append_logprobs(prompt, generated);
+  return prompt;
+}
+
+json openai_call::render_token_logprobs(const request_output& out, choice& c) const {
   if (!options_.logprobs || out.logprobs.empty()) return json();
   if (options_.kind == api_kind::chat) {
     json content = json::array();
@@ -175,12 +168,14 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
   c.stop_token = out.stop_token;
   if (c.finish != finish_reason::none) ++num_finished_;
   json logprobs = render_logprobs(out, c);
+  json prompt_logprobs = options_.prompt_logprobs ? vllm_prompt_logprobs(out) : json();
   json parsed;  // chat_output's delta
   if (c.output) parsed = c.output->feed(out.text, c.finish != finish_reason::none);
 
   if (!options_.stream) {
     c.text += out.text;
     append_logprobs(c.logprobs, logprobs);
+    if (!prompt_logprobs.is_null()) c.prompt_logprobs = std::move(prompt_logprobs);
     return;
   }
   if (responses_) {
@@ -211,6 +206,12 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
   }
   if (out.text.empty() && out.finish == finish_reason::none && logprobs.is_null()) return;
   chunks.push_back(render_chunk(index, out, logprobs, c));
+  if (!prompt_logprobs.is_null()) {
+    // Once per choice, with its first chunk: rebuilt as an object (the frame has no room).
+    json chunk = json::parse(chunks.back());
+    chunk["choices"][0]["prompt_logprobs"] = std::move(prompt_logprobs);
+    chunks.back() = to_wire(chunk);
+  }
 }
 
 std::string openai_call::render_parsed_chunk(std::size_t index, const json& delta,
@@ -306,6 +307,7 @@ std::string openai_call::response() const {
                                  ? json(c.output->finish_reason(c.finish))
                                  : finish_json(c.finish);
     entry["stop_reason"] = stop_reason_json(c.stop_token, c.stop_reason);
+    if (options_.prompt_logprobs && !chat) entry["prompt_logprobs"] = c.prompt_logprobs;
     choices.push_back(std::move(entry));
   }
   json object = {{"id", options_.id},
@@ -316,6 +318,9 @@ std::string openai_call::response() const {
                  {"usage", usage()}};
   if (!options_.system_fingerprint.empty())
     object["system_fingerprint"] = options_.system_fingerprint;
+  // vLLM answers a chat's prompt_logprobs once, beside its choices (they share the prompt).
+  if (options_.prompt_logprobs && chat)
+    object["prompt_logprobs"] = choices_.front().prompt_logprobs;
   return to_wire(object);
 }
 

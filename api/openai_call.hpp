@@ -26,7 +26,11 @@ struct call_options {
   bool include_usage = false;     ///< streaming: "usage": null in chunks and a last usage chunk
   bool continuous_usage = false;  ///< with include_usage: each chunk has the usage so far
   bool logprobs = false;          ///< render logprobs (the API's shape for `kind`)
-  bool error_chunk = true;        ///< streaming: a failure after the first chunk is an error chunk
+  /// Completions' echo with logprobs: the prompt's tokens lead each choice's logprobs.
+  bool echo_logprobs = false;
+  /// vLLM's prompt_logprobs: a list per choice (completions) or per answer (chat).
+  bool prompt_logprobs = false;
+  bool error_chunk = true;  ///< streaming: a failure after the first chunk is an error chunk
   /// "system_fingerprint" of every completion, chat and chunk object (left out when empty).
   std::string system_fingerprint;
   /// Chat: reasoning and tool calls to find in each choice's text (chat_output.hpp).
@@ -66,7 +70,8 @@ class openai_call {
  private:
   struct choice {
     std::string text;
-    nlohmann::json logprobs;  ///< non-streaming: accumulated in the API's shape
+    nlohmann::json logprobs;         ///< non-streaming: accumulated in the API's shape
+    nlohmann::json prompt_logprobs;  ///< non-streaming: vllm_prompt_logprobs of the prompt
     finish_reason finish = finish_reason::none;
     std::string stop_reason;  ///< the matched stop string
     int32_t stop_token = -1;  ///< the stop token id that ended the choice, else -1
@@ -81,7 +86,9 @@ class openai_call {
 
   nlohmann::json chunk_base() const;
   nlohmann::json usage() const;
+  /// The delta's logprobs in the API's shape (with echo, the prompt's first); null if none.
   nlohmann::json render_logprobs(const request_output& out, choice& c) const;
+  nlohmann::json render_token_logprobs(const request_output& out, choice& c) const;
   void append_logprobs(nlohmann::json& into, const nlohmann::json& delta) const;
   void fail(api_error error, std::vector<std::string>& chunks);
   /// One streamed chunk with one choice entry, as to_wire() would write the object.

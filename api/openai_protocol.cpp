@@ -109,9 +109,12 @@ bool read_token_ids(const json& list, std::vector<int32_t>& out) {
   return true;
 }
 
-bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
+/// The sampling fields of a completions or chat body into base.params; for completions also
+/// echo (with logprobs, the prompt's own logprobs lead the answer's).
+bool read_sampling(field_reader& r, api_kind kind, generate_request& base) {
   // Types here; the bounds are check_sampling's (common/sampling_contract.hpp), below.
   constexpr double any = std::numeric_limits<double>::infinity();
+  sampling_params& p = base.params;
   r.read_int("n", p.n, -max_int32, max_int32);
   r.read_float("temperature", p.temperature, -any, any);
   r.read_float("top_p", p.top_p, -any, any);
@@ -137,8 +140,17 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
 
   // Chat: no max_tokens means "until the context is full"; max_completion_tokens wins.
   if (kind == api_kind::chat) p.max_tokens = -1;
-  r.read_int("max_tokens", p.max_tokens, 1, max_int32);
+  r.read_int("max_tokens", p.max_tokens, kind == api_kind::completion ? 0 : 1, max_int32);
   if (kind == api_kind::chat) r.read_int("max_completion_tokens", p.max_tokens, 1, max_int32);
+  if (kind == api_kind::completion) r.read_bool("echo", base.echo);
+  if (kind == api_kind::completion && p.max_tokens == 0) {
+    // vLLM's echo without generation: the prompt alone, scored (lm-evaluation-harness).
+    if (!base.echo)
+      return r.fail("max_tokens must be at least 1; 0 only with echo, to return the prompt",
+                    "max_tokens");
+    base.echo_without_generation = true;
+    p.max_tokens = 1;
+  }
   r.read_int("min_tokens", p.min_tokens, -max_int32, max_int32);
 
   if (const json* v = r.find("stop")) {
@@ -196,6 +208,9 @@ bool read_sampling(field_reader& r, api_kind kind, sampling_params& p) {
     }
     if (want) p.logprobs = top < 0 ? 0 : top;
   }
+  // vLLM's prompt_logprobs (both APIs); with echo, completions' logprobs cover the prompt too.
+  r.read_int("prompt_logprobs", p.prompt_logprobs, 0, max_logprobs_bound);
+  if (base.echo && p.logprobs >= 0) p.prompt_logprobs = std::max(p.prompt_logprobs, p.logprobs);
   if (r.error) return false;
   if (auto broken = check_sampling(p)) return r.fail(broken->message, broken->param.c_str());
   return true;
@@ -373,7 +388,7 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
                                            const sampling_defaults& defaults,
                                            std::string_view raw_body, const tool_settings& tools) {
   if (!body.is_object()) return bad_request("the request must be a JSON object");
-  if (auto refused = refuse_unsupported_fields(body, kind)) return refused;
+  if (auto refused = refuse_unsupported_fields(body)) return refused;
   field_reader r{body, std::nullopt};
   out = openai_request{};
   out.kind = kind;
@@ -398,7 +413,7 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
 
   generate_request base;
   defaults.apply(base.params);
-  if (!read_sampling(r, kind, base.params)) return r.error;
+  if (!read_sampling(r, kind, base)) return r.error;
   if (auto error = read_structured_output(body, raw_body, base.params.structured)) return error;
   if (kind == api_kind::chat) {
     if (auto error = read_tool_fields(body, raw_body, tools, out.tools, base.params.structured))
@@ -409,8 +424,8 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
       base.params.skip_special_tokens = false;
   }
   out.n = base.params.n;
+  out.prompt_logprobs = given_field(body, "prompt_logprobs") != nullptr;
   if (kind == api_kind::completion) {
-    r.read_bool("echo", base.echo);
     r.read_bool("add_special_tokens", base.add_special_tokens);
     if (r.error || !read_prompts(r, base, out.prompts)) return r.error;
   } else {

@@ -47,6 +47,9 @@ struct openai_request {
   bool include_usage = false;
   bool continuous_usage_stats = false;  ///< vLLM's: with include_usage, usage in every chunk
   int32_t n = 1;
+  /// vLLM's prompt_logprobs was asked for by name (echo asks for the prompt's logprobs too,
+  /// but answers them in the legacy logprobs object).
+  bool prompt_logprobs = false;
   std::vector<generate_request> prompts;  ///< request_id and model left for the caller
   tool_request tools;                     ///< chat: what to make of the model's tool calls
 };

@@ -16,7 +16,7 @@ api_error needs_structured_output(const std::string& what, const char* param) {
 
 }  // namespace
 
-std::optional<api_error> refuse_unsupported_fields(const json& body, api_kind kind) {
+std::optional<api_error> refuse_unsupported_fields(const json& body) {
   if (given_field(body, "structural_tag"))
     return needs_structured_output("structural_tag", "structural_tag");
   if (const json* beam = given_field(body, "use_beam_search"); beam && *beam != false)
@@ -35,16 +35,6 @@ std::optional<api_error> refuse_unsupported_fields(const json& body, api_kind ki
   if (const json* suffix = given_field(body, "suffix");
       suffix && !(suffix->is_string() && suffix->get_ref<const std::string&>().empty()))
     return bad_request("suffix is not supported", "suffix");
-  // With echo, OpenAI's and vLLM's logprobs cover the echoed prompt too; ours would cover only
-  // the completion, with offsets that miss the prompt's text.
-  if (const json* echo = given_field(body, "echo");
-      kind == api_kind::completion && echo && *echo == true && given_field(body, "logprobs"))
-    return bad_request(
-        "echo with logprobs needs the prompt's logprobs, which this server does "
-        "not compute; ask for one or the other",
-        "echo");
-  if (given_field(body, "prompt_logprobs"))
-    return bad_request("prompt_logprobs is not supported", "prompt_logprobs");
   return std::nullopt;
 }
 

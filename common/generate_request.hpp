@@ -22,6 +22,9 @@ struct generate_request {
   bool add_generation_prompt = true;
   bool add_special_tokens = true;  ///< BOS for text prompts (chat templates add their own)
   bool echo = false;               ///< completions: prepend the prompt to the output text
+  /// Completions' echo with max_tokens 0 (how evaluation harnesses score a text): the prompt
+  /// is computed (params.max_tokens is 1) and the token sampled after it is not reported.
+  bool echo_without_generation = false;
   sampling_params params;
   std::string model;  ///< served model name asked for (validated by the router)
 };
@@ -44,10 +47,12 @@ inline const char* to_string(finish_reason reason) {
   return "";
 }
 
-/// Log-probability of one generated token and of the top alternatives at its position.
+/// Log-probability of one token (generated, or of the prompt) and of the top alternatives at
+/// its position.
 struct token_logprob {
   int32_t token_id = 0;
   float logprob = 0.0f;
+  int32_t rank = 0;  ///< 1 + the number of tokens more likely than token_id (vLLM's rank)
   std::vector<int32_t> top_ids;  ///< most likely first
   std::vector<float> top_logprobs;
   std::vector<std::string> top_texts;  ///< text of each top_ids entry, when known (for the API)
@@ -62,6 +67,11 @@ struct request_output {
   std::vector<int32_t> token_ids;        ///< new token ids since the previous delta
   std::vector<std::string> token_texts;  ///< text of each new token (for logprobs), if asked
   std::vector<token_logprob> logprobs;   ///< one per new token when logprobs were asked
+  /// With params.prompt_logprobs >= 0, on a choice's first delta: one per prompt token after
+  /// the first (which has no context to be scored in), from the raw model distribution.
+  std::vector<token_logprob> prompt_logprobs;
+  /// Alongside prompt_logprobs: the text of every prompt token, the first included.
+  std::vector<std::string> prompt_token_texts;
   finish_reason finish = finish_reason::none;
   std::string stop_reason;  ///< the matched stop string, if one ended the choice
   int32_t stop_token = -1;  ///< the stop_token_ids entry that ended the choice, else -1

@@ -23,6 +23,10 @@ inline void merge_delta(request_output& into, const request_output& next) {
                             next.token_texts.end());
   }
   into.logprobs.insert(into.logprobs.end(), next.logprobs.begin(), next.logprobs.end());
+  if (into.prompt_token_texts.empty()) {  // the prompt's come once, with the first delta
+    into.prompt_logprobs = next.prompt_logprobs;
+    into.prompt_token_texts = next.prompt_token_texts;
+  }
   into.num_prompt_tokens = std::max(into.num_prompt_tokens, next.num_prompt_tokens);
   into.num_generated_tokens = next.num_generated_tokens;
   into.num_cached_tokens = std::max(into.num_cached_tokens, next.num_cached_tokens);

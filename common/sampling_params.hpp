@@ -40,6 +40,8 @@ struct sampling_params {
   int32_t truncate_prompt_tokens = 0;
 
   int32_t logprobs = -1;  ///< -1: none; k >= 0: chosen token's logprob plus top k
+  /// -1: none; k >= 0: each prompt token's logprob (but the first's) plus the top k, computed
+  /// in the prefill (such a request does not read the prefix cache: its logits are needed).
   int32_t prompt_logprobs = -1;
   bool skip_special_tokens = true;
   int32_t priority = 0;                       ///< priority policy: lower runs first

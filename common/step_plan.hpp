@@ -70,9 +70,10 @@ struct step_plan {
 };
 
 /// What one scheduled sequence produced. token_ids has num_samples entries (none for a
-/// partial prefill); logprobs is empty or parallel to token_ids (params.logprobs >= 0). A
-/// sequence that verified drafts gets its accepted drafts, then one token sampled where the
-/// first rejection was (or after the last draft): consecutive tokens of that one sequence.
+/// partial prefill, which sends a sample only for its prompt logprobs); logprobs is empty or
+/// parallel to token_ids (params.logprobs >= 0). A sequence that verified drafts gets its accepted
+/// drafts, then one token sampled where the first rejection was (or after the last draft):
+/// consecutive tokens of that one sequence.
 struct sequence_sample {
   seq_id seq = 0;
   std::vector<int32_t> token_ids;
@@ -81,6 +82,11 @@ struct sequence_sample {
   std::vector<int32_t> draft_token_ids;
   /// An embedding request's vector (sampling_params::pooling), with no token_ids.
   std::vector<float> embedding;
+  /// params.prompt_logprobs >= 0, in a chunk of the prompt: the logprobs of prompt tokens
+  /// [prompt_logprobs_from, prompt_logprobs_from + size) (from 1: the first token has none).
+  /// Such a sample comes with every chunk, sampling or not (then without token_ids).
+  std::vector<token_logprob> prompt_logprobs;
+  int32_t prompt_logprobs_from = 0;
 };
 
 struct step_result {

@@ -18,6 +18,18 @@ size_t num_pooled_rows(const batch_sequence& s) {
   return s.num_samples > 0 ? 1 : 0;
 }
 
+/// Logits rows of the chunk that score prompt tokens (row of position p: prompt token p + 1),
+/// the chunk's first rows. Only while the sequence holds just its prompt: a recompute after
+/// sampling has sent its prompt logprobs already.
+int32_t num_prompt_logprob_rows(const batch_sequence& s) {
+  if (s.params->prompt_logprobs < 0 || s.params->pooling != pooling_type::none ||
+      s.all_token_ids.size() != static_cast<size_t>(s.num_prompt_tokens))
+    return 0;
+  const int32_t end = std::min(s.start_position + static_cast<int32_t>(s.token_ids.size()),
+                               s.num_prompt_tokens - 1);
+  return std::max(0, end - s.start_position);
+}
+
 }  // namespace
 
 model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runner_config& config)
@@ -176,14 +188,19 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
         batch_.hidden_indices.push_back(r);
       continue;
     }
+    // The prompt-logprob rows come first, the sampled rows last: together the chunk's last rows.
     batch_.add_sequence(s.token_ids, s.start_position, s.block_table, config_.block_size,
-                        s.num_samples > 0 ? 1 + s.num_drafts : 0);
+                        num_prompt_logprob_rows(s) + (s.num_samples > 0 ? 1 + s.num_drafts : 0));
     batch_.use_adapter(adapter_for(s));
   }
   batch_.finalize();
   const bool any_pooled = std::any_of(work.begin(), work.end(), [](const batch_sequence& s) {
     return s.params->pooling != pooling_type::none;
   });
+  // The device shortcuts hand back one token per sampling row, no logits.
+  const bool any_prompt_logprobs =
+      std::any_of(work.begin(), work.end(),
+                  [](const batch_sequence& s) { return num_prompt_logprob_rows(s) > 0; });
 
   constraints_.prepare(work);  // masks computed while the forward runs
 
@@ -193,7 +210,7 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
   const bool all_masked_greedy = std::all_of(work.begin(), work.end(), [](const batch_sequence& s) {
     return s.num_samples <= 0 || (s.num_samples == 1 && is_masked_greedy(*s.params));
   });
-  if (all_masked_greedy && !any_pooled) {
+  if (all_masked_greedy && !any_pooled && !any_prompt_logprobs) {
     if (backend_->try_forward_greedy(batch_, device_tokens_, deferred_masks(work, result))) {
       size_t row = 0;
       for (const auto& s : work) {
@@ -214,7 +231,7 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
     }
   }
 
-  if (!any_pooled && try_sample_on_device(work, result)) return result;
+  if (!any_pooled && !any_prompt_logprobs && try_sample_on_device(work, result)) return result;
 
   if (any_pooled) {
     backend_->forward_hidden(batch_, logits_, hidden_);
@@ -240,9 +257,18 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
       }
       continue;
     }
-    if (s.num_samples <= 0) continue;
     sequence_sample out;
     out.seq = s.seq;
+    if (const int32_t num_rows = num_prompt_logprob_rows(s); num_rows > 0) {
+      // Raw rows, before any mask or penalty: the model's own distribution over the prompt.
+      out.prompt_logprobs_from = s.start_position + 1;
+      for (int32_t i = 0; i < num_rows; ++i, ++row)
+        out.prompt_logprobs.push_back(sampler_.logprob_of(
+            std::span<const float>(logits_).subspan(row * vocab, vocab),
+            s.all_token_ids[s.start_position + i + 1], s.params->prompt_logprobs));
+      if (s.num_samples <= 0) result.seqs.push_back(std::move(out));
+    }
+    if (s.num_samples <= 0) continue;
     const auto prompt = s.all_token_ids.first(s.num_prompt_tokens);
     if (s.num_drafts > 0) {
       const auto rows = std::span<float>(logits_).subspan(row * vocab, (1 + s.num_drafts) * vocab);

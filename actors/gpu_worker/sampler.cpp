@@ -179,6 +179,8 @@ token_logprob sampler::logprob_of(std::span<const float> logits, int32_t chosen,
   token_logprob result;
   result.token_id = chosen;
   result.logprob = static_cast<float>(logits[chosen] - log_sum);
+  result.rank = 1 + static_cast<int32_t>(std::count_if(
+                        logits.begin(), logits.end(), [&](float l) { return l > logits[chosen]; }));
   const int32_t top = std::min(num_top, vocab);
   order_.resize(vocab);
   std::iota(order_.begin(), order_.end(), 0);

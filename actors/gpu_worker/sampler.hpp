@@ -49,15 +49,17 @@ class sampler {
                                     std::span<const int32_t> drafts, const sampling_params& params,
                                     std::span<const int32_t> prompt_tokens, sampler_state& state);
 
+  /// The log-probability of `chosen` under the row's distribution (log-softmax, in double),
+  /// its rank and the top `num_top` (most likely first, ties to the lower id). Sampled tokens
+  /// are scored on the processed row (penalties, no temperature), prompt tokens on the raw one.
+  token_logprob logprob_of(std::span<const float> logits, int32_t chosen, int32_t num_top);
+
  private:
   /// The tokens a non-greedy draw picks among after temperature, top_k, top_p and min_p:
   /// order_[0, n) best first, with unnormalised weights probs_[0, n); returns n.
   int32_t candidates(std::span<const float> logits, const sampling_params& params);
   /// A draw from candidates(); `excluded` (a candidate index, or -1) gets no weight.
   int32_t draw(int32_t num_candidates, int32_t excluded, sampler_state& state);
-  /// The processed row's log-probability of `chosen` and its top `num_top`.
-  token_logprob logprob_of(std::span<const float> logits, int32_t chosen, int32_t num_top);
-
   std::vector<int32_t> order_;  // reused index buffer
   std::vector<float> probs_;    // reused probability buffer
 };

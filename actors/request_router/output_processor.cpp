@@ -31,7 +31,9 @@ output_processor::output_processor(tokenizer tok, const generate_request& reques
       prompt_ids_(prompt_ids),
       skip_special_tokens_(request.params.skip_special_tokens),
       echo_(request.echo),
+      echo_without_generation_(request.echo_without_generation),
       want_token_texts_(request.params.logprobs >= 0),
+      want_prompt_texts_(request.params.prompt_logprobs >= 0),
       stops_(request.params.stop),
       include_stop_(request.params.include_stop_str_in_output),
       min_tokens_(request.params.min_tokens),
@@ -41,8 +43,7 @@ output_processor::output_processor(tokenizer tok, const generate_request& reques
     echo_text_ = request.kind == prompt_kind::text ? request.text
                                                    : tok_.decode(prompt_ids_, skip_special_tokens_);
   }
-  choice fresh{
-      incremental_detokenizer(tok_, skip_special_tokens_, prompt_ids_), {}, 0, 0, {}, false, false};
+  choice fresh{incremental_detokenizer(tok_, skip_special_tokens_, prompt_ids_)};
   for (int32_t id : prompt_ids_) push_context(fresh.context, id);
   choices_.assign(static_cast<size_t>(num_choices_), fresh);
 }
@@ -110,9 +111,28 @@ std::optional<std::string> output_processor::release_text(choice& c, std::string
   return std::nullopt;
 }
 
+void output_processor::add_prompt_texts(request_output& out) const {
+  // Entry i scores prompt token i + 1, in the context of the tokens before it.
+  std::vector<int32_t> context;
+  for (size_t j = 0; j < prompt_ids_.size(); ++j) {
+    const int32_t id = prompt_ids_[j];
+    append_token_texts(context, std::span(&id, 1), out.prompt_token_texts);
+    if (j >= 1 && j - 1 < out.prompt_logprobs.size()) {
+      token_logprob& lp = out.prompt_logprobs[j - 1];
+      lp.top_texts.clear();
+      append_token_texts(context, lp.top_ids, lp.top_texts);
+    }
+    push_context(context, id);
+  }
+}
+
 std::optional<request_output> output_processor::process(request_output out) {
   choice& c = choice_at(out.index);
   if (c.finished) return std::nullopt;
+  if (want_prompt_texts_ && !c.prompt_texts_sent) {  // the delta with the prompt logprobs
+    add_prompt_texts(out);
+    c.prompt_texts_sent = true;
+  }
   // The scheduler stops a choice with finish stop only on EOS or a stop token, its last id.
   const bool skip_stop_token =
       out.finish == finish_reason::stop && !include_stop_ && !out.token_ids.empty();
@@ -133,6 +153,14 @@ std::optional<request_output> output_processor::process(request_output out) {
   }
   const bool ending = out.finish != finish_reason::none;
   if (ending) c.held += c.detok.finish();
+  if (echo_without_generation_) {
+    // The one token computed after the prompt is not the caller's: only the prompt is.
+    c.held.clear();
+    out.token_ids.clear();
+    out.token_texts.clear();
+    out.logprobs.clear();
+    out.num_generated_tokens = 0;
+  }
 
   out.text.clear();
   if (echo_ && !c.echoed) {

@@ -44,6 +44,7 @@ class output_processor {
     std::vector<int32_t> context;  ///< the last ids before the next token (logprob texts)
     bool finished = false;
     bool echoed = false;
+    bool prompt_texts_sent = false;
   };
   choice& choice_at(int32_t index);
   /// Appends the logprob text of each of `ids` as the token after `context`: the text it adds
@@ -53,6 +54,9 @@ class output_processor {
   /// "" and the piece that completes it the whole character.
   void append_token_texts(const std::vector<int32_t>& context, std::span<const int32_t> ids,
                           std::vector<std::string>& texts) const;
+  /// The texts of the prompt's tokens and of their logprobs' alternatives, into the delta that
+  /// carries the prompt logprobs (request_output::prompt_token_texts, top_texts).
+  void add_prompt_texts(request_output& out) const;
   /// Moves the decidable part of `held` into `out`; returns the matched stop string, if any.
   std::optional<std::string> release_text(choice& c, std::string& out, bool final_delta) const;
 
@@ -60,7 +64,9 @@ class output_processor {
   std::vector<int32_t> prompt_ids_;
   bool skip_special_tokens_;
   bool echo_;
+  bool echo_without_generation_;
   bool want_token_texts_;
+  bool want_prompt_texts_;
   std::string echo_text_;
   std::vector<std::string> stops_;
   bool include_stop_;  ///< a matched stop string (or stop token) is kept in the text

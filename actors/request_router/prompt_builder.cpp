@@ -58,6 +58,13 @@ prepared_prompt prompt_builder::validate_params(const sampling_params& p) const 
     return refuse("logprobs must be at most " + std::to_string(max_logprobs_) +
                       " (the server's --max-logprobs)",
                   "logprobs");
+  if (p.prompt_logprobs > max_logprobs_)
+    return refuse("prompt_logprobs must be at most " + std::to_string(max_logprobs_) +
+                      " (the server's --max-logprobs)",
+                  "prompt_logprobs");
+  if (p.prompt_logprobs >= 0 && p.pooling != pooling_type::none)
+    return refuse("prompt_logprobs is for generation; an embedding request has no logits",
+                  "prompt_logprobs");
   const auto vocab = static_cast<int32_t>(tok_.vocab_size());
   for (auto [id, bias] : p.logit_bias)
     if (id < 0 || id >= vocab)

@@ -41,10 +41,11 @@ int32_t block_manager::num_cached_tokens(std::span<const int32_t> token_ids,
 }
 
 int32_t block_manager::num_new_blocks_to_allocate(std::span<const int32_t> token_ids,
-                                                  int32_t num_tokens, block_hash root) const {
+                                                  int32_t num_tokens, block_hash root,
+                                                  bool reuse_cached) const {
   std::vector<block_id> hits;
   std::vector<block_hash> hashes;
-  find_prefix(token_ids, num_tokens - 1, root, hits, hashes);
+  if (reuse_cached) find_prefix(token_ids, num_tokens - 1, root, hits, hashes);
   // A hit on an unreferenced cached block takes it out of the available ones, as a fresh
   // block would; a hit on a block in use costs nothing.
   int32_t num_needed = num_blocks_for(num_tokens) - static_cast<int32_t>(hits.size());
@@ -54,21 +55,21 @@ int32_t block_manager::num_new_blocks_to_allocate(std::span<const int32_t> token
 
 bool block_manager::can_allocate(std::span<const int32_t> token_ids, int32_t num_tokens,
                                  uint64_t cache_salt) const {
-  return num_new_blocks_to_allocate(token_ids, num_tokens, root_block_hash_for(cache_salt)) <=
+  return num_new_blocks_to_allocate(token_ids, num_tokens, root_block_hash_for(cache_salt), true) <=
          device_.num_available();
 }
 
 int32_t block_manager::allocate(seq_id seq, std::span<const int32_t> token_ids, int32_t num_tokens,
-                                uint64_t cache_salt) {
+                                uint64_t cache_salt, bool reuse_cached) {
   ACTORLLM_CHECK(!has_blocks(seq));
   ACTORLLM_CHECK(num_tokens > 0 && num_tokens <= static_cast<int32_t>(token_ids.size()));
   table t;
   t.root = root_block_hash_for(cache_salt);
-  find_prefix(token_ids, num_tokens - 1, t.root, t.blocks, t.hashes);
+  if (reuse_cached) find_prefix(token_ids, num_tokens - 1, t.root, t.blocks, t.hashes);
   // Hits first: a fresh allocation could otherwise evict a block we are about to share.
   for (block_id b : t.blocks) device_.retain(b);
   int32_t num_hit_tokens = static_cast<int32_t>(t.blocks.size()) * block_size_;
-  if (prefix_caching_) {
+  if (prefix_caching_ && reuse_cached) {
     num_queried_tokens_ += static_cast<int64_t>(token_ids.size());
     num_hit_tokens_ += num_hit_tokens;
   }
@@ -166,8 +167,8 @@ int32_t block_manager::num_blocks_needed(std::span<const slot_request> requests)
   for (const slot_request& r : requests) {
     auto it = tables_.find(r.seq);
     if (it == tables_.end()) {
-      num_needed +=
-          num_new_blocks_to_allocate(r.token_ids, r.num_tokens, root_block_hash_for(r.cache_salt));
+      num_needed += num_new_blocks_to_allocate(r.token_ids, r.num_tokens,
+                                               root_block_hash_for(r.cache_salt), r.reuse_cached);
       continue;
     }
     const table& t = it->second;

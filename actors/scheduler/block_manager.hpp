@@ -45,6 +45,7 @@ struct slot_request {
   std::span<const int32_t> token_ids;
   int32_t num_tokens = 0;
   uint64_t cache_salt = 0;
+  bool reuse_cached = true;  ///< false: a sequence without blocks takes no cached block
 };
 
 class block_manager {
@@ -67,9 +68,10 @@ class block_manager {
   /// Gives `seq` (no blocks yet) slots for its first `num_tokens` tokens: blocks of its cached
   /// prefix are shared (at most num_tokens - 1 tokens), the rest are fresh. Returns the number
   /// of tokens whose KV is already present (the sequence's num_computed_tokens). Counts one
-  /// prefix-cache query of token_ids.size() tokens.
+  /// prefix-cache query of token_ids.size() tokens. `reuse_cached` false: every block fresh,
+  /// no query counted (its full blocks still enter the cache for others).
   int32_t allocate(seq_id seq, std::span<const int32_t> token_ids, int32_t num_tokens,
-                   uint64_t cache_salt = 0);
+                   uint64_t cache_salt = 0, bool reuse_cached = true);
 
   /// Whether `seq` (holding blocks) can grow to `num_tokens` slots.
   bool can_append(seq_id seq, int32_t num_tokens) const;
@@ -145,7 +147,7 @@ class block_manager {
                    std::vector<block_id>& blocks, std::vector<block_hash>& hashes) const;
   void cache_full_blocks(table& t, std::span<const int32_t> token_ids);
   int32_t num_new_blocks_to_allocate(std::span<const int32_t> token_ids, int32_t num_tokens,
-                                     block_hash root) const;
+                                     block_hash root, bool reuse_cached) const;
   std::vector<block_id> unique_blocks(std::span<const seq_id> seqs, bool on_cpu) const;
   const table& table_of(seq_id seq) const;
   table& table_of(seq_id seq);

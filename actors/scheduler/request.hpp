@@ -53,6 +53,13 @@ struct request {
   request_state state = request_state::waiting;
   bool sampled = false;        ///< the first token(s) exist (so the sequences forked)
   std::vector<sequence> seqs;  ///< one until the first sampling, then params.n
+  /// params.prompt_logprobs >= 0: the prompt tokens' logprobs (from the second token on),
+  /// gathered over the prefill's chunks and sent with each sequence's first token.
+  std::vector<token_logprob> prompt_logprobs;
+
+  /// Whether the prefill must compute every prompt position (for its logits), so that no
+  /// block of the prefix cache stands in for one.
+  bool reads_prefix_cache() const { return params.prompt_logprobs < 0; }
 
   int32_t num_live_seqs() const {
     int32_t num_live = 0;

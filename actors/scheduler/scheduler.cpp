@@ -110,7 +110,7 @@ void scheduler::build_chunks(request& r, const budget& b, bool with_drafts) {
       // and a sibling recomputing the same prompt hits this one's blocks next step.
       if (has_new_seq) continue;
       has_new_seq = true;
-      start = blocks_.num_cached_tokens(s.token_ids, cache_salt(r));
+      start = r.reads_prefix_cache() ? blocks_.num_cached_tokens(s.token_ids, cache_salt(r)) : 0;
     }
     int32_t num_scheduled = std::min(end - start, num_tokens_left);
     // Drafts follow a decoding sequence's one new token (a sequence without blocks allocates
@@ -119,7 +119,7 @@ void scheduler::build_chunks(request& r, const budget& b, bool with_drafts) {
                                    ? num_drafts_to_verify(r, s, num_tokens_left - num_scheduled)
                                    : 0;
     chunk c{i, start + num_scheduled + num_drafts, num_scheduled, num_drafts};
-    slot_request slot{s.id, s.token_ids, c.num_tokens, cache_salt(r)};
+    slot_request slot{s.id, s.token_ids, c.num_tokens, cache_salt(r), r.reads_prefix_cache()};
     if (is_new) {
       chunks_.insert(chunks_.begin(), c);
       slots_.insert(slots_.begin(), slot);
@@ -162,7 +162,8 @@ void scheduler::commit(request& r, budget& b, step_plan& plan) {
   for (const chunk& c : chunks_) {
     sequence& s = r.seqs[c.seq_index];
     if (s.num_computed_tokens == 0) {
-      int32_t num_hit = blocks_.allocate(s.id, s.token_ids, c.num_tokens, cache_salt(r));
+      int32_t num_hit =
+          blocks_.allocate(s.id, s.token_ids, c.num_tokens, cache_salt(r), r.reads_prefix_cache());
       ACTORLLM_CHECK(num_hit == c.num_tokens - c.num_scheduled);
       s.num_computed_tokens = num_hit;
       s.table_replaced = true;

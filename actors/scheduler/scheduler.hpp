@@ -192,6 +192,8 @@ class scheduler {
   int32_t num_watermark_blocks() const;
 
   // update(), abort() and the rest, in scheduler_update.cpp
+  /// Gathers a chunk's prompt logprobs into its request (until the first token is sampled).
+  void keep_prompt_logprobs(const sequence_sample& sample);
   void apply_samples(request& r, int32_t seq_index, const sequence_sample& sample,
                      std::vector<request_output>& outputs);
   void apply_token(request& r, sequence& s, int32_t token, const token_logprob* logprob,

@@ -92,6 +92,9 @@ std::vector<request_output> scheduler::update(const step_result& result) {
   // token was sampled, unless it ended (aborted, or stopped by the step before) meanwhile.
   size_t next = 0;
   for (const sequence_sample& sample : result.seqs) {
+    if (!sample.prompt_logprobs.empty()) keep_prompt_logprobs(sample);
+    // A chunk that does not end the prompt sends a sample only for its prompt logprobs.
+    if (sample.token_ids.empty() && sample.embedding.empty()) continue;
     while (next < sampling.size() && sampling[next] != sample.seq)
       ACTORLLM_CHECK(seqs_.count(sampling[next++]) == 0);
     ACTORLLM_CHECK(next < sampling.size());
@@ -115,6 +118,21 @@ std::vector<request_output> scheduler::update(const step_result& result) {
     for (request* r : done) forget(*r);
   }
   return outputs;
+}
+
+void scheduler::keep_prompt_logprobs(const sequence_sample& sample) {
+  auto it = seqs_.find(sample.seq);
+  if (it == seqs_.end()) return;  // ended while the step ran
+  request& r = *it->second.first;
+  if (r.sampled) return;  // a recompute's: sent with the first token already
+  // Entry i scores prompt token i + 1. A chunk recomputed after a preemption replaces what
+  // its first pass gathered.
+  const auto from = static_cast<size_t>(sample.prompt_logprobs_from - 1);
+  ACTORLLM_CHECK(sample.prompt_logprobs_from >= 1 && from <= r.prompt_logprobs.size() &&
+                 from + sample.prompt_logprobs.size() < static_cast<size_t>(r.num_prompt_tokens));
+  r.prompt_logprobs.resize(from);
+  r.prompt_logprobs.insert(r.prompt_logprobs.end(), sample.prompt_logprobs.begin(),
+                           sample.prompt_logprobs.end());
 }
 
 void scheduler::apply_samples(request& r, int32_t seq_index, const sequence_sample& sample,
@@ -225,6 +243,10 @@ void scheduler::apply_token(request& r, sequence& s, int32_t token, const token_
   s.token_ids.push_back(token);
   if (check_stop(r, s)) finish_seq(r, s, s.finish);
   outputs.push_back(output_of(r, s));
+  if (r.params.prompt_logprobs >= 0 && s.num_tokens() == r.num_prompt_tokens + 1) {
+    ACTORLLM_CHECK(r.prompt_logprobs.size() + 1 == static_cast<size_t>(r.num_prompt_tokens));
+    outputs.back().prompt_logprobs = r.prompt_logprobs;
+  }
   outputs.back().token_ids.push_back(token);
   if (logprob) outputs.back().logprobs.push_back(*logprob);
   if (s.finished() && r.num_live_seqs() == 0) r.state = request_state::finished;

@@ -219,9 +219,7 @@ TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
        api_kind::chat, "tool_choice"},
       {R"({"prompt":"x","best_of":3})", api_kind::completion, "best_of"},
       {R"({"prompt":"x","suffix":"end"})", api_kind::completion, "suffix"},
-      {R"({"prompt":"x","prompt_logprobs":1})", api_kind::completion, "prompt_logprobs"},
       {R"({"prompt":"x","use_beam_search":true})", api_kind::completion, "use_beam_search"},
-      {R"({"prompt":"x","echo":true,"logprobs":1})", api_kind::completion, "echo"},
       {R"({"prompt":"x","allowed_token_ids":[1,2]})", api_kind::completion, "allowed_token_ids"},
       {R"({"prompt":"x","bad_words":["no"]})", api_kind::completion, "bad_words"},
       {R"({"prompt":"x","logits_processors":["f"]})", api_kind::completion, "logits_processors"},
@@ -240,6 +238,36 @@ TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
   parse_ok(R"({"prompt":"x","echo":true,"logprobs":null})");
   parse_ok(R"({"prompt":"x","echo":false,"logprobs":1})");
   parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"tool_choice":"none"})", api_kind::chat);
+}
+
+TEST(openai_protocol, prompt_logprobs_and_echo_with_logprobs_ask_for_the_prompts_logprobs) {
+  openai_request named = parse_ok(R"({"prompt":"x","prompt_logprobs":3})");
+  EXPECT_EQ(named.prompts[0].params.prompt_logprobs, 3);
+  EXPECT_TRUE(named.prompt_logprobs);
+  named = parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"prompt_logprobs":0})",
+                   api_kind::chat);
+  EXPECT_EQ(named.prompts[0].params.prompt_logprobs, 0);
+  // Echo with logprobs: the legacy object covers the prompt, with as many alternatives.
+  openai_request echo = parse_ok(R"({"prompt":"x","echo":true,"logprobs":2})");
+  EXPECT_EQ(echo.prompts[0].params.prompt_logprobs, 2);
+  EXPECT_FALSE(echo.prompt_logprobs);
+  EXPECT_EQ(parse_ok(R"({"prompt":"x","echo":true})").prompts[0].params.prompt_logprobs, -1);
+  EXPECT_EQ(parse_error(R"({"prompt":"x","prompt_logprobs":-1})").param, "prompt_logprobs");
+  EXPECT_EQ(parse_error(R"({"prompt":"x","prompt_logprobs":"2"})").param, "prompt_logprobs");
+}
+
+TEST(openai_protocol, max_tokens_zero_with_echo_scores_the_prompt_without_generating) {
+  // lm-evaluation-harness's loglikelihood request (older versions send max_tokens 0).
+  const openai_request scored =
+      parse_ok(R"({"prompt":[[1,2,3]],"max_tokens":0,"echo":true,"logprobs":1,"temperature":0})");
+  EXPECT_TRUE(scored.prompts[0].echo_without_generation);
+  EXPECT_EQ(scored.prompts[0].params.max_tokens, 1);  // the engine computes one token, unshown
+  EXPECT_EQ(scored.prompts[0].params.prompt_logprobs, 1);
+  EXPECT_FALSE(parse_ok(R"({"prompt":"x","max_tokens":1,"echo":true})")
+                   .prompts[0]
+                   .echo_without_generation);
+  EXPECT_EQ(parse_error(R"({"prompt":"x","max_tokens":0})").param, "max_tokens");
+  EXPECT_EQ(parse_error(R"({"messages":[],"max_tokens":0})", api_kind::chat).param, "max_tokens");
 }
 
 TEST(openai_protocol, auto_tool_choice_is_refused_naming_the_flags_vllm_needs) {

@@ -439,6 +439,31 @@ def embed(model_dir, prompt, pooling, normalize=True):
     return {"embedding": [float(x) for x in v]}
 
 
+def log_softmax(logits):
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def prompt_logprobs(model_dir, prompt, k):
+    """vLLM's prompt_logprobs: for each prompt token after the first, its log-probability given
+    the tokens before it, its rank (1 + the number of more likely tokens; rank_range: the ranks
+    a float32 computation may give where other tokens are within 1e-5) and the top k
+    [id, logprob] (most likely first, lowest id on ties); None for the first token."""
+    config, weights = load_model_dir(model_dir)
+    rows = log_softmax(Model(config, weights).logits(prompt))
+    entries = [None]
+    for i in range(1, len(prompt)):
+        row, token = rows[i - 1], prompt[i]
+        order = np.lexsort((np.arange(row.size), -row))[:k]
+        # float32 may order tokens within about 1e-5 of this one either way: the ranks it can give.
+        entries.append({"token": token, "logprob": float(row[token]),
+                        "rank": int(1 + np.count_nonzero(row > row[token])),
+                        "rank_range": [int(1 + np.count_nonzero(row > row[token] + 1e-5)),
+                                       int(1 + np.count_nonzero(row > row[token] - 1e-5))],
+                        "top": [[int(t), float(row[t])] for t in order]})
+    return {"prompt": list(prompt), "prompt_logprobs": entries}
+
+
 def run(model_dir, prompt, steps, normalizer_dtype=None):
     config, weights = load_model_dir(model_dir)
     model = Model(config, weights, normalizer_dtype)
@@ -455,14 +480,17 @@ def main():
     ap.add_argument("--out", help="output JSON (default: stdout)")
     ap.add_argument("--embed", choices=["LAST", "MEAN"],
                     help="print the pooled, normalised embedding of the prompt instead")
+    ap.add_argument("--prompt-logprobs", type=int, metavar="K",
+                    help="print each prompt token's logprob, rank and top K instead")
     ap.add_argument("--normalizer-dtype", choices=["float32", "bfloat16", "float16"],
                     help="Gemma: round sqrt(hidden_size) to this dtype (default: config torch_dtype)")
     args = ap.parse_args()
     prompt = [int(x) for x in args.prompt.split(",") if x.strip()]
     if not prompt:
         sys.exit("reference_forward: the prompt is empty")
-    if args.embed:
-        text = json.dumps(embed(args.model_dir, prompt, args.embed))
+    if args.embed or args.prompt_logprobs is not None:
+        text = json.dumps(embed(args.model_dir, prompt, args.embed) if args.embed
+                          else prompt_logprobs(args.model_dir, prompt, args.prompt_logprobs))
         if args.out:
             with open(args.out, "w") as f:
                 f.write(text)
