@@ -397,3 +397,86 @@ TEST(openai_call, merge_deltas_joins_each_choice_in_order) {
 
 }  // namespace
 }  // namespace actorllm::api
+
+namespace actorllm::api {
+namespace {
+
+/// The first delta of a scored prompt "<s>Hi é" (ids 1, 7, 11): its echo, the prompt's
+/// logprobs (7 at rank 1; 11 at rank 2, behind " a") and the first generated token "!".
+request_output scored_prompt_then_token() {
+  auto out = with_logprobs("!", 13, -0.125f, 1, {13}, {-0.125f}, {"!"});
+  out.text = "Hi \xC3\xA9!";  // the router's echo, then the token's text
+  out.prompt_token_texts = {"<s>", "Hi", " \xC3\xA9"};
+  token_logprob hi;
+  hi.token_id = 7, hi.logprob = -0.25f, hi.rank = 1;
+  hi.top_ids = {7}, hi.top_logprobs = {-0.25f}, hi.top_texts = {"Hi"};
+  token_logprob e;
+  e.token_id = 11, e.logprob = -1.5f, e.rank = 2;
+  e.top_ids = {12}, e.top_logprobs = {-0.5f}, e.top_texts = {" a"};
+  out.prompt_logprobs = {hi, e};
+  out.finish = finish_reason::length;
+  return out;
+}
+
+TEST(openai_call, echo_with_logprobs_puts_the_prompts_tokens_first) {
+  // What lm-evaluation-harness reads: token_logprobs[i] for every prompt token, null for the
+  // first; each top dict holds the alternatives and the prompt's own token.
+  auto o = options(api_kind::completion, false);
+  o.logprobs = true;
+  o.echo_logprobs = true;
+  openai_call call(o, {"e0"});
+  std::vector<std::string> chunks;
+  call.add(scored_prompt_then_token(), chunks);
+  const json expected = json::parse(R"({
+    "tokens": ["<s>", "Hi", " \u00e9", "!"],
+    "token_logprobs": [null, -0.25, -1.5, -0.125],
+    "top_logprobs": [null, {"Hi": -0.25}, {" a": -0.5, " \u00e9": -1.5}, {"!": -0.125}],
+    "text_offset": [0, 3, 5, 7]
+  })");
+  const json r = json::parse(call.response());
+  EXPECT_EQ(r["choices"][0]["logprobs"], expected);
+  EXPECT_FALSE(r["choices"][0].contains("prompt_logprobs"));  // not asked for by name
+
+  // Streamed, the first chunk carries the same.
+  o.stream = true;
+  openai_call streamed(o, {"e0"});
+  chunks.clear();
+  streamed.add(scored_prompt_then_token(), chunks);
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(json::parse(chunks[0])["choices"][0]["logprobs"], expected);
+}
+
+TEST(openai_call, prompt_logprobs_are_vllms_list_per_choice_or_per_chat) {
+  const json expected = json::parse(R"([
+    null,
+    {"7": {"logprob": -0.25, "rank": 1, "decoded_token": "Hi"}},
+    {"12": {"logprob": -0.5, "rank": 1, "decoded_token": " a"},
+     "11": {"logprob": -1.5, "rank": 2, "decoded_token": " \u00e9"}}
+  ])");
+  auto o = options(api_kind::completion, false);
+  o.prompt_logprobs = true;
+  openai_call completion(o, {"e0"});
+  std::vector<std::string> chunks;
+  completion.add(scored_prompt_then_token(), chunks);
+  const json r = json::parse(completion.response());
+  EXPECT_EQ(r["choices"][0]["prompt_logprobs"], expected);
+  EXPECT_TRUE(r["choices"][0]["logprobs"].is_null());  // only what was asked
+
+  auto c = options(api_kind::chat, false);
+  c.prompt_logprobs = true;
+  openai_call chat(c, {"e0"});
+  chat.add(scored_prompt_then_token(), chunks);
+  const json cr = json::parse(chat.response());
+  EXPECT_EQ(cr["prompt_logprobs"], expected);
+  EXPECT_FALSE(cr["choices"][0].contains("prompt_logprobs"));
+
+  o.stream = true;
+  openai_call streamed(o, {"e0"});
+  chunks.clear();
+  streamed.add(scored_prompt_then_token(), chunks);
+  ASSERT_EQ(chunks.size(), 1u);
+  EXPECT_EQ(json::parse(chunks[0])["choices"][0]["prompt_logprobs"], expected);
+}
+
+}  // namespace
+}  // namespace actorllm::api
