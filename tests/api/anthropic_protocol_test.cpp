@@ -198,6 +198,7 @@ TEST(anthropic_protocol, count_tokens_builds_the_prompt_messages_would) {
   ASSERT_FALSE(parse_count_tokens_request("{\"model\":\"m\"," + conversation + "}", counted));
   const auto sent = parse_messages(R"({"model":"m","max_tokens":2000,"temperature":0,)" +
                                    conversation + R"(,"tool_choice":{"type":"any"}})");
+  ASSERT_EQ(sent.prompts.size(), 1u);
   EXPECT_EQ(counted.kind, prompt_kind::chat);
   EXPECT_EQ(counted.chat_json, sent.prompts[0].chat_json);
   EXPECT_EQ(counted.add_generation_prompt, sent.prompts[0].add_generation_prompt);
