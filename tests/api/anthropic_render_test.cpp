@@ -17,28 +17,31 @@ namespace {
 
 using nlohmann::json;
 
+/// A delta of the one choice of engine request "e", whose prompt has 5 tokens and which has
+/// made 3 (cumulative, as the engine counts).
 request_output delta(const std::string& text, finish_reason finish = finish_reason::none,
                      const std::string& stop = {}) {
-  request_output o;
-  o.request_id = "e";
-  o.text = text;
-  o.finish = finish;
-  o.stop_reason = stop;
-  o.num_prompt_tokens = 5;
-  o.num_generated_tokens = 3;
-  return o;
+  request_output out;
+  out.request_id = "e";
+  out.text = text;
+  out.finish = finish;
+  out.stop_reason = stop;
+  out.num_prompt_tokens = 5;
+  out.num_generated_tokens = 3;
+  return out;
 }
 
+/// A Messages call of one prompt; its tools offer "get", which a forced mode forces.
 call_options messages_options(bool stream, tool_mode mode = tool_mode::none) {
-  call_options o;
-  o.kind = api_kind::messages;
-  o.id = "msg_1";
-  o.model = "m";
-  o.stream = stream;
-  o.chat.tools.mode = mode;
-  o.chat.tools.names = {"get"};
-  o.chat.tools.forced_name = "get";
-  return o;
+  call_options options;
+  options.kind = api_kind::messages;
+  options.id = "msg_1";
+  options.model = "m";
+  options.stream = stream;
+  options.chat.tools.mode = mode;
+  options.chat.tools.names = {"get"};
+  options.chat.tools.forced_name = "get";
+  return options;
 }
 
 /// A streamed event: its name and its data object.
