@@ -4,7 +4,7 @@
 # stories260K behind --api-key (text whole and streamed, stop_sequences, countTokens, the key
 # in x-api-key, typed errors) and a random-weight model with the Qwen2.5 chat template and the
 # hermes tool parser (a tool_use forced by tool_choice, its tool_result turn, tool_choice any
-# streamed); then the SSE framing and error shape as bytes on the wire.
+# streamed); then the SSE framing and the error shapes (a 400, a 413) as bytes on the wire.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
@@ -27,7 +27,8 @@ start() {
   for _ in $(seq 1 300); do curl -sf "$base/health" >/dev/null 2>&1 && break; sleep 0.1; done
 }
 
-start text.log --model "$ACTORLLM_SHARED_DIR/models/stories260K" --api-key "$key"
+start text.log --model "$ACTORLLM_SHARED_DIR/models/stories260K" --api-key "$key" \
+  --max-body-bytes 65536
 text_base=$base
 model="$work/model"
 small_random_model "$model"
@@ -48,5 +49,11 @@ refused=$(curl -s -w '%{http_code}' "$text_base/v1/messages" -H "x-api-key: $key
   -H 'Content-Type: application/json' -d '{"max_tokens":4,"messages":[{"role":"user","content":[{"type":"document"}]}]}')
 check "an unknown block type is a 400 naming it, in Anthropic's error shape" \
   grep -q "^{\"error\":{\"message\":\"content blocks of type 'document' are not supported here\",\"type\":\"invalid_request_error\"},\"type\":\"error\"}400$" <<<"$refused"
+big=$(head -c 70000 /dev/zero | tr '\0' a)
+too_large=$(curl -s -w '%{http_code}' "$text_base/v1/messages" -H "x-api-key: $key" \
+  -H 'Content-Type: application/json' \
+  -d "{\"max_tokens\":4,\"messages\":[{\"role\":\"user\",\"content\":\"$big\"}]}" || true)
+check "a body over --max-body-bytes is a 413 request_too_large" \
+  grep -q '"type":"request_too_large"},"type":"error"}413$' <<<"$too_large"
 [[ $failures -eq 0 ]] || { tail -n 20 "$work/text.log" "$work/tools.log"; exit 1; }
 echo "all anthropic checks passed"
