@@ -15,7 +15,8 @@
 ///             "none"; disable_parallel_tool_use -> parallel_tool_calls false
 ///   max_tokens (required), stop_sequences, temperature ([0, 1]), top_p, top_k, stream
 ///   thinking {"type": "enabled", "budget_tokens": N} (N >= 1024, < max_tokens) -> thinking
-///             blocks from the server's --reasoning-parser and the template's enable_thinking;
+///             blocks from the server's --reasoning-parser (none on a server without one) and
+///             the template's enable_thinking;
 ///             {"type": "disabled"} or none: enable_thinking false, no thinking blocks. The
 ///             budget is checked, not enforced: max_tokens bounds thinking and answer together.
 ///   metadata (an object) is accepted and unused.
