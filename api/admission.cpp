@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "api/anthropic_protocol.hpp"
 #include "api/ids.hpp"
 #include "api/responses_protocol.hpp"
 
@@ -82,6 +83,7 @@ std::optional<api_error> admit_call(server_context& context, api_kind kind, std:
     // A pooling model generates nothing (vLLM refuses generation on it by name, too).
     const char* api = kind == api_kind::chat        ? "Chat Completions"
                       : kind == api_kind::responses ? "Responses"
+                      : kind == api_kind::messages  ? "Messages"
                                                     : "Completions";
     return bad_request(std::string("The model does not support the ") + api +
                        " API: this server runs --task embed; use /v1/embeddings");
@@ -89,6 +91,8 @@ std::optional<api_error> admit_call(server_context& context, api_kind kind, std:
   const sampling_defaults defaults = context.engine.model().sampling;
   if (auto error = kind == api_kind::responses
                        ? parse_responses_request(body, out, defaults, context.tools())
+                   : kind == api_kind::messages
+                       ? parse_messages_request(body, out, defaults, context.tools())
                        : parse_openai_request(body, kind, out, defaults, context.tools()))
     return error;
   return admit(context, out, model);
@@ -105,8 +109,10 @@ std::optional<api_error> admit_embeddings(server_context& context, std::string_v
 }
 
 std::optional<api_error> admit_tokenize(server_context& context, std::string_view body,
-                                        generate_request& out) {
-  if (auto error = parse_tokenize_request(body, out)) return error;
+                                        generate_request& out, bool count_tokens) {
+  if (auto error =
+          count_tokens ? parse_count_tokens_request(body, out) : parse_tokenize_request(body, out))
+    return error;
   const model_info model = context.engine.model();
   if (!out.model.empty() && !model.answers_to(out.model))
     return not_found("The model `" + out.model + "` does not exist.", "model_not_found");
@@ -119,9 +125,10 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
                                         std::function<void(request_output)> sink,
                                         bool error_chunk) {
   const bool chat = request.kind != api_kind::completion;
-  const std::string base = random_id(request.kind == api_kind::responses ? "resp_"
-                                     : chat                              ? "chatcmpl-"
-                                                                         : "cmpl-");
+  const std::string base = random_id(request.kind == api_kind::responses  ? "resp_"
+                                     : request.kind == api_kind::messages ? "msg_"
+                                     : chat                               ? "chatcmpl-"
+                                                                          : "cmpl-");
   std::vector<std::string> engine_ids;
   for (std::size_t p = 0; p < request.prompts.size(); ++p) {
     engine_ids.push_back(request.prompts.size() == 1 ? base : base + "-" + std::to_string(p));
@@ -144,6 +151,7 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
     options.prompt_logprobs = request.prompt_logprobs;
   }
   options.system_fingerprint = system_fingerprint();
+  options.thinking = request.thinking;
   if (chat) {
     options.chat.tools = request.tools;
     options.chat.tool_call_parser = context.config.tool_call_parser;

@@ -33,7 +33,8 @@ std::optional<api_error> check_request_size(const openai_request& request, int32
 std::optional<api_error> admit(server_context& context, const openai_request& request,
                                model_info& model);
 
-/// Reads a call of `kind` from an HTTP body (a Responses body for api_kind::responses, with
+/// Reads a call of `kind` from an HTTP body (a Responses body for api_kind::responses, a
+/// Messages body for api_kind::messages, with
 /// the model's sampling defaults and the server's tool settings) and admits it.
 std::optional<api_error> admit_call(server_context& context, api_kind kind, std::string_view body,
                                     openai_request& out, model_info& model);
@@ -43,10 +44,11 @@ std::optional<api_error> admit_call(server_context& context, api_kind kind, std:
 std::optional<api_error> admit_embeddings(server_context& context, std::string_view body,
                                           embeddings_request& out, model_info& model);
 
-/// Reads a /tokenize body: a model other than the served one is a 404; `out` names the model
-/// by its served name, the only one the engine knows.
+/// Reads a /tokenize body (`count_tokens`: a /v1/messages/count_tokens body): a model other
+/// than the served one is a 404; `out` names the model by its served name, the only one the
+/// engine knows.
 std::optional<api_error> admit_tokenize(server_context& context, std::string_view body,
-                                        generate_request& out);
+                                        generate_request& out, bool count_tokens = false);
 
 /// Submits every prompt of `request` to the engine with fresh engine ids and returns the
 /// call that assembles their deltas. `display_id` is the "id" of the objects sent back

@@ -64,4 +64,8 @@ std::string detokenize_json(const detokenize_result& result) {
   return to_wire({{"prompt", result.text}});
 }
 
+std::string count_tokens_json(const tokenize_result& result) {
+  return to_wire({{"input_tokens", result.tokens.size()}});
+}
+
 }  // namespace actorllm::api

@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "api/anthropic_protocol.hpp"
 #include "api/prompt_logprobs.hpp"
 #include "api/text_units.hpp"
 #include "common/check.hpp"
@@ -39,6 +40,10 @@ std::string to_wire(const json& object) {
   return object.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+std::string named_chunk(std::string_view event, const json& data) {
+  return std::string(event) + '\n' + to_wire(data);
+}
+
 openai_call::openai_call(call_options options, std::vector<std::string> engine_ids)
     : options_(std::move(options)), engine_ids_(std::move(engine_ids)) {
   for (std::size_t p = 0; p < engine_ids_.size(); ++p) {
@@ -47,11 +52,14 @@ openai_call::openai_call(call_options options, std::vector<std::string> engine_i
   choices_.resize(engine_ids_.size() * static_cast<std::size_t>(options_.n));
   prompts_.resize(engine_ids_.size());
   const bool responses = options_.kind == api_kind::responses;
-  if ((options_.kind == api_kind::chat && options_.chat.active()) || responses)
+  const bool messages = options_.kind == api_kind::messages;
+  if ((options_.kind == api_kind::chat && options_.chat.active()) || responses || messages)
     for (auto& c : choices_) c.output = std::make_unique<chat_output>(options_.chat);
   if (responses)
     responses_ =
         std::make_unique<responses_renderer>(options_.id, options_.model, options_.created);
+  if (messages)
+    messages_ = std::make_unique<messages_renderer>(options_.id, options_.model, options_.thinking);
 }
 
 json openai_call::chunk_base() const {
@@ -143,7 +151,10 @@ void openai_call::append_logprobs(json& into, const json& delta) const {
 void openai_call::fail(api_error error, std::vector<std::string>& chunks) {
   if (error_) return;
   error_ = std::move(error);
-  if (started_ && options_.stream && options_.error_chunk)
+  if (!started_ || !options_.stream || !options_.error_chunk) return;
+  if (messages_)
+    chunks.push_back(named_chunk("error", anthropic_error_object(*error_)));
+  else
     chunks.push_back(to_wire(error_object(*error_)));
 }
 
@@ -184,6 +195,14 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
     responses_->on_delta(parsed, chunks);
     if (c.finish != finish_reason::none)
       responses_->close(c.output->finish_reason(c.finish), usage(), chunks);
+    return;
+  }
+  if (messages_) {
+    if (!started_) messages_->open(p.num_prompt_tokens, chunks);
+    started_ = true;
+    messages_->on_delta(parsed, chunks);
+    if (c.finish != finish_reason::none)
+      messages_->close(c.finish, c.stop_reason, p.num_prompt_tokens, c.num_generated, chunks);
     return;
   }
   const bool chat = options_.kind == api_kind::chat;
@@ -287,6 +306,11 @@ std::string openai_call::response() const {
     const choice& c = choices_.front();
     return to_wire(
         responses_->response(c.output->message(), c.output->finish_reason(c.finish), usage()));
+  }
+  if (messages_) {
+    const choice& c = choices_.front();
+    return to_wire(messages_->message(c.output->message(), c.finish, c.stop_reason,
+                                      prompts_.front().num_prompt_tokens, c.num_generated));
   }
   const bool chat = options_.kind == api_kind::chat;
   json choices = json::array();

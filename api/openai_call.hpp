@@ -6,9 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "api/anthropic_render.hpp"
 #include "api/chat_output.hpp"
 #include "api/openai_protocol.hpp"
 #include "api/responses_render.hpp"
@@ -35,6 +37,7 @@ struct call_options {
   std::string system_fingerprint;
   /// Chat: reasoning and tool calls to find in each choice's text (chat_output.hpp).
   chat_output_options chat;
+  bool thinking = false;  ///< messages: the request enabled thinking (anthropic_render.hpp)
 };
 
 /// This build's system_fingerprint: "fp_actorllm_<version>". The same for every response of
@@ -50,9 +53,10 @@ class openai_call {
   const call_options& options() const { return options_; }
 
   /// Feeds one delta. Streaming: appends the chunk objects it yields (JSON text) to
-  /// `chunks`; in chat the role chunks of every choice come first. A failure after chunks
-  /// went out becomes an {"error": ...} chunk and ends the call. Deltas of unknown requests
-  /// or choices are ignored.
+  /// `chunks`; in chat the role chunks of every choice come first, and a Messages call's
+  /// chunks name their events (named_chunk). A failure after chunks went out becomes an
+  /// {"error": ...} chunk (Messages: an `error` event) and ends the call. Deltas of unknown
+  /// requests or choices are ignored.
   void add(const request_output& out, std::vector<std::string>& chunks);
 
   /// Every choice finished, or the call failed.
@@ -62,6 +66,11 @@ class openai_call {
   bool started() const { return started_; }
   const std::optional<api_error>& error() const { return error_; }
 
+  /// Whether a stream ends OpenAI's way, with the usage chunk (when asked) and [DONE]; a
+  /// Responses or Messages stream ends with its own last event.
+  bool ends_with_done() const {
+    return options_.kind == api_kind::completion || options_.kind == api_kind::chat;
+  }
   /// Streaming with include_usage: the last chunk, with empty choices and the usage.
   std::string usage_chunk() const;
   /// Non-streaming: the whole completion / chat.completion object.
@@ -107,6 +116,7 @@ class openai_call {
   bool started_ = false;
   std::optional<api_error> error_;
   std::unique_ptr<responses_renderer> responses_;  ///< api_kind::responses
+  std::unique_ptr<messages_renderer> messages_;    ///< api_kind::messages
   // What every streamed chunk has after its choice: ],"created":...} (rendered on first use;
   // before the choice there is always {"choices":[).
   std::string frame_suffix_;
@@ -118,5 +128,9 @@ void merge_deltas(std::vector<request_output>& outputs);
 
 /// JSON text of an object as sent on the wire (invalid UTF-8 replaced, never throws).
 std::string to_wire(const nlohmann::json& object);
+
+/// A streamed chunk that names its event: `event`, a newline, then to_wire(data) (which never
+/// holds a raw newline). The transport sends it as `event: <event>` and `data: <json>`.
+std::string named_chunk(std::string_view event, const nlohmann::json& data);
 
 }  // namespace actorllm::api

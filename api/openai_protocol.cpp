@@ -362,9 +362,22 @@ int json_depth(std::string_view text) {
 
 }  // namespace
 
-const json* given_field(const json& object, const char* key) {
+namespace {
+
+template <class object_json>
+const object_json* find_given(const object_json& object, const char* key) {
   auto it = object.find(key);
   return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+}  // namespace
+
+const json* given_field(const json& object, const char* key) {
+  return find_given(object, key);
+}
+
+const nlohmann::ordered_json* given_field(const nlohmann::ordered_json& object, const char* key) {
+  return find_given(object, key);
 }
 
 std::optional<api_error> parse_json_object(std::string_view body, json& out) {

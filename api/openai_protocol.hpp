@@ -14,8 +14,9 @@
 
 namespace actorllm::api {
 
-/// responses: POST /v1/responses, a chat underneath (responses_protocol.hpp).
-enum class api_kind : uint8_t { completion, chat, responses };
+/// responses: POST /v1/responses, and messages: POST /v1/messages (Anthropic's), each a chat
+/// underneath (responses_protocol.hpp, anthropic_protocol.hpp).
+enum class api_kind : uint8_t { completion, chat, responses, messages };
 
 /// An error as OpenAI reports it: {"error": {"message", "type", "param", "code"}} with an
 /// HTTP status. Empty param / code are sent as null.
@@ -52,6 +53,7 @@ struct openai_request {
   bool prompt_logprobs = false;
   std::vector<generate_request> prompts;  ///< request_id and model left for the caller
   tool_request tools;                     ///< chat: what to make of the model's tool calls
+  bool thinking = false;                  ///< messages: thinking blocks asked for
 };
 
 /// Nesting depth past which a body is refused (keeps recursion in the JSON library bounded).
@@ -60,6 +62,7 @@ inline constexpr int max_json_depth = 64;
 /// The field `key` of a JSON object, or null when it is missing or null: several clients send
 /// null for "not given", so the parsers treat the two alike.
 const nlohmann::json* given_field(const nlohmann::json& object, const char* key);
+const nlohmann::ordered_json* given_field(const nlohmann::ordered_json& object, const char* key);
 
 /// Parses an HTTP body. On failure returns the error and leaves `out` unspecified.
 /// Sampling fields the body leaves out take `defaults` (the model's), else OpenAI's.

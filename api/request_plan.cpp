@@ -2,6 +2,7 @@
 #include "api/request_plan.hpp"
 
 #include "api/access.hpp"
+#include "api/anthropic_protocol.hpp"
 #include "api/endpoint_bodies.hpp"
 
 namespace actorllm::api {
@@ -13,8 +14,8 @@ request_plan answered(answer reply) {
   return plan;
 }
 
-request_plan refused(const api_error& error) {
-  return answered(error_answer(error));
+request_plan refused(const api_error& error, error_style style) {
+  return answered(error_answer(error, style));
 }
 
 /// `plan`, its answer ending the connection.
@@ -59,31 +60,36 @@ route served_route(const server_context& context, const request_head& head, bool
 /// The refusal of a request the checks before the endpoint stop, if any: the key, an unknown
 /// path, a wrong method, a body that is not JSON, a POST from a foreign page.
 std::optional<answer> check(const server_context& context, const request_head& head, const route& r,
-                            bool admin) {
+                            bool admin, error_style style) {
   // The key comes before the path, so that a client without it learns nothing of which paths
   // exist. Under /admin only the admin key counts, and it opens nothing else.
   std::string authorization(head.authorization);
   if (authorization.empty() && r.target == endpoint::websocket)
     authorization = websocket_authorization(head.websocket_protocols);
+  if (authorization.empty() && !head.api_key.empty() && !admin)
+    authorization = "Bearer " + std::string(head.api_key);
   if (admin ? !admin_authorized(context.config, authorization)
             : (r.target == endpoint::unknown || needs_api_key(r.target)) &&
                   !authorized(context.config, authorization)) {
     return error_answer({401,
                          admin ? "invalid or missing admin API key (Authorization: Bearer)"
-                               : "invalid or missing API key (Authorization: Bearer)",
+                               : "invalid or missing API key (Authorization: Bearer, or x-api-key)",
                          "invalid_request_error",
                          {},
-                         "invalid_api_key"});
+                         "invalid_api_key"},
+                        style);
   }
   const std::string method(head.method);
   if (r.target == endpoint::unknown)
-    return error_answer(not_found("no such endpoint: " + method + " " + std::string(head.target)));
+    return error_answer(not_found("no such endpoint: " + method + " " + std::string(head.target)),
+                        style);
   if (!r.method_allowed) {
     answer reply = error_answer({405,
                                  "method " + method + " is not allowed on this path",
                                  "invalid_request_error",
                                  {},
-                                 "method_not_allowed"});
+                                 "method_not_allowed"},
+                                style);
     reply.headers.push_back({"Allow", r.allow});
     return reply;
   }
@@ -92,14 +98,15 @@ std::optional<answer> check(const server_context& context, const request_head& h
   // browser sends text/plain or form data cross-origin without a preflight; refusing them
   // keeps another site's page from starting generations (vLLM's FastAPI does too).
   if (head.has_body && !is_json_content_type(head.content_type)) {
-    return error_answer({415,
-                         head.content_type.empty()
-                             ? std::string("a POST needs Content-Type: application/json")
-                             : "Content-Type must be application/json, got '" +
-                                   std::string(head.content_type) + "'",
-                         "invalid_request_error",
-                         {},
-                         "unsupported_media_type"});
+    return error_answer(
+        {415,
+         head.content_type.empty() ? std::string("a POST needs Content-Type: application/json")
+                                   : "Content-Type must be application/json, got '" +
+                                         std::string(head.content_type) + "'",
+         "invalid_request_error",
+         {},
+         "unsupported_media_type"},
+        style);
   }
   // A page of another site may POST without asking first (a simple request); its Origin
   // says so, as for the WebSocket.
@@ -110,21 +117,22 @@ std::optional<answer> check(const server_context& context, const request_head& h
          "a POST from origin '" + std::string(head.origin) + "' is refused (see --allowed-origins)",
          "invalid_request_error",
          {},
-         "origin_not_allowed"});
+         "origin_not_allowed"},
+        style);
   }
   return std::nullopt;
 }
 
 /// The plan for an endpoint whose request passed every check.
-request_plan plan_endpoint(const server_context& context, const request_head& head,
-                           const route& r) {
+request_plan plan_endpoint(const server_context& context, const request_head& head, const route& r,
+                           error_style style) {
   engine_port& engine = context.engine;
   switch (r.target) {
     case endpoint::health: {
       // 200 while a replica serves, naming any that does not; 503 when none does.
       const engine_health health = engine.health();
       if (health.ok) return answered({200, health.reason, "text/plain"});
-      return refused(engine_error(health.reason, 503));
+      return refused(engine_error(health.reason, 503), style);
     }
     case endpoint::version:
       return answered({200, version_json()});
@@ -134,7 +142,7 @@ request_plan plan_endpoint(const server_context& context, const request_head& he
       const model_info model = engine.model();
       if (!model.answers_to(r.model_id))
         return refused(
-            not_found("The model `" + r.model_id + "` does not exist.", "model_not_found"));
+            not_found("The model `" + r.model_id + "` does not exist.", "model_not_found"), style);
       return answered({200, model_json(model, r.model_id)});
     }
     case endpoint::metrics:
@@ -143,13 +151,17 @@ request_plan plan_endpoint(const server_context& context, const request_head& he
       return answered({200, engine.engine_stats_json()});
     case endpoint::completions:
     case endpoint::chat_completions:
-    case endpoint::responses: {
+    case endpoint::responses:
+    case endpoint::messages: {
       request_plan plan = start(work::completion);
       plan.call_kind = r.target == endpoint::completions ? api_kind::completion
                        : r.target == endpoint::responses ? api_kind::responses
+                       : r.target == endpoint::messages  ? api_kind::messages
                                                          : api_kind::chat;
       return plan;
     }
+    case endpoint::messages_count_tokens:
+      return start(work::count_tokens);
     case endpoint::embeddings:
       return start(work::embeddings);
     case endpoint::tokenize:
@@ -167,11 +179,12 @@ request_plan plan_endpoint(const server_context& context, const request_head& he
                         "the admin API is not available on this server",
                         "server_error",
                         {},
-                        "admin_unavailable"});
+                        "admin_unavailable"},
+                       style);
       return start(work::admin);
     case endpoint::websocket:
       if (!head.websocket_upgrade)
-        return refused(bad_request("/v1/ws expects a WebSocket upgrade"));
+        return refused(bad_request("/v1/ws expects a WebSocket upgrade"), style);
       // Browsers let any page open a WebSocket anywhere; only the Origin tells them apart.
       if (!head.origin.empty() &&
           !origin_allowed(context.config, head.origin, head.host.value_or("")))
@@ -180,7 +193,8 @@ request_plan plan_endpoint(const server_context& context, const request_head& he
                             "' refused (see --allowed-origins)",
                         "invalid_request_error",
                         {},
-                        "origin_not_allowed"});
+                        "origin_not_allowed"},
+                       style);
       return start(work::websocket);
     case endpoint::web_page:
     case endpoint::web_asset:
@@ -188,14 +202,14 @@ request_plan plan_endpoint(const server_context& context, const request_head& he
     case endpoint::unknown:
       break;  // check() has refused it
   }
-  return refused(not_found("no such endpoint"));
+  return refused(not_found("no such endpoint"), style);
 }
 
 /// The plan but for its CORS origin, which is `cors_origin`.
 request_plan decide(const server_context& context, const request_head& head,
-                    const std::string& cors_origin) {
+                    const std::string& cors_origin, error_style style) {
   if (head.http_1_1 && !head.host)
-    return closing(refused(bad_request("an HTTP/1.1 request must carry a Host header")));
+    return closing(refused(bad_request("an HTTP/1.1 request must carry a Host header"), style));
   if (head.host && !host_allowed(context.config, *head.host)) {
     // DNS rebinding: a page whose domain now resolves to this machine names that domain.
     return closing(
@@ -203,7 +217,8 @@ request_plan decide(const server_context& context, const request_head& head,
                  "Host '" + std::string(*head.host) + "' is not served here (see --allowed-hosts)",
                  "invalid_request_error",
                  {},
-                 "host_not_allowed"}));
+                 "host_not_allowed"},
+                style));
   }
   if (head.method == "OPTIONS") return answered(preflight(head, cors_origin));
   // /admin exists only with its own key; without one its paths are unknown like any other.
@@ -211,24 +226,35 @@ request_plan decide(const server_context& context, const request_head& head,
       is_admin_path(head.target) && !context.metrics_only && !context.config.admin_api_key.empty();
   const route r = served_route(context, head, admin);
   request_plan plan;
-  if (auto refusal = check(context, head, r, admin))
+  if (auto refusal = check(context, head, r, admin, style))
     plan = answered(std::move(*refusal));
   else
-    plan = plan_endpoint(context, head, r);
+    plan = plan_endpoint(context, head, r, style);
   plan.route = r;
   return plan;
 }
 
 }  // namespace
 
-answer error_answer(const api_error& error) {
-  return {error.status, error_json(error)};
+error_style error_style_of(std::string_view target) {
+  const endpoint e = find_route("POST", target).target;
+  return e == endpoint::messages || e == endpoint::messages_count_tokens ? error_style::anthropic
+                                                                         : error_style::openai;
+}
+
+answer error_answer(const api_error& error, error_style style) {
+  if (style == error_style::openai) return {error.status, error_json(error)};
+  return {
+      anthropic_status(error.status),
+      anthropic_error_object(error).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
 }
 
 request_plan plan_request(const server_context& context, const request_head& head) {
   const std::string cors_origin = cors_allow_origin(context.config, head.origin);
-  request_plan plan = decide(context, head, cors_origin);
+  const error_style style = error_style_of(head.target);
+  request_plan plan = decide(context, head, cors_origin, style);
   plan.cors_origin = cors_origin;
+  plan.errors = style;
   return plan;
 }
 

@@ -29,6 +29,7 @@ struct request_head {
   std::optional<std::string_view> host;  ///< the Host header; nullopt: none was sent
   std::string_view origin;
   std::string_view authorization;
+  std::string_view api_key;              ///< x-api-key: the key as Anthropic's clients send it
   std::string_view websocket_protocols;  ///< Sec-WebSocket-Protocol: the offered subprotocols
   std::string_view content_type;
   std::string_view requested_headers;  ///< Access-Control-Request-Headers (a preflight)
@@ -47,20 +48,29 @@ struct answer {
   bool close = false;  ///< the connection ends after this answer
 };
 
-/// An error's answer: its status and {"error": {...}} body.
-answer error_answer(const api_error& error);
+/// Whose error objects answer a request: OpenAI's {"error": {...}}, or on the Messages API's
+/// paths Anthropic's {"type": "error", "error": {...}} (anthropic_protocol.hpp, whose statuses
+/// differ in one place: 529 for 503).
+enum class error_style : uint8_t { openai, anthropic };
+
+/// The style of the errors of a request for `target` (path and query), found or not.
+error_style error_style_of(std::string_view target);
+
+/// An error's answer: its status and body in `style`.
+answer error_answer(const api_error& error, error_style style = error_style::openai);
 
 /// What the transport starts for a request that plan_request did not answer itself.
 enum class work : uint8_t {
-  none,         ///< nothing: `reply` is the whole answer
-  completion,   ///< a call of `call_kind` from the body (admit_call)
-  embeddings,   ///< admit_embeddings, then run_embeddings
-  tokenize,     ///< admit_tokenize, then the engine's tokenize
-  detokenize,   ///< parse_detokenize_request, then the engine's detokenize
-  lora_update,  ///< parse_lora_update, then apply_lora_update (load: route.target says)
-  admin,        ///< run_admin_call on `route` (the admin port exists)
-  websocket,    ///< the upgrade, vetted: hand the connection to the WebSocket session
-  web_asset,    ///< the playground's file route.asset
+  none,          ///< nothing: `reply` is the whole answer
+  completion,    ///< a call of `call_kind` from the body (admit_call)
+  embeddings,    ///< admit_embeddings, then run_embeddings
+  tokenize,      ///< admit_tokenize, then the engine's tokenize
+  count_tokens,  ///< admit_tokenize of a count_tokens body, then the engine's tokenize
+  detokenize,    ///< parse_detokenize_request, then the engine's detokenize
+  lora_update,   ///< parse_lora_update, then apply_lora_update (load: route.target says)
+  admin,         ///< run_admin_call on `route` (the admin port exists)
+  websocket,     ///< the upgrade, vetted: hand the connection to the WebSocket session
+  web_asset,     ///< the playground's file route.asset
 };
 
 struct request_plan {
@@ -70,12 +80,15 @@ struct request_plan {
   api::route route;  ///< the path's endpoint, ids, asset and metrics label (pattern)
   /// Access-Control-Allow-Origin of every answer to this request; empty: none.
   std::string cors_origin;
+  /// The style of every error answered to this request, by the plan or by the work it starts.
+  error_style errors = error_style::openai;
 };
 
 /// Decides what to do with a request, in this order: CORS; Host (400 when HTTP/1.1 sends
 /// none, 403 host_not_allowed; both end the connection); an OPTIONS preflight (204); the
 /// route, where --metrics-port serves /metrics alone, --disable-web-ui takes the playground
-/// away and /admin exists only with --admin-api-key; the key (401), asked before the path is
+/// away and /admin exists only with --admin-api-key; the key (401; Authorization: Bearer, or
+/// x-api-key outside /admin), asked before the path is
 /// judged so that a client without it learns nothing of which paths exist; an unknown path
 /// (404); a wrong method (405 with Allow); a POST body that is not JSON (415); a POST from a
 /// foreign Origin (403 origin_not_allowed); then the endpoint. The small endpoints (health,

@@ -31,6 +31,9 @@ route find_route(std::string_view method, std::string_view target) {
   if (path == "/v1/completions") return make(endpoint::completions, method, "POST");
   if (path == "/v1/chat/completions") return make(endpoint::chat_completions, method, "POST");
   if (path == "/v1/responses") return make(endpoint::responses, method, "POST");
+  if (path == "/v1/messages") return make(endpoint::messages, method, "POST");
+  if (path == "/v1/messages/count_tokens")
+    return make(endpoint::messages_count_tokens, method, "POST");
   if (path == "/v1/embeddings") return make(endpoint::embeddings, method, "POST");
   if (path == "/v1/models") return make(endpoint::models, method, "GET, HEAD");
   if (path == "/v1/load_lora_adapter") return make(endpoint::load_lora_adapter, method, "POST");

@@ -10,7 +10,9 @@ enum class endpoint : uint8_t {
   completions,
   chat_completions,
   responses,
-  embeddings,  ///< POST /v1/embeddings (--task embed)
+  messages,               ///< POST /v1/messages (Anthropic's Messages API)
+  messages_count_tokens,  ///< POST /v1/messages/count_tokens
+  embeddings,             ///< POST /v1/embeddings (--task embed)
   models,
   model,
   tokenize,

@@ -46,6 +46,7 @@ api::request_head head_of(const http_request& request) {
     head.host = std::string_view(host->value());
   head.origin = request[http::field::origin];
   head.authorization = request[http::field::authorization];
+  head.api_key = request["x-api-key"];
   head.websocket_protocols = request[http::field::sec_websocket_protocol];
   head.content_type = request[http::field::content_type];
   head.requested_headers = request[http::field::access_control_request_headers];
@@ -159,6 +160,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       keep_alive_ = false;  // the rest of the body is still on the wire
       method_ = std::string(parser_->get().method_string());
       target_ = std::string(parser_->get().target());
+      errors_ = api::error_style_of(target_);
       api::api_error error{413,
                            "the request body is larger than " +
                                std::to_string(context_.api.config.max_body_bytes) + " bytes",
@@ -171,6 +173,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       keep_alive_ = false;
       method_ = "?";
       target_ = "?";
+      errors_ = api::error_style::openai;
       request_id_ = api::random_id("");
       return send_error(api::bad_request("malformed HTTP request: " + ec.message()));
     }
@@ -199,6 +202,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     const api::request_plan plan = api::plan_request(context_.api, head_of(request_));
     cors_origin_ = plan.cors_origin;
     pattern_ = plan.route.pattern;
+    errors_ = plan.errors;
     switch (plan.kind) {
       case api::work::none:
         return send(plan.reply);
@@ -207,7 +211,9 @@ class http_session : public std::enable_shared_from_this<http_session> {
       case api::work::embeddings:
         return start_embeddings();
       case api::work::tokenize:
-        return start_tokenize();
+        return start_tokenize(false);
+      case api::work::count_tokens:
+        return start_tokenize(true);
       case api::work::detokenize:
         return start_detokenize();
       case api::work::lora_update:
@@ -309,8 +315,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
       return on_client_gone();
     }
     if (call_->done()) {
-      // The Responses API ends with its response.completed event, not a [DONE].
-      if (call_->options().kind != api::api_kind::responses) {
+      // The Responses and Messages APIs end with their own last event, not a [DONE].
+      if (call_->ends_with_done()) {
         if (call_->options().include_usage && !call_->failed()) {
           append_sse_event(pending_, call_->usage_chunk());
         }
@@ -436,14 +442,16 @@ class http_session : public std::enable_shared_from_this<http_session> {
   }
 
   // ---- tokenizer endpoints ----------------------------------------------------------
-  void start_tokenize() {
+  /// /tokenize, or (`count_tokens`) /v1/messages/count_tokens.
+  void start_tokenize(bool count_tokens) {
     generate_request parsed;
-    if (auto error = api::admit_tokenize(context_.api, request_.body(), parsed))
+    if (auto error = api::admit_tokenize(context_.api, request_.body(), parsed, count_tokens))
       return send_error(*error);
     context_.api.engine.tokenize(
-        std::move(parsed), on_strand<tokenize_result>([](http_session& s, tokenize_result r) {
+        std::move(parsed),
+        on_strand<tokenize_result>([count_tokens](http_session& s, tokenize_result r) {
           if (!r.error.empty()) return s.send_error(api::engine_error(r.error, r.error_status));
-          s.send({200, api::tokenize_json(r)});
+          s.send({200, count_tokens ? api::count_tokens_json(r) : api::tokenize_json(r)});
         }));
     watch_for_disconnect();  // also keeps this session alive until the answer comes
   }
@@ -534,7 +542,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
   }
 
   // ---- plain responses ----------------------------------------------------------------
-  void send_error(const api::api_error& error) { send(api::error_answer(error)); }
+  void send_error(const api::api_error& error) { send(api::error_answer(error, errors_)); }
 
   /// A file of the playground, with its ETag (304 when the browser has it) and, for the page,
   /// a policy that lets it load and call nothing but this server.
@@ -562,7 +570,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (!answer.content_type.empty()) res->set(http::field::content_type, answer.content_type);
     if (request_.method() != http::verb::head) res->body() = std::move(answer.body);
     for (const auto& [name, value] : answer.headers) res->set(name, value);
-    if (answer.status == 503) res->set(http::field::retry_after, "1");
+    if (answer.status == 529) res->reason("Overloaded");  // Anthropic's; no standard reason
+    if (answer.status == 503 || answer.status == 529) res->set(http::field::retry_after, "1");
     if (answer.status == 401) res->set(http::field::www_authenticate, "Bearer");
     if (answer.close) keep_alive_ = false;
     write(std::move(res));
@@ -662,6 +671,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   // The request being answered.
   std::string method_, target_, request_id_, cors_origin_;
+  api::error_style errors_ = api::error_style::openai;  // how this request's errors look
   const char* pattern_ = "";  // route::pattern, the metrics label of a path with an id
   clock_type::time_point start_;
   bool keep_alive_ = false;
