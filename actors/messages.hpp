@@ -131,6 +131,12 @@ typename Inspector::result_type inspect(Inspector& f, structured_output& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, beam_search_params& x) {
+  return f(caf::meta::type_name("beam_search_params"), x.enabled, x.length_penalty,
+           x.early_stopping);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
   bool has_seed = x.seed.has_value();
   uint64_t seed = x.seed.value_or(0);
@@ -139,7 +145,7 @@ typename Inspector::result_type inspect(Inspector& f, sampling_params& x) {
            x.presence_penalty, x.frequency_penalty, x.repetition_penalty, x.logit_bias, has_seed,
            seed, x.max_tokens, x.min_tokens, x.ignore_eos, x.stop_token_ids, x.stop, x.logprobs,
            x.prompt_logprobs, x.skip_special_tokens, x.priority, x.include_stop_str_in_output,
-           x.truncate_prompt_tokens, x.structured, pooling, x.normalize, x.lora_id,
+           x.truncate_prompt_tokens, x.structured, pooling, x.normalize, x.lora_id, x.beam,
            caf::meta::load_callback([&]() -> caf::error {
              x.seed = has_seed ? std::optional<uint64_t>(seed) : std::nullopt;
              if (pooling > static_cast<uint8_t>(pooling_type::mean))
@@ -167,7 +173,8 @@ typename Inspector::result_type inspect(Inspector& f, request_output& x) {
   return f(caf::meta::type_name("request_output"), x.request_id, x.index, x.text, x.token_ids,
            x.token_texts, x.logprobs, x.prompt_logprobs, x.prompt_token_texts, x.finish,
            x.stop_reason, x.stop_token, x.num_prompt_tokens, x.num_generated_tokens,
-           x.num_cached_tokens, x.error, x.error_status, x.error_param, x.embedding);
+           x.num_cached_tokens, x.error, x.error_status, x.error_param, x.embedding,
+           x.cumulative_logprob);
 }
 
 template <class Inspector>
@@ -197,7 +204,8 @@ typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, sequence_sample& x) {
   return f(caf::meta::type_name("sequence_sample"), x.seq, x.token_ids, x.logprobs,
-           x.draft_token_ids, x.embedding, x.prompt_logprobs, x.prompt_logprobs_from);
+           x.draft_token_ids, x.embedding, x.prompt_logprobs, x.prompt_logprobs_from,
+           x.beam_candidates);
 }
 
 template <class Inspector>

@@ -208,6 +208,10 @@ bool read_sampling(field_reader& r, api_kind kind, generate_request& base) {
     }
     if (want) p.logprobs = top < 0 ? 0 : top;
   }
+  // vLLM's beam search: n beams, the best n of them the answer's choices.
+  r.read_bool("use_beam_search", p.beam.enabled);
+  r.read_float("length_penalty", p.beam.length_penalty, -any, any);
+  r.read_bool("early_stopping", p.beam.early_stopping);
   // vLLM's prompt_logprobs (both APIs); with echo, completions' logprobs cover the prompt too.
   r.read_int("prompt_logprobs", p.prompt_logprobs, 0, max_logprobs_bound);
   if (base.echo && p.logprobs >= 0) p.prompt_logprobs = std::max(p.prompt_logprobs, p.logprobs);
@@ -438,6 +442,12 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
   }
   out.n = base.params.n;
   out.prompt_logprobs = given_field(body, "prompt_logprobs") != nullptr;
+  if (base.params.beam.enabled) {
+    // vLLM answers a beam search whole: the beams are ranked only once the search is over.
+    if (out.stream) return bad_request("beam search does not stream; ask without stream", "stream");
+    if (auto broken = check_sampling(base.params))
+      return bad_request(broken->message, broken->param);
+  }
   if (kind == api_kind::completion) {
     r.read_bool("add_special_tokens", base.add_special_tokens);
     if (r.error || !read_prompts(r, base, out.prompts)) return r.error;

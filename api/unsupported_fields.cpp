@@ -19,8 +19,6 @@ api_error needs_structured_output(const std::string& what, const char* param) {
 std::optional<api_error> refuse_unsupported_fields(const json& body) {
   if (given_field(body, "structural_tag"))
     return needs_structured_output("structural_tag", "structural_tag");
-  if (const json* beam = given_field(body, "use_beam_search"); beam && *beam != false)
-    return bad_request("beam search is not supported", "use_beam_search");
   if (const json* turn = given_field(body, "continue_final_message"); turn && *turn != false)
     return bad_request("continue_final_message is not supported", "continue_final_message");
   for (const char* key : {"allowed_token_ids", "bad_words"}) {

@@ -1,5 +1,5 @@
 #pragma once
-/// Request fields that vLLM honors and this server cannot: structural_tag, beam search,
+/// Request fields that vLLM honors and this server cannot: structural_tag,
 /// best_of, suffix, allowed_token_ids, bad_words,
 /// logits_processors and continue_final_message. Ignoring one would answer with text that looks
 /// right and is not what was asked, so the request is refused with a 400 naming the field. Fields

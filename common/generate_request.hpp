@@ -82,6 +82,7 @@ struct request_output {
   int32_t error_status = 0;          ///< HTTP status for the error (400, 503, 500, ...)
   std::string error_param;           ///< the request field to blame, when there is one
   std::vector<float> embedding;      ///< an embedding request's vector (with its final output)
+  double cumulative_logprob = 0;     ///< beam search: the beam's summed logprob (final output)
 };
 
 }  // namespace actorllm

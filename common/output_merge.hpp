@@ -37,6 +37,7 @@ inline void merge_delta(request_output& into, const request_output& next) {
   into.error = next.error;
   into.error_status = next.error_status;
   if (!next.embedding.empty()) into.embedding = next.embedding;
+  into.cumulative_logprob = next.cumulative_logprob;
 }
 
 /// Appends `delta` to choices[delta.index], growing `choices` as needed.

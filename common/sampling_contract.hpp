@@ -66,6 +66,18 @@ inline std::optional<sampling_violation> check_sampling(const sampling_params& p
   if (p.logprobs < -1) return broken("logprobs must be at least 0", "logprobs");
   if (p.prompt_logprobs < -1)
     return broken("prompt_logprobs must be at least 0", "prompt_logprobs");
+  if (p.beam.enabled) {
+    if (!std::isfinite(p.beam.length_penalty))
+      return broken("length_penalty must be a finite number", "length_penalty");
+    // A beam's tokens are chosen by the search: nothing else may choose or score them.
+    if (p.logprobs >= 0) return broken("beam search does not return logprobs", "logprobs");
+    if (p.prompt_logprobs >= 0)
+      return broken("beam search does not return prompt logprobs", "prompt_logprobs");
+    if (p.structured.active())
+      return broken("beam search does not follow a structured output", "response_format");
+    if (p.pooling != pooling_type::none)
+      return broken("an embedding request has no beams", "use_beam_search");
+  }
   if (p.truncate_prompt_tokens < -1)
     return broken("truncate_prompt_tokens must be at least 1, or -1 for max_model_len",
                   "truncate_prompt_tokens");

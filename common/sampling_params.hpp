@@ -17,8 +17,20 @@ namespace actorllm {
 /// the mean over every prompt token, L2-normalised unless `normalize` is off (vLLM's pooler).
 enum class pooling_type : uint8_t { none, last, mean };
 
+/// Beam search (vLLM's use_beam_search): n beams, each step every beam's 2 n most likely next
+/// tokens (raw logprobs) are candidates and the n of highest summed logprob go on; a beam that
+/// draws EOS (unless ignore_eos) is complete. The answer is the n best of the complete and the
+/// running beams by summed logprob / length^length_penalty (length: prompt and output tokens).
+struct beam_search_params {
+  bool enabled = false;
+  float length_penalty = 1.0f;
+  /// Stop once n beams are complete (Hugging Face's early_stopping=True); otherwise run until
+  /// max_tokens or until no beam runs, as vLLM does.
+  bool early_stopping = false;
+};
+
 struct sampling_params {
-  int32_t n = 1;                    ///< parallel samples per prompt
+  int32_t n = 1;                    ///< parallel samples per prompt (beam search: beams)
   float temperature = 1.0f;         ///< 0: greedy
   float top_p = 1.0f;               ///< nucleus mass in (0, 1]
   int32_t top_k = -1;               ///< -1 (or 0): no limit
@@ -47,6 +59,7 @@ struct sampling_params {
   int32_t priority = 0;                       ///< priority policy: lower runs first
   structured_output structured;               ///< what the output must match; none by default
   pooling_type pooling = pooling_type::none;  ///< an embedding request: no tokens, a vector
+  beam_search_params beam;                    ///< off by default
   bool normalize = true;                      ///< the embedding has unit L2 norm
   /// The LoRA adapter that serves the request (the router sets it from `model`); 0: the base
   /// model. Its KV is cached apart from every other adapter's.

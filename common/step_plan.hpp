@@ -87,6 +87,9 @@ struct sequence_sample {
   /// Such a sample comes with every chunk, sampling or not (then without token_ids).
   std::vector<token_logprob> prompt_logprobs;
   int32_t prompt_logprobs_from = 0;
+  /// Beam search: the next token's 2 n most likely (top_ids, top_logprobs; raw logprobs), from
+  /// which the scheduler picks the beams. Such a sample has no token_ids.
+  token_logprob beam_candidates;
 };
 
 struct step_result {

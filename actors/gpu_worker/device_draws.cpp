@@ -56,7 +56,8 @@ void device_draws::add(const sampling_params& p, std::span<const int32_t> prompt
 }
 
 bool can_draw_on_device(const sampling_params& p) {
-  return p.logprobs < 0 && p.prompt_logprobs < 0 && p.pooling == pooling_type::none && !p.seed;
+  return p.logprobs < 0 && p.prompt_logprobs < 0 && p.pooling == pooling_type::none && !p.seed &&
+         !p.beam.enabled;
 }
 
 float device_draw_uniform(std::mt19937_64& rng) {

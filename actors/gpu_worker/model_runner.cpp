@@ -269,6 +269,14 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
       if (s.num_samples <= 0) result.seqs.push_back(std::move(out));
     }
     if (s.num_samples <= 0) continue;
+    if (s.params->beam.enabled) {
+      // The scheduler picks the beams from every beam's candidates: no token is drawn here.
+      const std::span<const float> raw(logits_.data() + row * vocab, vocab);
+      out.beam_candidates = sampler_.logprob_of(raw, argmax(raw), 2 * s.params->n);
+      result.seqs.push_back(std::move(out));
+      ++row;
+      continue;
+    }
     const auto prompt = s.all_token_ids.first(s.num_prompt_tokens);
     if (s.num_drafts > 0) {
       const auto rows = std::span<float>(logits_).subspan(row * vocab, (1 + s.num_drafts) * vocab);

@@ -48,7 +48,7 @@ bool needs_processing(const sampling_params& p) {
 }
 
 bool is_masked_greedy(const sampling_params& p) {
-  return p.greedy() && p.logprobs < 0 && !needs_processing(p);
+  return p.greedy() && p.logprobs < 0 && !p.beam.enabled && !needs_processing(p);
 }
 
 bool is_plain_greedy(const sampling_params& p) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/scheduler/beam_search.hpp"
 #include "actors/scheduler/block_manager.hpp"
 #include "actors/scheduler/speculation_pacer.hpp"
 #include "common/generate_request.hpp"
@@ -39,6 +40,11 @@ struct sequence {
   int32_t num_drafts_in_flight = 0;      ///< drafts the step in flight verifies
   speculation_pacer pacer;
 
+  // Beam search: this beam's summed logprob and, once sampled this round, its candidates.
+  double cumulative_logprob = 0;
+  token_logprob beam_candidates;
+  bool has_beam_candidates = false;
+
   int32_t num_tokens() const { return static_cast<int32_t>(token_ids.size()); }
   bool finished() const { return finish != finish_reason::none; }
 };
@@ -56,6 +62,8 @@ struct request {
   /// params.prompt_logprobs >= 0: the prompt tokens' logprobs (from the second token on),
   /// gathered over the prefill's chunks and sent with each sequence's first token.
   std::vector<token_logprob> prompt_logprobs;
+  /// Beam search: the complete beams (ended by an end token), the best params.n kept.
+  std::vector<beam_hypothesis> complete_beams;
 
   /// Whether the prefill must compute every prompt position (for its logits), so that no
   /// block of the prefix cache stands in for one.

@@ -96,6 +96,7 @@ void scheduler::build_chunks(request& r, const budget& b, bool with_drafts) {
       // request (its n sequences do not exist yet) or is certain to end the sequence.
       ACTORLLM_CHECK(planning_ahead_);
       if (!r.sampled && r.params.n > 1) return;
+      if (r.params.beam.enabled) return;  // its next tokens are chosen from every beam's
       ACTORLLM_CHECK(s.num_pending_samples == 1);
       if (ends_at_pending_sample(r, s)) continue;
     }
@@ -145,7 +146,9 @@ int32_t scheduler::num_drafts_to_verify(const request& r, const sequence& s,
 
 int32_t scheduler::num_lookahead(const request& r, sequence& s) const {
   const speculative_config& spec = options_.speculative;
-  if (!spec.enabled() || planning_ahead_ || r.params.pooling != pooling_type::none) return 0;
+  if (!spec.enabled() || planning_ahead_ || r.params.pooling != pooling_type::none ||
+      r.params.beam.enabled)
+    return 0;
   // Structured output masks each verified position, except where the constraint starts after
   // the reasoning: a draft could end the reasoning, and the masks after it are not known yet.
   if (r.params.structured.active() && r.params.structured.after_reasoning) return 0;
@@ -178,7 +181,7 @@ void scheduler::commit(request& r, budget& b, step_plan& plan) {
     out.num_computed_tokens = s.num_computed_tokens;
     out.num_scheduled_tokens = c.num_scheduled;
     if (c.num_tokens - c.num_drafts == s.num_tokens() + s.num_pending_samples)
-      out.num_samples = r.sampled ? 1 : std::max(1, r.params.n);
+      out.num_samples = r.sampled || r.params.beam.enabled ? 1 : std::max(1, r.params.n);
     if (c.num_drafts > 0) {
       out.draft_token_ids.assign(s.draft_token_ids.begin(),
                                  s.draft_token_ids.begin() + c.num_drafts);

@@ -192,6 +192,14 @@ class scheduler {
   int32_t num_watermark_blocks() const;
 
   // update(), abort() and the rest, in scheduler_update.cpp
+  // Beam search, in scheduler_beams.cpp.
+  /// Keeps a beam's candidates; false when it is not a beam of a beam search.
+  bool keep_beam_candidates(request& r, sequence& s, const sequence_sample& sample);
+  /// Once every beam of `r` has its candidates: the next beams (forks share their blocks,
+  /// dropped beams give theirs back), and the answer when the search is over.
+  void advance_beams(request& r, std::vector<request_output>& outputs);
+  /// The answer: the best params.n beams, complete or running, as the request's outputs.
+  void finish_beams(request& r, std::vector<request_output>& outputs);
   /// Gathers a chunk's prompt logprobs into its request (until the first token is sampled).
   void keep_prompt_logprobs(const sequence_sample& sample);
   void apply_samples(request& r, int32_t seq_index, const sequence_sample& sample,

@@ -94,7 +94,9 @@ std::vector<request_output> scheduler::update(const step_result& result) {
   for (const sequence_sample& sample : result.seqs) {
     if (!sample.prompt_logprobs.empty()) keep_prompt_logprobs(sample);
     // A chunk that does not end the prompt sends a sample only for its prompt logprobs.
-    if (sample.token_ids.empty() && sample.embedding.empty()) continue;
+    if (sample.token_ids.empty() && sample.embedding.empty() &&
+        sample.beam_candidates.top_ids.empty())
+      continue;
     while (next < sampling.size() && sampling[next] != sample.seq)
       ACTORLLM_CHECK(seqs_.count(sampling[next++]) == 0);
     ACTORLLM_CHECK(next < sampling.size());
@@ -150,6 +152,13 @@ void scheduler::apply_samples(request& r, int32_t seq_index, const sequence_samp
     out.embedding = sample.embedding;
     outputs.push_back(std::move(out));
     r.state = request_state::finished;
+    return;
+  }
+  if (keep_beam_candidates(r, first, sample)) {
+    const bool round_done = std::all_of(r.seqs.begin(), r.seqs.end(), [](const sequence& s) {
+      return s.finished() || s.has_beam_candidates;
+    });
+    if (round_done) advance_beams(r, outputs);
     return;
   }
   if (first.num_drafts_in_flight > 0) {
@@ -317,9 +326,20 @@ std::vector<request_output> scheduler::abort(const std::string& request_id, fini
   for (sequence& s : r.seqs) {
     if (s.finished()) continue;
     finish_seq(r, s, reason);
-    outputs.push_back(output_of(r, s));
+    if (!r.params.beam.enabled) outputs.push_back(output_of(r, s));
   }
-  add_unforked_outputs(r, outputs);
+  if (r.params.beam.enabled) {
+    // The beams are not the answer's choices: each of its n choices ends, empty.
+    for (int32_t index = 0; index < std::max(1, r.params.n); ++index) {
+      request_output out = output_of(r, r.seqs[0]);
+      out.index = index;
+      out.finish = reason;
+      out.num_generated_tokens = 0;
+      outputs.push_back(std::move(out));
+    }
+  } else {
+    add_unforked_outputs(r, outputs);
+  }
   // Other outputs of this request waiting for the next update() are moot now.
   std::erase_if(pending_outputs_,
                 [&](const request_output& o) { return o.request_id == request_id; });

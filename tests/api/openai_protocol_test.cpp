@@ -219,7 +219,6 @@ TEST(openai_protocol, fields_it_cannot_honor_are_refused_not_ignored) {
        api_kind::chat, "tool_choice"},
       {R"({"prompt":"x","best_of":3})", api_kind::completion, "best_of"},
       {R"({"prompt":"x","suffix":"end"})", api_kind::completion, "suffix"},
-      {R"({"prompt":"x","use_beam_search":true})", api_kind::completion, "use_beam_search"},
       {R"({"prompt":"x","allowed_token_ids":[1,2]})", api_kind::completion, "allowed_token_ids"},
       {R"({"prompt":"x","bad_words":["no"]})", api_kind::completion, "bad_words"},
       {R"({"prompt":"x","logits_processors":["f"]})", api_kind::completion, "logits_processors"},
@@ -256,6 +255,30 @@ TEST(openai_protocol, prompt_logprobs_and_echo_with_logprobs_ask_for_the_prompts
   EXPECT_EQ(parse_error(R"({"prompt":"x","prompt_logprobs":"2"})").param, "prompt_logprobs");
 }
 
+TEST(openai_protocol, use_beam_search_asks_for_n_beams_answered_whole) {
+  const openai_request beams = parse_ok(
+      R"({"prompt":"x","use_beam_search":true,"n":3,"length_penalty":0.5,"early_stopping":true})");
+  EXPECT_TRUE(beams.prompts[0].params.beam.enabled);
+  EXPECT_EQ(beams.prompts[0].params.n, 3);
+  EXPECT_FLOAT_EQ(beams.prompts[0].params.beam.length_penalty, 0.5f);
+  EXPECT_TRUE(beams.prompts[0].params.beam.early_stopping);
+  EXPECT_TRUE(parse_ok(R"({"messages":[{"role":"user","content":"hi"}],"use_beam_search":true})",
+                       api_kind::chat)
+                  .prompts[0]
+                  .params.beam.enabled);
+  // vLLM ranks the beams once the search is over: nothing to stream, and nothing else may
+  // choose or score a beam's tokens.
+  EXPECT_EQ(parse_error(R"({"prompt":"x","use_beam_search":true,"stream":true})").param, "stream");
+  EXPECT_EQ(parse_error(R"({"prompt":"x","use_beam_search":true,"logprobs":2})").param, "logprobs");
+  EXPECT_EQ(parse_error(R"({"prompt":"x","use_beam_search":true,)"
+                        R"("response_format":{"type":"json_object"}})")
+                .param,
+            "response_format");
+  EXPECT_FALSE(parse_ok(R"({"prompt":"x","use_beam_search":false,"stream":true})")
+                   .prompts[0]
+                   .params.beam.enabled);
+}
+
 TEST(openai_protocol, max_tokens_zero_with_echo_scores_the_prompt_without_generating) {
   // lm-evaluation-harness's loglikelihood request (older versions send max_tokens 0).
   const openai_request scored =
@@ -263,9 +286,8 @@ TEST(openai_protocol, max_tokens_zero_with_echo_scores_the_prompt_without_genera
   EXPECT_TRUE(scored.prompts[0].echo_without_generation);
   EXPECT_EQ(scored.prompts[0].params.max_tokens, 1);  // the engine computes one token, unshown
   EXPECT_EQ(scored.prompts[0].params.prompt_logprobs, 1);
-  EXPECT_FALSE(parse_ok(R"({"prompt":"x","max_tokens":1,"echo":true})")
-                   .prompts[0]
-                   .echo_without_generation);
+  EXPECT_FALSE(
+      parse_ok(R"({"prompt":"x","max_tokens":1,"echo":true})").prompts[0].echo_without_generation);
   EXPECT_EQ(parse_error(R"({"prompt":"x","max_tokens":0})").param, "max_tokens");
   EXPECT_EQ(parse_error(R"({"messages":[],"max_tokens":0})", api_kind::chat).param, "max_tokens");
 }

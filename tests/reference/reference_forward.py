@@ -464,6 +464,39 @@ def prompt_logprobs(model_dir, prompt, k):
     return {"prompt": list(prompt), "prompt_logprobs": entries}
 
 
+def beam_search(model_dir, prompt, width, max_tokens, length_penalty=1.0, early_stopping=False):
+    """vLLM's beam search: each round every beam's 2 * width most likely next tokens are
+    candidates; the end token's complete a beam, the width others of highest summed logprob go
+    on. The answer: the width best of the complete and running beams by summed logprob over
+    (prompt + output tokens, a final end token not counted) ** length_penalty."""
+    config, weights = load_model_dir(model_dir)
+    model = Model(config, weights)
+    eos = config.get("eos_token_id")
+    eos = set(eos if isinstance(eos, list) else [eos])
+    beams, complete = [(list(prompt), 0.0)], []
+    for _ in range(max_tokens):
+        candidates = []
+        for tokens, total in beams:
+            row = log_softmax(model.logits(tokens)[-1])
+            for t in np.lexsort((np.arange(row.size), -row))[:2 * width]:
+                entry = (tokens + [int(t)], total + float(row[t]))
+                (complete if int(t) in eos else candidates).append(entry)
+        candidates.sort(key=lambda e: -e[1])  # stable: earlier beam, likelier token first
+        beams = candidates[:width]
+        if not beams or (early_stopping and len(complete) >= width):
+            break
+
+    def score(entry):
+        tokens, total = entry
+        return total / (len(tokens) - (1 if tokens[-1] in eos else 0)) ** length_penalty
+
+    answer = sorted([(e, "stop") for e in complete] + [(e, "length") for e in beams],
+                    key=lambda p: -score(p[0]))[:width]
+    return {"prompt": list(prompt), "beams": [
+        {"tokens": e[0][len(prompt):], "cumulative_logprob": e[1], "score": score(e),
+         "finish": finish} for e, finish in answer]}
+
+
 def run(model_dir, prompt, steps, normalizer_dtype=None):
     config, weights = load_model_dir(model_dir)
     model = Model(config, weights, normalizer_dtype)
@@ -482,15 +515,25 @@ def main():
                     help="print the pooled, normalised embedding of the prompt instead")
     ap.add_argument("--prompt-logprobs", type=int, metavar="K",
                     help="print each prompt token's logprob, rank and top K instead")
+    ap.add_argument("--beam-width", type=int, metavar="N",
+                    help="print vLLM's beam search over --steps tokens instead")
+    ap.add_argument("--length-penalty", type=float, default=1.0)
+    ap.add_argument("--early-stopping", action="store_true")
     ap.add_argument("--normalizer-dtype", choices=["float32", "bfloat16", "float16"],
                     help="Gemma: round sqrt(hidden_size) to this dtype (default: config torch_dtype)")
     args = ap.parse_args()
     prompt = [int(x) for x in args.prompt.split(",") if x.strip()]
     if not prompt:
         sys.exit("reference_forward: the prompt is empty")
-    if args.embed or args.prompt_logprobs is not None:
-        text = json.dumps(embed(args.model_dir, prompt, args.embed) if args.embed
-                          else prompt_logprobs(args.model_dir, prompt, args.prompt_logprobs))
+    if args.embed or args.prompt_logprobs is not None or args.beam_width:
+        if args.embed:
+            result = embed(args.model_dir, prompt, args.embed)
+        elif args.beam_width:
+            result = beam_search(args.model_dir, prompt, args.beam_width, args.steps,
+                                 args.length_penalty, args.early_stopping)
+        else:
+            result = prompt_logprobs(args.model_dir, prompt, args.prompt_logprobs)
+        text = json.dumps(result)
         if args.out:
             with open(args.out, "w") as f:
                 f.write(text)
