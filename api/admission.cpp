@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "api/ids.hpp"
+#include "api/response_store.hpp"
 #include "api/responses_protocol.hpp"
 
 namespace actorllm::api {
@@ -75,8 +76,11 @@ std::optional<api_error> admit_call(server_context& context, api_kind kind, std:
                        " API: this server runs --task embed; use /v1/embeddings");
   }
   const sampling_defaults defaults = context.engine.model().sampling;
+  const response_lookup lookup = [&context](std::string_view id) {
+    return context.responses ? context.responses->get(id) : std::nullopt;
+  };
   if (auto error = kind == api_kind::responses
-                       ? parse_responses_request(body, out, defaults, context.tools())
+                       ? parse_responses_request(body, out, defaults, context.tools(), lookup)
                        : parse_openai_request(body, kind, out, defaults, context.tools()))
     return error;
   return admit(context, out, model);
@@ -127,6 +131,7 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
   options.error_chunk = error_chunk;
   options.logprobs = !request.prompts.empty() && request.prompts.front().params.logprobs >= 0;
   options.system_fingerprint = system_fingerprint();
+  options.responses = request.responses;
   if (chat) {
     options.chat.tools = request.tools;
     options.chat.tool_call_parser = context.config.tool_call_parser;

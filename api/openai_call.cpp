@@ -67,8 +67,8 @@ openai_call::openai_call(call_options options, std::vector<std::string> engine_i
   if ((options_.kind == api_kind::chat && options_.chat.active()) || responses)
     for (auto& c : choices_) c.output = std::make_unique<chat_output>(options_.chat);
   if (responses)
-    responses_ =
-        std::make_unique<responses_renderer>(options_.id, options_.model, options_.created);
+    responses_ = std::make_unique<responses_renderer>(options_.id, options_.model, options_.created,
+                                                      options_.responses.echo);
 }
 
 json openai_call::chunk_base() const {
@@ -181,6 +181,8 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
   if (!options_.stream) {
     c.text += out.text;
     append_logprobs(c.logprobs, logprobs);
+    if (responses_ && c.finish != finish_reason::none && !failed())
+      responses_->finish(c.output->message(), c.output->finish_reason(c.finish), usage());
     return;
   }
   if (responses_) {
@@ -281,12 +283,24 @@ std::string openai_call::usage_chunk() const {
   return to_wire(chunk);
 }
 
+json openai_call::response_object() const {
+  return responses_ ? responses_->whole() : json();
+}
+
+json openai_call::partial_response_object(const std::string& status) const {
+  if (!responses_) return json();
+  const choice& c = choices_.front();
+  json object = responses_->response(c.output->message(), "stop", usage());
+  object["status"] = status;
+  return object;
+}
+
+json openai_call::pending_response_object(const std::string& status) const {
+  return responses_ ? responses_->pending(status) : json();
+}
+
 std::string openai_call::response() const {
-  if (responses_) {
-    const choice& c = choices_.front();
-    return to_wire(
-        responses_->response(c.output->message(), c.output->finish_reason(c.finish), usage()));
-  }
+  if (responses_) return to_wire(responses_->whole());
   const bool chat = options_.kind == api_kind::chat;
   json choices = json::array();
   for (std::size_t i = 0; i < choices_.size(); ++i) {

@@ -322,7 +322,13 @@ bool read_messages(field_reader& r, json& chat) {
   return true;
 }
 
-/// Deepest nesting of [ and { outside strings; a cheap guard before parsing.
+}  // namespace
+
+const json* given_field(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
 int json_depth(std::string_view text) {
   int depth = 0, deepest = 0;
   bool in_string = false, escaped = false;
@@ -343,13 +349,6 @@ int json_depth(std::string_view text) {
     }
   }
   return deepest;
-}
-
-}  // namespace
-
-const json* given_field(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it == object.end() || it->is_null() ? nullptr : &*it;
 }
 
 std::optional<api_error> parse_json_object(std::string_view body, json& out) {
