@@ -212,10 +212,11 @@ TEST(response_store, sessions_on_several_threads_share_it) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&store, t] {
-      for (int i = 0; i < 500; ++i) {
+      for (int i = 0; i < 20000; ++i) {
         const std::string id = "resp_" + std::to_string(t) + "_" + std::to_string(i % 80);
         store.put(entry(id));
-        store.get(id);
+        for (int other = 0; other < 4; ++other)  // what the other threads put
+          store.get("resp_" + std::to_string(other) + "_" + std::to_string(i % 80));
         if (i % 7 == 0) store.erase(id);
       }
     });
