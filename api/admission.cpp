@@ -111,9 +111,10 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
                                         std::function<void(request_output)> sink,
                                         bool error_chunk) {
   const bool chat = request.kind != api_kind::completion;
-  const std::string base = random_id(request.kind == api_kind::responses ? "resp_"
-                                     : chat                              ? "chatcmpl-"
-                                                                         : "cmpl-");
+  // A response id reads its stored response back: it must not be guessable from others.
+  const std::string base = request.kind == api_kind::responses ? unguessable_id("resp_")
+                           : chat                              ? random_id("chatcmpl-")
+                                                               : random_id("cmpl-");
   std::vector<std::string> engine_ids;
   for (std::size_t p = 0; p < request.prompts.size(); ++p) {
     engine_ids.push_back(request.prompts.size() == 1 ? base : base + "-" + std::to_string(p));

@@ -1,9 +1,13 @@
 // One file per stored response: reading back what is there, checked, and writing through.
 #include "api/response_folder.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstring>
 #include <system_error>
 #include <utility>
 
@@ -22,6 +26,60 @@ bool is_status(const std::string& s) {
        {"completed", "incomplete", "failed", "cancelled", "queued", "in_progress"})
     if (s == known) return true;
   return false;
+}
+
+/// Calls `io(done)` (one read or write of what is left after `done` bytes) until `size`
+/// bytes have moved or a call moves nothing; returns the bytes moved.
+template <class Io>
+std::size_t move_all(std::size_t size, Io io) {
+  std::size_t done = 0;
+  while (done < size) {
+    const ssize_t n = io(done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  return done;
+}
+
+/// Writes `text` to a new file at `path`, readable by this user alone. The file must not
+/// exist (a leftover one is removed first), and a link there is never followed: a folder
+/// someone else can write cannot make us write elsewhere. Returns why not, else nullopt.
+std::optional<std::string> write_new_file(const fs::path& path, std::string_view text) {
+  ::unlink(path.c_str());  // a temporary file a crash left behind (or a planted link)
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return "cannot create " + path.string() + ": " + std::strerror(errno);
+  const std::size_t done = move_all(
+      text.size(), [&](std::size_t at) { return ::write(fd, text.data() + at, text.size() - at); });
+  const bool closed = ::close(fd) == 0;
+  if (done == text.size() && closed) return std::nullopt;
+  ::unlink(path.c_str());
+  return "cannot write " + path.string();
+}
+
+/// The text of the regular file `path` (a link is not followed) when it holds at most
+/// `max_bytes`; nullopt, with `why`, otherwise.
+std::optional<std::string> read_bounded(const fs::path& path, int64_t max_bytes, std::string& why) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    why = errno == ELOOP ? "a link" : std::string("cannot open: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat info {};
+  std::string text;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    why = "not a regular file";
+  } else if (info.st_size > max_bytes) {
+    why = "larger than the store (" + std::to_string(max_bytes) + " bytes)";
+  } else {
+    text.resize(static_cast<std::size_t>(info.st_size));
+    text.resize(move_all(text.size(), [&](std::size_t at) {
+      return ::read(fd, text.data() + at, text.size() - at);
+    }));  // a file that shrank meanwhile is read as it is now (and checked)
+  }
+  ::close(fd);
+  if (!why.empty()) return std::nullopt;
+  return text;
 }
 
 /// The id a file name stands for, or empty when the name is not `<valid id>.json`.
@@ -90,10 +148,9 @@ std::optional<std::string> response_folder::prepare() const {
   if (!fs::is_directory(folder_, ec))
     return "'" + folder_.string() + "' is not a folder" + (ec ? ": " + ec.message() : "");
   // Write and remove a probe, so that a read-only folder is refused now, not at the first save.
-  const fs::path probe = folder_ / ".probe";
-  { std::ofstream(probe) << ""; }
-  if (!fs::exists(probe, ec)) return "cannot write in '" + folder_.string() + "'";
-  fs::remove(probe, ec);
+  const fs::path probe = folder_ / ".probe.tmp";
+  if (auto error = write_new_file(probe, "")) return error;
+  ::unlink(probe.c_str());
   return std::nullopt;
 }
 
@@ -105,17 +162,13 @@ std::vector<stored_response> response_folder::load(int64_t max_files, int64_t ma
     std::string id;
   };
   std::vector<candidate> found;
+  if (max_files <= 0) return {};  // nothing is kept: the folder is left as it is
   std::error_code ec;
   for (fs::directory_iterator it(folder_, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& file = it->path();
     std::string id = id_of(file);
     if (id.empty()) continue;  // not ours: temporary files, the probe, anything else
     std::error_code entry_ec;
-    // symlink_status: a link is not followed out of the folder.
-    if (!fs::is_regular_file(fs::symlink_status(file, entry_ec))) {
-      warnings.push_back("stored response " + file.string() + ": not a regular file; skipped");
-      continue;
-    }
     const auto written = fs::last_write_time(file, entry_ec);
     if (entry_ec) continue;
     found.push_back({written, file, std::move(id)});
@@ -132,18 +185,11 @@ std::vector<stored_response> response_folder::load(int64_t max_files, int64_t ma
   }
   std::vector<stored_response> entries;
   for (const candidate& c : found) {
-    std::error_code size_ec;
-    const auto size = fs::file_size(c.file, size_ec);
-    if (size_ec || size > static_cast<uintmax_t>(std::max<int64_t>(0, max_file_bytes))) {
-      warnings.push_back("stored response " + c.file.string() + ": larger than the store (" +
-                         std::to_string(max_file_bytes) + " bytes); skipped");
-      continue;
-    }
-    std::ifstream in(c.file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
     std::string why;
-    if (auto entry = parse_stored_response(text.str(), c.id, why))
+    std::optional<stored_response> entry;
+    if (auto text = read_bounded(c.file, max_file_bytes, why))
+      entry = parse_stored_response(*text, c.id, why);
+    if (entry)
       entries.push_back(std::move(*entry));
     else
       warnings.push_back("stored response " + c.file.string() + ": " + why + "; skipped");
@@ -155,12 +201,10 @@ std::optional<std::string> response_folder::save(const stored_response& entry) c
   const std::string& id = entry.id();
   const fs::path target = file_of(id);
   const fs::path temporary = folder_ / ("." + id + ".tmp");
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << json{{"response", entry.response}, {"input_items", entry.input_items}}.dump(
-        -1, ' ', false, json::error_handler_t::replace);
-    if (!out.flush()) return "cannot write " + temporary.string();
-  }
+  const std::string text =
+      json{{"response", entry.response}, {"input_items", entry.input_items}}.dump(
+          -1, ' ', false, json::error_handler_t::replace);
+  if (auto error = write_new_file(temporary, text)) return error;
   std::error_code ec;
   fs::rename(temporary, target, ec);
   if (ec) {

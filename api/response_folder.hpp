@@ -4,8 +4,10 @@
 /// checked as a request body is (the files may have been altered by anyone who can write
 /// the folder): names that are not `<valid id>.json`, links, files over the size bound, text
 /// nested too deeply, JSON of another shape, and an id that is not the file's name are
-/// skipped with a warning, never trusted. Writes go to a temporary file first and are renamed
-/// into place, so that a crash leaves the old file or the new one, never half of one.
+/// skipped with a warning, never trusted. Writes go to a new temporary file first (readable by
+/// the server's user alone; a link in its place is never followed) and are renamed into
+/// place, so that a crash leaves the old file or the new one, never half of one. Files are
+/// not synced to disk on each write.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -26,8 +28,8 @@ class response_folder {
 
   /// The responses of the folder's files, oldest (by the time each was written) first; at
   /// most `max_files` (the newest: the older files are removed, as the store would have
-  /// evicted them), each file at most `max_file_bytes`. What cannot be read back is skipped
-  /// and named in `warnings`.
+  /// evicted them; none, and nothing removed, when `max_files` is 0), each file at most
+  /// `max_file_bytes`. What cannot be read back is skipped and named in `warnings`.
   std::vector<stored_response> load(int64_t max_files, int64_t max_file_bytes,
                                     std::vector<std::string>& warnings) const;
 

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/ids.hpp"
 #include "api/response_folder.hpp"
 
 namespace actorllm::api {
@@ -62,6 +63,10 @@ TEST(response_store, ids_are_resp_and_safe_characters) {
     EXPECT_FALSE(valid_response_id(bad)) << bad;
   EXPECT_FALSE(valid_response_id("resp_" + std::string(65, 'a')));
   EXPECT_TRUE(valid_response_id("resp_" + std::string(64, 'a')));
+  const std::string made = unguessable_id("resp_");  // what the server gives its responses
+  EXPECT_TRUE(valid_response_id(made)) << made;
+  EXPECT_EQ(made.size(), 5u + 32u);
+  EXPECT_NE(made, unguessable_id("resp_"));
 
   response_store store({});
   EXPECT_FALSE(store.put(entry("resp_../x")));
@@ -186,6 +191,37 @@ TEST(response_store, files_that_cannot_be_trusted_are_skipped_with_a_warning) {
   // garbage, array, other, items, deep, huge and the link: one warning each.
   EXPECT_EQ(warnings.size(), 7u);
   for (const auto& w : warnings) EXPECT_NE(w.find("skipped"), std::string::npos) << w;
+}
+
+TEST(response_store, writes_follow_no_link_and_are_private) {
+  temporary_folder folder, outside;
+  outside.write("victim", "keep me");
+  // A link where the store writes its temporary file, and one in place of a response's file.
+  fs::create_symlink(outside.path() / "victim", folder.path() / ".resp_a.tmp");
+  fs::create_symlink(outside.path() / "victim", folder.path() / "resp_b.json");
+  response_store store({});
+  ASSERT_FALSE(store.attach_folder(folder.path().string()));
+  ASSERT_TRUE(store.put(entry("resp_a")));
+  ASSERT_TRUE(store.put(entry("resp_b")));
+  std::ifstream victim(outside.path() / "victim");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(victim), {}), "keep me");
+  const fs::path file = folder.path() / "resp_b.json";
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(file)));  // the link itself was replaced
+  EXPECT_EQ(fs::status(file).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST(response_store, a_store_that_keeps_nothing_leaves_its_folder_alone) {
+  temporary_folder folder;
+  {
+    response_store store({});
+    ASSERT_FALSE(store.attach_folder(folder.path().string()));
+    ASSERT_TRUE(store.put(entry("resp_a")));
+  }
+  response_store none({.max_items = 0});
+  ASSERT_FALSE(none.attach_folder(folder.path().string()));
+  EXPECT_EQ(none.size(), 0u);
+  EXPECT_TRUE(fs::exists(folder.path() / "resp_a.json"));
 }
 
 TEST(response_store, a_response_that_was_running_comes_back_failed) {
