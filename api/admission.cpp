@@ -5,6 +5,7 @@
 
 #include "api/anthropic_protocol.hpp"
 #include "api/ids.hpp"
+#include "api/response_store.hpp"
 #include "api/responses_protocol.hpp"
 
 namespace actorllm::api {
@@ -89,8 +90,11 @@ std::optional<api_error> admit_call(server_context& context, api_kind kind, std:
                        " API: this server runs --task embed; use /v1/embeddings");
   }
   const sampling_defaults defaults = context.engine.model().sampling;
+  const response_lookup lookup = [&context](std::string_view id) {
+    return context.responses ? context.responses->get(id) : std::nullopt;
+  };
   if (auto error = kind == api_kind::responses
-                       ? parse_responses_request(body, out, defaults, context.tools())
+                       ? parse_responses_request(body, out, defaults, context.tools(), lookup)
                    : kind == api_kind::messages
                        ? parse_messages_request(body, out, defaults, context.tools())
                        : parse_openai_request(body, kind, out, defaults, context.tools()))
@@ -125,10 +129,11 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
                                         std::function<void(request_output)> sink,
                                         bool error_chunk) {
   const bool chat = request.kind != api_kind::completion;
-  const std::string base = random_id(request.kind == api_kind::responses  ? "resp_"
-                                     : request.kind == api_kind::messages ? "msg_"
-                                     : chat                               ? "chatcmpl-"
-                                                                          : "cmpl-");
+  // A response id reads its stored response back: it must not be guessable from others.
+  const std::string base = request.kind == api_kind::responses  ? unguessable_id("resp_")
+                           : request.kind == api_kind::messages ? random_id("msg_")
+                           : chat                               ? random_id("chatcmpl-")
+                                                                : random_id("cmpl-");
   std::vector<std::string> engine_ids;
   for (std::size_t p = 0; p < request.prompts.size(); ++p) {
     engine_ids.push_back(request.prompts.size() == 1 ? base : base + "-" + std::to_string(p));
@@ -152,6 +157,7 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
   }
   options.system_fingerprint = system_fingerprint();
   options.thinking = request.thinking;
+  options.responses = request.responses;
   if (chat) {
     options.chat.tools = request.tools;
     options.chat.tool_call_parser = context.config.tool_call_parser;

@@ -10,6 +10,9 @@ namespace actorllm::api {
 std::string request_id_for(std::string_view header);
 /// `prefix` followed by 32 random hex digits.
 std::string random_id(std::string_view prefix);
+/// The same from the system's entropy source (std::random_device), for ids that grant access
+/// to what they name (a stored response): one cannot be predicted from ids seen before.
+std::string unguessable_id(std::string_view prefix);
 int64_t unix_now();
 
 }  // namespace actorllm::api

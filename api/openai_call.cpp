@@ -56,8 +56,8 @@ openai_call::openai_call(call_options options, std::vector<std::string> engine_i
   if ((options_.kind == api_kind::chat && options_.chat.active()) || responses || messages)
     for (auto& c : choices_) c.output = std::make_unique<chat_output>(options_.chat);
   if (responses)
-    responses_ =
-        std::make_unique<responses_renderer>(options_.id, options_.model, options_.created);
+    responses_ = std::make_unique<responses_renderer>(options_.id, options_.model, options_.created,
+                                                      options_.responses.echo);
   if (messages)
     messages_ = std::make_unique<messages_renderer>(options_.id, options_.model, options_.thinking);
 }
@@ -187,6 +187,8 @@ void openai_call::add(const request_output& out, std::vector<std::string>& chunk
     c.text += out.text;
     append_logprobs(c.logprobs, logprobs);
     if (!prompt_logprobs.is_null()) c.prompt_logprobs = std::move(prompt_logprobs);
+    if (responses_ && c.finish != finish_reason::none && !failed())
+      responses_->finish(c.output->message(), c.output->finish_reason(c.finish), usage());
     return;
   }
   if (responses_) {
@@ -301,12 +303,24 @@ std::string openai_call::usage_chunk() const {
   return to_wire(chunk);
 }
 
+json openai_call::response_object() const {
+  return responses_ ? responses_->whole() : json();
+}
+
+json openai_call::partial_response_object(const std::string& status) const {
+  if (!responses_) return json();
+  const choice& c = choices_.front();
+  json object = responses_->response(c.output->message(), "stop", usage());
+  object["status"] = status;
+  return object;
+}
+
+json openai_call::pending_response_object(const std::string& status) const {
+  return responses_ ? responses_->pending(status) : json();
+}
+
 std::string openai_call::response() const {
-  if (responses_) {
-    const choice& c = choices_.front();
-    return to_wire(
-        responses_->response(c.output->message(), c.output->finish_reason(c.finish), usage()));
-  }
+  if (responses_) return to_wire(responses_->whole());
   if (messages_) {
     const choice& c = choices_.front();
     return to_wire(messages_->message(c.output->message(), c.finish, c.stop_reason,

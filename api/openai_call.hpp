@@ -38,6 +38,8 @@ struct call_options {
   /// Chat: reasoning and tool calls to find in each choice's text (chat_output.hpp).
   chat_output_options chat;
   bool thinking = false;  ///< messages: the request enabled thinking (anthropic_render.hpp)
+  /// Responses: what the Response object repeats, and what is stored with it.
+  responses_fields responses;
 };
 
 /// This build's system_fingerprint: "fp_actorllm_<version>". The same for every response of
@@ -75,6 +77,15 @@ class openai_call {
   std::string usage_chunk() const;
   /// Non-streaming: the whole completion / chat.completion object.
   std::string response() const;
+
+  /// Responses, once done and not failed: the final Response object (what response() sends,
+  /// or what response.completed carried), the same item ids every time.
+  nlohmann::json response_object() const;
+  /// Responses: the Response object of what was generated so far (a cancelled call's), with
+  /// `status`; fresh item ids on every call.
+  nlohmann::json partial_response_object(const std::string& status) const;
+  /// Responses: the Response object with no output yet and `status` (queued, ...).
+  nlohmann::json pending_response_object(const std::string& status) const;
 
  private:
   struct choice {

@@ -341,7 +341,8 @@ bool read_messages(field_reader& r, json& chat) {
   return true;
 }
 
-/// Deepest nesting of [ and { outside strings; a cheap guard before parsing.
+}  // namespace
+
 int json_depth(std::string_view text) {
   int depth = 0, deepest = 0;
   bool in_string = false, escaped = false;
@@ -363,8 +364,6 @@ int json_depth(std::string_view text) {
   }
   return deepest;
 }
-
-}  // namespace
 
 namespace {
 

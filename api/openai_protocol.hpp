@@ -38,6 +38,20 @@ api_error engine_error(const std::string& message, int32_t status, const std::st
 std::string error_json(const api_error& error);
 nlohmann::json error_object(const api_error& error);
 
+/// What a Responses call carries beside the chat it means (responses_protocol.hpp).
+struct responses_fields {
+  bool store = true;        ///< keep the finished response (response_store.hpp)
+  bool background = false;  ///< answer at once; the generation runs on (background_responses.hpp)
+  std::string previous_response_id;  ///< empty: none
+  /// The input items of the whole conversation, each with an "id": the previous response's
+  /// input items and output items, then this request's input. Stored with the answer.
+  nlohmann::json input_items = nlohmann::json::array();
+  /// The request's fields that the Response object repeats (store, background,
+  /// previous_response_id, instructions, tools, tool_choice, text, temperature, top_p,
+  /// max_output_tokens, parallel_tool_calls, metadata, user), as given.
+  nlohmann::json echo = nlohmann::json::object();
+};
+
 /// A parsed /v1/completions or /v1/chat/completions call. A completions call with a list of
 /// prompts fans out into one generate_request per prompt; choice index of sample s of
 /// prompt p is p * n + s.
@@ -54,6 +68,7 @@ struct openai_request {
   std::vector<generate_request> prompts;  ///< request_id and model left for the caller
   tool_request tools;                     ///< chat: what to make of the model's tool calls
   bool thinking = false;                  ///< messages: thinking blocks asked for
+  responses_fields responses;             ///< api_kind::responses
 };
 
 /// Nesting depth past which a body is refused (keeps recursion in the JSON library bounded).
@@ -85,6 +100,10 @@ std::optional<api_error> parse_tokenize_request(std::string_view body, generate_
 /// /detokenize: {"tokens": [ids]}.
 std::optional<api_error> parse_detokenize_request(std::string_view body,
                                                   std::vector<int32_t>& tokens);
+
+/// The deepest nesting of arrays and objects in JSON text (strings skipped), without parsing:
+/// what is checked before text is parsed, so that no parse or destruction recurses too deep.
+int json_depth(std::string_view text);
 
 /// Parses JSON text with a depth limit; returns an error for bad JSON or a non-object.
 std::optional<api_error> parse_json_object(std::string_view body, nlohmann::json& out);

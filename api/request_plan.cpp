@@ -4,6 +4,7 @@
 #include "api/access.hpp"
 #include "api/anthropic_protocol.hpp"
 #include "api/endpoint_bodies.hpp"
+#include "api/responses_api.hpp"
 
 namespace actorllm::api {
 namespace {
@@ -33,9 +34,9 @@ request_plan start(work kind) {
 /// The answer to a CORS preflight: the methods, and for an allowed origin the headers it
 /// may send.
 answer preflight(const request_head& head, const std::string& cors_origin) {
-  answer reply{204, {}, {}, {{"Allow", "GET, POST, OPTIONS"}}};
+  answer reply{204, {}, {}, {{"Allow", "GET, POST, DELETE, OPTIONS"}}};
   if (!cors_origin.empty()) {
-    reply.headers.push_back({"Access-Control-Allow-Methods", "GET, POST, OPTIONS"});
+    reply.headers.push_back({"Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS"});
     reply.headers.push_back(
         {"Access-Control-Allow-Headers", head.requested_headers.empty()
                                              ? "Authorization, Content-Type, X-Request-Id"
@@ -162,6 +163,10 @@ request_plan plan_endpoint(const server_context& context, const request_head& he
     }
     case endpoint::messages_count_tokens:
       return start(work::count_tokens);
+    case endpoint::response:
+    case endpoint::response_input_items:
+    case endpoint::response_cancel:
+      return answered(stored_response_answer(context, r, head.method, head.target));
     case endpoint::embeddings:
       return start(work::embeddings);
     case endpoint::tokenize:

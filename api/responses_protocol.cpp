@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "api/ids.hpp"
+
 namespace actorllm::api {
 namespace {
 
@@ -160,21 +162,103 @@ std::optional<api_error> translate_format(const ordered_json& body, ordered_json
   return std::nullopt;
 }
 
+/// The item id prefix of each item type, as OpenAI's ids begin.
+const char* id_prefix(const std::string& type) {
+  if (type == "message") return "msg_";
+  if (type == "function_call") return "fc_";
+  if (type == "function_call_output") return "fco_";
+  if (type == "reasoning") return "rs_";
+  return "item_";
+}
+
+/// The fields of `responses_fields`: store, background, previous_response_id and what the
+/// Response object repeats; the conversation of a previous response in `history`.
+std::optional<api_error> read_storage_fields(const ordered_json& request,
+                                             const response_lookup& lookup,
+                                             responses_fields& fields, ordered_json& history) {
+  if (const ordered_json* store = field(request, "store")) {
+    if (!store->is_boolean()) return bad_request("store must be a boolean", "store");
+    fields.store = store->get<bool>();
+  }
+  if (const ordered_json* background = field(request, "background")) {
+    if (!background->is_boolean()) return bad_request("background must be a boolean", "background");
+    fields.background = background->get<bool>();
+  }
+  if (fields.background && !fields.store)
+    return bad_request(
+        "background: true needs store: true (a background response is read back "
+        "with GET /v1/responses/{id})",
+        "background");
+  if (fields.background && request.value("stream", false) == true)
+    return bad_request("a background response is not streamed here; poll GET /v1/responses/{id}",
+                       "stream");
+  if (const ordered_json* previous = field(request, "previous_response_id")) {
+    if (!previous->is_string() || !valid_response_id(previous->get_ref<const std::string&>()))
+      return bad_request("previous_response_id must be an id that begins with 'resp_'",
+                         "previous_response_id");
+    fields.previous_response_id = previous->get<std::string>();
+    const auto stored = lookup ? lookup(fields.previous_response_id) : std::nullopt;
+    if (!stored) {
+      api_error error =
+          not_found("Previous response with id '" + fields.previous_response_id + "' not found.",
+                    "previous_response_not_found");
+      error.type = "invalid_request_error";
+      error.param = "previous_response_id";
+      return error;
+    }
+    const std::string status = stored->response.value("status", "");
+    if (status == "queued" || status == "in_progress")
+      return bad_request("previous response '" + fields.previous_response_id + "' is still " +
+                             status + "; wait until it finishes",
+                         "previous_response_id");
+    history = stored->input_items;
+    for (const auto& item : stored->response.value("output", nlohmann::json::array()))
+      history.push_back(ordered_json(item));
+  }
+  for (const char* key : {"store", "background", "previous_response_id", "instructions", "tools",
+                          "tool_choice", "text", "temperature", "top_p", "max_output_tokens",
+                          "parallel_tool_calls", "metadata", "user"})
+    if (const ordered_json* v = field(request, key)) fields.echo[key] = *v;
+  return std::nullopt;
+}
+
 }  // namespace
+
+ordered_json input_items_of(const ordered_json& input) {
+  if (input.is_string())
+    return ordered_json::array(
+        {{{"id", random_id("msg_")},
+          {"type", "message"},
+          {"role", "user"},
+          {"content", ordered_json::array({{{"type", "input_text"}, {"text", input}}})}}});
+  if (!input.is_array()) return input;
+  ordered_json items = ordered_json::array();
+  for (const auto& given : input) {
+    if (!given.is_object()) return input;
+    ordered_json item = given;
+    const ordered_json* type = field(item, "type");
+    const std::string kind = type && type->is_string() ? type->get<std::string>() : "message";
+    item["type"] = kind;
+    if (!item.contains("id") || !item["id"].is_string()) item["id"] = random_id(id_prefix(kind));
+    if (kind == "message" && item.contains("content") && item["content"].is_string()) {
+      const char* part = item.value("role", "") == "assistant" ? "output_text" : "input_text";
+      item["content"] = ordered_json::array({{{"type", part}, {"text", item["content"]}}});
+    }
+    items.push_back(std::move(item));
+  }
+  return items;
+}
 
 std::optional<api_error> parse_responses_request(std::string_view body, openai_request& out,
                                                  const sampling_defaults& defaults,
-                                                 const tool_settings& tools) {
+                                                 const tool_settings& tools,
+                                                 const response_lookup& lookup) {
   nlohmann::json checked;  // the depth limit and the object check of every other endpoint
   if (auto error = parse_json_object(body, checked)) return error;
   const ordered_json request = ordered_json::parse(body);
-  if (field(request, "previous_response_id"))
-    return bad_request(
-        "previous_response_id needs a stored response, and this server stores none; send "
-        "the conversation as input items",
-        "previous_response_id");
-  if (const ordered_json* store = field(request, "store"); store && !store->is_boolean())
-    return bad_request("store must be a boolean", "store");
+  responses_fields fields;
+  ordered_json conversation = ordered_json::array();  // a previous response's items
+  if (auto error = read_storage_fields(request, lookup, fields, conversation)) return error;
 
   translator messages;
   ordered_json chat = ordered_json::object();
@@ -187,7 +271,11 @@ std::optional<api_error> parse_responses_request(std::string_view body, openai_r
   }
   const ordered_json* input = field(request, "input");
   if (!input) return bad_request("input is required", "input");
-  if (auto error = messages.messages_from_input(*input)) return error;
+  const ordered_json items = input_items_of(*input);
+  if (!items.is_array() || items.empty())
+    return bad_request("input must be a string or a non-empty list of items", "input");
+  for (const auto& item : items) conversation.push_back(item);
+  if (auto error = messages.messages_from_input(conversation)) return error;
   chat["messages"] = messages.take();
   for (const char* key : {"temperature", "top_p", "seed", "stream", "parallel_tool_calls", "user",
                           "top_k", "min_p", "repetition_penalty", "stop"})
@@ -211,6 +299,8 @@ std::optional<api_error> parse_responses_request(std::string_view body, openai_r
     return error;
   }
   out.kind = api_kind::responses;
+  fields.input_items = std::move(conversation);
+  out.responses = std::move(fields);
   return std::nullopt;
 }
 

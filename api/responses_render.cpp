@@ -26,17 +26,23 @@ json response_usage(const json& usage) {
 
 }  // namespace
 
-responses_renderer::responses_renderer(std::string id, std::string model, int64_t created)
-    : id_(std::move(id)), model_(std::move(model)), created_(created) {}
+responses_renderer::responses_renderer(std::string id, std::string model, int64_t created,
+                                       json fields)
+    : id_(std::move(id)), model_(std::move(model)), created_(created), fields_(std::move(fields)) {}
 
 void responses_renderer::emit(json event, std::vector<std::string>& events) {
   event["sequence_number"] = sequence_++;
   events.push_back(to_wire(event));
 }
 
+json responses_renderer::pending(const std::string& status) const {
+  json object = this->object({}, "", json());
+  object["status"] = status;
+  return object;
+}
+
 void responses_renderer::open(std::vector<std::string>& events) {
-  json in_progress = object({}, "", json());
-  in_progress["status"] = "in_progress";
+  const json in_progress = pending("in_progress");
   emit({{"type", "response.created"}, {"response", in_progress}}, events);
   emit({{"type", "response.in_progress"}, {"response", in_progress}}, events);
 }
@@ -170,10 +176,15 @@ void responses_renderer::on_delta(const json& delta, std::vector<std::string>& e
 void responses_renderer::close(const std::string& finish_reason, const json& usage,
                                std::vector<std::string>& events) {
   close_item(events);
-  const json whole = object(items_, finish_reason, usage);
-  emit({{"type", whole["status"] == "completed" ? "response.completed" : "response.incomplete"},
-        {"response", whole}},
+  whole_ = object(items_, finish_reason, usage);
+  emit({{"type", whole_["status"] == "completed" ? "response.completed" : "response.incomplete"},
+        {"response", whole_}},
        events);
+}
+
+void responses_renderer::finish(const json& message, const std::string& finish_reason,
+                                const json& usage) {
+  whole_ = response(message, finish_reason, usage);
 }
 
 json responses_renderer::response(const json& message, const std::string& finish_reason,
@@ -199,22 +210,27 @@ json responses_renderer::object(const std::vector<item>& items, const std::strin
     if (it.kind == "message") text += it.text;
   }
   const bool cut = finish == "length";
-  return {{"id", id_},
-          {"object", "response"},
-          {"created_at", created_},
-          {"status", cut ? "incomplete" : "completed"},
-          {"incomplete_details", cut ? json{{"reason", "max_output_tokens"}} : json()},
-          {"error", nullptr},
-          {"model", model_},
-          {"output", std::move(output)},
-          {"output_text", text},
-          {"parallel_tool_calls", true},
-          {"tool_choice", "auto"},
-          {"tools", json::array()},
-          {"store", false},
-          {"metadata", json::object()},
-          {"text", {{"format", {{"type", "text"}}}}},
-          {"usage", usage.is_null() ? json() : response_usage(usage)}};
+  json response = {{"id", id_},
+                   {"object", "response"},
+                   {"created_at", created_},
+                   {"status", cut ? "incomplete" : "completed"},
+                   {"incomplete_details", cut ? json{{"reason", "max_output_tokens"}} : json()},
+                   {"error", nullptr},
+                   {"model", model_},
+                   {"output", std::move(output)},
+                   {"output_text", text},
+                   {"parallel_tool_calls", true},
+                   {"tool_choice", "auto"},
+                   {"tools", json::array()},
+                   {"store", true},
+                   {"background", false},
+                   {"previous_response_id", nullptr},
+                   {"instructions", nullptr},
+                   {"metadata", json::object()},
+                   {"text", {{"format", {{"type", "text"}}}}},
+                   {"usage", usage.is_null() ? json() : response_usage(usage)}};
+  for (const auto& [key, value] : fields_.items()) response[key] = value;
+  return response;
 }
 
 }  // namespace actorllm::api

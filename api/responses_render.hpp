@@ -19,7 +19,9 @@ namespace actorllm::api {
 
 class responses_renderer {
  public:
-  responses_renderer(std::string id, std::string model, int64_t created);
+  /// `fields`: the request's fields that every Response object repeats (responses_fields::echo).
+  responses_renderer(std::string id, std::string model, int64_t created,
+                     nlohmann::json fields = nlohmann::json::object());
 
   /// response.created and response.in_progress.
   void open(std::vector<std::string>& events);
@@ -32,6 +34,14 @@ class responses_renderer {
   /// when nothing was.
   nlohmann::json response(const nlohmann::json& message, const std::string& finish_reason,
                           const nlohmann::json& usage) const;
+  /// Not streamed: makes the final Response object of `message` once, so that every reader of
+  /// whole() sees the same item ids.
+  void finish(const nlohmann::json& message, const std::string& finish_reason,
+              const nlohmann::json& usage);
+  /// The final Response object (response.completed's, or finish()'s); null before either.
+  const nlohmann::json& whole() const { return whole_; }
+  /// The Response object with no output yet and this status (queued, in_progress, ...).
+  nlohmann::json pending(const std::string& status) const;
 
  private:
   struct item {
@@ -50,6 +60,8 @@ class responses_renderer {
 
   std::string id_, model_;
   int64_t created_;
+  nlohmann::json fields_;
+  nlohmann::json whole_;
   std::vector<item> items_;
   bool item_open_ = false;
   int64_t sequence_ = 0;

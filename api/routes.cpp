@@ -34,6 +34,31 @@ route find_route(std::string_view method, std::string_view target) {
   if (path == "/v1/messages") return make(endpoint::messages, method, "POST");
   if (path == "/v1/messages/count_tokens")
     return make(endpoint::messages_count_tokens, method, "POST");
+  constexpr std::string_view responses = "/v1/responses/";
+  if (path.starts_with(responses)) {
+    // {id}, {id}/input_items or {id}/cancel; the id is judged by the handler (404), after
+    // the key is checked.
+    std::string_view id = path.substr(responses.size());
+    const auto slash = id.find('/');
+    const std::string_view rest = slash == std::string_view::npos ? "" : id.substr(slash);
+    id = id.substr(0, slash);
+    route r;
+    if (rest.empty()) {
+      r = make(endpoint::response, method, "GET, HEAD, DELETE");
+      r.pattern = "/v1/responses/{id}";
+    } else if (rest == "/input_items") {
+      r = make(endpoint::response_input_items, method, "GET, HEAD");
+      r.pattern = "/v1/responses/{id}/input_items";
+    } else if (rest == "/cancel") {
+      r = make(endpoint::response_cancel, method, "POST");
+      r.pattern = "/v1/responses/{id}/cancel";
+    } else {
+      return route{};
+    }
+    if (id.empty()) return route{};
+    r.response_id = std::string(id);
+    return r;
+  }
   if (path == "/v1/embeddings") return make(endpoint::embeddings, method, "POST");
   if (path == "/v1/models") return make(endpoint::models, method, "GET, HEAD");
   if (path == "/v1/load_lora_adapter") return make(endpoint::load_lora_adapter, method, "POST");

@@ -12,6 +12,9 @@ enum class endpoint : uint8_t {
   responses,
   messages,               ///< POST /v1/messages (Anthropic's Messages API)
   messages_count_tokens,  ///< POST /v1/messages/count_tokens
+  response,               ///< GET and DELETE /v1/responses/{id}: a stored response
+  response_input_items,   ///< GET /v1/responses/{id}/input_items
+  response_cancel,        ///< POST /v1/responses/{id}/cancel: a background response
   embeddings,             ///< POST /v1/embeddings (--task embed)
   models,
   model,
@@ -35,10 +38,11 @@ enum class endpoint : uint8_t {
 struct route {
   endpoint target = endpoint::unknown;
   bool method_allowed = false;
-  const char* allow = "";  ///< the methods the path accepts, for 405's Allow header
-  std::string model_id;    ///< GET /v1/models/{id}
-  std::string replica_id;  ///< /admin/replicas/{id}..., as written (admin_api.hpp reads it)
-  std::string asset;       ///< GET / and /ui/{name}: the file of web/ it names
+  const char* allow = "";   ///< the methods the path accepts, for 405's Allow header
+  std::string model_id;     ///< GET /v1/models/{id}
+  std::string replica_id;   ///< /admin/replicas/{id}..., as written (admin_api.hpp reads it)
+  std::string response_id;  ///< /v1/responses/{id}..., as written (checked by its handler)
+  std::string asset;        ///< GET / and /ui/{name}: the file of web/ it names
   /// The path with its id replaced by {id} where it has one ("/admin/replicas/{id}/drain"),
   /// the label of the request metrics; empty: the path itself.
   const char* pattern = "";

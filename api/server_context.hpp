@@ -2,6 +2,7 @@
 /// What the API's decisions read: the engine, the server's configuration and the limits the
 /// command line sets. One per server, shared by its sessions; it outlives them.
 #include <cstdint>
+#include <memory>
 
 #include "api/tool_request.hpp"
 #include "common/admin_port.hpp"
@@ -9,6 +10,9 @@
 #include "config/engine_config.hpp"
 
 namespace actorllm::api {
+
+class response_store;
+class background_responses;
 
 struct server_context {
   engine_port& engine;
@@ -18,6 +22,10 @@ struct server_context {
   /// Serve /metrics alone (the --metrics-port listener): every other path is a 404, so that a
   /// port opened to scrapers exposes no API.
   bool metrics_only = false;
+  /// The Responses API's stored responses; null: none is kept (every id is unknown).
+  std::shared_ptr<response_store> responses = nullptr;
+  /// The Responses calls running in the background (background: true); null: none may.
+  std::shared_ptr<background_responses> background = nullptr;
 
   /// The tool-call flags, as the request parser takes them.
   tool_settings tools() const { return {config.enable_auto_tool_choice, config.tool_call_parser}; }

@@ -5,6 +5,7 @@
 
 #include "actors/system/engine_system.hpp"
 #include "actors/system/replica_manager.hpp"
+#include "api/response_store.hpp"
 #include "app/command.hpp"
 #include "app/stop_signals.hpp"
 #include "config/engine_flags.hpp"
@@ -25,8 +26,9 @@ int run_serve(int argc, char** argv) {
   config.model.model = "../shared/models/stories260K";
   flag_parser p(
       "actorllm serve [MODEL] [options]",
-      "Serves the OpenAI API (/v1/completions, /v1/chat/completions, /v1/models, /v1/ws,\n"
-      "/tokenize, /detokenize, /health, /version, /metrics) over HTTP, SSE and WebSocket.");
+      "Serves the OpenAI API (/v1/completions, /v1/chat/completions, /v1/responses,\n"
+      "/v1/models, /v1/ws, /tokenize, /detokenize, /health, /version, /metrics) over HTTP, SSE\n"
+      "and WebSocket.");
   add_engine_flags(p, config);
   add_server_flags(p, config);
   add_cluster_flags(p, config.cluster, true);
@@ -34,6 +36,20 @@ int run_serve(int argc, char** argv) {
   if (auto errors = config.validate(); !errors.empty()) {
     std::fprintf(stderr, "actorllm serve: %s\n", errors.front().c_str());
     return exit_usage;
+  }
+  // The Responses API's store, read back from its folder before the model loads, so that a
+  // folder it cannot use stops the server at once.
+  auto responses = std::make_shared<api::response_store>(
+      api::response_store_limits{config.server.responses_store_max_items,
+                                 config.server.responses_store_max_bytes},
+      [](const std::string& warning) { log_line("WARN", warning); });
+  if (!config.server.responses_store_path.empty()) {
+    if (auto error = responses->attach_folder(config.server.responses_store_path)) {
+      std::fprintf(stderr, "actorllm serve: --responses-store-path: %s\n", error->c_str());
+      return exit_usage;
+    }
+    log_line("INFO", std::to_string(responses->size()) + " stored responses read back from " +
+                         config.server.responses_store_path);
   }
   const std::string cluster_host =
       config.cluster.host.empty() ? config.server.host : config.cluster.host;
@@ -76,6 +92,7 @@ int run_serve(int argc, char** argv) {
 
   net::http_options options;
   options.max_waiting_requests = config.scheduler.max_waiting_requests;
+  options.responses = responses;
   std::unique_ptr<net::http_server> server;
   try {
     server = std::make_unique<net::http_server>(config.server, engine->client(), options,

@@ -71,6 +71,8 @@ std::vector<std::string> engine_config::validate() const {
   require(server.max_body_bytes > 0, "--max-body-bytes: must be positive");
   require(server.io_threads >= 1, "--io-threads: must be >= 1");
   require(server.log_stats_interval >= 0, "--log-stats-interval: must be >= 0");
+  require(server.responses_store_max_items >= 0, "--responses-store-max-items: must be >= 0");
+  require(server.responses_store_max_bytes > 0, "--responses-store-max-bytes: must be positive");
   require(cluster.port >= -1 && cluster.port <= 65535, "--cluster-port: must be in -1..65535");
   return errors;
 }

@@ -169,6 +169,13 @@ struct server_config {
   std::string response_role = "assistant";  ///< the chat answer's role (--response-role)
   bool force_include_usage =
       false;  ///< every stream ends with usage (--enable-force-include-usage)
+  /// The Responses API's store (store: true, previous_response_id, GET /v1/responses/{id}):
+  /// at most this many responses (least recently used evicted first; 0: none kept) ...
+  int64_t responses_store_max_items = 1000;
+  /// ... and this many bytes of their JSON (a response and the input items that led to it).
+  int64_t responses_store_max_bytes = int64_t{256} << 20;
+  /// A folder that keeps the stored responses across restarts (one file each); empty: memory.
+  std::string responses_store_path;
 };
 
 /// Remote workers joining a server (`serve --cluster-port`, `worker --connect`). The join

@@ -187,6 +187,18 @@ void add_server_flags(flag_parser& p, engine_config& c) {
   p.add_flag("--enable-force-include-usage",
              "every streamed answer ends with its usage, as if stream_options.include_usage",
              [&c] { c.server.force_include_usage = true; });
+  p.add_number("--responses-store-max-items",
+               "stored Responses API responses kept at most (least recently used evicted "
+               "first; 0: none; default 1000)",
+               c.server.responses_store_max_items);
+  p.add_number("--responses-store-max-bytes",
+               "bytes of stored responses (their JSON and input items) kept at most "
+               "(default 256 MiB)",
+               c.server.responses_store_max_bytes);
+  p.add_string("--responses-store-path",
+               "keep stored responses in this folder (one file each), so that they outlive a "
+               "restart (default: in memory only)",
+               c.server.responses_store_path);
   p.add_flag("--enable-auto-tool-choice",
              "parse the model's tool calls for tool_choice \"auto\" (with --tool-call-parser)",
              [&c] { c.server.enable_auto_tool_choice = true; });

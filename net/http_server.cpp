@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/background_responses.hpp"
 #include "net/beast.hpp"
 #include "net/tls_context.hpp"
 
@@ -27,6 +28,14 @@ struct http_server::impl {
     context.run_blocking = [this](std::function<void()> work) {
       asio::post(blocking, std::move(work));
     };
+    if (!options.metrics_only) {
+      context.api.responses =
+          options.responses
+              ? options.responses
+              : std::make_shared<api::response_store>(api::response_store_limits{
+                    config.responses_store_max_items, config.responses_store_max_bytes});
+      context.api.background = std::make_shared<api::background_responses>(context.api.responses);
+    }
     const tcp::endpoint endpoint{asio::ip::make_address(config.host), config.port};
     acceptor.open(endpoint.protocol());
     acceptor.set_option(asio::socket_base::reuse_address(true));
@@ -107,6 +116,10 @@ void http_server::stop() {
     impl_->context.sessions->wait_empty(std::chrono::milliseconds(
         static_cast<int64_t>(impl_->context.options.stop_grace_s * 1000.0)));
   }
+  // Background responses have no connection to end them: abort their engine requests, and
+  // store them as failed (the next server reads that from a store's folder).
+  if (impl_->context.api.background)
+    impl_->context.api.background->abort_all("the server stopped before this response finished");
   impl_->context.gate->close();
   impl_->io.stop();
   for (auto& t : impl_->threads) t.join();

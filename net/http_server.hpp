@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "api/response_store.hpp"
 #include "common/admin_port.hpp"
 #include "common/engine_port.hpp"
 #include "config/engine_config.hpp"
@@ -33,6 +34,9 @@ struct http_options {
   size_t max_queued_output_bytes = size_t{4} << 20;
   /// How long a stopping server waits for the last words of the answers in flight.
   double stop_grace_s = 2.0;
+  /// The Responses API's stored responses (a folder attached or not); null: a store in
+  /// memory with the bounds of server_config (none under metrics_only).
+  std::shared_ptr<api::response_store> responses = nullptr;
 };
 
 class http_server {

@@ -14,6 +14,7 @@
 #include "api/ids.hpp"
 #include "api/lora_api.hpp"
 #include "api/request_plan.hpp"
+#include "api/responses_api.hpp"
 #include "common/output_merge.hpp"
 #include "net/access_log.hpp"
 #include "net/beast.hpp"
@@ -233,6 +234,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
     model_info model;
     if (auto error = api::admit_call(context_.api, kind, request_.body(), parsed, model))
       return send_error(*error);
+    if (parsed.responses.background)  // runs on without this connection
+      return send(api::start_background_response(context_.api, std::move(parsed), model));
     auto box = std::make_shared<mailbox<request_output>>(wake_on_outputs());
     outputs_ = box;
     headers_sent_ = false;
@@ -306,6 +309,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
     if (!call_->options().stream) {
       if (!call_->done()) return;
       std::string body = call_->response();
+      api::keep_response(context_.api, *call_);
       end_call();
       return send({200, std::move(body)});
     }
@@ -315,6 +319,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
       return on_client_gone();
     }
     if (call_->done()) {
+      api::keep_response(context_.api, *call_);
       // The Responses and Messages APIs end with their own last event, not a [DONE].
       if (call_->ends_with_done()) {
         if (call_->options().include_usage && !call_->failed()) {

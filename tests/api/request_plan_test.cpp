@@ -150,14 +150,14 @@ TEST_F(request_plan_test, a_preflight_is_204_with_the_cors_headers_for_an_allowe
   request_plan p = plan("OPTIONS", "/v1/completions");
   EXPECT_EQ(p.reply.status, 204);
   EXPECT_EQ(p.reply.content_type, "");
-  EXPECT_EQ(header(p.reply, "Allow"), "GET, POST, OPTIONS");
+  EXPECT_EQ(header(p.reply, "Allow"), "GET, POST, DELETE, OPTIONS");
   EXPECT_EQ(header(p.reply, "Access-Control-Allow-Methods"), "");
   context_.config.allowed_origins = {"*"};
   head_.origin = "http://page.example";
   head_.requested_headers = "Authorization";
   p = plan("OPTIONS", "/v1/completions");
   EXPECT_EQ(p.cors_origin, "*");
-  EXPECT_EQ(header(p.reply, "Access-Control-Allow-Methods"), "GET, POST, OPTIONS");
+  EXPECT_EQ(header(p.reply, "Access-Control-Allow-Methods"), "GET, POST, DELETE, OPTIONS");
   EXPECT_EQ(header(p.reply, "Access-Control-Allow-Headers"), "Authorization");
   EXPECT_EQ(header(p.reply, "Access-Control-Max-Age"), "600");
 }
@@ -241,6 +241,38 @@ TEST_F(request_plan_test, the_small_endpoints_are_answered_here) {
   p = plan("GET", "/v1/engine/stats");
   EXPECT_EQ(p.reply.status, 200);
   EXPECT_EQ(p.reply.body, engine_.engine_stats_json());
+}
+
+TEST_F(request_plan_test, stored_responses_are_answered_here_behind_the_key) {
+  context_.config.api_key = "s3cret";
+  EXPECT_EQ(plan("GET", "/v1/responses/resp_1").reply.status, 401);
+  head_.authorization = "Bearer s3cret";
+  // No store on this context: every id is unknown, whatever the method the path takes.
+  request_plan p = plan("GET", "/v1/responses/resp_1");
+  EXPECT_EQ(p.kind, work::none);
+  EXPECT_EQ(p.reply.status, 404);
+  EXPECT_EQ(p.route.target, endpoint::response);
+  EXPECT_EQ(p.route.response_id, "resp_1");
+  EXPECT_STREQ(p.route.pattern, "/v1/responses/{id}");
+  EXPECT_EQ(plan("DELETE", "/v1/responses/resp_1").reply.status, 404);
+  p = plan("GET", "/v1/responses/resp_1/input_items?limit=5");
+  EXPECT_EQ(p.reply.status, 404);
+  EXPECT_EQ(p.route.target, endpoint::response_input_items);
+  EXPECT_STREQ(p.route.pattern, "/v1/responses/{id}/input_items");
+  p = plan("POST", "/v1/responses/resp_1/cancel");
+  EXPECT_EQ(p.reply.status, 404);
+  EXPECT_EQ(p.route.target, endpoint::response_cancel);
+  EXPECT_STREQ(p.route.pattern, "/v1/responses/{id}/cancel");
+  // Wrong methods and paths below an id that name nothing.
+  p = plan("POST", "/v1/responses/resp_1");
+  EXPECT_EQ(p.reply.status, 405);
+  EXPECT_EQ(header(p.reply, "Allow"), "GET, HEAD, DELETE");
+  EXPECT_EQ(plan("GET", "/v1/responses/resp_1/cancel").reply.status, 405);
+  for (const char* target : {"/v1/responses/resp_1/other", "/v1/responses//cancel",
+                             "/v1/responses/resp_1/input_items/x"})
+    EXPECT_EQ(plan("GET", target).route.target, endpoint::unknown) << target;
+  // A malformed id (a path through it, say) is a 404 like any unknown one.
+  EXPECT_EQ(plan("GET", "/v1/responses/..%2F..%2Fetc").reply.status, 404);
 }
 
 TEST_F(request_plan_test, every_other_endpoint_names_the_work_to_start) {

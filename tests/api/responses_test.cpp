@@ -56,7 +56,7 @@ TEST(responses_protocol, input_items_become_the_chat_they_mean) {
 
 TEST(responses_protocol, refusals_name_this_apis_fields) {
   const std::pair<const char*, const char*> cases[] = {
-      {R"({"input":"x","previous_response_id":"resp_1"})", "previous_response_id"},
+      {R"({"input":"x","previous_response_id":"resp/1"})", "previous_response_id"},
       {R"({"model":"m"})", "input"},
       {R"({"input":[]})", "input"},
       {R"({"input":[{"type":"file_search_call"}]})", "input"},

@@ -66,6 +66,24 @@ TEST(engine_config, bad_values_are_one_clear_line) {
   EXPECT_EQ(e.validate(), std::vector<std::string>{"--stream-interval: must be >= 1"});
 }
 
+TEST(engine_config, the_responses_store_flags_parse_and_are_checked) {
+  engine_config c;
+  EXPECT_FALSE(parse(c, {"m", "--responses-store-max-items", "5", "--responses-store-max-bytes",
+                         "4096", "--responses-store-path", "/var/lib/responses"}));
+  EXPECT_EQ(c.server.responses_store_max_items, 5);
+  EXPECT_EQ(c.server.responses_store_max_bytes, 4096);
+  EXPECT_EQ(c.server.responses_store_path, "/var/lib/responses");
+  EXPECT_TRUE(c.validate().empty());
+  EXPECT_EQ(engine_config{}.server.responses_store_max_items, 1000);
+  EXPECT_TRUE(engine_config{}.server.responses_store_path.empty());  // in memory
+  engine_config bad;
+  EXPECT_FALSE(
+      parse(bad, {"m", "--responses-store-max-items", "-1", "--responses-store-max-bytes", "0"}));
+  EXPECT_EQ(bad.validate(),
+            (std::vector<std::string>{"--responses-store-max-items: must be >= 0",
+                                      "--responses-store-max-bytes: must be positive"}));
+}
+
 // A launch script written for vLLM runs unchanged: its common flags parse, the no-ops say so
 // in --help, and the ones with an effect here take it.
 TEST(engine_config, vllms_common_launch_flags_are_accepted) {
