@@ -146,15 +146,37 @@ expr json_schema_converter::integer_multiples(int64_t k, std::optional<int64_t> 
   return alternation(std::move(parts));
 }
 
+// A bound on a number as an exact decimal, or nullopt when absent; the tighter of an
+// inclusive and an exclusive bound on the same side.
+std::optional<number_bound> json_schema_converter::number_limit(const json& s, bool lower,
+                                                                const std::string& where) {
+  const char* inclusive = lower ? "minimum" : "maximum";
+  const char* exclusive = lower ? "exclusiveMinimum" : "exclusiveMaximum";
+  const auto read = [&](const char* key) {
+    std::optional<decimal> d;
+    if (s[key].is_number()) d = parse_decimal(s[key].dump());
+    if (!d) fail(where, std::string(key) + " must be a finite number");
+    return *d;
+  };
+  std::optional<number_bound> b;
+  if (s.contains(inclusive)) b = number_bound{read(inclusive), true};
+  if (s.contains(exclusive)) {
+    if (s[exclusive].is_boolean()) {  // draft 4: modifies minimum / maximum
+      if (b) b->inclusive = !s[exclusive].get<bool>();
+    } else {
+      const decimal x = read(exclusive);
+      const int c = b ? compare(x, b->value) : 0;
+      if (!b || (lower ? c >= 0 : c <= 0)) b = number_bound{x, false};
+    }
+  }
+  return b;
+}
+
 expr json_schema_converter::number_value(const json& s, const std::string& where) {
   if (!has_any(s, number_keywords)) return json_number(false);
-  const bool nonnegative = s.contains("minimum") && s["minimum"] == 0 && !s.contains("maximum") &&
-                           !s.contains("exclusiveMinimum") && !s.contains("exclusiveMaximum");
-  if (!nonnegative)
-    fail(where,
-         "minimum, maximum and exclusive bounds on a number are not enforced (only "
-         "minimum 0, and any bounds on an integer)");
-  return json_number(true);
+  auto range = number_range(number_limit(s, true, where), number_limit(s, false, where));
+  if (!range) fail(where, "no number lies within the bounds");
+  return *range;
 }
 
 expr json_schema_converter::object_value(const json& s, const std::string& where) {
