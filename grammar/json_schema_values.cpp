@@ -38,28 +38,29 @@ int64_t json_schema_converter::count(const json& s, const char* key, int64_t fal
 }
 
 expr json_schema_converter::string_value(const json& s, const std::string& where) {
-  const bool lengths = s.contains("minLength") || s.contains("maxLength");
+  const int64_t min = count(s, "minLength", 0, where), max = count(s, "maxLength", -1, where);
+  if (max >= 0 && max < min) fail(where, "minLength above maxLength");
+  if (!s.contains("format") && !s.contains("pattern"))
+    return string_rule(where, repeat(string_char(), int32_t(min), int32_t(max)));
+  expr body;
   if (s.contains("format")) {
-    if (lengths || s.contains("pattern"))
-      fail(where, "format together with pattern, minLength or maxLength is not enforced");
+    if (s.contains("pattern")) fail(where, "format together with pattern is not enforced");
     const std::string f = s["format"].is_string() ? s["format"].get<std::string>() : "";
-    auto body = string_format(f);
-    if (!body) fail(where, "format '" + f + "' is not enforced");
-    return string_rule(where, std::move(*body));
-  }
-  if (s.contains("pattern")) {
-    if (lengths) fail(where, "pattern together with minLength or maxLength is not enforced");
+    auto format = string_format(f);
+    if (!format) fail(where, "format '" + f + "' is not enforced");
+    body = std::move(*format);
+  } else {
     if (!s["pattern"].is_string()) fail(where, "pattern must be a string");
     try {
-      return string_rule(where,
-                         parse_regex(s["pattern"].get<std::string>(), regex_output::json_string));
+      body = parse_regex(s["pattern"].get<std::string>(), regex_output::json_string);
     } catch (const grammar_error& e) {
       fail(where + "/pattern", e.what());
     }
   }
-  const int64_t min = count(s, "minLength", 0, where), max = count(s, "maxLength", -1, where);
-  if (max >= 0 && max < min) fail(where, "minLength above maxLength");
-  return string_rule(where, repeat(string_char(), int32_t(min), int32_t(max)));
+  // Lengths with a format or pattern: the texts of both, by a counter beside the regex's
+  // automaton (its size is bounded by the automaton builder's state budget).
+  if (min > 0 || max >= 0) body = char_count(std::move(body), int32_t(min), int32_t(max));
+  return string_rule(where, std::move(body));
 }
 
 // An integer bound, or nullopt when absent; `lower` rounds up, else down.
