@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "grammar/automaton_check.hpp"
@@ -36,6 +37,19 @@ class state_budget {
   std::chrono::steady_clock::time_point deadline_;
   uint32_t made_ = 0;
 };
+
+// A DFA state before the rules are joined: edges point at states of the same rule; calls
+// name rules of the grammar_ir.
+struct dfa_state {
+  bool final = false;
+  std::vector<automaton::byte_edge> bytes;
+  std::vector<automaton::call_edge> calls;
+};
+
+class nfa;
+// Subset construction from `start`; `final` is the NFA's accepting state.
+std::vector<dfa_state> determinize(const nfa& n, int32_t start, int32_t final,
+                                   state_budget& budget);
 
 // One rule's NFA (Thompson): fragments are built between two given states and never add an
 // edge into their `from` or out of their `to`, so alternatives may share both ends. A call
@@ -80,6 +94,9 @@ class nfa {
       case expr::kind::repeat:
         build_repeat(e.items[0], e.min, e.max, from, to);
         return;
+      case expr::kind::char_count:
+        build_char_count(e, from, to);
+        return;
       case expr::kind::rule_ref: {
         if (!inlined_[e.rule]) {
           states[from].calls.push_back({e.rule, to});
@@ -100,6 +117,7 @@ class nfa {
   std::vector<state> states;
 
  private:
+  void build_char_count(const expr& e, int32_t from, int32_t to);
   void build_repeat(const expr& item, int32_t min, int32_t max, int32_t from, int32_t to) {
     if (max == 0) {
       states[from].eps.push_back(to);
@@ -133,6 +151,71 @@ class nfa {
   std::map<std::pair<int32_t, int32_t>, int32_t> inline_entries_;
 };
 
+// How reading a byte inside a JSON string moves through its characters: state 0 between
+// characters, 1 after a backslash, 2..5 before the four hex digits of \uXXXX. `counted`: the
+// byte starts a character (a continuation byte of UTF-8, or the rest of an escape, does not).
+struct char_step {
+  int8_t next;
+  bool counted;
+};
+char_step read_char_byte(int8_t state, uint8_t byte) {
+  switch (state) {
+    case 0:
+      if (byte == '\\') return {1, true};
+      return {0, byte < 0x80 || byte >= 0xC0};
+    case 1:
+      return {int8_t(byte == 'u' ? 2 : 0), false};
+    default:
+      return {int8_t(state == 5 ? 0 : state + 1), false};
+  }
+}
+
+// The states of `item`'s DFA paired with the characters read so far (0..max, or 0..min when
+// max < 0: past min the count no longer matters), each a state of this NFA.
+void nfa::build_char_count(const expr& e, int32_t from, int32_t to) {
+  nfa inner(ir_, inlined_, budget_);
+  const int32_t start = inner.add(), final = inner.add();
+  inner.build(e.items[0], start, final);
+  for (const state& s : inner.states)
+    if (!s.calls.empty()) throw grammar_error("a character count cannot hold a rule call");
+  const std::vector<dfa_state> dfa = determinize(inner, start, final, budget_);
+  const int32_t cap = e.max < 0 ? e.min : e.max;
+  // Byte values where read_char_byte changes, whatever the state.
+  static constexpr int cuts[] = {'\\', '\\' + 1, 'u', 'u' + 1, 0x80, 0xC0, 256};
+  std::map<std::tuple<int32_t, int8_t, int32_t>, int32_t> ids;
+  std::vector<std::tuple<int32_t, int8_t, int32_t>> work;
+  auto id = [&](int32_t d, int8_t c_state, int32_t count) {
+    auto [it, added] = ids.try_emplace({d, c_state, count}, -1);
+    if (added) {
+      it->second = add();
+      work.push_back(it->first);
+    }
+    return it->second;
+  };
+  const int32_t first = id(0, 0, 0);  // before taking states[from]: add() may move it
+  states[from].eps.push_back(first);
+  while (!work.empty()) {
+    const auto [d, c_state, count] = work.back();
+    work.pop_back();
+    const int32_t s = ids[{d, c_state, count}];
+    if (dfa[d].final && c_state == 0 && count >= e.min) states[s].eps.push_back(to);
+    for (const auto& edge : dfa[d].bytes) {
+      for (int lo = edge.lo; lo <= edge.hi;) {
+        const int hi =
+            std::min<int>(edge.hi, *std::upper_bound(std::begin(cuts), std::end(cuts), lo) - 1);
+        const char_step step = read_char_byte(c_state, uint8_t(lo));
+        int32_t next = count + (step.counted ? 1 : 0);
+        if (e.max < 0) next = std::min(next, cap);
+        if (next <= cap) {
+          const int32_t target = id(edge.target, step.next, next);
+          states[s].bytes.push_back({uint8_t(lo), uint8_t(hi), target});
+        }
+        lo = hi + 1;
+      }
+    }
+  }
+}
+
 struct subset_hash {
   size_t operator()(const std::vector<int32_t>& v) const {
     uint64_t h = 1469598103934665603ull;
@@ -141,15 +224,6 @@ struct subset_hash {
   }
 };
 
-// A DFA state before the rules are joined: edges point at states of the same rule; calls
-// name rules of the grammar_ir.
-struct dfa_state {
-  bool final = false;
-  std::vector<automaton::byte_edge> bytes;
-  std::vector<automaton::call_edge> calls;
-};
-
-// Subset construction from `start`; `final` is the NFA's accepting state.
 std::vector<dfa_state> determinize(const nfa& n, int32_t start, int32_t final,
                                    state_budget& budget) {
   std::vector<int32_t> mark(n.states.size(), -1);
@@ -244,6 +318,8 @@ int64_t expr_size(const expr& e, const std::vector<int64_t>& size) {
       int64_t copies = e.max < 0 ? std::max(e.min, 1) : e.max;
       return saturating(1 + saturating(copies * expr_size(e.items[0], size)));
     }
+    case expr::kind::char_count:  // at most one state of the item per count
+      return saturating(int64_t(1 + (e.max < 0 ? e.min : e.max)) * expr_size(e.items[0], size));
   }
   return 1;
 }

@@ -120,6 +120,12 @@ expr optional(expr item) {
   return repeat(std::move(item), 0, 1);
 }
 
+expr char_count(expr item, int32_t min, int32_t max) {
+  expr e = repeat(std::move(item), min, max);
+  e.k = expr::kind::char_count;
+  return e;
+}
+
 expr rule_ref(int32_t rule) {
   expr e;
   e.k = expr::kind::rule_ref;

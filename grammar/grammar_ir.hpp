@@ -16,11 +16,19 @@ namespace actorllm::grammar {
 
 /// A regular expression over bytes, with references to other rules.
 struct expr {
-  enum class kind : uint8_t { empty, byte_range, sequence, alternation, repeat, rule_ref };
+  enum class kind : uint8_t {
+    empty,
+    byte_range,
+    sequence,
+    alternation,
+    repeat,
+    rule_ref,
+    char_count
+  };
   kind k = kind::empty;
   uint8_t lo = 0, hi = 0;  // byte_range: one byte in [lo, hi]
   int32_t rule = -1;       // rule_ref: index into grammar_ir::rules
-  int32_t min = 0;         // repeat: at least min copies of items[0] ...
+  int32_t min = 0;         // repeat: at least min copies of items[0] (char_count: characters)
   int32_t max = 0;         // ... and at most max (max < 0: unbounded)
   std::vector<expr> items;
 };
@@ -38,6 +46,11 @@ expr alternation(std::vector<expr> items);
 /// `item` repeated min..max times (max < 0: unbounded).
 expr repeat(expr item, int32_t min, int32_t max);
 expr optional(expr item);
+/// The texts of `item` that hold min..max characters (max < 0: no limit) as written inside a
+/// JSON string: an escape (\n, \u00e9) is one character, and so is a UTF-8 sequence. `item`
+/// must call no rule; the automaton builder intersects its automaton with a counter, so the
+/// cost grows with max (or min) times the states of `item`.
+expr char_count(expr item, int32_t min, int32_t max);
 expr rule_ref(int32_t rule);
 /// One code point from `ranges` (any order, may overlap), as UTF-8; surrogates never match.
 expr code_points(std::vector<code_point_range> ranges);

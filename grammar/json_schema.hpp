@@ -10,16 +10,21 @@
 /// document ($defs, definitions, ...), recursion included; items, prefixItems, minItems,
 /// maxItems (items: false, and no extra items when only prefixItems is given); minLength,
 /// maxLength, pattern (matched whole); format date, time, date-time, email, uuid, ipv4;
-/// minimum, maximum, exclusiveMinimum, exclusiveMaximum for integers (and minimum 0 for
-/// numbers). Properties come in the schema's order.
+/// minLength / maxLength together with a pattern or a format (both hold; the automaton pairs
+/// the regex's states with a character count, so a large maxLength over a complex regex can
+/// pass the builder's state budget and is then refused as too large);
+/// minimum, maximum, exclusiveMinimum, exclusiveMaximum for integers and for numbers (any
+/// real bounds, read as exact decimals; a bounded number is written without an exponent,
+/// number_range.hpp); multipleOf on integers. Properties come in the schema's order.
 ///
 /// Ignored as annotations: title, description, default, examples, $schema, $id, $comment,
 /// deprecated, readOnly, writeOnly, unevaluatedProperties/Items (nothing unevaluated is
 /// written), and unknown keywords. Refused with a grammar_error naming the keyword and its
 /// place ("json schema: at /properties/x: ..."): not, if/then/else, patternProperties,
 /// propertyNames, dependentRequired, dependentSchemas, minProperties, maxProperties,
-/// contains, uniqueItems true, multipleOf, number bounds other than minimum 0, other
-/// formats, remote $ref, and combinations that cannot be merged.
+/// contains, uniqueItems true, multipleOf on numbers, bounds no number lies within, other
+/// formats, a format together with a pattern, remote $ref, and combinations that cannot be
+/// merged.
 #include <nlohmann/json.hpp>
 #include <string_view>
 

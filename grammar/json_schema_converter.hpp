@@ -12,6 +12,7 @@
 #include "grammar/grammar_ir.hpp"
 #include "grammar/json_schema.hpp"
 #include "grammar/json_schema_merge.hpp"
+#include "grammar/number_range.hpp"
 
 namespace actorllm::grammar {
 
@@ -56,6 +57,8 @@ class json_schema_converter {
   // The integers divisible by `k` within [lo, hi] (multipleOf).
   expr integer_multiples(int64_t k, std::optional<int64_t> lo, std::optional<int64_t> hi,
                          const std::string& where);
+  // A number bound as an exact decimal, or nullopt when absent.
+  std::optional<number_bound> number_limit(const json& s, bool lower, const std::string& where);
   expr number_value(const json& s, const std::string& where);
   expr object_value(const json& s, const std::string& where);
   expr array_value(const json& s, const std::string& where);

@@ -38,28 +38,29 @@ int64_t json_schema_converter::count(const json& s, const char* key, int64_t fal
 }
 
 expr json_schema_converter::string_value(const json& s, const std::string& where) {
-  const bool lengths = s.contains("minLength") || s.contains("maxLength");
+  const int64_t min = count(s, "minLength", 0, where), max = count(s, "maxLength", -1, where);
+  if (max >= 0 && max < min) fail(where, "minLength above maxLength");
+  if (!s.contains("format") && !s.contains("pattern"))
+    return string_rule(where, repeat(string_char(), int32_t(min), int32_t(max)));
+  expr body;
   if (s.contains("format")) {
-    if (lengths || s.contains("pattern"))
-      fail(where, "format together with pattern, minLength or maxLength is not enforced");
+    if (s.contains("pattern")) fail(where, "format together with pattern is not enforced");
     const std::string f = s["format"].is_string() ? s["format"].get<std::string>() : "";
-    auto body = string_format(f);
-    if (!body) fail(where, "format '" + f + "' is not enforced");
-    return string_rule(where, std::move(*body));
-  }
-  if (s.contains("pattern")) {
-    if (lengths) fail(where, "pattern together with minLength or maxLength is not enforced");
+    auto format = string_format(f);
+    if (!format) fail(where, "format '" + f + "' is not enforced");
+    body = std::move(*format);
+  } else {
     if (!s["pattern"].is_string()) fail(where, "pattern must be a string");
     try {
-      return string_rule(where,
-                         parse_regex(s["pattern"].get<std::string>(), regex_output::json_string));
+      body = parse_regex(s["pattern"].get<std::string>(), regex_output::json_string);
     } catch (const grammar_error& e) {
       fail(where + "/pattern", e.what());
     }
   }
-  const int64_t min = count(s, "minLength", 0, where), max = count(s, "maxLength", -1, where);
-  if (max >= 0 && max < min) fail(where, "minLength above maxLength");
-  return string_rule(where, repeat(string_char(), int32_t(min), int32_t(max)));
+  // Lengths with a format or pattern: the texts of both, by a counter beside the regex's
+  // automaton (its size is bounded by the automaton builder's state budget).
+  if (min > 0 || max >= 0) body = char_count(std::move(body), int32_t(min), int32_t(max));
+  return string_rule(where, std::move(body));
 }
 
 // An integer bound, or nullopt when absent; `lower` rounds up, else down.
@@ -146,15 +147,37 @@ expr json_schema_converter::integer_multiples(int64_t k, std::optional<int64_t> 
   return alternation(std::move(parts));
 }
 
+// A bound on a number as an exact decimal, or nullopt when absent; the tighter of an
+// inclusive and an exclusive bound on the same side.
+std::optional<number_bound> json_schema_converter::number_limit(const json& s, bool lower,
+                                                                const std::string& where) {
+  const char* inclusive = lower ? "minimum" : "maximum";
+  const char* exclusive = lower ? "exclusiveMinimum" : "exclusiveMaximum";
+  const auto read = [&](const char* key) {
+    std::optional<decimal> d;
+    if (s[key].is_number()) d = parse_decimal(s[key].dump());
+    if (!d) fail(where, std::string(key) + " must be a finite number");
+    return *d;
+  };
+  std::optional<number_bound> b;
+  if (s.contains(inclusive)) b = number_bound{read(inclusive), true};
+  if (s.contains(exclusive)) {
+    if (s[exclusive].is_boolean()) {  // draft 4: modifies minimum / maximum
+      if (b) b->inclusive = !s[exclusive].get<bool>();
+    } else {
+      const decimal x = read(exclusive);
+      const int c = b ? compare(x, b->value) : 0;
+      if (!b || (lower ? c >= 0 : c <= 0)) b = number_bound{x, false};
+    }
+  }
+  return b;
+}
+
 expr json_schema_converter::number_value(const json& s, const std::string& where) {
   if (!has_any(s, number_keywords)) return json_number(false);
-  const bool nonnegative = s.contains("minimum") && s["minimum"] == 0 && !s.contains("maximum") &&
-                           !s.contains("exclusiveMinimum") && !s.contains("exclusiveMaximum");
-  if (!nonnegative)
-    fail(where,
-         "minimum, maximum and exclusive bounds on a number are not enforced (only "
-         "minimum 0, and any bounds on an integer)");
-  return json_number(true);
+  auto range = number_range(number_limit(s, true, where), number_limit(s, false, where));
+  if (!range) fail(where, "no number lies within the bounds");
+  return *range;
 }
 
 expr json_schema_converter::object_value(const json& s, const std::string& where) {

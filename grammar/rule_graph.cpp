@@ -106,6 +106,7 @@ void serialize(const expr& e, const std::vector<int32_t>& rep, std::string& out)
       out += std::to_string(rep[e.rule]);
       break;
     case expr::kind::repeat:
+    case expr::kind::char_count:
       out += std::to_string(e.min) + "," + std::to_string(e.max);
       break;
     default:

@@ -42,7 +42,7 @@ assistant_message stream_by_tokens(const tokenizer& tok, std::string_view text,
 }
 
 TEST(token_stream, qwen3_thinking_and_hermes_calls_token_by_token) {
-  const tokenizer qwen = tokenizer::load(testing::shared_dir() / "tokenizers" / "qwen3");
+  const tokenizer qwen = tokenizer::load(actorllm::testing::shared_dir() / "tokenizers" / "qwen3");
   // <tool_call> and <think> are added tokens that are not special: they survive
   // skip_special_tokens, so the parsers see them.
   ASSERT_EQ(qwen.encode("<tool_call>", false).size(), 1u);
@@ -63,7 +63,8 @@ TEST(token_stream, qwen3_thinking_and_hermes_calls_token_by_token) {
 }
 
 TEST(token_stream, llama3_json_and_pythonic_token_by_token) {
-  const tokenizer llama = tokenizer::load(testing::shared_dir() / "tokenizers" / "llama3");
+  const tokenizer llama =
+      tokenizer::load(actorllm::testing::shared_dir() / "tokenizers" / "llama3");
   std::size_t num_deltas = 0;
   const assistant_message json = stream_by_tokens(
       llama,
