@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "api/ids.hpp"
+#include "api/json_numbers.hpp"
 #include "api/openai_call.hpp"
 
 namespace actorllm::api {
@@ -21,7 +22,7 @@ json usage_json(int64_t input_tokens, int64_t output_tokens) {
 /// A tool call's input: its arguments text as an object. Arguments cut short (max_tokens)
 /// are no object; the stop_reason says so, and the input is empty.
 json input_of(const std::string& arguments) {
-  json input = json::parse(arguments, nullptr, false);
+  json input = parse_keeping_huge_numbers(arguments);
   return input.is_object() ? input : json::object();
 }
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "api/json_numbers.hpp"
 #include "api/structured_output_fields.hpp"
 #include "api/tool_fields.hpp"
 #include "api/unsupported_fields.hpp"
@@ -278,7 +279,8 @@ std::string parse_tool_call_arguments(json& message) {
       *arguments = json::object();
       continue;
     }
-    json parsed = json::parse(text, nullptr, false);
+    // A number the model wrote past double's range stays as its text (json_numbers.hpp).
+    json parsed = parse_keeping_huge_numbers(text);
     if (!parsed.is_object())
       return "a tool call's function.arguments must be a JSON object as text, got '" +
              text.substr(0, 64) + (text.size() > 64 ? "...'" : "'");
