@@ -11,10 +11,11 @@ namespace actorllm {
 using output_sink_actor =
     caf::typed_actor<caf::reacts_to<outputs_atom, std::vector<request_output>>>;
 
-/// Receives a replica's outputs (the router). Schedulers do not wait for it: the router
-/// detokenizes one step's outputs while the next step runs.
+/// Receives a replica's outputs and KV events (the router). Schedulers do not wait for it:
+/// the router detokenizes one step's outputs while the next step runs.
 using replica_sink_actor =
-    caf::typed_actor<caf::reacts_to<outputs_atom, std::vector<request_output>>>;
+    caf::typed_actor<caf::reacts_to<outputs_atom, std::vector<request_output>>,
+                     caf::reacts_to<kv_events_atom, kv_cache_events>>;
 
 /// One per device: executes step plans on its KV cache and weights.
 using worker_actor =
@@ -39,6 +40,7 @@ using router_actor =
     caf::typed_actor<caf::reacts_to<generate_atom, generate_request, output_sink_actor>,
                      caf::reacts_to<abort_atom, std::string>,
                      caf::reacts_to<outputs_atom, std::vector<request_output>>,
+                     caf::reacts_to<kv_events_atom, kv_cache_events>,
                      caf::replies_to<tokenize_atom, generate_request>::with<tokenize_reply>,
                      caf::replies_to<detok_atom, std::vector<int32_t>>::with<std::string>,
                      caf::replies_to<reserve_atom>::with<int32_t>,

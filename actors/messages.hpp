@@ -9,6 +9,7 @@
 
 #include "common/engine_stats.hpp"
 #include "common/generate_request.hpp"
+#include "common/kv_events.hpp"
 #include "common/model_identity.hpp"
 #include "common/sampling_params.hpp"
 #include "common/step_plan.hpp"
@@ -40,6 +41,8 @@ using join_atom = caf::atom_constant<caf::atom("join")>;        ///< remote work
 using info_atom = caf::atom_constant<caf::atom("info")>;        ///< worker: describe yourself
 /// scheduler: let go of a request the router ended by a stop string (counted as a stop)
 using stopped_atom = caf::atom_constant<caf::atom("stopped")>;
+/// scheduler -> router: the prefix blocks its device pool gained and lost (kv_events.hpp)
+using kv_events_atom = caf::atom_constant<caf::atom("kvevents")>;
 
 // --- structs owned by the actor layer ------------------------------------------------------
 
@@ -175,6 +178,11 @@ typename Inspector::result_type inspect(Inspector& f, request_output& x) {
            x.stop_reason, x.stop_token, x.num_prompt_tokens, x.num_generated_tokens,
            x.num_cached_tokens, x.error, x.error_status, x.error_param, x.embedding,
            x.cumulative_logprob);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, kv_cache_events& x) {
+  return f(caf::meta::type_name("kv_cache_events"), x.stored, x.evicted);
 }
 
 template <class Inspector>

@@ -43,6 +43,7 @@ std::vector<std::string> engine_config::validate() const {
   require(scheduler.max_waiting_requests >= 1, "--max-waiting-requests: must be >= 1");
   require(parallel.tensor_parallel_size >= 1, "--tensor-parallel-size: must be >= 1");
   require(parallel.replicas >= 1, "--replicas: must be >= 1");
+  require(parallel.routing_balance_tokens >= 0, "--routing-balance-tokens: must be >= 0");
   if (autoscale.enabled()) {
     require(autoscale.min_replicas >= 1 && autoscale.min_replicas <= autoscale.max_replicas,
             "--autoscale: must have 1 <= MIN <= MAX");

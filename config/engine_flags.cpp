@@ -122,6 +122,18 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
                "own device(s) and KV cache",
                c.parallel.replicas);
   p.add_number("--cpu-threads", "threads for the CPU math; 0: all cores", c.parallel.cpu_threads);
+  p.add_choice("--routing-policy",
+               "how the router picks a replica: cache_aware (default: the longest cached prefix "
+               "of the prompt, within --routing-balance-tokens of the least load), least_load, "
+               "round_robin",
+               c.parallel.routing,
+               {{"cache_aware", routing_policy::cache_aware},
+                {"least_load", routing_policy::least_load},
+                {"round_robin", routing_policy::round_robin}});
+  p.add_number("--routing-balance-tokens",
+               "cache_aware: a replica with more of the prompt cached wins unless it owes more "
+               "than this many tokens beyond the least-loaded one (default 16384)",
+               c.parallel.routing_balance_tokens);
   p.add("--autoscale", "MIN:MAX", "replicas follow the load, between MIN and MAX",
         [&c](std::string_view v) -> std::string {
           const auto colon = v.find(':');

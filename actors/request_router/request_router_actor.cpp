@@ -23,6 +23,7 @@ void send_one(router_self self, const output_sink_actor& client, request_output 
 void retire_if_drained(router_self self, int32_t index) {
   auto& st = self->state;
   if (!st.replicas.take_drained(index)) return;
+  st.prefixes.forget(index);
   std::fprintf(stderr, "router: replica %d is drained; stopping it\n", index);
   if (st.hooks.on_replica_retired) st.hooks.on_replica_retired(index);
 }
@@ -127,6 +128,7 @@ void replica_lost(router_self self, int32_t index, const std::string& why,
                   const caf::error* exit_reason) {
   auto& st = self->state;
   st.replicas.mark_dead(index);
+  st.prefixes.forget(index);  // its cached prefixes are gone with it
   if (exit_reason && !st.down[index]) {
     st.down[index] = true;
     // A worker that stopped cleanly (SIGTERM) left on purpose: its replica retires.
@@ -150,10 +152,18 @@ void admit(router_self self, const generate_request& req, const output_sink_acto
   if (!prompt.ok())
     return send_one(self, client,
                     error_output(req.request_id, prompt.error, prompt.status, prompt.error_param));
-  const auto replica = st.replicas.pick();
-  if (!replica)
+  // The replicas key their prefix caches by adapter (scheduler::cache_salt): so do the hashes.
+  const uint64_t salt = static_cast<uint32_t>(prompt.adapter ? prompt.adapter->id : 0);
+  const std::vector<uint64_t> hashes =
+      st.routing.policy == routing_policy::cache_aware
+          ? prompt_block_hashes(prompt.token_ids, st.routing.block_size, salt)
+          : std::vector<uint64_t>{};
+  const auto choice = choose_replica(st.replicas, st.prefixes, hashes, st.routing, st.routing_turn);
+  if (!choice)
     return send_one(self, client,
                     error_output(req.request_id, "no engine replica is available", 503));
+  ++st.routes_by_reason[static_cast<size_t>(choice->reason)];
+  const std::optional<int32_t> replica = choice->replica;
   const int32_t n = std::max(1, req.params.n);
   router_request r{output_processor(st.prompts->tok(), req, prompt.token_ids),
                    stream_coalescer(st.stream_interval),
@@ -219,9 +229,11 @@ router_actor::behavior_type request_router(router_self self,
                                            std::shared_ptr<prompt_builder> prompts,
                                            std::vector<scheduler_actor> schedulers,
                                            remote_replica_factory make_remote_replica,
-                                           router_hooks hooks, int32_t stream_interval) {
+                                           router_hooks hooks, int32_t stream_interval,
+                                           routing_options routing) {
   self->state.prompts = std::move(prompts);
   self->state.stream_interval = stream_interval;
+  self->state.routing = routing;
   self->state.hooks = std::move(hooks);
   self->state.probe.report = self->state.hooks.on_mailbox;
   self->state.probe.start(self);
@@ -294,6 +306,12 @@ router_actor::behavior_type request_router(router_self self,
         for (auto& [addr, slot] : per_client)
           self->send(slot.first, outputs_atom::value, std::move(slot.second));
         if (st.hooks.on_mailbox) st.hooks.on_mailbox(self->mailbox().size());
+      },
+      [self](kv_events_atom, const kv_cache_events& events) {
+        auto& st = self->state;
+        const auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
+        for (int32_t i = 0; i < static_cast<int32_t>(st.schedulers.size()); ++i)
+          if (st.schedulers[i].address() == sender && !st.down[i]) st.prefixes.apply(i, events);
       },
       [self](tokenize_atom, const generate_request& req) -> tokenize_reply {
         prepared_prompt p = self->state.prompts->prepare(req);

@@ -14,6 +14,7 @@
 /// has (then on_replica_retired stops it), `retire` stops one at once, its requests moved as
 /// if it had been lost. Outputs are taken only from the replica a request is on now, so a
 /// stopped replica's last step cannot add to a request that moved on.
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,6 +25,7 @@
 #include "actors/actor_types.hpp"
 #include "actors/mailbox_probe.hpp"
 #include "actors/request_router/output_processor.hpp"
+#include "actors/request_router/prefix_router.hpp"
 #include "actors/request_router/prompt_builder.hpp"
 #include "actors/request_router/replica_set.hpp"
 #include "actors/request_router/stream_coalescer.hpp"
@@ -85,6 +87,11 @@ struct router_state {
   router_hooks hooks;
   mailbox_probe probe;
   int32_t stream_interval = 1;  ///< tokens per streamed delta
+  routing_options routing;
+  prefix_index prefixes;  ///< which prompt blocks each replica holds (its KV events)
+  uint64_t routing_turn = 0;
+  /// Routing decisions so far, by route_reason.
+  std::array<int64_t, 4> routes_by_reason{};
   static inline const char* name = "request_router";
 };
 
@@ -92,6 +99,7 @@ router_actor::behavior_type request_router(router_actor::stateful_pointer<router
                                            std::shared_ptr<prompt_builder> prompts,
                                            std::vector<scheduler_actor> schedulers,
                                            remote_replica_factory make_remote_replica,
-                                           router_hooks hooks, int32_t stream_interval);
+                                           router_hooks hooks, int32_t stream_interval,
+                                           routing_options routing = {});
 
 }  // namespace actorllm

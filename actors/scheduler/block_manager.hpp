@@ -124,6 +124,9 @@ class block_manager {
   int32_t num_free_device_blocks() const { return device_.num_available(); }
 
   block_manager_stats stats() const;
+  /// KV events of the device pool (block_pool::record_events), off until asked for.
+  void record_cache_events() { device_.record_events(); }
+  kv_cache_events take_cache_events() { return device_.take_events(); }
   const block_pool& device_pool() const { return device_; }
   const block_pool& cpu_pool() const { return cpu_; }
   /// Aborts unless every reference count equals the number of tables naming the block and

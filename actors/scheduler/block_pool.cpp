@@ -1,5 +1,7 @@
 #include "actors/scheduler/block_pool.hpp"
 
+#include <algorithm>
+
 namespace actorllm {
 
 namespace {
@@ -82,7 +84,24 @@ bool block_pool::try_set_hash(block_id block, block_hash hash) {
   if (!inserted) return false;
   hashes_[block] = hash;
   has_hash_[block] = 1;
+  if (recording_) events_.stored.push_back(hash);
   return true;
+}
+
+kv_cache_events block_pool::take_events() {
+  // Net of the report's period: a hash stored then evicted (or the reverse) is reported as
+  // what the index says now, once.
+  kv_cache_events events;
+  auto keep = [this](std::vector<uint64_t>& from, std::vector<uint64_t>& to, bool held) {
+    std::sort(from.begin(), from.end());
+    from.erase(std::unique(from.begin(), from.end()), from.end());
+    for (uint64_t h : from)
+      if (index_.count(h) == static_cast<size_t>(held)) to.push_back(h);
+  };
+  keep(events_.stored, events.stored, true);
+  keep(events_.evicted, events.evicted, false);
+  events_ = {};
+  return events;
 }
 
 std::optional<block_hash> block_pool::hash_of(block_id block) const {
@@ -93,6 +112,7 @@ std::optional<block_hash> block_pool::hash_of(block_id block) const {
 void block_pool::drop_hash(block_id block) {
   ACTORLLM_CHECK(has_hash_[block]);
   index_.erase(hashes_[block]);
+  if (recording_) events_.evicted.push_back(hashes_[block]);
   has_hash_[block] = 0;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "actors/scheduler/block_list.hpp"
+#include "common/kv_events.hpp"
 #include "common/kv_ids.hpp"
 
 namespace actorllm {
@@ -72,6 +73,13 @@ class block_pool {
   /// Aborts when the lists, counts and index disagree.
   void check_invariants() const;
 
+  /// From now on, remembers every hash the index gains and loses until take_events() (KV
+  /// events: the router's picture of which prefixes this pool holds).
+  void record_events() { recording_ = true; }
+  /// The hashes the index gained and lost since the last call, net: each hash once, in the
+  /// list that says whether the index holds it now.
+  kv_cache_events take_events();
+
  private:
   void drop_hash(block_id block);
 
@@ -82,6 +90,8 @@ class block_pool {
   block_list cached_free_;
   std::unordered_map<block_hash, block_id> index_;
   int32_t num_used_ = 0;
+  bool recording_ = false;
+  kv_cache_events events_;
 };
 
 }  // namespace actorllm

@@ -135,6 +135,10 @@ class scheduler {
 
   std::vector<scheduler_event> take_events();
   scheduler_stats stats() const;
+  /// The device pool's KV events since the last call (for cache-aware routing); none are kept
+  /// until record_cache_events().
+  void record_cache_events() { blocks_.record_cache_events(); }
+  kv_cache_events take_cache_events() { return blocks_.take_cache_events(); }
   const block_manager& blocks() const { return blocks_; }
   /// Aborts when queues, sequences and block tables disagree (tests call it every step).
   void check_invariants() const;

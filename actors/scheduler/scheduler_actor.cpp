@@ -148,6 +148,8 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
     st.worker_busy_seconds += result.worker_seconds;
     if (result.mask_seconds > 0 && st.hooks.on_masks) st.hooks.on_masks(result.mask_seconds);
     emit(self, st.core->update(result));
+    if (auto events = st.core->take_cache_events(); !events.empty())
+      self->send(st.sink, kv_events_atom::value, std::move(events));
     const auto stats = st.core->stats();
     cache_report report{result.step,
                         stats.device,
@@ -170,6 +172,7 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
       if (w.address() == msg.source) return on_worker_failure(to_string(msg.reason));
   });
 
+  self->state.core->record_cache_events();  // the router's cache-aware routing reads them
   // The pools' gauges read their real sizes from the start, not 0 until the first step.
   if (self->state.hooks.on_stats) self->state.hooks.on_stats(self->state.core->stats());
 

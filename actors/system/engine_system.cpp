@@ -66,9 +66,11 @@ engine_system::engine_system(const engine_config& config,
     m->replica_down(replica, reason, retired);
   };
   hooks.on_replica_retired = [this](int32_t replica) { stop_actors(replica); };
-  router_ = system_.spawn<caf::detached>(request_router, prompts_, std::vector<scheduler_actor>{},
-                                         remote_factory, std::move(hooks),
-                                         config.scheduler.stream_interval);
+  router_ = system_.spawn<caf::detached>(
+      request_router, prompts_, std::vector<scheduler_actor>{}, remote_factory, std::move(hooks),
+      config.scheduler.stream_interval,
+      routing_options{config.parallel.routing, config.parallel.routing_balance_tokens,
+                      setup_->scheduler.block_size});
   own(caf::actor_cast<caf::actor>(router_));
   for (int32_t i = 0; i < config.parallel.replicas; ++i) add_replica();
 

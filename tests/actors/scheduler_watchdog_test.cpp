@@ -26,7 +26,8 @@ worker_actor::behavior_type silent_worker(worker_actor::pointer self, int32_t /*
 }
 
 replica_sink_actor::behavior_type ignoring_sink(replica_sink_actor::pointer, int32_t /*replica*/) {
-  return {[](outputs_atom, std::vector<request_output>&) {}};
+  return {[](outputs_atom, std::vector<request_output>&) {},
+          [](kv_events_atom, kv_cache_events&) {}};
 }
 
 TEST(scheduler_watchdog, a_worker_that_never_answers_a_step_fails_the_replica_after_the_timeout) {
