@@ -2,13 +2,55 @@
 #include "api/admission.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "api/anthropic_protocol.hpp"
 #include "api/ids.hpp"
+#include "api/model_directory.hpp"
 #include "api/response_store.hpp"
 #include "api/responses_protocol.hpp"
 
 namespace actorllm::api {
+namespace {
+
+/// The top-level "model" of a JSON body, read without keeping anything else; empty when the
+/// body names none (or is no JSON object: its own parse says what is wrong).
+std::string model_named_in(std::string_view body) {
+  using json = nlohmann::json;
+  std::string name;
+  json::parser_callback_t keep_model = [&name](int depth, json::parse_event_t event, json& parsed) {
+    if (depth != 1) return depth == 0;
+    if (event == json::parse_event_t::key) return parsed == "model";
+    if (event == json::parse_event_t::value && parsed.is_string()) name = parsed.get<std::string>();
+    return false;
+  };
+  (void)json::parse(body, keep_model, false);
+  return name;
+}
+
+/// The model a body names, as far as it decides how the body reads (its task, its sampling
+/// defaults): with one model, that model; with several, the one named (the default when the
+/// name is unknown: admit() refuses it once the body is read).
+model_info model_for_body(const server_context& context, std::string_view body) {
+  if (context.engine.num_models() > 1)
+    if (auto found = context.engine.find_model(model_named_in(body))) return found->info;
+  return context.engine.model();
+}
+
+/// A 503 for a model that is listed but not loaded, naming its state (and why it failed).
+api_error not_loaded(const model_listing& model) {
+  api_error error = engine_error(model_refusal(model), 503);
+  error.code = "model_not_loaded";
+  error.param = "model";
+  return error;
+}
+
+}  // namespace
+
+sampling_defaults sampling_defaults_for(const server_context& context, std::string_view requested) {
+  if (auto found = context.engine.find_model(requested)) return found->info.sampling;
+  return context.engine.model().sampling;
+}
 
 std::optional<api_error> check_request_size(const openai_request& request, int32_t max_model_len,
                                             int32_t max_waiting_requests) {
@@ -55,13 +97,15 @@ std::optional<api_error> check_request_size(const openai_request& request, int32
 
 std::optional<api_error> admit(server_context& context, const openai_request& request,
                                model_info& model) {
-  model = context.engine.model();
-  if (!request.model.empty() && !model.answers_to(request.model)) {
+  auto found = context.engine.find_model(request.model);
+  if (!found) {
     api_error error =
         not_found("The model `" + request.model + "` does not exist.", "model_not_found");
     error.param = "model";
     return error;
   }
+  if (found->state != model_state::loaded) return not_loaded(*found);
+  model = std::move(found->info);
   if (auto too_much =
           check_request_size(request, model.max_model_len, context.max_waiting_requests)) {
     return too_much;
@@ -80,7 +124,8 @@ std::optional<api_error> admit(server_context& context, const openai_request& re
 
 std::optional<api_error> admit_call(server_context& context, api_kind kind, std::string_view body,
                                     openai_request& out, model_info& model) {
-  if (context.engine.model().embeddings) {
+  const model_info named = model_for_body(context, body);
+  if (named.embeddings) {
     // A pooling model generates nothing (vLLM refuses generation on it by name, too).
     const char* api = kind == api_kind::chat        ? "Chat Completions"
                       : kind == api_kind::responses ? "Responses"
@@ -89,7 +134,7 @@ std::optional<api_error> admit_call(server_context& context, api_kind kind, std:
     return bad_request(std::string("The model does not support the ") + api +
                        " API: this server runs --task embed; use /v1/embeddings");
   }
-  const sampling_defaults defaults = context.engine.model().sampling;
+  const sampling_defaults defaults = named.sampling;
   const response_lookup lookup = [&context](std::string_view id) {
     return context.responses ? context.responses->get(id) : std::nullopt;
   };
@@ -104,7 +149,10 @@ std::optional<api_error> admit_call(server_context& context, api_kind kind, std:
 
 std::optional<api_error> admit_embeddings(server_context& context, std::string_view body,
                                           embeddings_request& out, model_info& model) {
-  model = context.engine.model();
+  model = model_for_body(context, body);
+  if (auto found = context.engine.find_model(model.name);
+      found && found->state != model_state::loaded)
+    return not_loaded(*found);
   if (auto error = parse_embeddings_request(body, model, out)) return error;
   const int32_t limit = context.max_waiting_requests;
   if (limit > 0 && context.engine.num_waiting() + out.inputs.size() > size_t(limit))
@@ -117,10 +165,10 @@ std::optional<api_error> admit_tokenize(server_context& context, std::string_vie
   if (auto error =
           count_tokens ? parse_count_tokens_request(body, out) : parse_tokenize_request(body, out))
     return error;
-  const model_info model = context.engine.model();
-  if (!out.model.empty() && !model.answers_to(out.model))
-    return not_found("The model `" + out.model + "` does not exist.", "model_not_found");
-  out.model = model.name;  // the engine knows the model by its served name only
+  const auto found = context.engine.find_model(out.model);
+  if (!found) return not_found("The model `" + out.model + "` does not exist.", "model_not_found");
+  if (found->state != model_state::loaded) return not_loaded(*found);
+  out.model = found->info.name;  // the engine knows the model by its served name only
   return std::nullopt;
 }
 

@@ -28,10 +28,15 @@ inline constexpr int64_t max_output_entries = int64_t{1} << 22;
 std::optional<api_error> check_request_size(const openai_request& request, int32_t max_model_len,
                                             int32_t max_waiting_requests);
 
-/// Checks a parsed call before it reaches the engine: unknown model (404), engine not
-/// alive (503), waiting queue full (503). Fills `model` with what the engine serves.
+/// Checks a parsed call before it reaches the engine: unknown model (404), a model that is
+/// not loaded (503, naming its state), engine not alive (503), waiting queue full (503).
+/// Fills `model` with the model the call names (the default one when it names none).
 std::optional<api_error> admit(server_context& context, const openai_request& request,
                                model_info& model);
+
+/// The sampling defaults of the model `requested` names (the default model's for an empty or
+/// unknown name), which a request body is read with.
+sampling_defaults sampling_defaults_for(const server_context& context, std::string_view requested);
 
 /// Reads a call of `kind` from an HTTP body (a Responses body for api_kind::responses, a
 /// Messages body for api_kind::messages, with
@@ -39,7 +44,7 @@ std::optional<api_error> admit(server_context& context, const openai_request& re
 std::optional<api_error> admit_call(server_context& context, api_kind kind, std::string_view body,
                                     openai_request& out, model_info& model);
 
-/// Reads an embeddings body for the served model (`model`, filled) and admits it: 503 while
+/// Reads an embeddings body for the model it names (`model`, filled) and admits it: 503 while
 /// the waiting queue has no room for every input.
 std::optional<api_error> admit_embeddings(server_context& context, std::string_view body,
                                           embeddings_request& out, model_info& model);

@@ -14,36 +14,44 @@ namespace {
 
 using json = nlohmann::json;
 
-json model_object(const model_info& model) {
-  return {{"id", model.name},
-          {"object", "model"},
-          {"created", model.created},
-          {"owned_by", "actorllm"},
-          {"root", model.root.empty() ? model.name : model.root},
-          {"parent", nullptr},
-          {"max_model_len", model.max_model_len},
-          {"permission", json::array()}};
+/// vLLM's model card, with the model's state (ours: vLLM serves one model, always loaded).
+json model_object(const model_listing& listing) {
+  const model_info& model = listing.info;
+  json object = {{"id", model.name},
+                 {"object", "model"},
+                 {"created", model.created},
+                 {"owned_by", "actorllm"},
+                 {"root", model.root.empty() ? model.name : model.root},
+                 {"parent", nullptr},
+                 {"max_model_len", model.max_model_len},
+                 {"permission", json::array()},
+                 {"state", to_string(listing.state)}};
+  if (!listing.error.empty()) object["error"] = listing.error;
+  return object;
 }
 
 /// A LoRA adapter as vLLM lists it: its folder as root, the base model as parent.
-json adapter_object(const model_info& model, const adapter_info& adapter) {
+json adapter_object(const model_listing& model, const adapter_info& adapter) {
   json object = model_object(model);
   object["id"] = adapter.name;
   object["root"] = adapter.path;
-  object["parent"] = model.name;
+  object["parent"] = model.info.name;
   return object;
 }
 
 }  // namespace
 
-std::string models_json(const model_info& model) {
-  json data = json::array({model_object(model)});
-  for (const auto& adapter : model.adapters) data.push_back(adapter_object(model, adapter));
+std::string models_json(const std::vector<model_listing>& models) {
+  json data = json::array();
+  for (const auto& model : models) {
+    data.push_back(model_object(model));
+    for (const auto& adapter : model.info.adapters) data.push_back(adapter_object(model, adapter));
+  }
   return to_wire({{"object", "list"}, {"data", std::move(data)}});
 }
 
-std::string model_json(const model_info& model, std::string_view id) {
-  if (const adapter_info* adapter = model.find_adapter(id))
+std::string model_json(const model_listing& model, std::string_view id) {
+  if (const adapter_info* adapter = model.info.find_adapter(id))
     return to_wire(adapter_object(model, *adapter));
   return to_wire(model_object(model));
 }

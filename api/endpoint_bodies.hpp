@@ -3,13 +3,17 @@
 /// /detokenize and /v1/messages/count_tokens.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/engine_port.hpp"
 
 namespace actorllm::api {
 
-std::string models_json(const model_info& model);
-std::string model_json(const model_info& model, std::string_view id);
+/// Every model with its state ("loaded", "loading", "unloaded", "failed", and "error" when it
+/// failed), each loaded one followed by its LoRA adapters (their base model as parent).
+std::string models_json(const std::vector<model_listing>& models);
+/// The model card of `id`: the model, or the adapter of that name.
+std::string model_json(const model_listing& model, std::string_view id);
 std::string version_json();
 std::string tokenize_json(const tokenize_result& result);
 std::string detokenize_json(const detokenize_result& result);

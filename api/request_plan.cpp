@@ -138,13 +138,13 @@ request_plan plan_endpoint(const server_context& context, const request_head& he
     case endpoint::version:
       return answered({200, version_json()});
     case endpoint::models:
-      return answered({200, models_json(engine.model())});
+      return answered({200, models_json(engine.models())});
     case endpoint::model: {
-      const model_info model = engine.model();
-      if (!model.answers_to(r.model_id))
+      const auto model = r.model_id.empty() ? std::nullopt : engine.find_model(r.model_id);
+      if (!model)
         return refused(
             not_found("The model `" + r.model_id + "` does not exist.", "model_not_found"), style);
-      return answered({200, model_json(model, r.model_id)});
+      return answered({200, model_json(*model, r.model_id)});
     }
     case endpoint::metrics:
       return answered({200, engine.metrics_text(), "text/plain; version=0.0.4; charset=utf-8"});

@@ -1,14 +1,17 @@
 // `actorllm serve`: the OpenAI-compatible server over the actor engine.
 #include <cstdio>
 #include <ctime>
+#include <optional>
 #include <thread>
 
 #include "actors/system/engine_system.hpp"
 #include "actors/system/replica_manager.hpp"
 #include "api/response_store.hpp"
 #include "app/command.hpp"
+#include "app/model_engines.hpp"
 #include "app/stop_signals.hpp"
 #include "config/engine_flags.hpp"
+#include "config/served_models.hpp"
 #include "net/http_server.hpp"
 
 namespace actorllm::app {
@@ -21,18 +24,52 @@ void log_line(const char* level, const std::string& text) {
   std::fprintf(stderr, "%s %s %s\n", level, stamp, text.c_str());
 }
 
+/// Plans and loads the models of --model NAME=PATH / --models-dir, each in its own engine.
+/// Returns the exit status when the server cannot start: a bad plan (status 2), or no model
+/// that loaded (1); a model that fails alone is marked failed and the others serve.
+std::optional<int> load_models(const engine_config& config, std::unique_ptr<model_engines>& out) {
+  if (config.autoscale.enabled() || config.cluster.port >= 0) {
+    std::fprintf(stderr,
+                 "actorllm serve: --autoscale and --cluster-port serve one model; several "
+                 "models (--model NAME=PATH, --models-dir) take --replicas per model\n");
+    return exit_usage;
+  }
+  std::vector<model_plan> plans;
+  if (auto error = plan_models(config, plans); !error.empty()) {
+    std::fprintf(stderr, "actorllm serve: %s\n", error.c_str());
+    return exit_usage;
+  }
+  const int64_t budget = config.models.kv_budget_bytes > 0 ? config.models.kv_budget_bytes
+                                                           : default_models_kv_budget(config);
+  if (budget <= 0) {
+    std::fprintf(stderr,
+                 "actorllm serve: --models-kv-budget: give the bytes of KV cache the models "
+                 "share on this device\n");
+    return exit_usage;
+  }
+  out = std::make_unique<model_engines>(std::move(plans), budget, log_line);
+  out->load_all();
+  if (out->num_loaded() == 0) {
+    std::fprintf(stderr, "actorllm serve: no model loaded\n");
+    return 1;
+  }
+  return std::nullopt;
+}
+
 int run_serve(int argc, char** argv) {
   engine_config config;
-  config.model.model = "../shared/models/stories260K";
   flag_parser p(
       "actorllm serve [MODEL] [options]",
       "Serves the OpenAI API (/v1/completions, /v1/chat/completions, /v1/responses,\n"
       "/v1/models, /v1/ws, /tokenize, /detokenize, /health, /version, /metrics) over HTTP, SSE\n"
       "and WebSocket.");
   add_engine_flags(p, config);
+  add_models_flags(p, config.models);
   add_server_flags(p, config);
   add_cluster_flags(p, config.cluster, true);
   if (auto stop = parse_flags(p, argc, argv, "actorllm serve")) return *stop;
+  if (config.model.model.empty() && !config.models.many())
+    config.model.model = "../shared/models/stories260K";
   if (auto errors = config.validate(); !errors.empty()) {
     std::fprintf(stderr, "actorllm serve: %s\n", errors.front().c_str());
     return exit_usage;
@@ -60,19 +97,28 @@ int run_serve(int argc, char** argv) {
     }
   }
 
-  std::unique_ptr<engine_system> engine;
-  try {
-    engine = std::make_unique<engine_system>(config);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "actorllm serve: %s\n", e.what());
-    return 1;
+  // One model: one engine. Several: one engine each, behind the model directory.
+  std::unique_ptr<engine_system> one;
+  std::unique_ptr<model_engines> many;
+  if (config.models.many()) {
+    if (auto stop = load_models(config, many)) return *stop;
+  } else {
+    try {
+      one = std::make_unique<engine_system>(config);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "actorllm serve: %s\n", e.what());
+      return 1;
+    }
+    for (std::string line, text = one->setup().describe(); !text.empty();) {
+      const auto nl = text.find('\n');
+      line = text.substr(0, nl);
+      text = nl == std::string::npos ? "" : text.substr(nl + 1);
+      log_line("INFO", line);
+    }
   }
-  for (std::string line, text = engine->setup().describe(); !text.empty();) {
-    const auto nl = text.find('\n');
-    line = text.substr(0, nl);
-    text = nl == std::string::npos ? "" : text.substr(nl + 1);
-    log_line("INFO", line);
-  }
+  // What the replica admin API and the cluster port act on: the first model's engine.
+  engine_system* engine = one ? one.get() : many->first_loaded();
+  engine_port& port = one ? static_cast<engine_port&>(one->client()) : many->directory();
   if (config.cluster.port >= 0) {
     auto bound = engine->publish(static_cast<uint16_t>(config.cluster.port), cluster_host,
                                  config.cluster.secret);
@@ -85,7 +131,7 @@ int run_serve(int argc, char** argv) {
   }
 
   // Adds, drains and stops replicas for /admin and --autoscale; samples the replica gauges.
-  auto replicas = std::make_unique<replica_manager>(*engine, config);
+  auto replicas = std::make_unique<replica_manager>(*engine, one ? config : engine->setup().config);
   if (config.autoscale.enabled())
     log_line("INFO", "autoscaling between " + std::to_string(config.autoscale.min_replicas) +
                          " and " + std::to_string(config.autoscale.max_replicas) + " replicas");
@@ -95,8 +141,7 @@ int run_serve(int argc, char** argv) {
   options.responses = responses;
   std::unique_ptr<net::http_server> server;
   try {
-    server = std::make_unique<net::http_server>(config.server, engine->client(), options,
-                                                replicas.get());
+    server = std::make_unique<net::http_server>(config.server, port, options, replicas.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "actorllm serve: cannot listen on %s:%u: %s\n", config.server.host.c_str(),
                  config.server.port, e.what());
@@ -113,7 +158,7 @@ int run_serve(int argc, char** argv) {
     quiet.access_log = false;
     quiet.metrics_only = true;
     try {
-      metrics_server = std::make_unique<net::http_server>(metrics_config, engine->client(), quiet);
+      metrics_server = std::make_unique<net::http_server>(metrics_config, port, quiet);
       metrics_server->start();
       log_line("INFO", "metrics also on " + metrics_server->url() + "/metrics");
     } catch (const std::exception& e) {
@@ -122,9 +167,13 @@ int run_serve(int argc, char** argv) {
   }
   if (!config.server.admin_api_key.empty())
     log_line("INFO", "admin API on " + server->url() + "/admin/replicas (admin key required)");
-  log_line("INFO", "serving on " + server->url() + " (replicas " +
-                       std::to_string(config.parallel.replicas) + ", I/O threads " +
-                       std::to_string(config.server.io_threads) + ")");
+  log_line("INFO",
+           "serving on " + server->url() + " (" +
+               (many ? std::to_string(many->num_loaded()) + " of " +
+                           std::to_string(many->directory().num_models()) + " models loaded, "
+                     : std::string()) +
+               "replicas " + std::to_string(config.parallel.replicas) + ", I/O threads " +
+               std::to_string(config.server.io_threads) + ")");
 
   catch_stop_signals();
   while (!stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -133,7 +182,8 @@ int run_serve(int argc, char** argv) {
   if (metrics_server) metrics_server->stop();
   server->stop();
   replicas.reset();  // no change may start while the engine stops
-  engine->shutdown();
+  if (one) one->shutdown();
+  if (many) many->shutdown();
   return 0;
 }
 

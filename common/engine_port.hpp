@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,30 @@ struct model_info {
       if (requested == a.name) return &a;
     return nullptr;
   }
+};
+
+/// Where a served model stands: only a loaded model takes requests; the others are listed
+/// (/v1/models) and refused with 503 (loading, unloaded) or with why it failed.
+enum class model_state { loaded, loading, unloaded, failed };
+
+inline const char* to_string(model_state state) {
+  switch (state) {
+    case model_state::loading:
+      return "loading";
+    case model_state::unloaded:
+      return "unloaded";
+    case model_state::failed:
+      return "failed";
+    default:
+      return "loaded";
+  }
+}
+
+/// One model of the server, as /v1/models lists it and admission finds it.
+struct model_listing {
+  model_info info;  ///< name and root always; the rest only once it loaded
+  model_state state = model_state::loaded;
+  std::string error = {};  ///< failed: why, in one line
 };
 
 /// Answer to load_lora_adapter() and unload_lora_adapter(): empty error on success.
@@ -130,7 +155,21 @@ class engine_port {
     return {false, "the engine is not running"};
   }
 
+  /// The default model: the only one, or the first of several (what a request without
+  /// `model` gets).
   virtual model_info model() const = 0;
+
+  /// The model `requested` names (the served name, an alias or an adapter; empty: the default
+  /// model), loaded or not; nullopt when it names none (a 404). The default: model() alone.
+  virtual std::optional<model_listing> find_model(std::string_view requested) const {
+    model_info info = model();
+    if (!requested.empty() && !info.answers_to(requested)) return std::nullopt;
+    return model_listing{std::move(info)};
+  }
+  /// Every model served, the default first, for /v1/models. The default: model() alone.
+  virtual std::vector<model_listing> models() const { return {model_listing{model()}}; }
+  /// How many models models() lists (1 for one engine).
+  virtual std::size_t num_models() const { return 1; }
 
   /// vLLM's /v1/load_lora_adapter: loads the PEFT folder `path` as adapter `name`. Any thread;
   /// may block while the adapter is read. The default: LoRA updates are off.

@@ -14,6 +14,7 @@ struct sampling_defaults {
   std::optional<float> temperature, top_p, min_p, repetition_penalty;
   std::optional<int32_t> top_k;
 
+  bool operator==(const sampling_defaults&) const = default;
   bool empty() const { return !temperature && !top_p && !min_p && !repetition_penalty && !top_k; }
 
   void apply(sampling_params& p) const {

@@ -15,7 +15,9 @@ std::vector<std::string> engine_config::validate() const {
   auto require = [&](bool ok, std::string message) {
     if (!ok) errors.push_back(std::move(message));
   };
-  require(!model.model.empty(), "--model: a model folder is required");
+  require(!model.model.empty() || models.many(), "--model: a model folder is required");
+  require(models.model_config_file.empty() || models.many(),
+          "--model-config: gives flags to the models of --model NAME=PATH or --models-dir");
   require(model.dtype == "auto" || model.dtype == "float32" || model.dtype == "float16" ||
               model.dtype == "bfloat16" || model.dtype == "half" || model.dtype == "float",
           "--dtype: must be one of auto, float32, float16, bfloat16 (got '" + model.dtype + "')");
@@ -31,6 +33,8 @@ std::vector<std::string> engine_config::validate() const {
   require(bs == 1 || bs == 8 || bs == 16 || bs == 32 || bs == 64 || bs == 128,
           "--block-size: must be one of 1, 8, 16, 32, 64, 128 (got " + std::to_string(bs) + ")");
   require(cache.swap_space_gib >= 0, "--swap-space: must be >= 0 GiB");
+  require(cache.kv_cache_memory_bytes >= -1, "--kv-cache-memory-bytes: must be >= 0");
+  require(models.kv_budget_bytes >= 0, "--models-kv-budget: must be >= 0 bytes");
   require(cache.cache_dtype == "auto" || cache.cache_dtype == "float32" ||
               cache.cache_dtype == "float16" || cache.cache_dtype == "fp8" ||
               cache.cache_dtype == "fp8_e4m3",

@@ -51,6 +51,9 @@ struct cache_config {
   double swap_space_gib = 4.0;           ///< CPU swap pool size, GiB
   int64_t num_gpu_blocks_override = -1;  ///< >= 0: exact device-pool size (CPU backend too)
   int64_t num_cpu_blocks_override = -1;  ///< >= 0: exact CPU swap-pool size (wins over swap space)
+  /// >= 0: bytes of each worker's device KV pool (vLLM's --kv-cache-memory-bytes), instead of
+  /// a share of free memory; --num-gpu-blocks-override wins over it.
+  int64_t kv_cache_memory_bytes = -1;
   double gpu_memory_utilization =
       0.9;  ///< share of device (or free host) memory the engine may use
   bool enable_prefix_caching = true;
@@ -200,8 +203,28 @@ struct cluster_config {
 /// 127.0.0.0/8, ::1 and localhost.
 bool is_loopback_address(const std::string& host);
 
+/// One model of a server that serves several: its name in the API and its folder.
+struct named_model {
+  std::string name;
+  std::string path;
+  bool operator==(const named_model&) const = default;
+};
+
+/// Several models behind one server (config/served_models.hpp turns them into one
+/// engine_config each); none given: the server serves model.model alone, as it always did.
+struct models_config {
+  std::vector<named_model> named;  ///< --model NAME=PATH, in the order given
+  std::string models_dir;          ///< --models-dir: each sub-folder with a config.json
+  std::string model_config_file;   ///< --model-config: JSON map model name -> its flags
+  /// --models-kv-budget: bytes of device KV cache all models share (0: the single-model
+  /// default, min(free memory x --gpu-memory-utilization, 4 GiB) on the CPU).
+  int64_t kv_budget_bytes = 0;
+  bool many() const { return !named.empty() || !models_dir.empty(); }
+};
+
 struct engine_config {
   model_config model;
+  models_config models;
   cache_config cache;
   scheduler_config scheduler;
   parallel_config parallel;

@@ -3,14 +3,21 @@
 #include <cstdio>
 #include <fstream>
 
+#include "config/served_models.hpp"
 #include "config/vllm_flags.hpp"
 #include "tool_calls/registry.hpp"
 
 namespace actorllm {
 
 void add_engine_flags(flag_parser& p, engine_config& c) {
-  p.add_string("--model", "Hugging Face model folder (also accepted as the first argument)",
-               c.model.model);
+  p.add("--model", "PATH|NAME=PATH",
+        "Hugging Face model folder (also accepted as the first argument); serve: NAME=PATH "
+        "adds a model served as NAME (repeat it for several)",
+        [&c](std::string_view v) -> std::string {
+          if (is_named_model(v)) return parse_named_model(v, c.models);
+          c.model.model = std::string(v);
+          return {};
+        });
   p.on_positional("MODEL", [&c](std::string_view v) {
     c.model.model = std::string(v);
     return std::string();
@@ -61,6 +68,10 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
       "--num-gpu-blocks-override",
       "exact number of blocks in the device KV pool (CPU backend too); -1: sized from memory",
       c.cache.num_gpu_blocks_override);
+  p.add_number("--kv-cache-memory-bytes",
+               "bytes of each worker's device KV pool (-1: sized from memory; "
+               "--num-gpu-blocks-override wins)",
+               c.cache.kv_cache_memory_bytes);
   p.add_number("--num-cpu-blocks-override",
                "exact number of CPU swap blocks; overrides --swap-space",
                c.cache.num_cpu_blocks_override);
@@ -162,6 +173,21 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
                "CUDA: decode steps with a longer context run eagerly (default 8192)",
                c.model.max_seq_len_to_capture);
   add_vllm_compatibility_flags(p);
+}
+
+void add_models_flags(flag_parser& p, models_config& m) {
+  p.add_string("--models-dir",
+               "serve each sub-folder holding a config.json as a model named after the folder",
+               m.models_dir);
+  p.add_string("--model-config",
+               "a JSON file mapping model names to their own flags, as "
+               "{\"qwen\": {\"max_model_len\": 512, \"replicas\": 2}}",
+               m.model_config_file);
+  p.add_number("--models-kv-budget",
+               "bytes of device KV cache the models share: each model's pools get an even "
+               "share of what is left as it loads (0: min(free memory x "
+               "--gpu-memory-utilization, 4 GiB))",
+               m.kv_budget_bytes);
 }
 
 void add_server_flags(flag_parser& p, engine_config& c) {

@@ -7,6 +7,9 @@ namespace actorllm {
 
 /// Model, cache, scheduler and parallel flags (what every engine-running command takes).
 void add_engine_flags(flag_parser& parser, engine_config& config);
+/// Serve's flags for several models: --models-dir and --model-config (--model NAME=PATH is
+/// add_engine_flags' --model; config/served_models.hpp plans them).
+void add_models_flags(flag_parser& parser, models_config& models);
 /// Server flags (host, port, api key, CORS, limits, metrics).
 void add_server_flags(flag_parser& parser, engine_config& config);
 /// The cluster's flags: the shared secret (--cluster-secret-file, --cluster-secret) and

@@ -147,7 +147,11 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
     api::openai_request parsed;
     if (auto error = api::parse_openai_json(
             body, chat ? api::api_kind::chat : api::api_kind::completion, parsed,
-            context_.api.engine.model().sampling, message, context_.api.tools())) {
+            api::sampling_defaults_for(context_.api,
+                                       body.contains("model") && body["model"].is_string()
+                                           ? body["model"].get<std::string>()
+                                           : std::string()),
+            message, context_.api.tools())) {
       return send_terminal("error", id, api::error_object(*error));
     }
     model_info model;

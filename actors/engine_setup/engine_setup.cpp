@@ -9,20 +9,12 @@
 #include "actors/engine_setup/generation_defaults.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
 #include "actors/gpu_worker/kv_budget.hpp"
+#include "config/served_models.hpp"
 #include "kernels/cpu/ops.hpp"
 
 namespace actorllm {
 
 namespace {
-
-/// The model folder's own name, however the path was typed ("a/b", "a/b/", "a/b/."); the
-/// whole argument when it names no folder ("." or "/").
-std::string folder_name(const std::string& model_argument) {
-  std::filesystem::path p = std::filesystem::path(model_argument).lexically_normal();
-  if (p.filename().empty()) p = p.parent_path();
-  const std::string name = p.filename().string();
-  return name.empty() || name == "." || name == ".." ? model_argument : name;
-}
 
 /// Every id the tokenizer can produce, and every end-of-sequence id, must name a row of the
 /// model's embedding table: a request's tokens index it directly.
@@ -68,6 +60,10 @@ void check_draft_shares_the_vocabulary(const tokenizer& target,
 engine_setup engine_setup::load(const engine_config& config,
                                 std::shared_ptr<const backend_provider> backend) {
   if (auto errors = config.validate(); !errors.empty()) throw std::runtime_error(errors.front());
+  if (config.models.many())
+    throw std::runtime_error(
+        "--model NAME=PATH, --models-dir: one engine loads one model (`actorllm serve` plans "
+        "one engine per model)");
   if (!backend) {
     if (config.parallel.device == "cuda")
       throw std::runtime_error("--device cuda: this engine has only the CPU backend");
@@ -141,6 +137,7 @@ engine_setup engine_setup::load(const engine_config& config,
   s.scheduler.scheduler = config.scheduler;
   s.scheduler.block_size = config.cache.block_size;
   s.scheduler.num_device_blocks = budget.num_device_blocks;
+  s.kv_block_bytes = budget.block_bytes;
   s.scheduler.num_cpu_blocks = budget.num_cpu_blocks;
   // Mean pooling needs every prompt token's hidden state, so none may come from the cache.
   s.scheduler.enable_prefix_caching = config.cache.enable_prefix_caching && !config.model.embeds();

@@ -33,6 +33,7 @@ struct engine_setup {
   std::vector<std::string> model_aliases;
   int32_t max_model_len = 0;
   sampling_defaults sampling;  ///< --generation-config's defaults for requests
+  int64_t kv_block_bytes = 0;  ///< bytes of one device KV block of one worker
   scheduler_options scheduler;
   model_runner_config runner;
   std::shared_ptr<const backend_provider> backend;  ///< sized the pools; builds workers' backends

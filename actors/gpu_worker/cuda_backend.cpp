@@ -390,10 +390,14 @@ kv_budget cuda_backend_provider::plan_kv(const llama_model& model, const engine_
   constexpr int64_t max_blocks = int64_t(1) << 30;
 
   kv_budget budget;
+  budget.block_bytes = block_bytes;
   int64_t weight_bytes = model.num_weights_read_per_token() * cuda::dtype_size(layout.type);
   if (config.cache.num_gpu_blocks_override >= 0) {
     budget.num_device_blocks =
         static_cast<int32_t>(std::min(config.cache.num_gpu_blocks_override, max_blocks));
+  } else if (config.cache.kv_cache_memory_bytes >= 0) {
+    budget.num_device_blocks = static_cast<int32_t>(
+        std::min(config.cache.kv_cache_memory_bytes / block_bytes, max_blocks));
   } else {
     const cuda_memory_profile p =
         profile_peak_memory(model, config, max_model_len, 0, storage, cache_format);

@@ -29,8 +29,12 @@ kv_budget plan_kv_budget(const cache_config& cache, const kv_cache_shape& shape,
                          int64_t weight_bytes, int32_t max_model_len) {
   kv_budget budget;
   const int64_t block_bytes = shape.bytes_per_block();
+  budget.block_bytes = block_bytes;
   if (cache.num_gpu_blocks_override >= 0) {
     budget.num_device_blocks = static_cast<int32_t>(cache.num_gpu_blocks_override);
+  } else if (cache.kv_cache_memory_bytes >= 0) {
+    budget.num_device_blocks = static_cast<int32_t>(
+        std::clamp<int64_t>(cache.kv_cache_memory_bytes / block_bytes, 0, 1 << 30));
   } else {
     const int64_t usable =
         static_cast<int64_t>(available_host_memory() * cache.gpu_memory_utilization) - weight_bytes;

@@ -14,7 +14,8 @@ namespace actorllm {
 struct kv_budget {
   int32_t num_device_blocks = 0;
   int32_t num_cpu_blocks = 0;
-  std::string error;  ///< non-empty: the engine cannot start (one line, with the numbers)
+  int64_t block_bytes = 0;  ///< bytes of one device block (all layers, K and V)
+  std::string error;        ///< non-empty: the engine cannot start (one line, with the numbers)
 };
 
 /// Bytes of host memory available now (MemAvailable), 0 when unknown.

@@ -18,14 +18,16 @@ void log_info(const std::string& text) {
 }  // namespace
 
 engine_monitoring::engine_monitoring(std::string model_name, int32_t max_model_len,
-                                     double log_stats_interval)
+                                     double log_stats_interval,
+                                     std::shared_ptr<metrics_registry> registry)
     : model_name_(std::move(model_name)),
       max_model_len_(max_model_len),
       log_stats_interval_(log_stats_interval),
-      http_(registry_, model_name_),
-      actors_(registry_, model_name_),
-      scaling_(registry_, model_name_),
-      health_(registry_, model_name_) {}
+      registry_(registry ? std::move(registry) : std::make_shared<metrics_registry>()),
+      http_(*registry_, model_name_),
+      actors_(*registry_, model_name_),
+      scaling_(*registry_, model_name_),
+      health_(*registry_, model_name_) {}
 
 scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config_values& cache) {
   replica_metrics* m;
@@ -37,8 +39,8 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
     auto& slot = replicas_[replica];
     if (!slot)
       slot.reset(new replica_metrics{
-          engine_metrics(registry_, engine_labels{model_name_, replica, max_model_len_}),
-          stats_logger(log_stats_interval_), cache_config_info(registry_, model_name_, replica)});
+          engine_metrics(*registry_, engine_labels{model_name_, replica, max_model_len_}),
+          stats_logger(log_stats_interval_), cache_config_info(*registry_, model_name_, replica)});
     m = slot.get();
   }
   m->cache_info.set(cache);

@@ -23,7 +23,10 @@ namespace actorllm {
 
 class engine_monitoring {
  public:
-  engine_monitoring(std::string model_name, int32_t max_model_len, double log_stats_interval);
+  /// `registry`: where the series go, shared by the engines of several models (each series
+  /// labelled with its model_name); null: a registry of its own.
+  engine_monitoring(std::string model_name, int32_t max_model_len, double log_stats_interval,
+                    std::shared_ptr<metrics_registry> registry = nullptr);
 
   /// The hooks a replica's scheduler shell calls; the replica's metrics are created here.
   scheduler_hooks hooks_for(int32_t replica, const cache_config_values& cache);
@@ -49,7 +52,8 @@ class engine_monitoring {
   mailbox_probe probe_for(std::string actor) {
     return {[this, actor = std::move(actor)](size_t depth) { set_mailbox_depth(actor, depth); }};
   }
-  std::string render() { return registry_.render(); }
+  /// The whole registry: with a shared one, every model's series.
+  std::string render() { return registry_->render(); }
 
   /// The replicas by state, as the replica manager last sampled them.
   void set_replica_states(const std::vector<replica_view>& replicas);
@@ -71,7 +75,7 @@ class engine_monitoring {
   std::string model_name_;
   int32_t max_model_len_;
   double log_stats_interval_;
-  metrics_registry registry_;
+  std::shared_ptr<metrics_registry> registry_;
   http_metrics http_;
   actor_metrics actors_;
   scaling_metrics scaling_;

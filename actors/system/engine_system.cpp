@@ -31,12 +31,19 @@ engine_system::engine_system(const engine_config& config)
 
 engine_system::engine_system(const engine_config& config,
                              std::shared_ptr<const backend_provider> backend)
+    : engine_system(
+          std::make_unique<engine_setup>(engine_setup::load(config, std::move(backend)))) {}
+
+engine_system::engine_system(std::unique_ptr<engine_setup> setup,
+                             std::shared_ptr<metrics_registry> metrics)
     : system_(actor_config_),
-      setup_(std::make_unique<engine_setup>(engine_setup::load(config, std::move(backend)))),
+      setup_(std::move(setup)),
       monitoring_(std::make_unique<engine_monitoring>(
-          setup_->served_model_name, setup_->max_model_len, config.server.log_stats_interval)),
+          setup_->served_model_name, setup_->max_model_len,
+          setup_->config.server.log_stats_interval, std::move(metrics))),
       prompts_(std::make_shared<prompt_builder>(setup_->make_prompt_builder())),
       devices_(setup_->backend->num_devices(), static_cast<int32_t>(setup_->shards.size())) {
+  const engine_config& config = setup_->config;
   auto remote_factory = [this](caf::actor_system&, worker_actor worker, const worker_info& info,
                                int32_t index) {
     scheduler_options options = setup_->scheduler;

@@ -35,6 +35,11 @@ class engine_system {
   explicit engine_system(const engine_config& config);
   /// The same on a given backend (tests place replicas through a provider of their own).
   engine_system(const engine_config& config, std::shared_ptr<const backend_provider> backend);
+  /// From a model already loaded and sized (a server of several models checks each one's KV
+  /// pools against its share before any worker allocates them). `metrics`: a registry shared
+  /// with the other models' engines, each series labelled with its model_name (null: its own).
+  explicit engine_system(std::unique_ptr<engine_setup> setup,
+                         std::shared_ptr<metrics_registry> metrics = nullptr);
   ~engine_system();
   engine_system(const engine_system&) = delete;
   engine_system& operator=(const engine_system&) = delete;
