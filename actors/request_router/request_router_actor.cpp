@@ -162,7 +162,9 @@ void admit(router_self self, const generate_request& req, const output_sink_acto
   if (!choice)
     return send_one(self, client,
                     error_output(req.request_id, "no engine replica is available", 503));
-  ++st.routes_by_reason[static_cast<size_t>(choice->reason)];
+  if (st.hooks.on_route)
+    st.hooks.on_route(choice->reason, choice->num_cached_blocks,
+                      static_cast<int32_t>(hashes.size()));
   const std::optional<int32_t> replica = choice->replica;
   const int32_t n = std::max(1, req.params.n);
   router_request r{output_processor(st.prompts->tok(), req, prompt.token_ids),

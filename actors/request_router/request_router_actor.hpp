@@ -14,7 +14,6 @@
 /// has (then on_replica_retired stops it), `retire` stops one at once, its requests moved as
 /// if it had been lost. Outputs are taken only from the replica a request is on now, so a
 /// stopped replica's last step cannot add to a request that moved on.
-#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -67,6 +66,9 @@ struct router_hooks {
   /// A replica holds no request and takes no more (drained, or stopped and its requests
   /// moved): its actors may stop now and free its memory.
   std::function<void(int32_t replica)> on_replica_retired;
+  /// A request was routed: why its replica was chosen, and how many of its full prompt blocks
+  /// that replica held.
+  std::function<void(route_reason reason, int32_t cached_blocks, int32_t prompt_blocks)> on_route;
 };
 
 struct router_state {
@@ -90,8 +92,6 @@ struct router_state {
   routing_options routing;
   prefix_index prefixes;  ///< which prompt blocks each replica holds (its KV events)
   uint64_t routing_turn = 0;
-  /// Routing decisions so far, by route_reason.
-  std::array<int64_t, 4> routes_by_reason{};
   static inline const char* name = "request_router";
 };
 

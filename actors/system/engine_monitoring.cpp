@@ -27,6 +27,7 @@ engine_monitoring::engine_monitoring(std::string model_name, int32_t max_model_l
       http_(*registry_, model_name_),
       actors_(*registry_, model_name_),
       scaling_(*registry_, model_name_),
+      routing_(*registry_, model_name_),
       health_(*registry_, model_name_) {}
 
 scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config_values& cache) {

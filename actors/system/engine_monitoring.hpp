@@ -17,6 +17,7 @@
 #include "monitoring/engine_metrics.hpp"
 #include "monitoring/http_metrics.hpp"
 #include "monitoring/replica_health.hpp"
+#include "monitoring/routing_metrics.hpp"
 #include "monitoring/scaling_metrics.hpp"
 
 namespace actorllm {
@@ -64,6 +65,10 @@ class engine_monitoring {
   void scale_event(std::string_view direction, std::string_view reason, int32_t count) {
     scaling_.scale_event(direction, reason, count);
   }
+  /// The router chose a replica (router_hooks::on_route).
+  void route(std::string_view reason, int32_t cached_blocks, int32_t prompt_blocks) {
+    routing_.route(reason, cached_blocks, prompt_blocks);
+  }
 
  private:
   struct replica_metrics {
@@ -79,6 +84,7 @@ class engine_monitoring {
   http_metrics http_;
   actor_metrics actors_;
   scaling_metrics scaling_;
+  routing_metrics routing_;
   replica_health health_;
   std::mutex mutex_;  // guards replicas_ (replicas are added at run time)
   std::map<int32_t, std::unique_ptr<replica_metrics>> replicas_;  // by replica index

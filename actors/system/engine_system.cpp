@@ -73,6 +73,9 @@ engine_system::engine_system(std::unique_ptr<engine_setup> setup,
     m->replica_down(replica, reason, retired);
   };
   hooks.on_replica_retired = [this](int32_t replica) { stop_actors(replica); };
+  hooks.on_route = [m = monitoring_.get()](route_reason reason, int32_t cached, int32_t blocks) {
+    m->route(to_string(reason), cached, blocks);
+  };
   router_ = system_.spawn<caf::detached>(
       request_router, prompts_, std::vector<scheduler_actor>{}, remote_factory, std::move(hooks),
       config.scheduler.stream_interval,
