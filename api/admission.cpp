@@ -24,7 +24,8 @@ std::string model_named_in(std::string_view body) {
     if (event == json::parse_event_t::value && parsed.is_string()) name = parsed.get<std::string>();
     return false;
   };
-  (void)json::parse(body, keep_model, false);
+  const json kept = json::parse(body, keep_model, false);  // only `name` is wanted
+  static_cast<void>(kept);
   return name;
 }
 

@@ -43,7 +43,14 @@ output_processor::output_processor(tokenizer tok, const generate_request& reques
     echo_text_ = request.kind == prompt_kind::text ? request.text
                                                    : tok_.decode(prompt_ids_, skip_special_tokens_);
   }
-  choice fresh{incremental_detokenizer(tok_, skip_special_tokens_, prompt_ids_)};
+  choice fresh{incremental_detokenizer(tok_, skip_special_tokens_, prompt_ids_),
+               {},
+               0,
+               0,
+               {},
+               false,
+               false,
+               false};
   for (int32_t id : prompt_ids_) push_context(fresh.context, id);
   choices_.assign(static_cast<size_t>(num_choices_), fresh);
 }
