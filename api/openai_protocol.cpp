@@ -417,6 +417,15 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
   if (const json* v = r.find("user"); v && !v->is_string()) {
     return bad_request("user must be a string", "user");
   }
+  std::string session;  // the conversation's key for the router (generate_request::session)
+  for (const char* key : {"user", "session_id"}) {
+    const json* v = r.find(key);
+    if (!v) continue;
+    if (!v->is_string()) return bad_request(std::string(key) + " must be a string", key);
+    if (v->get_ref<const std::string&>().size() > 256)
+      return bad_request(std::string(key) + " is longer than 256 bytes", key);
+    session = v->get<std::string>();
+  }
   r.read_bool("stream", out.stream);
   if (const json* v = r.find("stream_options")) {
     if (!v->is_object()) return bad_request("stream_options must be an object", "stream_options");
@@ -430,6 +439,7 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
   }
 
   generate_request base;
+  base.session = std::move(session);
   defaults.apply(base.params);
   if (!read_sampling(r, kind, base)) return r.error;
   if (auto error = read_structured_output(body, raw_body, base.params.structured)) return error;

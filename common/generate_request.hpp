@@ -27,6 +27,9 @@ struct generate_request {
   bool echo_without_generation = false;
   sampling_params params;
   std::string model;  ///< served model name asked for (validated by the router)
+  /// A conversation's key (OpenAI's `user`, or `session_id`): the router keeps its requests on
+  /// one replica while that replica serves, so each turn finds the last in its prefix cache.
+  std::string session;
 };
 
 enum class finish_reason : uint8_t { none, stop, length, abort, error };

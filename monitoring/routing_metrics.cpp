@@ -10,7 +10,7 @@ routing_metrics::routing_metrics(metrics_registry& registry, std::string model_n
                                "chosen replica held in its prefix cache (kind=cached).")),
       model_name_(std::move(model_name)) {
   // Every series from the start, at 0: a dashboard's rate() needs the zero.
-  for (const char* reason : {"cache_hit", "least_load", "balance", "round_robin"})
+  for (const char* reason : {"cache_hit", "least_load", "balance", "round_robin", "session"})
     decisions_.Add({{"model_name", model_name_}, {"reason", reason}});
   for (const char* kind : {"prompt", "cached"})
     blocks_.Add({{"model_name", model_name_}, {"kind", kind}});

@@ -2,7 +2,7 @@
 /// The request router's choices, as metrics: each decision by its reason, and the prompt
 /// blocks the chosen replicas held (cached / prompt: the router's cache-hit ratio).
 ///
-///   actorllm:router_decisions_total{reason="cache_hit|least_load|balance|round_robin"}
+///   actorllm:router_decisions_total{reason="cache_hit|least_load|balance|round_robin|session"}
 ///   actorllm:router_prompt_blocks_total{kind="prompt|cached"}
 ///
 /// Thread-safe.

@@ -43,6 +43,37 @@ size_t prefix_index::num_blocks(int32_t replica) const {
   return held_[static_cast<size_t>(replica)].size();
 }
 
+std::optional<int32_t> session_table::find(const std::string& session) const {
+  auto it = replicas_.find(session);
+  if (it == replicas_.end()) return std::nullopt;
+  return it->second.first;
+}
+
+void session_table::remember(const std::string& session, int32_t replica) {
+  if (capacity_ == 0) return;
+  if (auto it = replicas_.find(session); it != replicas_.end()) {
+    order_.erase(it->second.second);
+    replicas_.erase(it);
+  }
+  order_.push_front(session);
+  replicas_.emplace(session, std::make_pair(replica, order_.begin()));
+  while (replicas_.size() > capacity_) {
+    replicas_.erase(order_.back());
+    order_.pop_back();
+  }
+}
+
+void session_table::forget_replica(int32_t replica) {
+  for (auto it = replicas_.begin(); it != replicas_.end();) {
+    if (it->second.first != replica) {
+      ++it;
+      continue;
+    }
+    order_.erase(it->second.second);
+    it = replicas_.erase(it);
+  }
+}
+
 const char* to_string(route_reason reason) {
   switch (reason) {
     case route_reason::cache_hit:
@@ -53,6 +84,8 @@ const char* to_string(route_reason reason) {
       return "balance";
     case route_reason::round_robin:
       return "round_robin";
+    case route_reason::session:
+      return "session";
   }
   return "";
 }

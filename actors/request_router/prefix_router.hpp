@@ -2,8 +2,11 @@
 /// Cache-aware routing's core: which prefix blocks each replica holds (its schedulers' KV
 /// events), and the replica a prompt goes to under a routing_policy. No actors here.
 #include <cstdint>
+#include <list>
 #include <optional>
 #include <span>
+#include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -31,7 +34,24 @@ class prefix_index {
   std::vector<std::unordered_set<uint64_t>> held_;  ///< by replica
 };
 
-enum class route_reason : uint8_t { cache_hit, least_load, balance, round_robin };
+/// Which replica each conversation (generate_request::session) last went to: the most recent
+/// `capacity` conversations.
+class session_table {
+ public:
+  explicit session_table(size_t capacity = 65536) : capacity_(capacity) {}
+  std::optional<int32_t> find(const std::string& session) const;
+  void remember(const std::string& session, int32_t replica);
+  /// A replica that died or left: its conversations go where routing sends them next.
+  void forget_replica(int32_t replica);
+  size_t size() const { return replicas_.size(); }
+
+ private:
+  size_t capacity_;
+  std::list<std::string> order_;  ///< most recent first
+  std::unordered_map<std::string, std::pair<int32_t, std::list<std::string>::iterator>> replicas_;
+};
+
+enum class route_reason : uint8_t { cache_hit, least_load, balance, round_robin, session };
 const char* to_string(route_reason reason);
 
 struct route_choice {

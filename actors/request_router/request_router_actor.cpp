@@ -24,6 +24,7 @@ void retire_if_drained(router_self self, int32_t index) {
   auto& st = self->state;
   if (!st.replicas.take_drained(index)) return;
   st.prefixes.forget(index);
+  st.sessions.forget_replica(index);
   std::fprintf(stderr, "router: replica %d is drained; stopping it\n", index);
   if (st.hooks.on_replica_retired) st.hooks.on_replica_retired(index);
 }
@@ -129,6 +130,7 @@ void replica_lost(router_self self, int32_t index, const std::string& why,
   auto& st = self->state;
   st.replicas.mark_dead(index);
   st.prefixes.forget(index);  // its cached prefixes are gone with it
+  st.sessions.forget_replica(index);
   if (exit_reason && !st.down[index]) {
     st.down[index] = true;
     // A worker that stopped cleanly (SIGTERM) left on purpose: its replica retires.
@@ -158,7 +160,16 @@ void admit(router_self self, const generate_request& req, const output_sink_acto
       st.routing.policy == routing_policy::cache_aware
           ? prompt_block_hashes(prompt.token_ids, st.routing.block_size, salt)
           : std::vector<uint64_t>{};
-  const auto choice = choose_replica(st.replicas, st.prefixes, hashes, st.routing, st.routing_turn);
+  // A conversation stays where its last turn ran while that replica serves.
+  const bool sticky = !req.session.empty() && st.routing.policy == routing_policy::cache_aware;
+  std::optional<route_choice> choice;
+  if (const auto last = sticky ? st.sessions.find(req.session) : std::nullopt;
+      last && st.replicas.contains(*last) && st.replicas.state(*last) == replica_state::serving)
+    choice =
+        route_choice{*last, route_reason::session, st.prefixes.num_cached_blocks(*last, hashes)};
+  if (!choice)
+    choice = choose_replica(st.replicas, st.prefixes, hashes, st.routing, st.routing_turn);
+  if (choice && sticky) st.sessions.remember(req.session, choice->replica);
   if (!choice)
     return send_one(self, client,
                     error_output(req.request_id, "no engine replica is available", 503));

@@ -90,7 +90,8 @@ struct router_state {
   mailbox_probe probe;
   int32_t stream_interval = 1;  ///< tokens per streamed delta
   routing_options routing;
-  prefix_index prefixes;  ///< which prompt blocks each replica holds (its KV events)
+  prefix_index prefixes;   ///< which prompt blocks each replica holds (its KV events)
+  session_table sessions;  ///< cache_aware: where each conversation's last turn went
   uint64_t routing_turn = 0;
   static inline const char* name = "request_router";
 };

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "actors/system/engine_system.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/requests.hpp"
 
 namespace actorllm {
@@ -63,6 +65,38 @@ TEST(cache_aware_routing, a_conversations_next_turn_finds_its_prefix_where_it_wa
   EXPECT_GT(aware_total, by_load_total);
   std::printf("second turns' cached tokens: cache_aware %d, least_load %d\n", aware_total,
               by_load_total);
+}
+
+/// Prompt tokens replica `index` has computed, from the engine view.
+int64_t prompt_tokens_of(engine_system& engine, int32_t index) {
+  const auto view = nlohmann::json::parse(engine.client().engine_stats_json());
+  for (const auto& replica : view["replicas"])
+    if (replica["id"].get<int32_t>() == index) return replica["prompt_tokens"].get<int64_t>();
+  return -1;
+}
+
+TEST(cache_aware_routing, a_session_stays_on_its_replica_while_it_serves) {
+  for (const bool with_session : {true, false}) {
+    auto config = testing::stories_config(256, 16);
+    config.parallel.replicas = 2;
+    engine_system engine(config);
+    auto alice = testing::ids_request("alice1", {1, 5, 9, 13}, 40);
+    auto bob = testing::ids_request("bob1", {1, 6, 10, 14}, 40);
+    alice.session = with_session ? "alice" : "";
+    bob.session = with_session ? "bob" : "";
+    engine.client().generate({alice, bob});  // at once: alice on replica 0, bob on replica 1
+    ASSERT_TRUE(testing::eventually([&] { return prompt_tokens_of(engine, 1) == 4; }));
+    // Bob's next turn shares no prefix with his first: only his session can keep him there;
+    // load alone sends it to replica 0 (both idle, the lower index).
+    auto next = testing::ids_request("bob2", {1, 300, 301, 302, 303}, 4);
+    next.session = bob.session;
+    engine.client().generate({next});
+    const int32_t expected = with_session ? 1 : 0;
+    EXPECT_TRUE(testing::eventually([&] {
+      return prompt_tokens_of(engine, expected) == 9;  // 4 + 5
+    })) << (with_session ? "with" : "without")
+        << " a session";
+  }
 }
 
 }  // namespace

@@ -51,7 +51,8 @@ TEST(scheduler_resume, a_resumed_request_recomputes_its_choices_and_goes_on_from
       auto& t = sent[index_of.at(q.seq)];
       t.insert(t.end(), q.new_token_ids.begin(), q.new_token_ids.end());
       EXPECT_LE(q.num_samples, 1);  // a resumed request has forked already
-      if (q.num_samples) result.seqs.push_back({q.seq, {40 + index_of.at(q.seq)}, {}, {}, {}});
+      if (q.num_samples)
+        result.seqs.push_back({q.seq, {40 + index_of.at(q.seq)}, {}, {}, {}, {}, 0, {}});
     }
     for (const auto& out : s.update(result)) {
       auto& t = made[out.index];

@@ -46,7 +46,7 @@ TEST(prefix_router, evicted_blocks_leave_the_events_net_of_the_period) {
   blocks.free(1);  // cached, evictable
   const auto first = blocks.take_cache_events();
   EXPECT_EQ(first.stored.size(), 4u);
-  blocks.allocate(2, b, 16);           // evicts a's blocks
+  blocks.allocate(2, b, 16);  // evicts a's blocks
   const auto second = blocks.take_cache_events();
   EXPECT_EQ(second.evicted.size(), 4u);
   EXPECT_EQ(second.stored.size(), 4u);
@@ -106,6 +106,22 @@ TEST(prefix_router, policies_choose_as_stated) {
   EXPECT_EQ(order, (std::vector<int32_t>{0, 1, 0, 1}));
   replica_set none;
   EXPECT_FALSE(choose_replica(none, index, hashes, o, turn));
+}
+
+TEST(prefix_router, sessions_remember_their_replica_most_recent_first) {
+  session_table sessions(2);
+  sessions.remember("a", 0);
+  sessions.remember("b", 1);
+  EXPECT_EQ(sessions.find("a"), 0);
+  sessions.remember("a", 1);  // moved, and now the most recent
+  sessions.remember("c", 0);  // past the capacity: b, the least recent, goes
+  EXPECT_EQ(sessions.find("a"), 1);
+  EXPECT_FALSE(sessions.find("b"));
+  EXPECT_EQ(sessions.find("c"), 0);
+  sessions.forget_replica(0);
+  EXPECT_FALSE(sessions.find("c"));
+  EXPECT_EQ(sessions.find("a"), 1);
+  EXPECT_EQ(sessions.size(), 1u);
 }
 
 }  // namespace

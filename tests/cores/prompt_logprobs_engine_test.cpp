@@ -67,8 +67,9 @@ void expect_reference(const request_output& got, const nlohmann::json& want,
       EXPECT_NEAR(lp.top_logprobs[k], w["top"][k][1].get<double>(), 1e-4) << at << " top " << k;
       // Ids may swap only where float32 cannot tell two logprobs apart.
       if (k + 1 < num_top &&
-          std::abs(w["top"][k][1].get<double>() - w["top"][k + 1][1].get<double>()) > 1e-4)
+          std::abs(w["top"][k][1].get<double>() - w["top"][k + 1][1].get<double>()) > 1e-4) {
         EXPECT_EQ(lp.top_ids[k], w["top"][k][0].get<int32_t>()) << at << " top " << k;
+      }
     }
     EXPECT_GE(lp.rank, w["rank_range"][0].get<int32_t>()) << at;
     EXPECT_LE(lp.rank, w["rank_range"][1].get<int32_t>()) << at;

@@ -170,7 +170,7 @@ class fake_model {
       sample.token_ids.push_back(
           next_token(read_context(b, first_row_end + i), b.index, vocab_size_));
       if (b.params->logprobs >= 0)
-        sample.logprobs.push_back({sample.token_ids.back(), -0.5f, {}, {}, {}});
+        sample.logprobs.push_back({sample.token_ids.back(), -0.5f, 0, {}, {}, {}});
       if (i == b.num_drafts || sample.token_ids.back() != drafts[size_t(i)]) break;
     }
   }

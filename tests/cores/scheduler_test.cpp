@@ -18,7 +18,8 @@ step_result sample_all(const step_plan& plan, int32_t token) {
   result.step = plan.step;
   for (const scheduled_sequence& s : plan.seqs) {
     if (s.num_samples == 0) continue;
-    result.seqs.push_back({s.seq, std::vector<int32_t>(s.num_samples, token), {}, {}, {}});
+    result.seqs.push_back(
+        {s.seq, std::vector<int32_t>(s.num_samples, token), {}, {}, {}, {}, 0, {}});
   }
   return result;
 }
