@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "api/json_text.hpp"
+
 namespace actorllm::api {
 
 namespace {
@@ -30,22 +32,11 @@ nlohmann::json parse_keeping_huge_numbers(std::string_view text) {
   // Quote every number that overflows, outside strings, and read again.
   std::string quoted;
   quoted.reserve(text.size() + 16);
-  bool in_string = false, escaped = false, changed = false;
+  json_string_scan scan;
+  bool changed = false;
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-      quoted += c;
-      ++i;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (!starts_number(c)) {
+    if (scan.step(c) || !starts_number(c)) {
       quoted += c;
       ++i;
       continue;

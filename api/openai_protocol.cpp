@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "api/json_numbers.hpp"
+#include "api/json_text.hpp"
 #include "api/structured_output_fields.hpp"
 #include "api/tool_fields.hpp"
 #include "api/unsupported_fields.hpp"
@@ -347,18 +348,10 @@ bool read_messages(field_reader& r, json& chat) {
 
 int json_depth(std::string_view text) {
   int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
+  json_string_scan scan;
   for (char c : text) {
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
+    if (scan.step(c)) continue;
+    if (c == '[' || c == '{') {
       deepest = std::max(deepest, ++depth);
     } else if (c == ']' || c == '}') {
       --depth;

@@ -85,7 +85,6 @@ void scheduler::advance_beams(request& r, std::vector<request_output>& outputs) 
   int32_t num_tokens = 0;
   for (size_t b = 0; b < slots.size(); ++b) {
     sequence& s = r.seqs[slots[b]];
-    s.has_beam_candidates = false;
     if (children[b].empty()) continue;
     s.token_ids.push_back(children[b][0]->token);  // sent to the workers with the next plan
     s.cumulative_logprob = children[b][0]->cumulative_logprob;
