@@ -13,22 +13,6 @@
 namespace actorllm::api {
 namespace {
 
-/// The top-level "model" of a JSON body, read without keeping anything else; empty when the
-/// body names none (or is no JSON object: its own parse says what is wrong).
-std::string model_named_in(std::string_view body) {
-  using json = nlohmann::json;
-  std::string name;
-  json::parser_callback_t keep_model = [&name](int depth, json::parse_event_t event, json& parsed) {
-    if (depth != 1) return depth == 0;
-    if (event == json::parse_event_t::key) return parsed == "model";
-    if (event == json::parse_event_t::value && parsed.is_string()) name = parsed.get<std::string>();
-    return false;
-  };
-  const json kept = json::parse(body, keep_model, false);  // only `name` is wanted
-  static_cast<void>(kept);
-  return name;
-}
-
 /// The model a body names, as far as it decides how the body reads (its task, its sampling
 /// defaults): with one model, that model; with several, the one named (the default when the
 /// name is unknown: admit() refuses it once the body is read).
@@ -47,6 +31,32 @@ api_error not_loaded(const model_listing& model) {
 }
 
 }  // namespace
+
+std::string model_named_in(std::string_view body) {
+  using json = nlohmann::json;
+  std::string name;
+  bool after_model_key = false;  // a value event does not say whose value it is
+  json::parser_callback_t keep_model = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth != 1) return depth == 0;
+    if (event == json::parse_event_t::key) {
+      after_model_key = parsed == "model";
+      return after_model_key;
+    }
+    if (event == json::parse_event_t::value && after_model_key && parsed.is_string())
+      name = parsed.get<std::string>();
+    after_model_key = false;
+    return false;
+  };
+  const json kept = json::parse(body, keep_model, false);  // only `name` is wanted
+  static_cast<void>(kept);
+  return name;
+}
+
+bool waits_for_model(const server_context& context, std::string_view body) {
+  if (context.engine.num_models() <= 1) return false;
+  const auto found = context.engine.find_model(model_named_in(body));
+  return found && (found->state == model_state::unloaded || found->state == model_state::loading);
+}
 
 sampling_defaults sampling_defaults_for(const server_context& context, std::string_view requested) {
   if (auto found = context.engine.find_model(requested)) return found->info.sampling;

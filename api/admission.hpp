@@ -34,6 +34,13 @@ std::optional<api_error> check_request_size(const openai_request& request, int32
 std::optional<api_error> admit(server_context& context, const openai_request& request,
                                model_info& model);
 
+/// The top-level "model" of a JSON body, read without keeping anything else; empty when the
+/// body names none (or is no JSON object: its own parse says what is wrong).
+std::string model_named_in(std::string_view body);
+/// Whether the body names a model that is listed but not loaded (unloaded or loading): the
+/// call waits for it (engine_port::await_model) before its admission.
+bool waits_for_model(const server_context& context, std::string_view body);
+
 /// The sampling defaults of the model `requested` names (the default model's for an empty or
 /// unknown name), which a request body is read with.
 sampling_defaults sampling_defaults_for(const server_context& context, std::string_view requested);

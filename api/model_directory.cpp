@@ -1,6 +1,8 @@
 // The models of a server, and each request handed to the engine of the model it names.
 #include "api/model_directory.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
@@ -15,6 +17,8 @@ std::string model_refusal(const model_listing& model) {
       return named + " failed to load: " + model.error;
     case model_state::unloaded:
       return named + " is not loaded";
+    case model_state::draining:
+      return named + " is unloading; retry later";
     default:
       return {};
   }
@@ -26,38 +30,106 @@ std::string model_directory::add(std::string name, std::string root, model_state
   if (entries_.size() >= max_models)
     return "at most " + std::to_string(max_models) + " models may be served";
   if (find_by_name(name)) return "two models are named '" + name + "'";
-  entries_.push_back({std::move(name), std::move(root), state, {}, nullptr});
+  entries_.push_back({std::move(name), std::move(root), state, {}, nullptr, {}});
   return {};
 }
 
-bool model_directory::set_loaded(std::string_view name, std::shared_ptr<engine_port> engine) {
-  std::unique_lock lock(mutex_);
-  entry* e = find_by_name(name);
-  if (!e) return false;
-  e->state = model_state::loaded;
-  e->error.clear();
-  e->engine = std::move(engine);
+bool model_directory::change(std::string_view name, model_state state, std::string error,
+                             std::shared_ptr<engine_port> engine) {
+  std::vector<waiter> waiters;
+  {
+    std::unique_lock lock(mutex_);
+    entry* e = find_by_name(name);
+    if (!e) return false;
+    e->state = state;
+    e->error = std::move(error);
+    e->engine = std::move(engine);
+    // A model that serves or will not load soon no longer keeps anyone waiting.
+    if (state != model_state::loading) waiters.swap(e->waiters);
+  }
+  for (auto& w : waiters) w.ready();
   return true;
+}
+
+bool model_directory::set_loaded(std::string_view name, std::shared_ptr<engine_port> engine) {
+  return change(name, model_state::loaded, {}, std::move(engine));
 }
 
 bool model_directory::set_failed(std::string_view name, std::string why) {
-  std::unique_lock lock(mutex_);
-  entry* e = find_by_name(name);
-  if (!e) return false;
-  e->state = model_state::failed;
-  e->error = std::move(why);
-  e->engine.reset();
-  return true;
+  return change(name, model_state::failed, std::move(why), nullptr);
 }
 
 bool model_directory::set_unloaded(std::string_view name) {
+  return change(name, model_state::unloaded, {}, nullptr);
+}
+
+bool model_directory::set_loading(std::string_view name) {
+  return change(name, model_state::loading, {}, nullptr);
+}
+
+bool model_directory::set_draining(std::string_view name) {
   std::unique_lock lock(mutex_);
   entry* e = find_by_name(name);
-  if (!e) return false;
-  e->state = model_state::unloaded;
-  e->error.clear();
-  e->engine.reset();
+  if (!e || e->state != model_state::loaded) return false;
+  e->state = model_state::draining;  // the engine stays: its requests finish on it
   return true;
+}
+
+std::optional<model_state> model_directory::state_of(std::string_view name) const {
+  std::shared_lock lock(mutex_);
+  for (const auto& e : entries_)
+    if (e.name == name) return e.state;
+  return std::nullopt;
+}
+
+void model_directory::set_demand_loader(std::function<void(const std::string&)> load,
+                                        std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  demand_loader_ = std::move(load);
+  load_timeout_ = timeout;
+}
+
+void model_directory::await_model(std::string_view requested, std::function<void()> ready) {
+  std::string to_load;
+  {
+    std::unique_lock lock(mutex_);
+    entry* e = find(requested);
+    const bool waits = e &&
+                       (e->state == model_state::loading ||
+                        (e->state == model_state::unloaded && demand_loader_ != nullptr)) &&
+                       e->waiters.size() < max_waiters_per_model;
+    if (waits) {
+      if (e->state == model_state::unloaded) {
+        e->state = model_state::loading;
+        to_load = e->name;
+      }
+      e->waiters.push_back({std::move(ready), std::chrono::steady_clock::now() + load_timeout_});
+      ready = nullptr;
+    }
+  }
+  if (!to_load.empty()) demand_loader_(to_load);
+  if (ready) ready();  // served, failed, unknown, or too many waiting: admission answers
+}
+
+void model_directory::expire_waiters(std::chrono::steady_clock::time_point now) {
+  std::vector<waiter> due;
+  {
+    std::unique_lock lock(mutex_);
+    for (auto& e : entries_) {
+      auto late = std::stable_partition(e.waiters.begin(), e.waiters.end(),
+                                        [now](const waiter& w) { return w.deadline > now; });
+      std::move(late, e.waiters.end(), std::back_inserter(due));
+      e.waiters.erase(late, e.waiters.end());
+    }
+  }
+  for (auto& w : due) w.ready();
+}
+
+bool model_directory::can_load_on_demand() const {
+  if (!demand_loader_) return false;
+  for (const auto& e : entries_)
+    if (e.state == model_state::unloaded || e.state == model_state::loading) return true;
+  return false;
 }
 
 model_directory::entry* model_directory::find_by_name(std::string_view name) {
@@ -66,15 +138,24 @@ model_directory::entry* model_directory::find_by_name(std::string_view name) {
   return nullptr;
 }
 
-const model_directory::entry* model_directory::find(std::string_view requested) const {
-  if (entries_.empty()) return nullptr;
-  if (requested.empty()) return &entries_.front();
-  for (const auto& e : entries_)
+template <class Entries>
+auto* model_directory::find_in(Entries& entries, std::string_view requested) {
+  if (entries.empty()) return static_cast<decltype(&entries.front())>(nullptr);
+  if (requested.empty()) return &entries.front();
+  for (auto& e : entries)
     if (e.name == requested) return &e;
   // Aliases and adapters are known to a loaded engine alone.
-  for (const auto& e : entries_)
+  for (auto& e : entries)
     if (e.engine && e.engine->model().answers_to(requested)) return &e;
-  return nullptr;
+  return static_cast<decltype(&entries.front())>(nullptr);
+}
+
+const model_directory::entry* model_directory::find(std::string_view requested) const {
+  return find_in(entries_, requested);
+}
+
+model_directory::entry* model_directory::find(std::string_view requested) {
+  return find_in(entries_, requested);
 }
 
 std::optional<model_directory::entry> model_directory::lookup(std::string_view requested) const {
@@ -102,7 +183,11 @@ model_listing model_directory::listing_of(const entry& e) {
 
 void model_directory::submit(generate_request request, output_callback on_output) {
   const auto target = lookup(request.model);
-  if (target && target->engine) return target->engine->submit(std::move(request), on_output);
+  if (target && target->engine && target->state == model_state::loaded) {
+    auto counted =
+        usage_->begin(request.request_id, target->name, request.params.n, std::move(on_output));
+    return target->engine->submit(std::move(request), std::move(counted));
+  }
   request_output out;
   out.request_id = request.request_id;
   out.finish = finish_reason::error;
@@ -117,6 +202,13 @@ void model_directory::submit(generate_request request, output_callback on_output
 }
 
 void model_directory::abort(const std::string& request_id) {
+  // After an abort the engine need not send a last delta: the request ends here.
+  if (const auto model = usage_->model_of(request_id)) {
+    if (const auto target = lookup(*model); target && target->engine)
+      target->engine->abort(request_id);
+    usage_->end(request_id);
+    return;
+  }
   // Ids are unique across the server: the engines that do not know it ignore it.
   for (const auto& engine : loaded_engines()) engine->abort(request_id);
 }
@@ -142,7 +234,8 @@ void model_directory::detokenize(std::vector<int32_t> tokens,
 bool model_directory::healthy() const {
   for (const auto& engine : loaded_engines())
     if (engine->healthy()) return true;
-  return false;
+  std::shared_lock lock(mutex_);
+  return can_load_on_demand();
 }
 
 engine_health model_directory::health() const {
@@ -152,6 +245,10 @@ engine_health model_directory::health() const {
     entries = entries_;
   }
   engine_health out{false, {}};
+  {
+    std::shared_lock lock(mutex_);
+    out.ok = can_load_on_demand();  // nothing loaded (--keep-alive) is not a failure
+  }
   std::string problems;
   for (const auto& e : entries) {
     std::string why;
@@ -159,7 +256,7 @@ engine_health model_directory::health() const {
       const engine_health h = e.engine->health();
       out.ok = out.ok || h.ok;
       why = h.reason;
-    } else {
+    } else if (e.state != model_state::unloaded) {  // unloaded is no fault: it loads on demand
       why = model_refusal(listing_of(e));
     }
     if (!why.empty()) problems += (problems.empty() ? "" : "; ") + ("model " + e.name + ": " + why);

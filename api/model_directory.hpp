@@ -5,9 +5,16 @@
 /// names (the default model, the first added, when it names none), and a model that is not
 /// loaded is refused with its state instead of reaching any engine.
 ///
+/// A request for a model that is listed but not loaded waits for it (await_model) where the
+/// server loads models on demand: the directory asks its demand loader to load it, and calls
+/// the waiters back once it serves, failed, or the load timeout passed. Requests in flight are
+/// counted per model (model_usage): what draining waits for and what eviction reads.
+///
 /// Thread-safe: the serve command adds models and changes their states while net/ threads
 /// look them up. Plain C++: it knows engines only as engine_port.
+#include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -15,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/model_usage.hpp"
 #include "common/engine_port.hpp"
 
 namespace actorllm::api {
@@ -39,15 +47,36 @@ class model_directory final : public engine_port {
   bool set_failed(std::string_view name, std::string why);
   /// The model is no longer served; its engine may go. False: unknown name.
   bool set_unloaded(std::string_view name);
+  /// The model's weights load (requests for it wait). False: unknown name.
+  bool set_loading(std::string_view name);
+  /// The model takes no new request (503), while those in flight finish on its engine.
+  /// False: unknown name, or it is not loaded.
+  bool set_draining(std::string_view name);
+  /// The state of model `name` (by served name alone), or nullopt.
+  std::optional<model_state> state_of(std::string_view name) const;
+
+  /// Loads models on demand: a request for an unloaded model marks it loading and calls
+  /// `load(name)` (outside the lock; it must not block), and waits at most `timeout`.
+  void set_demand_loader(std::function<void(const std::string&)> load,
+                         std::chrono::milliseconds timeout);
+  /// Calls back the waiters whose load timeout has passed (they are then refused as loading).
+  void expire_waiters(std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
+  /// The requests in flight on each model.
+  model_usage& usage() { return *usage_; }
+
+  /// At most this many requests wait for one model to load; more are refused at once.
+  static constexpr std::size_t max_waiters_per_model = 4096;
 
   // engine_port
   void submit(generate_request request, output_callback on_output) override;
   void abort(const std::string& request_id) override;
+  /// At once unless the model is loading, or unloaded with a demand loader set (see above).
+  void await_model(std::string_view requested, std::function<void()> ready) override;
   void tokenize(generate_request request, std::function<void(tokenize_result)> done) override;
   /// The default model's tokenizer (a /detokenize body names no model).
   void detokenize(std::vector<int32_t> tokens,
                   std::function<void(detokenize_result)> done) override;
-  /// While any model's engine is alive.
+  /// While any model's engine is alive, or a model can still load on demand.
   bool healthy() const override;
   /// ok while any model serves; the reason names each model that does not, and why.
   engine_health health() const override;
@@ -69,16 +98,29 @@ class model_directory final : public engine_port {
   std::size_t num_waiting() const override;
 
  private:
+  struct waiter {
+    std::function<void()> ready;
+    std::chrono::steady_clock::time_point deadline;
+  };
   struct entry {
     std::string name;
     std::string root;
     model_state state = model_state::loading;
     std::string error;
-    std::shared_ptr<engine_port> engine;  // set while loaded
+    std::shared_ptr<engine_port> engine;  // set while loaded or draining
+    std::vector<waiter> waiters;          // requests waiting for it to load
   };
+  /// Sets `name`'s state under the lock and calls its waiters back outside it.
+  bool change(std::string_view name, model_state state, std::string error,
+              std::shared_ptr<engine_port> engine);
+  /// Whether models load on demand and any listed one could. Under mutex_.
+  bool can_load_on_demand() const;
   /// The entry `requested` names: by served name first, then by what a loaded engine answers
   /// to (aliases, adapters); empty `requested`: the default. Null: none. Under mutex_.
   const entry* find(std::string_view requested) const;
+  entry* find(std::string_view requested);
+  template <class Entries>
+  static auto* find_in(Entries& entries, std::string_view requested);
   entry* find_by_name(std::string_view name);
   /// A copy of the entry `requested` names (its engine held), or nullopt.
   std::optional<entry> lookup(std::string_view requested) const;
@@ -88,6 +130,9 @@ class model_directory final : public engine_port {
 
   mutable std::shared_mutex mutex_;
   std::vector<entry> entries_;  // in the order added; the first is the default model
+  std::function<void(const std::string&)> demand_loader_;
+  std::chrono::milliseconds load_timeout_{0};
+  std::shared_ptr<model_usage> usage_ = std::make_shared<model_usage>();
 };
 
 }  // namespace actorllm::api

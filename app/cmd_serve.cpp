@@ -1,4 +1,5 @@
 // `actorllm serve`: the OpenAI-compatible server over the actor engine.
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <optional>
@@ -47,9 +48,21 @@ std::optional<int> load_models(const engine_config& config, std::unique_ptr<mode
                  "share on this device\n");
     return exit_usage;
   }
-  out = std::make_unique<model_engines>(std::move(plans), budget, log_line);
-  out->load_all();
-  if (out->num_loaded() == 0) {
+  model_engines_options options;
+  options.kv_budget_bytes = budget;
+  options.limits = {config.models.max_loaded, config.models.memory_budget_bytes,
+                    config.models.keep_alive_s};
+  options.load_timeout_s = config.models.load_timeout_s;
+  options.base = config;
+  options.base.model = {};
+  options.base.models = {};
+  out = std::make_unique<model_engines>(std::move(plans), std::move(options), log_line);
+  out->start();
+  const auto listed = out->directory().models();
+  const bool on_demand = std::any_of(listed.begin(), listed.end(), [](const model_listing& m) {
+    return m.state == model_state::unloaded;
+  });
+  if (out->num_loaded() == 0 && !on_demand) {
     std::fprintf(stderr, "actorllm serve: no model loaded\n");
     return 1;
   }
@@ -116,12 +129,10 @@ int run_serve(int argc, char** argv) {
       log_line("INFO", line);
     }
   }
-  // What the replica admin API and the cluster port act on: the first model's engine.
-  engine_system* engine = one ? one.get() : many->first_loaded();
   engine_port& port = one ? static_cast<engine_port&>(one->client()) : many->directory();
-  if (config.cluster.port >= 0) {
-    auto bound = engine->publish(static_cast<uint16_t>(config.cluster.port), cluster_host,
-                                 config.cluster.secret);
+  if (config.cluster.port >= 0) {  // one model (load_models refused it with several)
+    auto bound = one->publish(static_cast<uint16_t>(config.cluster.port), cluster_host,
+                              config.cluster.secret);
     if (auto* port = std::get_if<uint16_t>(&bound))
       log_line("INFO", "workers may join on " + cluster_host + ":" + std::to_string(*port) +
                            (config.cluster.secret.empty() ? " (no secret: loopback only)"
@@ -131,7 +142,10 @@ int run_serve(int argc, char** argv) {
   }
 
   // Adds, drains and stops replicas for /admin and --autoscale; samples the replica gauges.
-  auto replicas = std::make_unique<replica_manager>(*engine, one ? config : engine->setup().config);
+  // Several models load and unload at run time: each keeps the --replicas it was planned with,
+  // and /admin/models is their door instead.
+  std::unique_ptr<replica_manager> replicas;
+  if (one) replicas = std::make_unique<replica_manager>(*one, config);
   if (config.autoscale.enabled())
     log_line("INFO", "autoscaling between " + std::to_string(config.autoscale.min_replicas) +
                          " and " + std::to_string(config.autoscale.max_replicas) + " replicas");

@@ -62,8 +62,9 @@ struct model_info {
 };
 
 /// Where a served model stands: only a loaded model takes requests; the others are listed
-/// (/v1/models) and refused with 503 (loading, unloaded) or with why it failed.
-enum class model_state { loaded, loading, unloaded, failed };
+/// (/v1/models) and refused with 503 (loading, unloaded, draining: it finishes what it has,
+/// then unloads) or with why it failed.
+enum class model_state { loaded, loading, unloaded, failed, draining };
 
 inline const char* to_string(model_state state) {
   switch (state) {
@@ -73,6 +74,8 @@ inline const char* to_string(model_state state) {
       return "unloaded";
     case model_state::failed:
       return "failed";
+    case model_state::draining:
+      return "draining";
     default:
       return "loaded";
   }
@@ -170,6 +173,14 @@ class engine_port {
   virtual std::vector<model_listing> models() const { return {model_listing{model()}}; }
   /// How many models models() lists (1 for one engine).
   virtual std::size_t num_models() const { return 1; }
+  /// Calls `ready` once (any thread) when a request for `requested` may be admitted: at once,
+  /// unless the model it names is listed but not loaded and the server loads it (on demand,
+  /// or already); then once it serves, failed, or the server's load timeout passed. Admission
+  /// reads the model's state afterwards. The default: at once.
+  virtual void await_model(std::string_view requested, std::function<void()> ready) {
+    (void)requested;
+    ready();
+  }
 
   /// vLLM's /v1/load_lora_adapter: loads the PEFT folder `path` as adapter `name`. Any thread;
   /// may block while the adapter is read. The default: LoRA updates are off.

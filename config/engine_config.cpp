@@ -35,6 +35,13 @@ std::vector<std::string> engine_config::validate() const {
   require(cache.swap_space_gib >= 0, "--swap-space: must be >= 0 GiB");
   require(cache.kv_cache_memory_bytes >= -1, "--kv-cache-memory-bytes: must be >= 0");
   require(models.kv_budget_bytes >= 0, "--models-kv-budget: must be >= 0 bytes");
+  require(models.max_loaded >= 0 && models.max_loaded <= 64,
+          "--max-loaded-models: must be in [0, 64] (0: no limit)");
+  require(models.memory_budget_bytes >= 0, "--models-memory-budget: must be >= 0 bytes");
+  require(models.keep_alive_s >= 0 && models.keep_alive_s <= 1e7,
+          "--keep-alive: must be in [0, 1e7] seconds (0: kept loaded)");
+  require(models.load_timeout_s > 0 && models.load_timeout_s <= 86400,
+          "--model-load-timeout: must be in (0, 86400] seconds");
   require(cache.cache_dtype == "auto" || cache.cache_dtype == "float32" ||
               cache.cache_dtype == "float16" || cache.cache_dtype == "fp8" ||
               cache.cache_dtype == "fp8_e4m3",

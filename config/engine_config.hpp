@@ -219,6 +219,17 @@ struct models_config {
   /// --models-kv-budget: bytes of device KV cache all models share (0: the single-model
   /// default, min(free memory x --gpu-memory-utilization, 4 GiB) on the CPU).
   int64_t kv_budget_bytes = 0;
+  /// --max-loaded-models: at most this many models are loaded at once; loading one more
+  /// unloads the least recently used idle one first (0: no limit).
+  int32_t max_loaded = 0;
+  /// --models-memory-budget: bytes the loaded models' weights and KV pools may take together;
+  /// loading past it unloads least recently used idle models first (0: no limit).
+  int64_t memory_budget_bytes = 0;
+  /// --keep-alive: a model idle this many seconds is unloaded (0: kept loaded).
+  double keep_alive_s = 0;
+  /// --model-load-timeout: how long a request for a model that is not loaded waits for its
+  /// load before a 503.
+  double load_timeout_s = 300;
   bool many() const { return !named.empty() || !models_dir.empty(); }
 };
 

@@ -188,6 +188,20 @@ void add_models_flags(flag_parser& p, models_config& m) {
                "share of what is left as it loads (0: min(free memory x "
                "--gpu-memory-utilization, 4 GiB))",
                m.kv_budget_bytes);
+  p.add_number("--max-loaded-models",
+               "at most N models loaded at once; a request for another unloads the least "
+               "recently used idle one first (0: no limit; the rest load on demand)",
+               m.max_loaded);
+  p.add_number("--models-memory-budget",
+               "bytes the loaded models' weights and KV pools may take together; past it the "
+               "least recently used idle model is unloaded first (0: no limit)",
+               m.memory_budget_bytes);
+  p.add_number("--keep-alive", "unload a model idle this many seconds (0: keep it loaded)",
+               m.keep_alive_s);
+  p.add_number("--model-load-timeout",
+               "seconds a request for a model that is not loaded waits for it to load "
+               "(default 300)",
+               m.load_timeout_s);
 }
 
 void add_server_flags(flag_parser& p, engine_config& c) {

@@ -234,4 +234,32 @@ std::string plan_models(const engine_config& base, std::vector<model_plan>& out)
   return {};
 }
 
+std::string plan_model(const engine_config& base, const named_model& model,
+                       std::string_view flags_json, model_plan& out) {
+  if (!is_model_name(model.name))
+    return "name: '" + model.name + "' is no model name (" + name_rule() + ")";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(std::filesystem::path(model.path) / "config.json", error))
+    return "path: '" + model.path + "' is no model folder (it holds no config.json)";
+  std::map<std::string, std::vector<std::string>> own_flags;
+  if (!flags_json.empty()) {
+    json flags = json::parse(flags_json, nullptr, false);
+    if (flags.is_discarded() || !flags.is_object())
+      return "flags: must be an object of vLLM flags, as {\"max_model_len\": 512}";
+    const json entry = {{model.name, std::move(flags)}};
+    if (auto why = parse_model_config(entry.dump(), own_flags); !why.empty())
+      return "flags: " + why;
+  }
+  model_plan plan{model.name, base};
+  plan.config.models = {};
+  plan.config.model.model = model.path;
+  plan.config.model.served_model_name = model.name;
+  plan.config.lora.modules.clear();
+  if (auto it = own_flags.find(model.name); it != own_flags.end())
+    if (auto why = apply_flags(it->second, plan.config); !why.empty()) return "flags: " + why;
+  if (auto errors = plan.config.validate(); !errors.empty()) return "flags: " + errors.front();
+  out = std::move(plan);
+  return {};
+}
+
 }  // namespace actorllm

@@ -64,4 +64,11 @@ struct model_plan {
 /// An error line names the flag (and the model) at fault; nothing is planned then.
 std::string plan_models(const engine_config& base, std::vector<model_plan>& out);
 
+/// One model added at run time (POST /admin/models): `model.path` a folder with a config.json,
+/// served as `model.name` with base's flags overridden by `flags_json` (one --model-config
+/// entry's object text; empty: none). The error line starts with the field at fault (name,
+/// path, flags).
+std::string plan_model(const engine_config& base, const named_model& model,
+                       std::string_view flags_json, model_plan& out);
+
 }  // namespace actorllm

@@ -204,6 +204,37 @@ class http_session : public std::enable_shared_from_this<http_session> {
     cors_origin_ = plan.cors_origin;
     pattern_ = plan.route.pattern;
     errors_ = plan.errors;
+    if (waits_for_model(plan)) return;
+    run(plan);
+  }
+
+  /// A call for a model that is listed but not loaded waits for it to load (where the server
+  /// loads models on demand), reading nothing meanwhile, then runs as any other: admission
+  /// answers for a model that failed or did not load in time.
+  bool waits_for_model(const api::request_plan& plan) {
+    const bool names_model =
+        plan.kind == api::work::completion || plan.kind == api::work::embeddings ||
+        plan.kind == api::work::tokenize || plan.kind == api::work::count_tokens;
+    if (!names_model || !api::waits_for_model(context_.api, request_.body())) return false;
+    context_.api.engine.await_model(
+        api::model_named_in(request_.body()),
+        // The session is held while it waits: no read or write of its own keeps it alive.
+        [self = shared_from_this(), gate = context_.gate, plan] {
+          gate->run_if_open([&] {
+            asio::post(self->executor_, [self, plan] {
+              if (self->closed_) return;
+              try {
+                self->run(plan);
+              } catch (const std::exception& e) {
+                self->send_error(api::internal_error(e.what()));
+              }
+            });
+          });
+        });
+    return true;
+  }
+
+  void run(const api::request_plan& plan) {
     switch (plan.kind) {
       case api::work::none:
         return send(plan.reply);

@@ -154,6 +154,12 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
             message, context_.api.tools())) {
       return send_terminal("error", id, api::error_object(*error));
     }
+    // A model that is not loaded starts loading (on demand), and this call is refused as
+    // loading: a WebSocket call does not hold its connection's other calls back to wait.
+    if (context_.api.engine.num_models() > 1)
+      if (const auto found = context_.api.engine.find_model(parsed.model);
+          found && found->state == model_state::unloaded)
+        context_.api.engine.await_model(parsed.model, [] {});
     model_info model;
     if (auto error = api::admit(context_.api, parsed, model)) {
       return send_terminal("error", id, api::error_object(*error));

@@ -3,6 +3,7 @@
 #include <condition_variable>
 
 #include "actors/http_gateway/http_gateway_actor.hpp"
+#include "actors/system/actor_thread_release.hpp"
 #include "common/output_merge.hpp"
 
 namespace actorllm {
@@ -16,6 +17,7 @@ engine_client::engine_client(caf::actor_system& system, router_actor router, mod
       monitoring_(monitoring),
       loras_(std::move(loras)),
       lora_runtime_updates_(lora_runtime_updates) {
+  const actor_thread_release release;
   gateway_ = system_.spawn<caf::detached>(
       http_gateway, router_, [this](std::vector<request_output>& outs) { deliver(outs); },
       monitoring_ ? monitoring_->probe_for("http_gateway") : mailbox_probe{});
@@ -102,6 +104,7 @@ std::size_t engine_client::num_in_flight() const {
 }
 
 void engine_client::tokenize(generate_request request, std::function<void(tokenize_result)> done) {
+  const actor_thread_release release;  // net/'s I/O threads spawn the asking actor
   const int32_t max_len = info_.max_model_len;
   // The router goes in as a spawn argument: CAF 0.17 binds a null argument tuple when a
   // function actor takes none (undefined behaviour that UBSan reports).
@@ -129,6 +132,7 @@ void engine_client::tokenize(generate_request request, std::function<void(tokeni
 
 void engine_client::detokenize(std::vector<int32_t> tokens,
                                std::function<void(detokenize_result)> done) {
+  const actor_thread_release release;  // net/'s I/O threads spawn the asking actor
   system_.spawn(
       [=](caf::event_based_actor* self, router_actor router) {
         self->request(router, std::chrono::seconds(30), detok_atom::value, tokens)

@@ -7,6 +7,7 @@
 #include "actors/cache_engine/cache_engine_actor.hpp"
 #include "actors/gpu_worker/gpu_worker_actor.hpp"
 #include "actors/request_router/request_router_actor.hpp"
+#include "actors/system/actor_thread_release.hpp"
 #include "actors/system/cluster_registry_actor.hpp"
 #include "actors/system/worker_backend.hpp"
 #include "kernels/cpu/thread_team.hpp"
@@ -43,6 +44,7 @@ engine_system::engine_system(std::unique_ptr<engine_setup> setup,
           setup_->config.server.log_stats_interval, std::move(metrics))),
       prompts_(std::make_shared<prompt_builder>(setup_->make_prompt_builder())),
       devices_(setup_->backend->num_devices(), static_cast<int32_t>(setup_->shards.size())) {
+  const actor_thread_release release;  // built on the serve command's or a loader's thread
   const engine_config& config = setup_->config;
   auto remote_factory = [this](caf::actor_system&, worker_actor worker, const worker_info& info,
                                int32_t index) {
@@ -145,12 +147,14 @@ scheduler_actor engine_system::spawn_replica(int32_t index, std::vector<worker_a
 }
 
 int32_t engine_system::add_replica() {
+  const actor_thread_release release;  // called from threads outside the actors
   const int32_t index = reserve_replica();
   if (index < 0 || !start_replica(index)) return -1;
   return index;
 }
 
 int32_t engine_system::reserve_replica(std::optional<int32_t> first) {
+  const actor_thread_release release;  // called from threads outside the actors
   {
     // Refused before the router numbers it: a replica that cannot be placed takes no index.
     std::lock_guard lock(owned_mutex_);
@@ -193,6 +197,7 @@ int32_t engine_system::replicas_placeable() {
 }
 
 bool engine_system::start_replica(int32_t index) {
+  const actor_thread_release release;  // called from threads outside the actors
   // One worker per tensor-parallel rank, each with its shard; the ranks of a replica sum their
   // partial activations through one host all-reduce group (the role NCCL plays on GPUs).
   const auto tp = static_cast<int32_t>(setup_->shards.size());
@@ -244,6 +249,7 @@ bool engine_system::start_replica(int32_t index) {
 }
 
 bool engine_system::drain_replica(int32_t index) {
+  const actor_thread_release release;  // called from threads outside the actors
   caf::scoped_actor self{system_};
   bool ok = false;
   self->request(router_, std::chrono::seconds(30), drain_atom::value, index)
@@ -252,6 +258,7 @@ bool engine_system::drain_replica(int32_t index) {
 }
 
 bool engine_system::stop_replica(int32_t index) {
+  const actor_thread_release release;  // called from threads outside the actors
   caf::scoped_actor self{system_};
   bool ok = false;
   self->request(router_, std::chrono::seconds(30), retire_atom::value, index)
@@ -304,6 +311,7 @@ void engine_system::stop_actors(int32_t replica) {
 }
 
 std::vector<replica_stats> engine_system::stats() {
+  const actor_thread_release release;  // called from threads outside the actors
   caf::scoped_actor self{system_};
   std::vector<replica_stats> out;
   self->request(router_, std::chrono::seconds(30), stats_atom::value)
@@ -318,6 +326,7 @@ std::vector<worker_actor> engine_system::initial_workers(int32_t replica) {
 
 std::variant<uint16_t, std::string> engine_system::publish(uint16_t port, const std::string& host,
                                                            const std::string& secret) {
+  const actor_thread_release release;  // called from threads outside the actors
   std::shared_ptr<const cluster_admission> admission;
   try {
     admission = std::make_shared<cluster_admission>(secret, identify_model(setup_->config));

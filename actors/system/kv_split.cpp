@@ -5,26 +5,29 @@
 
 namespace actorllm {
 
-kv_split::kv_split(int64_t budget_bytes, int32_t num_models)
-    : budget_(std::max<int64_t>(0, budget_bytes)),
-      left_(budget_),
-      models_left_(std::max(0, num_models)) {}
+kv_split::kv_split(int64_t budget_bytes, int32_t slots)
+    : budget_(std::max<int64_t>(0, budget_bytes)), left_(budget_), slots_(std::max(1, slots)) {}
+
+void kv_split::set_slots(int32_t slots) {
+  slots_ = std::max(1, slots);
+}
 
 int64_t kv_split::share() const {
-  return models_left_ > 0 ? left_ / models_left_ : left_;
+  return left_ / std::max(1, slots_ - held_);
 }
 
 std::string kv_split::take(int64_t bytes) {
-  if (models_left_ > 0) --models_left_;
   if (bytes > left_)
     return "its KV pools need " + mib(bytes) + ", and " + mib(left_) + " of the " + mib(budget_) +
            " KV budget (--models-kv-budget) are left";
   left_ -= std::max<int64_t>(0, bytes);
+  ++held_;
   return {};
 }
 
-void kv_split::skip() {
-  if (models_left_ > 0) --models_left_;
+void kv_split::give_back(int64_t bytes) {
+  left_ = std::min(budget_, left_ + std::max<int64_t>(0, bytes));
+  held_ = std::max(0, held_ - 1);
 }
 
 std::string mib(int64_t bytes) {

@@ -86,5 +86,14 @@ TEST_F(admission_test, tokenize_names_the_served_model) {
             "model_not_found");
 }
 
+TEST(model_named_in, reads_the_top_level_model_wherever_it_stands) {
+  EXPECT_EQ(model_named_in(R"({"model":"b","prompt":"Once upon","max_tokens":5})"), "b");
+  EXPECT_EQ(model_named_in(R"({"prompt":"x","model":"b","stop":["y"]})"), "b");
+  EXPECT_EQ(model_named_in(R"({"messages":[{"role":"user","content":"hi","model":"no"}],"n":1})"),
+            "");
+  EXPECT_EQ(model_named_in(R"({"model":7,"prompt":"x"})"), "");
+  EXPECT_EQ(model_named_in("not json"), "");
+}
+
 }  // namespace
 }  // namespace actorllm::api
