@@ -187,6 +187,17 @@ request_plan plan_endpoint(const server_context& context, const request_head& he
                         "admin_unavailable"},
                        style);
       return start(work::admin);
+    case endpoint::admin_models:
+    case endpoint::admin_model:
+      if (!context.models_admin)
+        return refused({501,
+                        "this server serves one model: /admin/models needs a server started "
+                        "with --model NAME=PATH, --models-dir or --model-config",
+                        "server_error",
+                        {},
+                        "models_admin_unavailable"},
+                       style);
+      return start(work::model_admin);
     case endpoint::websocket:
       if (!head.websocket_upgrade)
         return refused(bad_request("/v1/ws expects a WebSocket upgrade"), style);

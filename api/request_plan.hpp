@@ -69,6 +69,7 @@ enum class work : uint8_t {
   detokenize,    ///< parse_detokenize_request, then the engine's detokenize
   lora_update,   ///< parse_lora_update, then apply_lora_update (load: route.target says)
   admin,         ///< run_admin_call on `route` (the admin port exists)
+  model_admin,   ///< run_model_admin_call on `route` (the model admin port exists)
   websocket,     ///< the upgrade, vetted: hand the connection to the WebSocket session
   web_asset,     ///< the playground's file route.asset
 };

@@ -103,6 +103,17 @@ route find_route(std::string_view method, std::string_view target) {
     r.pattern = drain ? "/admin/replicas/{id}/drain" : "/admin/replicas/{id}";
     return r;
   }
+  if (path == "/admin/models") return make(endpoint::admin_models, method, "GET, POST");
+  constexpr std::string_view models = "/admin/models/";
+  if (path.starts_with(models)) {
+    // {name}; the name is judged by the handler (400), after the key is checked.
+    const std::string_view name = path.substr(models.size());
+    if (name.empty() || name.find('/') != std::string_view::npos) return route{};
+    route r = make(endpoint::admin_model, method, "DELETE");
+    r.model_name = std::string(name);
+    r.pattern = "/admin/models/{name}";
+    return r;
+  }
   return route{};
 }
 

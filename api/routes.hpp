@@ -27,6 +27,8 @@ enum class endpoint : uint8_t {
   admin_replicas,       ///< GET (list) and POST (add) /admin/replicas
   admin_drain,          ///< POST /admin/replicas/{id}/drain
   admin_replica,        ///< DELETE /admin/replicas/{id} (stop)
+  admin_models,         ///< GET (list) and POST (load) /admin/models
+  admin_model,          ///< DELETE /admin/models/{name} (drain, then unload)
   engine_stats,         ///< GET /v1/engine/stats: the live engine view's numbers
   web_page,             ///< GET /: the playground (web/index.html)
   web_asset,            ///< GET /ui/{name}: the playground's other files
@@ -41,10 +43,11 @@ struct route {
   const char* allow = "";   ///< the methods the path accepts, for 405's Allow header
   std::string model_id;     ///< GET /v1/models/{id}
   std::string replica_id;   ///< /admin/replicas/{id}..., as written (admin_api.hpp reads it)
+  std::string model_name;   ///< /admin/models/{name}, as written (admin_models_api.hpp judges it)
   std::string response_id;  ///< /v1/responses/{id}..., as written (checked by its handler)
   std::string asset;        ///< GET / and /ui/{name}: the file of web/ it names
-  /// The path with its id replaced by {id} where it has one ("/admin/replicas/{id}/drain"),
-  /// the label of the request metrics; empty: the path itself.
+  /// The path with its id replaced by {id} (or {name}) where it has one
+  /// ("/admin/replicas/{id}/drain"), the label of the request metrics; empty: the path itself.
   const char* pattern = "";
 };
 

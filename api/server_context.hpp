@@ -7,6 +7,7 @@
 #include "api/tool_request.hpp"
 #include "common/admin_port.hpp"
 #include "common/engine_port.hpp"
+#include "common/model_admin_port.hpp"
 #include "config/engine_config.hpp"
 
 namespace actorllm::api {
@@ -17,7 +18,9 @@ class background_responses;
 struct server_context {
   engine_port& engine;
   server_config config;
-  admin_port* admin = nullptr;       ///< null: /admin answers 503 (when admin_api_key is set)
+  admin_port* admin = nullptr;  ///< null: /admin answers 503 (when admin_api_key is set)
+  /// The models' door for /admin/models; null (a server of one model): /admin/models answers 501.
+  model_admin_port* models_admin = nullptr;
   int32_t max_waiting_requests = 0;  ///< 0: no limit; else 503 while the engine has this many
   /// Serve /metrics alone (the --metrics-port listener): every other path is a 404, so that a
   /// port opened to scrapers exposes no API.

@@ -1,9 +1,10 @@
 #pragma once
-/// The replica table that `actorllm admin list` prints.
+/// The tables that `actorllm admin list` and `actorllm admin models list` print.
 #include <string>
 #include <vector>
 
 #include "common/admin_port.hpp"
+#include "common/model_admin_port.hpp"
 
 namespace actorllm::app {
 
@@ -14,5 +15,16 @@ namespace actorllm::app {
 ///
 /// "no replicas" under the header when the list is empty.
 std::string replica_table(const std::vector<replica_view>& replicas);
+
+/// One header line and one line per model, then one line "NAME: ERROR" per model with an
+/// error; byte counts in B, KiB, MiB or GiB, idle time in whole seconds:
+///
+///   NAME  STATE     WEIGHTS   KV CACHE  IN FLIGHT  IDLE  PATH
+///   qwen  loaded    1.4 GiB  256.0 MiB          2    0s  /models/qwen3
+///   old   failed        0 B        0 B          0    0s  /models/old
+///   old: config.json: no such file
+///
+/// "no models" under the header when the list is empty.
+std::string model_table(const std::vector<model_view>& models);
 
 }  // namespace actorllm::app

@@ -1,5 +1,5 @@
-// `actorllm admin`: the admin API of a running server (list, add, drain and stop replicas)
-// from the command line. The work is app/admin_command.cpp's.
+// `actorllm admin`: the admin API of a running server (list, add, drain and stop replicas;
+// list, load and unload models) from the command line. The work is app/admin_command.cpp's.
 #include <cstdio>
 #include <cstdlib>
 
@@ -16,9 +16,10 @@ int run_admin(int argc, char** argv) {
   return run_admin_command(argc, argv, env_key ? env_key : "", stdout, stderr);
 }
 
-const command_registration admin_command("admin",
-                                         {"list, add, drain or stop replicas of a running server",
-                                          run_admin});
+const command_registration admin_command(
+    "admin",
+    {"replicas (list, add, drain, stop) and models (list, load, unload) of a running server",
+     run_admin});
 
 }  // namespace
 }  // namespace actorllm::app

@@ -18,7 +18,8 @@ namespace actorllm::net {
 
 struct http_server::impl {
   impl(const server_config& config, engine_port& engine, http_options options, admin_port* admin)
-      : context{{engine, config, admin, options.max_waiting_requests, options.metrics_only},
+      : context{{engine, config, admin, options.models_admin, options.max_waiting_requests,
+                 options.metrics_only},
                 options},
         tls(make_tls_context(config)),
         num_threads(std::max(1, config.io_threads)),

@@ -14,6 +14,7 @@
 #include "api/response_store.hpp"
 #include "common/admin_port.hpp"
 #include "common/engine_port.hpp"
+#include "common/model_admin_port.hpp"
 #include "config/engine_config.hpp"
 
 namespace actorllm::net {
@@ -37,6 +38,9 @@ struct http_options {
   /// The Responses API's stored responses (a folder attached or not); null: a store in
   /// memory with the bounds of server_config (none under metrics_only).
   std::shared_ptr<api::response_store> responses = nullptr;
+  /// The models' door for /admin/models (a server of several models); it must outlive the
+  /// server. Null: /admin/models answers 501 where config.admin_api_key is set.
+  model_admin_port* models_admin = nullptr;
 };
 
 class http_server {

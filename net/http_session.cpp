@@ -1,7 +1,7 @@
 // One HTTP/1.1 connection: reads requests one after the other (keep-alive), asks
 // api::plan_request what each one gets, and carries the plan out: sends its answer, or starts
 // its work (a completion call as one JSON body or as SSE, embeddings, tokenize, a LoRA update,
-// an admin call, the WebSocket upgrade, a file of the playground).
+// an admin call (replicas or models), the WebSocket upgrade, a file of the playground).
 // Every handler runs on the connection's strand; engine threads reach it only through a
 // mailbox and the server's post_gate.
 #include <chrono>
@@ -9,6 +9,7 @@
 #include <exception>
 
 #include "api/admin_api.hpp"
+#include "api/admin_models_api.hpp"
 #include "api/admission.hpp"
 #include "api/endpoint_bodies.hpp"
 #include "api/ids.hpp"
@@ -252,6 +253,8 @@ class http_session : public std::enable_shared_from_this<http_session> {
         return start_lora_update(plan.route.target == api::endpoint::load_lora_adapter);
       case api::work::admin:
         return start_admin(plan.route);
+      case api::work::model_admin:
+        return start_model_admin(plan.route);
       case api::work::websocket:
         return upgrade();
       case api::work::web_asset:
@@ -551,6 +554,15 @@ class http_session : public std::enable_shared_from_this<http_session> {
                         on_strand<api::admin_answer>([](http_session& s, api::admin_answer a) {
                           s.send({a.status, std::move(a.body)});
                         }));
+    watch_for_disconnect();  // also keeps this session alive until the answer comes
+  }
+
+  void start_model_admin(const api::route& r) {
+    api::run_model_admin_call(
+        *context_.api.models_admin, r, method_, request_.body(),
+        on_strand<api::admin_answer>([](http_session& s, api::admin_answer a) {
+          s.send({a.status, std::move(a.body)});
+        }));
     watch_for_disconnect();  // also keeps this session alive until the answer comes
   }
 

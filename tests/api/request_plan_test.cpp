@@ -23,6 +23,13 @@ struct unused_admin : admin_port {
   void stop_replica(int32_t, std::function<void(admin_outcome)>) override {}
 };
 
+/// A model admin port that is never called either.
+struct unused_model_admin : model_admin_port {
+  void models(std::function<void(std::vector<model_view>)>) override {}
+  void load_model(load_model_request, std::function<void(admin_outcome)>) override {}
+  void unload_model(std::string, std::function<void(admin_outcome)>) override {}
+};
+
 class request_plan_test : public ::testing::Test {
  protected:
   void SetUp() override { head_.host = "127.0.0.1:8000"; }
@@ -41,6 +48,7 @@ class request_plan_test : public ::testing::Test {
 
   testing::fake_engine engine_;
   unused_admin admin_;
+  unused_model_admin models_admin_;
   server_context context_{engine_, {}};
   request_head head_;
 };
@@ -212,6 +220,35 @@ TEST_F(request_plan_test, admin_exists_only_with_an_admin_key_and_takes_no_other
   EXPECT_STREQ(p.route.pattern, "/admin/replicas/{id}/drain");
   EXPECT_EQ(plan("DELETE", "/admin/replicas/3").kind, work::admin);
   EXPECT_EQ(plan("GET", "/admin/nothing").reply.status, 404);
+}
+
+TEST_F(request_plan_test, admin_models_needs_a_server_of_several_models) {
+  EXPECT_EQ(plan("GET", "/admin/models").reply.status, 404);  // no --admin-api-key
+  context_.config.admin_api_key = "admin";
+  EXPECT_EQ(plan("GET", "/admin/models").reply.status, 401);
+  EXPECT_EQ(plan("DELETE", "/admin/models/qwen").reply.status, 401);
+  head_.authorization = "Bearer admin";
+  context_.admin = &admin_;  // replicas are no models
+  request_plan p = plan("GET", "/admin/models");
+  EXPECT_EQ(p.reply.status, 501);
+  EXPECT_EQ(error_code(p), "models_admin_unavailable");
+  EXPECT_NE(p.reply.body.find("--model NAME=PATH"), std::string::npos) << p.reply.body;
+  EXPECT_EQ(plan("DELETE", "/admin/models/qwen").reply.status, 501);
+  context_.models_admin = &models_admin_;
+  p = post("/admin/models");
+  EXPECT_EQ(p.kind, work::model_admin);
+  EXPECT_EQ(p.route.target, endpoint::admin_models);
+  p = plan("DELETE", "/admin/models/qwen");
+  EXPECT_EQ(p.kind, work::model_admin);
+  EXPECT_EQ(p.route.model_name, "qwen");
+  EXPECT_STREQ(p.route.pattern, "/admin/models/{name}");
+  p = plan("PUT", "/admin/models");
+  EXPECT_EQ(p.reply.status, 405);
+  EXPECT_EQ(header(p.reply, "Allow"), "GET, POST");
+  EXPECT_EQ(plan("GET", "/admin/models/a/b").reply.status, 404);
+  context_.admin = nullptr;  // and models are no replicas
+  EXPECT_EQ(plan("GET", "/admin/replicas").reply.status, 503);
+  EXPECT_EQ(plan("GET", "/admin/models").kind, work::model_admin);
 }
 
 TEST_F(request_plan_test, health_is_200_while_the_engine_serves_and_503_when_not) {
