@@ -153,6 +153,7 @@ int run_serve(int argc, char** argv) {
   net::http_options options;
   options.max_waiting_requests = config.scheduler.max_waiting_requests;
   options.responses = responses;
+  if (many) options.models_admin = many.get();
   std::unique_ptr<net::http_server> server;
   try {
     server = std::make_unique<net::http_server>(config.server, port, options, replicas.get());
@@ -180,7 +181,8 @@ int run_serve(int argc, char** argv) {
     }
   }
   if (!config.server.admin_api_key.empty())
-    log_line("INFO", "admin API on " + server->url() + "/admin/replicas (admin key required)");
+    log_line("INFO", "admin API on " + server->url() +
+                         (many ? "/admin/models" : "/admin/replicas") + " (admin key required)");
   log_line("INFO",
            "serving on " + server->url() + " (" +
                (many ? std::to_string(many->num_loaded()) + " of " +

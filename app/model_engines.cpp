@@ -71,7 +71,7 @@ void model_engines::start() {
   // At startup a model loads while it fits beside those before it; the rest wait for demand.
   for (std::size_t i = 0; i < slots_.size(); ++i) {
     const std::string name = slots_[i].plan.name;
-    const room_plan room = plan_room(residents(), expected_bytes(slots_[i]), options_.limits);
+    const room_plan room = room_for(name);
     if (room.outcome == room_plan::verdict::fits && room.evict.empty()) {
       directory_->set_loading(name);
       load_now(name);
@@ -107,7 +107,7 @@ void model_engines::loader_loop() {
 
 void model_engines::step() {
   finish_drains();
-  for (const auto& name : expired_models(residents(), options_.limits))
+  for (const auto& name : expired_models(residents(), limits()))
     begin_unload(name,
                  "idle for " + seconds_text(options_.limits.keep_alive_s) + " (--keep-alive)");
   finish_drains();
@@ -118,12 +118,10 @@ void model_engines::load_pending() {
   const auto timeout = std::chrono::duration<double>(options_.load_timeout_s);
   while (true) {
     pending_load next;
-    int64_t bytes = 0;
     {
       std::lock_guard lock(mutex_);
       if (pending_.empty()) return;
       next = pending_.front();
-      if (const model_slot* slot = slot_of(next.name)) bytes = expected_bytes(*slot);
     }
     const auto pop = [this] {
       std::lock_guard lock(mutex_);
@@ -134,7 +132,7 @@ void model_engines::load_pending() {
       continue;
     }
     const std::string who = "model '" + next.name + "': ";
-    const room_plan room = plan_room(residents(), bytes, options_.limits);
+    const room_plan room = room_for(next.name);
     if (room.outcome == room_plan::verdict::never) {
       pop();
       directory_->set_failed(next.name, "cannot load: " + room.why);
@@ -288,17 +286,36 @@ std::vector<resident_model> model_engines::residents() const {
     const std::string& name = slot.plan.name;
     const bool draining = directory_->state_of(name) == model_state::draining;
     const int32_t in_flight = directory_->usage().in_flight(name);
-    out.push_back({name, slot.weight_bytes + slot.kv_bytes, draining || in_flight > 0,
-                   directory_->usage().idle_seconds(name)});
+    out.push_back({name, slot.weight_bytes + slot.kv_bytes, slot.kv_bytes,
+                   draining || in_flight > 0, directory_->usage().idle_seconds(name)});
   }
   return out;
 }
 
-int64_t model_engines::expected_bytes(const model_slot& slot) const {
+int64_t model_engines::expected_kv_bytes(const model_slot& slot) const {
   const engine_config& c = slot.plan.config;
-  int64_t kv = c.cache.kv_cache_memory_bytes >= 0 ? c.cache.kv_cache_memory_bytes * workers_of(c)
-                                                  : split_.budget() / split_.slots();
-  return slot.weight_bytes + kv;
+  return c.cache.kv_cache_memory_bytes >= 0 ? c.cache.kv_cache_memory_bytes * workers_of(c)
+                                            : split_.budget() / split_.slots();
+}
+
+int64_t model_engines::expected_bytes(const model_slot& slot) const {
+  return slot.weight_bytes + expected_kv_bytes(slot);
+}
+
+room_plan model_engines::room_for(const std::string& name) const {
+  int64_t bytes = 0, kv = 0;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& slot : slots_)
+      if (slot.plan.name == name) bytes = expected_bytes(slot), kv = expected_kv_bytes(slot);
+  }
+  return plan_room(residents(), bytes, kv, limits());
+}
+
+residency_limits model_engines::limits() const {
+  residency_limits limits = options_.limits;
+  limits.kv_bytes = options_.kv_budget_bytes;
+  return limits;
 }
 
 model_engines::model_slot* model_engines::slot_of(const std::string& name) {
@@ -426,10 +443,9 @@ admin_outcome model_engines::start_load(load_model_request request) {
   }
   slot->plan = std::move(plan);
   slot->weight_bytes = model_folder_bytes(slot->plan.config.model.model);
-  const int64_t needs = expected_bytes(*slot);
-  if (plan_room({}, needs, options_.limits).outcome == room_plan::verdict::never)
-    return refuse(507, "model '" + request.name + "' needs " + mib(needs) +
-                           ", more than --models-memory-budget allows with nothing else loaded");
+  const room_plan alone = plan_room({}, expected_bytes(*slot), expected_kv_bytes(*slot), limits());
+  if (alone.outcome == room_plan::verdict::never)
+    return refuse(507, "model '" + request.name + "' cannot load: " + alone.why);
   directory_->set_loading(request.name);
   pending_.push_back({request.name, clock::now(), false});
   woken_ = true;

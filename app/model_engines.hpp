@@ -97,7 +97,13 @@ class model_engines final : public model_admin_port {
 
   std::vector<resident_model> residents() const;
   /// Bytes a model not yet loaded is expected to take: its weights' files and a KV share.
+  /// Under mutex_.
   int64_t expected_bytes(const model_slot& slot) const;
+  int64_t expected_kv_bytes(const model_slot& slot) const;
+  /// What loading `name` now takes (room_plan), beside the models loaded.
+  room_plan room_for(const std::string& name) const;
+  /// The limits with the KV budget.
+  residency_limits limits() const;
   void queue_load(const std::string& name);
   /// The admin API's load: queues it (202) or says why not.
   admin_outcome start_load(load_model_request request);

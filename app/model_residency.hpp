@@ -13,15 +13,17 @@ namespace actorllm::app {
 struct residency_limits {
   int32_t max_loaded = 0;    ///< models loaded at once (0: no limit)
   int64_t memory_bytes = 0;  ///< weights and KV pools of the loaded models (0: no limit)
+  int64_t kv_bytes = 0;      ///< KV pools of the loaded models (--models-kv-budget; 0: no limit)
   double keep_alive_s = 0;   ///< an idle model is unloaded after this long (0: never)
 };
 
 /// A model that holds memory now: loaded, loading or draining.
 struct resident_model {
   std::string name;
-  int64_t bytes = 0;  ///< its weights and KV pools (an estimate while it loads)
-  bool busy = false;  ///< requests in flight, loading or draining: not to be evicted now
-  double idle_s = 0;  ///< seconds since its last request ended (when not busy)
+  int64_t bytes = 0;     ///< its weights and KV pools (an estimate while it loads)
+  int64_t kv_bytes = 0;  ///< its KV pools alone
+  bool busy = false;     ///< requests in flight, loading or draining: not to be evicted now
+  double idle_s = 0;     ///< seconds since its last request ended (when not busy)
 };
 
 /// What loading one more model takes.
@@ -36,8 +38,9 @@ struct room_plan {
   std::string why;  ///< wait and never: the numbers, in one line
 };
 
-/// Room for a model of `bytes` beside `resident` (which does not list it).
-room_plan plan_room(const std::vector<resident_model>& resident, int64_t bytes,
+/// Room for a model of `bytes` (`kv_bytes` of them its KV pools) beside `resident` (which
+/// does not list it).
+room_plan plan_room(const std::vector<resident_model>& resident, int64_t bytes, int64_t kv_bytes,
                     const residency_limits& limits);
 
 /// The idle models that have been idle longer than --keep-alive, longest idle first.
