@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -122,6 +123,8 @@ class model_engines final : public model_admin_port {
   std::deque<pending_load> pending_;
   bool woken_ = false;
   bool stopping_ = false;
+  /// The loader thread's alone: when to hand freed memory back once more after an unload.
+  std::optional<std::chrono::steady_clock::time_point> trim_due_;
   std::thread loader_;
 };
 
