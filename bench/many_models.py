@@ -64,7 +64,8 @@ class Server:
 def stream(port, model, max_tokens):
     """One streaming completion: (seconds to the first token, tokens, seconds in all)."""
     body = json.dumps({"model": model, "prompt": "Once upon a time", "max_tokens": max_tokens,
-                       "temperature": 0, "ignore_eos": True, "stream": True})
+                       "temperature": 0, "ignore_eos": True, "stream": True,
+                       "stream_options": {"include_usage": True}})
     start = time.perf_counter()
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
     c.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
@@ -76,9 +77,10 @@ def stream(port, model, max_tokens):
         if not line.startswith(b"data: ") or line.strip() == b"data: [DONE]":
             continue
         chunk = json.loads(line[6:])
-        if any(ch.get("text") for ch in chunk["choices"]):
-            first = first or time.perf_counter() - start
-            tokens += 1
+        if first is None and chunk["choices"]:
+            first = time.perf_counter() - start
+        if chunk.get("usage"):  # the last chunk: a chunk may carry several tokens
+            tokens = chunk["usage"]["completion_tokens"]
     return first, tokens, time.perf_counter() - start
 
 
