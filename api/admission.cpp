@@ -13,13 +13,8 @@
 namespace actorllm::api {
 namespace {
 
-/// The model a body names, as far as it decides how the body reads (its task, its sampling
-/// defaults): with one model, that model; with several, the one named (the default when the
-/// name is unknown: admit() refuses it once the body is read).
 model_info model_for_body(const server_context& context, std::string_view body) {
-  if (context.engine.num_models() > 1)
-    if (auto found = context.engine.find_model(model_named_in(body))) return found->info;
-  return context.engine.model();
+  return model_for_name(context, context.engine.num_models() > 1 ? model_named_in(body) : "");
 }
 
 /// A 503 for a model that is listed but not loaded, naming its state (and why it failed).
@@ -50,6 +45,12 @@ std::string model_named_in(std::string_view body) {
   const json kept = json::parse(body, keep_model, false);  // only `name` is wanted
   static_cast<void>(kept);
   return name;
+}
+
+model_info model_for_name(const server_context& context, std::string_view requested) {
+  if (context.engine.num_models() > 1)
+    if (auto found = context.engine.find_model(requested)) return found->info;
+  return context.engine.model();
 }
 
 bool waits_for_model(const server_context& context, std::string_view body) {
@@ -149,11 +150,11 @@ std::optional<api_error> admit_call(server_context& context, api_kind kind, std:
   const response_lookup lookup = [&context](std::string_view id) {
     return context.responses ? context.responses->get(id) : std::nullopt;
   };
-  if (auto error = kind == api_kind::responses
-                       ? parse_responses_request(body, out, defaults, context.tools(), lookup)
-                   : kind == api_kind::messages
-                       ? parse_messages_request(body, out, defaults, context.tools())
-                       : parse_openai_request(body, kind, out, defaults, context.tools()))
+  const tool_settings tools = context.tools_of(named);
+  if (auto error =
+          kind == api_kind::responses  ? parse_responses_request(body, out, defaults, tools, lookup)
+          : kind == api_kind::messages ? parse_messages_request(body, out, defaults, tools)
+                                       : parse_openai_request(body, kind, out, defaults, tools))
     return error;
   return admit(context, out, model);
 }
@@ -188,6 +189,7 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
                                         std::function<void(request_output)> sink,
                                         bool error_chunk) {
   const bool chat = request.kind != api_kind::completion;
+  const output_parsers parsers = context.parsers_of(model);
   // A response id reads its stored response back: it must not be guessable from others.
   const std::string base = request.kind == api_kind::responses  ? unguessable_id("resp_")
                            : request.kind == api_kind::messages ? random_id("msg_")
@@ -219,8 +221,8 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
   options.responses = request.responses;
   if (chat) {
     options.chat.tools = request.tools;
-    options.chat.tool_call_parser = context.config.tool_call_parser;
-    options.chat.reasoning_parser = context.config.reasoning_parser;
+    options.chat.tool_call_parser = parsers.tool_call_parser;
+    options.chat.reasoning_parser = parsers.reasoning_parser;
     options.chat.role = context.config.response_role;
   }
   auto call = std::make_unique<openai_call>(std::move(options), engine_ids);
@@ -228,7 +230,7 @@ std::unique_ptr<openai_call> start_call(server_context& context, openai_request 
     generate_request& prompt = request.prompts[p];
     prompt.request_id = engine_ids[p];
     // The thinking is free; the constraint holds the answer after it (as vLLM does).
-    if (chat && !context.config.reasoning_parser.empty())
+    if (chat && !parsers.reasoning_parser.empty())
       prompt.params.structured.after_reasoning = prompt.params.structured.active();
     prompt.model = model.engine_name(request.model);
     try {

@@ -37,6 +37,10 @@ std::optional<api_error> admit(server_context& context, const openai_request& re
 /// The top-level "model" of a JSON body, read without keeping anything else; empty when the
 /// body names none (or is no JSON object: its own parse says what is wrong).
 std::string model_named_in(std::string_view body);
+/// The model a request naming `requested` is read for (its task, sampling defaults, output
+/// parsers): with one model, that model; with several, the one named (the default when the
+/// name is unknown: admission refuses it once the body is read).
+model_info model_for_name(const server_context& context, std::string_view requested);
 /// Whether the body names a model that is listed but not loaded (unloaded or loading): the
 /// call waits for it (engine_port::await_model) before its admission.
 bool waits_for_model(const server_context& context, std::string_view body);

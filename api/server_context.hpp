@@ -32,6 +32,15 @@ struct server_context {
 
   /// The tool-call flags, as the request parser takes them.
   tool_settings tools() const { return {config.enable_auto_tool_choice, config.tool_call_parser}; }
+  /// The parsers of `model`'s output: its own (a server of several models), else the server's.
+  output_parsers parsers_of(const model_info& model) const {
+    if (model.parsers) return *model.parsers;
+    return {config.enable_auto_tool_choice, config.tool_call_parser, config.reasoning_parser};
+  }
+  tool_settings tools_of(const model_info& model) const {
+    const output_parsers p = parsers_of(model);
+    return {p.enable_auto_tool_choice, p.tool_call_parser};
+  }
 };
 
 }  // namespace actorllm::api

@@ -23,6 +23,15 @@ struct adapter_info {
   std::string path;  ///< its PEFT folder
 };
 
+/// How a model's output is read: its tool calls and its reasoning (the serve flags
+/// --enable-auto-tool-choice, --tool-call-parser and --reasoning-parser, or a model's own in
+/// --model-config).
+struct output_parsers {
+  bool enable_auto_tool_choice = false;
+  std::string tool_call_parser;  ///< empty: none
+  std::string reasoning_parser;  ///< empty: none
+};
+
 /// What /v1/models and the validation of `model` need to know.
 struct model_info {
   std::string name;           ///< served model name, the id /v1/models reports
@@ -41,6 +50,8 @@ struct model_info {
   bool normalize = true;
   /// --enable-lora: the adapters loaded now (requests name them as `model`).
   std::vector<adapter_info> adapters = {};
+  /// The model's own output parsers, where its engine knows them; nullopt: the server's.
+  std::optional<output_parsers> parsers = std::nullopt;
 
   /// Whether `model` may be `requested`: the model itself, an alias, or one of its adapters.
   bool answers_to(std::string_view requested) const {

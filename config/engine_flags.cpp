@@ -204,6 +204,26 @@ void add_models_flags(flag_parser& p, models_config& m) {
                m.load_timeout_s);
 }
 
+void add_output_parser_flags(flag_parser& p, engine_config& c) {
+  p.add_flag("--enable-auto-tool-choice",
+             "parse the model's tool calls for tool_choice \"auto\" (with --tool-call-parser)",
+             [&c] { c.server.enable_auto_tool_choice = true; });
+  p.add("--tool-call-parser", "NAME",
+        "how the model writes tool calls: hermes, llama3_json, mistral or pythonic",
+        [&c](std::string_view v) -> std::string {
+          if (auto e = tool_calls::check_tool_call_parser_name(v)) return *e;
+          c.server.tool_call_parser = std::string(v);
+          return {};
+        });
+  p.add("--reasoning-parser", "NAME",
+        "split <think> reasoning into reasoning_content: deepseek_r1 or qwen3",
+        [&c](std::string_view v) -> std::string {
+          if (auto e = tool_calls::check_reasoning_parser_name(v)) return *e;
+          c.server.reasoning_parser = std::string(v);
+          return {};
+        });
+}
+
 void add_server_flags(flag_parser& p, engine_config& c) {
   p.add_string("--host", "address to listen on", c.server.host);
   p.add("--port", "N", "port to listen on (default 8000)", [&c](std::string_view v) -> std::string {
@@ -251,23 +271,7 @@ void add_server_flags(flag_parser& p, engine_config& c) {
                "keep stored responses in this folder (one file each), so that they outlive a "
                "restart (default: in memory only)",
                c.server.responses_store_path);
-  p.add_flag("--enable-auto-tool-choice",
-             "parse the model's tool calls for tool_choice \"auto\" (with --tool-call-parser)",
-             [&c] { c.server.enable_auto_tool_choice = true; });
-  p.add("--tool-call-parser", "NAME",
-        "how the model writes tool calls: hermes, llama3_json, mistral or pythonic",
-        [&c](std::string_view v) -> std::string {
-          if (auto e = tool_calls::check_tool_call_parser_name(v)) return *e;
-          c.server.tool_call_parser = std::string(v);
-          return {};
-        });
-  p.add("--reasoning-parser", "NAME",
-        "split <think> reasoning into reasoning_content: deepseek_r1 or qwen3",
-        [&c](std::string_view v) -> std::string {
-          if (auto e = tool_calls::check_reasoning_parser_name(v)) return *e;
-          c.server.reasoning_parser = std::string(v);
-          return {};
-        });
+  add_output_parser_flags(p, c);
   p.add_flag("--disable-web-ui", "no web playground at / (API-only deployments)",
              [&c] { c.server.enable_web_ui = false; });
   p.add_number("--log-stats-interval", "seconds between stats log lines; 0: off",

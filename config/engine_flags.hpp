@@ -5,6 +5,10 @@
 
 namespace actorllm {
 
+/// --enable-auto-tool-choice, --tool-call-parser and --reasoning-parser: how a model's output
+/// is read (a server flag, and a model's own in --model-config).
+void add_output_parser_flags(flag_parser& p, engine_config& c);
+
 /// Model, cache, scheduler and parallel flags (what every engine-running command takes).
 void add_engine_flags(flag_parser& parser, engine_config& config);
 /// Serve's flags for several models: --models-dir and --model-config (--model NAME=PATH is

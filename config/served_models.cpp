@@ -90,6 +90,7 @@ std::string read_small_file(const std::string& path, std::string& text) {
 std::string apply_flags(const std::vector<std::string>& flags, engine_config& config) {
   flag_parser p("", "");
   add_engine_flags(p, config);
+  add_output_parser_flags(p, config);
   std::vector<std::string> args{"model-config"};
   args.insert(args.end(), flags.begin(), flags.end());
   std::vector<char*> argv;

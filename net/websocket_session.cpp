@@ -151,7 +151,11 @@ class websocket_session : public std::enable_shared_from_this<websocket_session>
                                        body.contains("model") && body["model"].is_string()
                                            ? body["model"].get<std::string>()
                                            : std::string()),
-            message, context_.api.tools())) {
+            message,
+            context_.api.tools_of(api::model_for_name(
+                context_.api, body.contains("model") && body["model"].is_string()
+                                  ? body["model"].get<std::string>()
+                                  : std::string())))) {
       return send_terminal("error", id, api::error_object(*error));
     }
     // A model that is not loaded starts loading (on demand), and this call is refused as

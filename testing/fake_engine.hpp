@@ -110,12 +110,16 @@ class fake_engine : public engine_port {
     threads_.emplace_back([done, result] { done(result); });  // answers from another thread
   }
 
+  /// The model's own output parsers (a server of several models); nullopt: the server's.
+  std::optional<output_parsers> parsers;
+
   bool healthy() const override { return alive; }
   model_info model() const override {
     // Served as if started with --model /models/fake and no --served-model-name.
     model_info info{"fake-model", "/models/fake", max_model_len, 1700000000, {"/models/fake"}, {}};
     std::lock_guard lock(mutex_);
     info.adapters = adapters_;
+    info.parsers = parsers;
     if (embeddings) {
       info.embeddings = true;
       info.embedding_size = 3;

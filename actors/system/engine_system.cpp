@@ -93,6 +93,8 @@ engine_system::engine_system(std::unique_ptr<engine_setup> setup,
   info.embedding_size = static_cast<int32_t>(setup_->model->config().hidden_size);
   info.pooling = config.model.pooling_type == "MEAN" ? pooling_type::mean : pooling_type::last;
   info.normalize = config.model.normalize_embeddings;
+  info.parsers = output_parsers{config.server.enable_auto_tool_choice,
+                                config.server.tool_call_parser, config.server.reasoning_parser};
   client_ = std::make_unique<engine_client>(system_, router_, std::move(info), monitoring_.get(),
                                             setup_->loras, config.lora.runtime_updates);
 }

@@ -86,6 +86,17 @@ TEST_F(admission_test, tokenize_names_the_served_model) {
             "model_not_found");
 }
 
+TEST_F(admission_test, a_model_s_own_parsers_read_its_calls_else_the_server_s) {
+  const char* body = R"({"messages":[{"role":"user","content":"hi"}],
+      "tools":[{"type":"function","function":{"name":"f","parameters":{}}}],"tool_choice":"auto"})";
+  auto error = admit_call(context_, api_kind::chat, body, call_, model_);
+  ASSERT_TRUE(error);  // the server runs no tool-call parser
+  EXPECT_EQ(error->param, "tool_choice");
+  engine_.parsers = output_parsers{true, "hermes", "qwen3"};
+  EXPECT_FALSE(admit_call(context_, api_kind::chat, body, call_, model_));
+  EXPECT_EQ(context_.parsers_of(model_).reasoning_parser, "qwen3");
+}
+
 TEST(model_named_in, reads_the_top_level_model_wherever_it_stands) {
   EXPECT_EQ(model_named_in(R"({"model":"b","prompt":"Once upon","max_tokens":5})"), "b");
   EXPECT_EQ(model_named_in(R"({"prompt":"x","model":"b","stop":["y"]})"), "b");

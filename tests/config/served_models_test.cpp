@@ -123,7 +123,8 @@ TEST(served_models, plan_gives_each_model_its_engine_config) {
   s.model("from-dir");
   engine_config base;
   const std::string config = s.file("models.json", R"({"qwen": {"max_model_len": 64,
-      "replicas": 2}, "from-dir": {"no_enable_prefix_caching": true}})");
+      "replicas": 2, "tool_call_parser": "hermes", "reasoning_parser": "qwen3",
+      "enable_auto_tool_choice": true}, "from-dir": {"no_enable_prefix_caching": true}})");
   ASSERT_FALSE(testing::parse_serve_flags(
       base,
       {"/models/stories260K/", "--model", "qwen=/models/qwen3", "--models-dir", s.dir.string(),
@@ -146,6 +147,12 @@ TEST(served_models, plan_gives_each_model_its_engine_config) {
   EXPECT_EQ(plans[2].name, "from-dir");
   EXPECT_FALSE(plans[2].config.cache.enable_prefix_caching);
   EXPECT_TRUE(plans[0].config.cache.enable_prefix_caching);
+  // Each model reads its output with its own parsers; the others keep the server's (none).
+  EXPECT_EQ(plans[1].config.server.tool_call_parser, "hermes");
+  EXPECT_EQ(plans[1].config.server.reasoning_parser, "qwen3");
+  EXPECT_TRUE(plans[1].config.server.enable_auto_tool_choice);
+  EXPECT_EQ(plans[0].config.server.tool_call_parser, "");
+  EXPECT_FALSE(plans[2].config.server.enable_auto_tool_choice);
 }
 
 TEST(served_models, plan_refuses_what_cannot_be_served_naming_it) {
