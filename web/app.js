@@ -1,5 +1,6 @@
-// The playground's entry point: the tabs, the API-key form, the model name, and the chat
-// mode the model supports (raw completion when it has no chat template).
+// The playground's entry point: the tabs, the API-key form, the model picker (every model of
+// /v1/models with its state, the choice kept across reloads), and the chat mode the chosen
+// model supports (raw completion when it has no chat template).
 
 import {apiFetch, apiKey, forgetApiKey, getJson, setKeyPrompt} from './api.js';
 import {ChatView} from './chat.js';
@@ -71,34 +72,87 @@ forgetButton.addEventListener('click', () => {
   showForget();
 });
 
-// --- start -------------------------------------------------------------------------------
+// --- the models --------------------------------------------------------------------------
 
-/** Whether the model renders chat messages: /tokenize with messages fails without a template. */
-async function hasChatTemplate() {
+const MODEL_STORAGE = 'actorllm.model';
+const MODELS_REFRESH_MS = 5000;  // so that a model that finishes loading shows so
+const picker = $('#model-select');
+let models = [];  // /v1/models' data: [{id, state, error}]
+
+const stateOf = (id) => models.find((model) => model.id === id)?.state;
+
+/** "tiny", or "tiny (loading)" for a model that takes no requests now. */
+function label(model) {
+  return model.state && model.state !== 'loaded' ? `${model.id} (${model.state})` : model.id;
+}
+
+/** Whether `model` renders chat messages: /tokenize with messages fails without a template. */
+async function hasChatTemplate(model) {
   const response = await apiFetch('/tokenize', {
     method: 'POST',
     headers: {'Content-Type': 'application/json'},
-    body: JSON.stringify({messages: [{role: 'user', content: 'hi'}]}),
+    body: JSON.stringify({model, messages: [{role: 'user', content: 'hi'}]}),
   });
   if (response.ok) return true;
   const message = await response.json().then((body) => body.error?.message ?? '', () => '');
   return !/chat template/i.test(message);
 }
 
+/**
+ * Chat and completions name `id` from now on, in the mode it supports; a model not loaded yet
+ * is asked once a refresh finds it loaded. The picker is aria-busy while the page asks.
+ */
+async function useModel(id) {
+  chat.setModel(id);
+  picker.setAttribute('aria-busy', 'true');
+  const template = stateOf(id) === 'loaded' ? await hasChatTemplate(id).catch(() => true) : null;
+  if (chat.model !== id) return;  // another was chosen meanwhile
+  if (template !== null) {
+    chat.setRaw(!template, template ? '' : 'This model has no chat template, so the page chose it.');
+  }
+  picker.setAttribute('aria-busy', 'false');
+}
+
+/** Reads /v1/models into the picker; keeps the choice (else the saved one, else the first). */
+async function refreshModels() {
+  const wasLoaded = stateOf(chat.model) === 'loaded';
+  models = (await getJson('/v1/models')).data ?? [];
+  const labels = models.length ? models.map(label) : ['none'];
+  if (labels.join('\n') !== [...picker.options].map((option) => option.text).join('\n')) {
+    // Rebuilt only when something changed, so that a refresh does not close an open list.
+    picker.replaceChildren(...labels.map((text, i) => {
+      const option = new Option(text, models[i]?.id ?? '');
+      option.title = models[i]?.error ?? '';  // why it failed
+      return option;
+    }));
+  }
+  const wanted = chat.model || localStorage.getItem(MODEL_STORAGE);
+  const chosen = stateOf(wanted) ? wanted : models[0]?.id ?? '';
+  picker.value = chosen;
+  if (chosen !== chat.model || (!wasLoaded && stateOf(chosen) === 'loaded')) await useModel(chosen);
+}
+
+function refreshQuietly() {
+  if (!document.hidden) refreshModels().catch(() => {});  // the last list stays on an error
+}
+
+picker.addEventListener('change', () => {
+  localStorage.setItem(MODEL_STORAGE, picker.value);
+  useModel(picker.value);
+});
+window.addEventListener('focus', refreshQuietly);
+
+// --- start -------------------------------------------------------------------------------
+
 async function start() {
   showForget();
   selectTab(location.hash === '#engine' ? tabs[1] : tabs[0]);
   try {
-    const models = await getJson('/v1/models');
-    const name = models.data?.[0]?.id ?? '';
-    $('#model-name').textContent = name || 'none';
-    chat.setModel(name);
-    if (!(await hasChatTemplate())) {
-      chat.setRaw(true, 'This model has no chat template, so the page chose it.');
-    }
+    await refreshModels();
   } catch (error) {
-    $('#model-name').textContent = `unavailable (${error.message})`;
+    picker.replaceChildren(new Option(`unavailable (${error.message})`, ''));
   }
+  setInterval(refreshQuietly, MODELS_REFRESH_MS);
   document.body.dataset.ready = 'true';
 }
 

@@ -1,7 +1,8 @@
 // The web playground in a real browser (Debian's chromium, headless, driven by puppeteer-core).
 //   node web_ui_client.mjs URL KEYED_URL KEY
-// URL: a server on stories260K without a key; KEYED_URL: one started with --api-key KEY and
-// a chat template.
+// URL: a server without a key on stories260K, `slow` (a random model) and `broken` (a folder
+// that does not load); KEYED_URL: one on stories260K and `slow`, started with --api-key KEY
+// and a chat template.
 // WEB_UI_SCREENSHOTS=<dir> writes chat.png (phone width) and engine.png (desktop) there.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -38,8 +39,15 @@ async function openPage(url, viewport) {
 const lastAnswer = (page) => page.evaluate(() => {
   const item = [...document.querySelectorAll('.message.assistant')].pop();
   return item && {state: item.dataset.state, text: item.querySelector('.content').textContent,
-                  stats: item.querySelector('.stats').textContent};
+                  stats: item.querySelector('.stats').textContent,
+                  who: item.querySelector('.who').textContent};
 });
+
+/** Chooses `model` in the picker and waits until the page has checked its chat template. */
+async function pickModel(page, model) {
+  await page.select('#model-select', model);
+  await page.waitForSelector('#model-select[aria-busy="false"]', {timeout: 10_000});
+}
 
 async function setField(page, selector, value) {
   await page.$eval(selector, (input) => { input.value = ''; });
@@ -73,6 +81,12 @@ async function send(page, prompt, {stopOnFirstText = false} = {}) {
   }, {timeout: 20_000}, before);
   const lengths = await page.evaluate(() => { window.observer.disconnect(); return window.observedLengths; });
   return {...(await lastAnswer(page)), lengths};
+}
+
+/** The engine's totals for `model` (/v1/engine/stats lists each model of the server). */
+async function totalsOf(url, model, headers = {}) {
+  const stats = await (await fetch(`${url}/v1/engine/stats`, {headers})).json();
+  return stats.models?.find((m) => m.name === model)?.stats.totals ?? {};
 }
 
 async function serverAborts(url, headers = {}) {
@@ -118,7 +132,10 @@ await page.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
 check(await page.title() === 'actorllm playground', 'the page title', await page.title());
 const tabs = await page.$$eval('[role="tablist"] [role="tab"]', (t) => t.map((e) => [e.textContent, e.getAttribute('aria-selected')]));
 check(JSON.stringify(tabs) === '[["Chat","true"],["Engine","false"]]', 'two tabs, Chat selected', JSON.stringify(tabs));
-check(await page.$eval('#model-name', (e) => e.textContent) === 'stories260K', 'the model name from /v1/models');
+const listed = await page.$$eval('#model-select option', (options) => options.map((o) => o.textContent));
+check(JSON.stringify(listed) === '["stories260K","slow","broken (failed)"]',
+      'the picker lists every model of /v1/models with its state', JSON.stringify(listed));
+check(await page.$eval('#model-select', (e) => e.value) === 'stories260K', 'the first model is chosen at first');
 check(await page.$eval('#raw', (e) => e.checked), 'raw completion mode chosen for a model without a chat template');
 
 await setField(page, '#max-tokens', 96);
@@ -140,6 +157,23 @@ const switched = await send(page, 'Once upon a time');
 check(switched.state === 'done' && await page.$eval('#raw', (e) => e.checked) &&
       /no chat template/.test(await page.$eval('#mode-note', (e) => e.textContent)),
       'a chat refused for want of a template switches to raw mode and answers', JSON.stringify(switched));
+
+// --- the second model: named in the request and kept across a reload ------------------
+
+await pickModel(page, 'slow');
+const slowBefore = (await totalsOf(base, 'slow')).generation_tokens ?? 0;
+await setField(page, '#max-tokens', 8);
+const slowAnswer = await send(page, 'Once upon a time');
+const slowTokens = ((await totalsOf(base, 'slow')).generation_tokens ?? 0) - slowBefore;
+check(slowAnswer.state === 'done' && slowAnswer.who === 'slow' && slowTokens > 0 &&
+      slowAnswer.stats.startsWith(`${slowTokens} tokens`),
+      'an answer of the model chosen in the picker: the server counts its tokens under that model',
+      JSON.stringify({...slowAnswer, slowTokens}));
+await page.reload({waitUntil: 'load'});
+await page.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
+check(await page.$eval('#model-select', (e) => e.value) === 'slow', 'the choice is kept across a reload');
+
+await pickModel(page, 'stories260K');
 
 /**
  * A long answer (400 tokens) stopped on its first text. Alone, the tiny model may write all of
@@ -236,7 +270,7 @@ check(true, 'a 401 opens the API key form');
 await keyed.type('#key-input', key);
 await keyed.click('#key-save');
 await keyed.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
-check(await keyed.$eval('#model-name', (e) => e.textContent) === 'stories260K', 'with the key the page reads /v1/models');
+check(await keyed.$eval('#model-select', (e) => e.value) === 'stories260K', 'with the key the page reads /v1/models');
 check(await keyed.$eval('#forget-key', (e) => !e.hidden), 'a saved key can be forgotten (the button shows)');
 check(!(await keyed.$eval('#raw', (e) => e.checked)), 'chat mode for a model with a chat template');
 await setField(keyed, '#max-tokens', 32);

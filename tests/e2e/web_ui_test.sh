@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # End to end: the web playground (GET /, web/) in a real browser, Debian's chromium driven by
-# puppeteer-core (web_ui_client.mjs), against `actorllm serve` on stories260K: the page and
-# its tabs, a streamed raw completion with its stats line, Stop (the server counts the
-# abort), the Engine view moving under a load of 16 clients, and a server with --api-key and
-# a chat template whose key the page asks for once. --disable-web-ui makes / a 404.
+# puppeteer-core (web_ui_client.mjs), against `actorllm serve` on stories260K beside a slow
+# random model and a folder that does not load: the page and its tabs, the model picker (each
+# model with its state, the choice named in requests and kept across a reload), a streamed raw
+# completion with its stats line, Stop (the server counts the abort), the Engine view moving
+# under a load of 16 clients, and a server with --api-key and a chat template whose key the
+# page asks for once. --disable-web-ui makes / a 404.
 #   WEB_UI_SCREENSHOTS=docs/screenshots tests/e2e/web_ui_test.sh   rewrites the README's images
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
-require_tools curl chromium
+require_tools curl chromium python3
 require_command serve
 e2e_dir="$ACTORLLM_SOURCE_DIR/tests/e2e"
 require_node_clients "$e2e_dir" puppeteer-core
 
 model="$ACTORLLM_SHARED_DIR/models/stories260K"
 key="web-ui-test-key"
+# A second model for the picker.
+slow="$work/slow"
+slow_random_model "$slow"
+# A folder that looks like a model and does not load: the picker lists it as failed.
+mkdir -p "$work/broken"
+echo '{"architectures": ["NoSuchForCausalLM"], "vocab_size": 512}' >"$work/broken/config.json"
 serve() {  # serve <log name> <port> [flags...]: starts a server in the background
   local name=$1 port=$2
   shift 2
@@ -28,7 +36,8 @@ showcase=()
 [[ -n "${WEB_UI_SCREENSHOTS:-}" ]] &&
   showcase=(--max-num-seqs 12 --num-gpu-blocks-override 160 --preemption-mode swap)
 port=$(free_port)
-serve plain "$port" "${showcase[@]}"
+serve plain "$port" --model slow="$slow" --model broken="$work/broken" \
+  --models-kv-budget $((256 << 20)) "${showcase[@]}"
 keyed_port=$(free_port)
 serve keyed "$keyed_port" --api-key "$key" \
   --chat-template "$ACTORLLM_SHARED_DIR/chat-templates/mistralai-Mistral-Nemo-Instruct-2407.jinja"
