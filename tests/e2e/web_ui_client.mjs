@@ -1,8 +1,8 @@
 // The web playground in a real browser (Debian's chromium, headless, driven by puppeteer-core).
 //   node web_ui_client.mjs URL KEYED_URL KEY
-// URL: a server without a key on stories260K, `slow` (a random model) and `broken` (a folder
-// that does not load); KEYED_URL: one on stories260K and `slow`, started with --api-key KEY
-// and a chat template.
+// URL: a server without a key on stories260K, `slow` (a random model slow enough that an
+// answer of 400 tokens outlasts the page's Stop) and `broken` (a folder that does not load);
+// KEYED_URL: one on stories260K and `slow`, started with --api-key KEY and a chat template.
 // WEB_UI_SCREENSHOTS=<dir> writes chat.png (phone width) and engine.png (desktop) there.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -89,28 +89,26 @@ async function totalsOf(url, model, headers = {}) {
   return stats.models?.find((m) => m.name === model)?.stats.totals ?? {};
 }
 
-async function serverAborts(url, headers = {}) {
-  const stats = await (await fetch(`${url}/v1/engine/stats`, {headers})).json();
-  return stats.totals?.requests_finished?.abort ?? 0;
-}
+const serverAborts = async (url, model, headers) =>
+  (await totalsOf(url, model, headers)).requests_finished?.abort ?? 0;
 
-/** Whether the server's count of aborts passes `above` within `ms`. */
-async function waitForAbort(url, headers, above = 0, ms = 15_000) {
+/** Whether the server's count of aborts for `model` passes `above` within `ms`. */
+async function waitForAbort(url, model, headers, above, ms = 15_000) {
   for (let waited = 0; waited < ms; waited += 100) {  // an abort lands within a step
-    if (await serverAborts(url, headers) > above) return true;
+    if (await serverAborts(url, model, headers) > above) return true;
     await sleep(100);
   }
   return false;
 }
 
-/** `clients` sending completions of 300 tokens back to back until `ms` have passed. */
-async function load(url, ms, headers = {}, clients = 16) {
+/** `clients` sending completions of 300 tokens to `model` back to back until `ms` have passed. */
+async function load(url, ms, headers = {}, clients = 16, model = undefined) {
   const end = Date.now() + ms;
   const client = async () => {
     while (Date.now() < end) {
       await fetch(`${url}/v1/completions`, {
         method: 'POST', headers: {'Content-Type': 'application/json', ...headers},
-        body: JSON.stringify({prompt: 'Once upon a time', max_tokens: 300, ignore_eos: true}),
+        body: JSON.stringify({model, prompt: 'Once upon a time', max_tokens: 300, ignore_eos: true}),
       }).then((r) => r.text());
     }
   };
@@ -158,7 +156,7 @@ check(switched.state === 'done' && await page.$eval('#raw', (e) => e.checked) &&
       /no chat template/.test(await page.$eval('#mode-note', (e) => e.textContent)),
       'a chat refused for want of a template switches to raw mode and answers', JSON.stringify(switched));
 
-// --- the second model: named in the request and kept across a reload ------------------
+// --- the second model: named in the request, kept across a reload, and stopped ----------
 
 await pickModel(page, 'slow');
 const slowBefore = (await totalsOf(base, 'slow')).generation_tokens ?? 0;
@@ -173,43 +171,27 @@ await page.reload({waitUntil: 'load'});
 await page.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
 check(await page.$eval('#model-select', (e) => e.value) === 'slow', 'the choice is kept across a reload');
 
-await pickModel(page, 'stories260K');
-
 /**
- * A long answer (400 tokens) stopped on its first text. Alone, the tiny model may write all of
- * it before the page sees the first chunk (the server then counts no abort), so a load keeps
- * the server at it for longer.
+ * A long answer (400 tokens of the slow model, seconds under a load of 16 others) stopped on
+ * its first text: it outlasts the page's Stop by far, so the server always has something to
+ * abort. (stories260K writes 400 tokens in about 60 ms: a busy machine may deliver its first
+ * chunk to the page only once the server has written them all, and then nothing is aborted.)
  */
 async function stopUnderLoad(page, url, headers = {}) {
+  const before = await serverAborts(url, 'slow', headers);
   await setField(page, '#max-tokens', 400);
-  const loading = load(url, 1500, headers);
+  const loading = load(url, 1500, headers, 16, 'slow');
   await sleep(300);
   const answer = await send(page, 'Once upon a time there was a dragon', {stopOnFirstText: true});
   const text = answer.text;
   await sleep(300);  // what the server had sent before it read the cancel is dropped
   const after = await page.evaluate(() => [...document.querySelectorAll('.message.assistant .content')].pop().textContent);
+  const aborted = await waitForAbort(url, 'slow', headers, before);
   await loading;
-  return {...answer, grewAfterStop: after !== text};
+  return {answer: {...answer, grewAfterStop: after !== text}, aborted};
 }
 
-/**
- * Stop under load until the server counts the abort it sent, at most three times: on a machine
- * busy with other tests the browser may see its first chunk only once the server has written
- * the whole answer, which then has nothing left to abort (the server counts a finished answer,
- * and the page still shows it stopped). Each try waits for the count it reads; three tries
- * make that race a one-in-a-million failure instead of a flake.
- */
-async function stopUntilAborted(page, url, headers = {}) {
-  let answer, aborted = false;
-  for (let attempt = 1; attempt <= 3 && !aborted; attempt++) {
-    const before = await serverAborts(url, headers);
-    answer = await stopUnderLoad(page, url, headers);
-    aborted = await waitForAbort(url, headers, before, attempt < 3 ? 5_000 : 15_000);
-  }
-  return {answer, aborted};
-}
-
-const {answer: stopped, aborted: wsAborted} = await stopUntilAborted(page, base);
+const {answer: stopped, aborted: wsAborted} = await stopUnderLoad(page, base);
 check(stopped.state === 'stopped' && stopped.text.length > 0 && !stopped.grewAfterStop &&
       /WebSocket · stopped$/.test(stopped.stats),
       'Stop ends the answer and keeps what arrived', JSON.stringify(stopped));
@@ -285,7 +267,8 @@ await setField(keyed, '#max-tokens', 32);
 const sseAnswer = await send(keyed, 'Tell me a story');
 check(sseAnswer.state === 'done' && /^32 tokens .*· SSE ·/.test(sseAnswer.stats),
       'chat works with the key over SSE too (?transport=sse)', JSON.stringify(sseAnswer));
-const {answer: keyedStop, aborted: sseAborted} = await stopUntilAborted(keyed, keyedBase, auth);
+await pickModel(keyed, 'slow');
+const {answer: keyedStop, aborted: sseAborted} = await stopUnderLoad(keyed, keyedBase, auth);
 check(keyedStop.state === 'stopped' && keyedStop.text.length > 0 && !keyedStop.grewAfterStop &&
       /SSE · stopped$/.test(keyedStop.stats), 'Stop aborts an SSE answer', JSON.stringify(keyedStop));
 check(sseAborted, 'the server counted the SSE abort');

@@ -3,9 +3,9 @@
 # puppeteer-core (web_ui_client.mjs), against `actorllm serve` on stories260K beside a slow
 # random model and a folder that does not load: the page and its tabs, the model picker (each
 # model with its state, the choice named in requests and kept across a reload), a streamed raw
-# completion with its stats line, Stop (the server counts the abort), the Engine view moving
-# under a load of 16 clients, and a server with --api-key and a chat template whose key the
-# page asks for once. --disable-web-ui makes / a 404.
+# completion with its stats line, Stop of the slow model's answer (the server counts the
+# abort), the Engine view moving under a load of 16 clients, and a server with --api-key and a
+# chat template whose key the page asks for once. --disable-web-ui makes / a 404.
 #   WEB_UI_SCREENSHOTS=docs/screenshots tests/e2e/web_ui_test.sh   rewrites the README's images
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -17,7 +17,9 @@ require_node_clients "$e2e_dir" puppeteer-core
 
 model="$ACTORLLM_SHARED_DIR/models/stories260K"
 key="web-ui-test-key"
-# A second model for the picker.
+# A second model for the picker, slow enough that an answer of 400 tokens outlasts the page's
+# Stop: stories260K writes them in about 60 ms, and a busy machine may show the page its first
+# chunk only after that, when there is nothing left to abort.
 slow="$work/slow"
 slow_random_model "$slow"
 # A folder that looks like a model and does not load: the picker lists it as failed.
@@ -39,7 +41,8 @@ port=$(free_port)
 serve plain "$port" --model slow="$slow" --model broken="$work/broken" \
   --models-kv-budget $((256 << 20)) "${showcase[@]}"
 keyed_port=$(free_port)
-serve keyed "$keyed_port" --api-key "$key" \
+serve keyed "$keyed_port" --model slow="$slow" --models-kv-budget $((256 << 20)) \
+  --api-key "$key" \
   --chat-template "$ACTORLLM_SHARED_DIR/chat-templates/mistralai-Mistral-Nemo-Instruct-2407.jinja"
 no_ui_port=$(free_port)
 serve no-ui "$no_ui_port" --disable-web-ui
