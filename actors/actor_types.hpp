@@ -33,7 +33,8 @@ using scheduler_actor =
                      caf::reacts_to<abort_atom, std::string>,
                      caf::reacts_to<stopped_atom, std::string>, caf::reacts_to<tick_atom>,
                      caf::reacts_to<watchdog_atom>, caf::reacts_to<heartbeat_atom>,
-                     caf::reacts_to<sample_atom>, caf::replies_to<stats_atom>::with<replica_stats>>;
+                     caf::reacts_to<sample_atom>, caf::replies_to<stats_atom>::with<replica_stats>,
+                     caf::replies_to<retire_atom>::with<bool>>;
 
 /// One per server: validates, tokenizes, routes to replicas and post-processes their outputs.
 using router_actor =

@@ -36,7 +36,7 @@ using reserve_atom = caf::atom_constant<caf::atom("reserve")>;  ///< router: num
 using replica_atom = caf::atom_constant<caf::atom("replica")>;  ///< router: a replica serves
 using drain_atom = caf::atom_constant<caf::atom("drain")>;      ///< router: stop using a replica
 using sample_atom = caf::atom_constant<caf::atom("sample")>;    ///< any: report the mailbox
-using retire_atom = caf::atom_constant<caf::atom("retire")>;    ///< router: stop a replica now
+using retire_atom = caf::atom_constant<caf::atom("retire")>;    ///< router, scheduler: stop now
 using join_atom = caf::atom_constant<caf::atom("join")>;        ///< remote worker joins a head
 using info_atom = caf::atom_constant<caf::atom("info")>;        ///< worker: describe yourself
 /// scheduler: let go of a request the router ended by a stop string (counted as a stop)

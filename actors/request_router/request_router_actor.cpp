@@ -120,6 +120,8 @@ void move_request(router_self self, std::map<std::string, router_request>::itera
   r.charged_tokens = tokens_owed(st, r);
   st.replicas.charge(r.replica, r.charged_tokens);
   dispatch(self, it->first);
+  // An abort the old replica got too late to answer goes along: the new one ends it at once.
+  if (r.abort_requested) self->send(st.schedulers[r.replica], abort_atom::value, it->first);
 }
 
 /// A replica's scheduler ended: no new requests go there, and its requests move on. Its down
@@ -278,8 +280,9 @@ router_actor::behavior_type request_router(router_self self,
           return;
         }
         auto it = st.requests.find(id);
-        if (it != st.requests.end())
-          self->send(st.schedulers[it->second.replica], abort_atom::value, id);
+        if (it == st.requests.end()) return;
+        it->second.abort_requested = true;
+        self->send(st.schedulers[it->second.replica], abort_atom::value, id);
       },
       [self](outputs_atom, std::vector<request_output>& raw) {
         auto& st = self->state;
@@ -370,9 +373,21 @@ router_actor::behavior_type request_router(router_self self,
         if (!st.replicas.contains(index) || st.replicas.state(index) == replica_state::dead)
           return false;
         // As a lost replica: its requests move on from the tokens they have. It is marked
-        // dead first, so none moves back onto it.
-        replica_lost(self, index, "stopped by the operator", nullptr);
-        if (st.hooks.on_replica_retired) st.hooks.on_replica_retired(index);
+        // dead first, so nothing new goes there and none moves back onto it. They move once
+        // its scheduler has answered that it stopped: what it emitted before comes first, so
+        // a request it finished meanwhile ends there, and is counted, once, and not again on
+        // the replica it would have moved to.
+        st.replicas.mark_dead(index);
+        const auto stop = [self, index] {
+          replica_lost(self, index, "stopped by the operator", nullptr);
+          if (self->state.hooks.on_replica_retired) self->state.hooks.on_replica_retired(index);
+        };
+        if (!st.schedulers[index]) {  // starting: nothing runs there yet
+          stop();
+          return true;
+        }
+        self->request(st.schedulers[index], std::chrono::seconds(10), retire_atom::value)
+            .then([stop](bool) { stop(); }, [stop](caf::error&) { stop(); });
         return true;
       },
       [self](join_atom, worker_actor worker, const worker_info& info) -> caf::result<int32_t> {

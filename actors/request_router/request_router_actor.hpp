@@ -12,8 +12,9 @@
 ///
 /// Replicas come and go while serving: `replica` adds one, `drain` lets one finish what it
 /// has (then on_replica_retired stops it), `retire` stops one at once, its requests moved as
-/// if it had been lost. Outputs are taken only from the replica a request is on now, so a
-/// stopped replica's last step cannot add to a request that moved on.
+/// if it had been lost once its scheduler answers that it emits nothing more. Outputs are
+/// taken only from the replica a request is on now, so a lost replica's last step cannot add
+/// to a request that moved on.
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,6 +52,7 @@ struct router_request {
   std::vector<bool> finished;                   ///< per choice: the engine ended it
   uint64_t attempt = 0;   ///< bumped at each hand-over to a scheduler; older replies are moot
   int32_t num_moves = 0;  ///< replicas lost under this request
+  bool abort_requested = false;  ///< the client let go: a move takes the abort along
   /// The LoRA adapter the request runs with (params.lora_id), held until it ends: an adapter
   /// unloaded meanwhile stays in memory for it.
   std::shared_ptr<const lora_adapter> adapter = nullptr;

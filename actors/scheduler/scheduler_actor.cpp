@@ -25,7 +25,7 @@ struct shell_extras {
 void wake(scheduler_self self);
 
 void emit(scheduler_self self, std::vector<request_output> outs) {
-  if (outs.empty()) return;
+  if (outs.empty() || self->state.retired) return;
   if (self->state.hooks.on_outputs) self->state.hooks.on_outputs(outs);
   // Not awaited: the router detokenizes these while the next step runs. Even when the math
   // threads take every core this pays: the router's burst preempts one of them for tens of
@@ -60,7 +60,8 @@ void arm_watchdog(scheduler_self self) {
 
 void wake(scheduler_self self) {
   auto& st = self->state;
-  if (st.tick_pending || st.in_flight.size() >= st.max_steps_in_flight || !st.core->has_work())
+  if (st.retired || st.tick_pending || st.in_flight.size() >= st.max_steps_in_flight ||
+      !st.core->has_work())
     return;
   st.tick_pending = true;
   self->send(self, tick_atom::value);
@@ -137,6 +138,7 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
 
   auto finish_step = [self](const step_result& result) {
     auto& st = self->state;
+    if (st.retired) return;  // its requests went on elsewhere from what was emitted before
     const auto step = st.in_flight.front();
     st.in_flight.pop_front();
     // A plan sent ahead waited behind the step before it: its own time starts when that ended.
@@ -295,6 +297,10 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
         }
       },
       [self](sample_atom) { self->state.probe.sample(self); },
+      [self](retire_atom) {
+        self->state.retired = true;
+        return true;
+      },
       [self](stats_atom) {
         auto& st = self->state;
         return replica_stats{st.replica,

@@ -15,6 +15,10 @@
 /// scheduler quits with the error, and the router, which monitors it, moves its requests to
 /// another replica (or ends them with an error where none is left). No request hangs and no
 /// block leaks.
+///
+/// `retire` (the router, stopping the replica at once) silences it before its actors stop: it
+/// answers, then runs and emits nothing more, so that everything it emitted reaches the router
+/// before the answer and no request it held ends both here and where it moves.
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -74,6 +78,7 @@ struct scheduler_actor_state {
   int32_t replica = 0;
   size_t max_steps_in_flight = 1;  ///< 2 with asynchronous scheduling
   bool tick_pending = false;
+  bool retired = false;         ///< stopped at once: nothing more runs or is emitted
   bool watchdog_armed = false;  ///< a watchdog message is on its way
   /// Idle workers are asked for their info now and then (a step in flight is its own proof of
   /// life): one that does not answer within step_timeout fails as a stuck step does. Not
