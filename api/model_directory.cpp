@@ -91,6 +91,7 @@ void model_directory::set_demand_loader(std::function<void(const std::string&)> 
 
 void model_directory::await_model(std::string_view requested, std::function<void()> ready) {
   std::string to_load;
+  std::function<void(const std::string&)> load;  // copied under the lock: it may be reset
   {
     std::unique_lock lock(mutex_);
     entry* e = find(requested);
@@ -102,12 +103,13 @@ void model_directory::await_model(std::string_view requested, std::function<void
       if (e->state == model_state::unloaded) {
         e->state = model_state::loading;
         to_load = e->name;
+        load = demand_loader_;
       }
       e->waiters.push_back({std::move(ready), std::chrono::steady_clock::now() + load_timeout_});
       ready = nullptr;
     }
   }
-  if (!to_load.empty()) demand_loader_(to_load);
+  if (load) load(to_load);
   if (ready) ready();  // served, failed, unknown, or too many waiting: admission answers
 }
 
