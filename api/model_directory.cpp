@@ -184,12 +184,22 @@ model_listing model_directory::listing_of(const entry& e) {
 }
 
 void model_directory::submit(generate_request request, output_callback on_output) {
-  const auto target = lookup(request.model);
-  if (target && target->engine && target->state == model_state::loaded) {
-    auto counted =
-        usage_->begin(request.request_id, target->name, request.params.n, std::move(on_output));
-    return target->engine->submit(std::move(request), std::move(counted));
+  std::optional<entry> target;
+  std::shared_ptr<engine_port> engine;
+  {
+    // Counted under the lock that set_draining takes: once a model drains, every request that
+    // reached its engine is counted, and the drain waits for it.
+    std::shared_lock lock(mutex_);
+    if (const entry* e = find(request.model)) {
+      target = *e;
+      if (e->engine && e->state == model_state::loaded) {
+        engine = e->engine;
+        on_output =
+            usage_->begin(request.request_id, e->name, request.params.n, std::move(on_output));
+      }
+    }
   }
+  if (engine) return engine->submit(std::move(request), std::move(on_output));
   request_output out;
   out.request_id = request.request_id;
   out.finish = finish_reason::error;
@@ -218,7 +228,9 @@ void model_directory::abort(const std::string& request_id) {
 void model_directory::tokenize(generate_request request,
                                std::function<void(tokenize_result)> done) {
   const auto target = lookup(request.model);
-  if (target && target->engine) return target->engine->tokenize(std::move(request), done);
+  // Not while it drains: an engine stopping under a call would never answer it.
+  if (target && target->engine && target->state == model_state::loaded)
+    return target->engine->tokenize(std::move(request), done);
   tokenize_result out;
   out.error = target ? model_refusal(listing_of(*target))
                      : "The model `" + request.model + "` does not exist.";
