@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -59,7 +60,11 @@ class connection {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(port);
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) die("connect");
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      // libFuzzer's timer signal may interrupt a blocking connect: the connection goes on,
+      // and how it ended is read once the socket is writable.
+      if (errno != EINTR || !finish_interrupted_connect()) die("connect");
+    }
   }
   ~connection() { ::close(fd_); }
   connection(const connection&) = delete;
@@ -69,6 +74,7 @@ class connection {
   bool send_all(std::string_view bytes) {
     while (!bytes.empty()) {
       const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;  // the fuzzer's timer signal, not the server
       if (n <= 0) return false;
       bytes.remove_prefix(static_cast<size_t>(n));
     }
@@ -80,12 +86,19 @@ class connection {
   /// Waits until bytes arrive or `deadline` passes, and appends them to `into`. False when the
   /// server closed the connection or the deadline passed.
   bool read_some(std::string& into, clock_type::time_point deadline) {
-    const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock_type::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+    int ready = -1;
+    while (ready < 0) {  // a poll the fuzzer's timer signal interrupted is asked again
+      const auto left = std::chrono::duration_cast<milliseconds>(deadline - clock_type::now());
+      if (left.count() <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      ready = ::poll(&p, 1, static_cast<int>(left.count()));
+      if (ready < 0 && errno != EINTR) return false;
+    }
+    if (ready == 0) return false;
     char buffer[16384];
-    const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+    ssize_t n = -1;
+    while ((n = ::recv(fd_, buffer, sizeof buffer, 0)) < 0 && errno == EINTR) {
+    }
     if (n <= 0) return false;
     into.append(buffer, static_cast<size_t>(n));
     return true;
@@ -105,14 +118,29 @@ class connection {
         if (idle <= left) return false;  // quiet for `idle`
         continue;
       }
-      if (ready < 0) return false;
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        return false;
+      }
       const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return true;
       if (into.size() < (1u << 20)) into.append(buffer, static_cast<size_t>(n));
     }
   }
 
  private:
+  bool finish_interrupted_connect() {
+    pollfd p{fd_, POLLOUT, 0};
+    int ready = 0;
+    while ((ready = ::poll(&p, 1, 5000)) < 0 && errno == EINTR) {
+    }
+    if (ready <= 0) return false;
+    int error = 0;
+    socklen_t length = sizeof error;
+    return ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0;
+  }
+
   [[noreturn]] static void die(const char* what) {
     std::perror(what);
     std::abort();
