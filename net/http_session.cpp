@@ -184,14 +184,20 @@ class http_session : public std::enable_shared_from_this<http_session> {
     try {
       handle_request();
     } catch (const std::exception& e) {
-      if (call_) api::abort_call(context_.api, *call_);
-      call_.reset();
-      outputs_.reset();
-      if (!headers_sent_)
-        send_error(api::internal_error(e.what()));
-      else
-        close();
+      fail(e);
     }
+  }
+
+  /// A request whose handling threw: its engine requests are aborted, and the client gets a
+  /// 500 (or, once the answer started, the connection ends).
+  void fail(const std::exception& e) {
+    if (call_) api::abort_call(context_.api, *call_);
+    call_.reset();
+    outputs_.reset();
+    if (!headers_sent_)
+      send_error(api::internal_error(e.what()));
+    else
+      close();
   }
 
   void handle_request() {
@@ -227,7 +233,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
               try {
                 self->run(plan);
               } catch (const std::exception& e) {
-                self->send_error(api::internal_error(e.what()));
+                self->fail(e);
               }
             });
           });
