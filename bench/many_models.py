@@ -17,7 +17,6 @@ import argparse
 import http.client
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -25,15 +24,11 @@ import tempfile
 import threading
 import time
 
+from stream_client import free_port, stream_completion, wait_healthy
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FLAGS = ["--host", "127.0.0.1", "--device", "cpu", "--swap-space", "0", "--max-model-len", "128",
          "--disable-log-stats"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -41,14 +36,8 @@ class Server:
         self.port = free_port()
         self.proc = subprocess.Popen([binary, "serve", *FLAGS, "--port", str(self.port), *args],
                                      stdout=log, stderr=subprocess.STDOUT)
-        for _ in range(600):
-            try:
-                if self.get("/health")[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError(f"server {args} did not come up")
+        if not wait_healthy(self.port):
+            raise RuntimeError(f"server {args} did not come up")
 
     def get(self, path):
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
@@ -63,25 +52,9 @@ class Server:
 
 def stream(port, model, max_tokens):
     """One streaming completion: (seconds to the first token, tokens, seconds in all)."""
-    body = json.dumps({"model": model, "prompt": "Once upon a time", "max_tokens": max_tokens,
-                       "temperature": 0, "ignore_eos": True, "stream": True,
-                       "stream_options": {"include_usage": True}})
-    start = time.perf_counter()
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-    c.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
-    r = c.getresponse()
-    if r.status != 200:
-        raise RuntimeError(f"{model}: HTTP {r.status} {r.read()[:200]!r}")
-    first, tokens = None, 0
-    for line in r:
-        if not line.startswith(b"data: ") or line.strip() == b"data: [DONE]":
-            continue
-        chunk = json.loads(line[6:])
-        if first is None and chunk["choices"]:
-            first = time.perf_counter() - start
-        if chunk.get("usage"):  # the last chunk: a chunk may carry several tokens
-            tokens = chunk["usage"]["completion_tokens"]
-    return first, tokens, time.perf_counter() - start
+    return stream_completion(port, {"model": model, "prompt": "Once upon a time",
+                                    "max_tokens": max_tokens, "temperature": 0,
+                                    "ignore_eos": True})
 
 
 def ttft(binary, models, rounds, log):

@@ -26,7 +26,6 @@ import json
 import os
 import random
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -34,13 +33,9 @@ import tempfile
 import threading
 import time
 
+from stream_client import free_port, stream_completion, wait_healthy
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(binary, model, replicas, policy, log):
@@ -50,16 +45,9 @@ def start_server(binary, model, replicas, policy, log):
          "--port", str(port), "--device", "cpu", "--swap-space", "0", "--max-model-len", "2048",
          "--replicas", str(replicas), "--routing-policy", policy, "--cpu-threads", "1",
          "--disable-log-stats"], stdout=log, stderr=subprocess.STDOUT)
-    for _ in range(600):
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            c.request("GET", "/health")
-            if c.getresponse().status == 200:
-                return proc, port
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("the server did not come up")
+    if not wait_healthy(port):
+        raise RuntimeError("the server did not come up")
+    return proc, port
 
 
 def metric_sum(text, name, label=None):
@@ -90,25 +78,10 @@ def run(port, a, seed):
         history = list(plan["system"])
         for t in range(a.turns):
             prompt = history + plan["user"][t]
-            body = json.dumps({"model": "m", "prompt": prompt, "max_tokens": a.answer,
-                               "temperature": 0, "ignore_eos": True, "stream": True,
-                               "stream_options": {"include_usage": True}})
-            start = time.perf_counter()
             try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-                c.request("POST", "/v1/completions", body, {"Content-Type": "application/json"})
-                r = c.getresponse()
-                if r.status != 200:
-                    raise RuntimeError(f"HTTP {r.status}: {r.read()[:200]!r}")
-                first, n = None, 0
-                for line in r:
-                    if not line.startswith(b"data: ") or line.strip() == b"data: [DONE]":
-                        continue
-                    chunk = json.loads(line[6:])
-                    if first is None and chunk["choices"]:
-                        first = time.perf_counter() - start
-                    if chunk.get("usage"):
-                        n = chunk["usage"]["completion_tokens"]
+                first, n, _ = stream_completion(port, {"model": "m", "prompt": prompt,
+                                                       "max_tokens": a.answer, "temperature": 0,
+                                                       "ignore_eos": True})
                 with lock:
                     ttfts.append(first)
                     tokens[0] += n
