@@ -56,7 +56,7 @@ model_info model_for_name(const server_context& context, std::string_view reques
 bool waits_for_model(const server_context& context, std::string_view body) {
   if (context.engine.num_models() <= 1) return false;
   const auto found = context.engine.find_model(model_named_in(body));
-  return found && (found->state == model_state::unloaded || found->state == model_state::loading);
+  return found && found->state != model_state::loaded && found->state != model_state::failed;
 }
 
 sampling_defaults sampling_defaults_for(const server_context& context, std::string_view requested) {
@@ -116,7 +116,7 @@ std::optional<api_error> admit(server_context& context, const openai_request& re
     error.param = "model";
     return error;
   }
-  if (found->state != model_state::loaded) return not_loaded(*found);
+  if (!admits_requests(*found)) return not_loaded(*found);
   model = std::move(found->info);
   if (auto too_much =
           check_request_size(request, model.max_model_len, context.max_waiting_requests)) {
@@ -162,8 +162,7 @@ std::optional<api_error> admit_call(server_context& context, api_kind kind, std:
 std::optional<api_error> admit_embeddings(server_context& context, std::string_view body,
                                           embeddings_request& out, model_info& model) {
   model = model_for_body(context, body);
-  if (auto found = context.engine.find_model(model.name);
-      found && found->state != model_state::loaded)
+  if (auto found = context.engine.find_model(model.name); found && !admits_requests(*found))
     return not_loaded(*found);
   if (auto error = parse_embeddings_request(body, model, out)) return error;
   const int32_t limit = context.max_waiting_requests;
@@ -179,7 +178,7 @@ std::optional<api_error> admit_tokenize(server_context& context, std::string_vie
     return error;
   const auto found = context.engine.find_model(out.model);
   if (!found) return not_found("The model `" + out.model + "` does not exist.", "model_not_found");
-  if (found->state != model_state::loaded) return not_loaded(*found);
+  if (!admits_requests(*found)) return not_loaded(*found);
   out.model = found->info.name;  // the engine knows the model by its served name only
   return std::nullopt;
 }

@@ -41,8 +41,9 @@ std::string model_named_in(std::string_view body);
 /// parsers): with one model, that model; with several, the one named (the default when the
 /// name is unknown: admission refuses it once the body is read).
 model_info model_for_name(const server_context& context, std::string_view requested);
-/// Whether the body names a model that is listed but not loaded (unloaded or loading): the
-/// call waits for it (engine_port::await_model) before its admission.
+/// Whether the body names a model that is listed but not loaded (unloaded, loading or
+/// draining): the call goes through engine_port::await_model before its admission, which
+/// holds it while the model loads (again) and lets it through at once where it will not.
 bool waits_for_model(const server_context& context, std::string_view body);
 
 /// The sampling defaults of the model `requested` names (the default model's for an empty or

@@ -30,23 +30,35 @@ std::string model_directory::add(std::string name, std::string root, model_state
   if (entries_.size() >= max_models)
     return "at most " + std::to_string(max_models) + " models may be served";
   if (find_by_name(name)) return "two models are named '" + name + "'";
-  entries_.push_back({std::move(name), std::move(root), state, {}, nullptr, {}});
+  entries_.push_back({std::move(name), std::move(root), state, {}, nullptr, {}, false, {}});
   return {};
 }
 
 bool model_directory::change(std::string_view name, model_state state, std::string error,
                              std::shared_ptr<engine_port> engine) {
   std::vector<waiter> waiters;
+  std::function<void(const std::string&)> reload;
   {
     std::unique_lock lock(mutex_);
     entry* e = find_by_name(name);
     if (!e) return false;
+    // An evicted model that requests wait for loads again as soon as it is unloaded.
+    if (state == model_state::unloaded && e->state == model_state::draining && e->reloads &&
+        !e->waiters.empty() && demand_loader_) {
+      state = model_state::loading;
+      reload = demand_loader_;
+    }
     e->state = state;
     e->error = std::move(error);
     e->engine = std::move(engine);
+    if (state == model_state::loaded || state == model_state::failed) {
+      e->reloads = false;
+      e->last_info = {};
+    }
     // A model that serves or will not load soon no longer keeps anyone waiting.
     if (state != model_state::loading) waiters.swap(e->waiters);
   }
+  if (reload) reload(std::string(name));
   for (auto& w : waiters) w.ready();
   return true;
 }
@@ -67,11 +79,13 @@ bool model_directory::set_loading(std::string_view name) {
   return change(name, model_state::loading, {}, nullptr);
 }
 
-bool model_directory::set_draining(std::string_view name) {
+bool model_directory::set_draining(std::string_view name, drain_kind kind) {
   std::unique_lock lock(mutex_);
   entry* e = find_by_name(name);
   if (!e || e->state != model_state::loaded) return false;
   e->state = model_state::draining;  // the engine stays: its requests finish on it
+  e->reloads = kind == drain_kind::reload;
+  e->last_info = e->reloads ? e->engine->model() : model_info{};
   return true;
 }
 
@@ -95,11 +109,7 @@ void model_directory::await_model(std::string_view requested, std::function<void
   {
     std::unique_lock lock(mutex_);
     entry* e = find(requested);
-    const bool waits = e &&
-                       (e->state == model_state::loading ||
-                        (e->state == model_state::unloaded && demand_loader_ != nullptr)) &&
-                       e->waiters.size() < max_waiters_per_model;
-    if (waits) {
+    if (e && waits_for(*e) && e->waiters.size() < max_waiters_per_model) {
       if (e->state == model_state::unloaded) {
         e->state = model_state::loading;
         to_load = e->name;
@@ -125,6 +135,19 @@ void model_directory::expire_waiters(std::chrono::steady_clock::time_point now) 
     }
   }
   for (auto& w : due) w.ready();
+}
+
+bool model_directory::waits_for(const entry& e) const {
+  switch (e.state) {
+    case model_state::loading:
+      return true;
+    case model_state::unloaded:
+      return demand_loader_ != nullptr;
+    case model_state::draining:
+      return e.reloads && demand_loader_ != nullptr;
+    default:
+      return false;
+  }
 }
 
 bool model_directory::can_load_on_demand() const {
@@ -176,6 +199,8 @@ std::vector<std::shared_ptr<engine_port>> model_directory::loaded_engines() cons
 }
 
 model_listing model_directory::listing_of(const entry& e) {
+  const bool reloads = e.reloads && e.state != model_state::loaded;
+  if (reloads) return {e.last_info, e.state, e.error, true};
   if (e.engine) return {e.engine->model(), e.state, e.error};
   model_info info;
   info.name = e.name;
@@ -184,27 +209,48 @@ model_listing model_directory::listing_of(const entry& e) {
 }
 
 void model_directory::submit(generate_request request, output_callback on_output) {
-  std::optional<entry> target;
+  route(std::move(request), std::move(on_output), true);
+}
+
+void model_directory::route(generate_request request, output_callback on_output, bool may_wait) {
+  std::optional<model_listing> refused;
   std::shared_ptr<engine_port> engine;
+  bool waits = false;
   {
     // Counted under the lock that set_draining takes: once a model drains, every request that
     // reached its engine is counted, and the drain waits for it.
     std::shared_lock lock(mutex_);
     if (const entry* e = find(request.model)) {
-      target = *e;
       if (e->engine && e->state == model_state::loaded) {
         engine = e->engine;
         on_output =
             usage_->begin(request.request_id, e->name, request.params.n, std::move(on_output));
+      } else if (may_wait && waits_for(*e)) {
+        std::lock_guard parked(parked_mutex_);
+        waits = parked_.size() < max_parked && parked_.insert(request.request_id).second;
       }
+      if (!engine && !waits) refused = listing_of(*e);
     }
   }
   if (engine) return engine->submit(std::move(request), std::move(on_output));
+  if (waits) {
+    const std::string model = request.model;
+    auto held = std::make_shared<std::pair<generate_request, output_callback>>(
+        std::move(request), std::move(on_output));
+    return await_model(model, [this, held] {
+      bool aborted = false;
+      {
+        std::lock_guard parked(parked_mutex_);
+        aborted = parked_.erase(held->first.request_id) == 0;
+      }
+      if (!aborted) route(std::move(held->first), std::move(held->second), false);
+    });
+  }
   request_output out;
   out.request_id = request.request_id;
   out.finish = finish_reason::error;
-  if (target) {
-    out.error = model_refusal(listing_of(*target));
+  if (refused) {
+    out.error = model_refusal(*refused);
     out.error_status = 503;
   } else {
     out.error = "The model `" + request.model + "` does not exist.";
@@ -214,6 +260,10 @@ void model_directory::submit(generate_request request, output_callback on_output
 }
 
 void model_directory::abort(const std::string& request_id) {
+  {
+    std::lock_guard parked(parked_mutex_);
+    if (parked_.erase(request_id) > 0) return;  // it never reached an engine
+  }
   // After an abort the engine need not send a last delta: the request ends here.
   if (const auto model = usage_->model_of(request_id)) {
     if (const auto target = lookup(*model); target && target->engine)
@@ -227,7 +277,28 @@ void model_directory::abort(const std::string& request_id) {
 
 void model_directory::tokenize(generate_request request,
                                std::function<void(tokenize_result)> done) {
-  const auto target = lookup(request.model);
+  tokenize_or_wait(std::move(request), std::move(done), true);
+}
+
+void model_directory::tokenize_or_wait(generate_request request,
+                                       std::function<void(tokenize_result)> done, bool may_wait) {
+  std::optional<entry> target;
+  bool waits = false;
+  {
+    std::shared_lock lock(mutex_);
+    if (const entry* e = find(request.model)) {
+      target = *e;
+      waits = may_wait && e->state != model_state::loaded && waits_for(*e);
+    }
+  }
+  if (waits) {
+    const std::string model = request.model;
+    auto held = std::make_shared<std::pair<generate_request, std::function<void(tokenize_result)>>>(
+        std::move(request), std::move(done));
+    return await_model(model, [this, held] {
+      tokenize_or_wait(std::move(held->first), std::move(held->second), false);
+    });
+  }
   // Not while it drains: an engine stopping under a call would never answer it.
   if (target && target->engine && target->state == model_state::loaded)
     return target->engine->tokenize(std::move(request), done);

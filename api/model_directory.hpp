@@ -16,10 +16,12 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "api/model_usage.hpp"
@@ -49,9 +51,14 @@ class model_directory final : public engine_port {
   bool set_unloaded(std::string_view name);
   /// The model's weights load (requests for it wait). False: unknown name.
   bool set_loading(std::string_view name);
-  /// The model takes no new request (503), while those in flight finish on its engine.
-  /// False: unknown name, or it is not loaded.
-  bool set_draining(std::string_view name);
+  /// What a request for a draining model meets.
+  enum class drain_kind {
+    refuse,  ///< a 503 with Retry-After: the model is being taken away (the admin API)
+    reload,  ///< it waits, and the model loads again once unloaded (eviction, --keep-alive)
+  };
+  /// The model takes no new request, while those in flight finish on its engine; new ones are
+  /// refused or wait for a reload, as `kind` says. False: unknown name, or it is not loaded.
+  bool set_draining(std::string_view name, drain_kind kind = drain_kind::refuse);
   /// The state of model `name` (by served name alone), or nullopt.
   std::optional<model_state> state_of(std::string_view name) const;
 
@@ -70,7 +77,8 @@ class model_directory final : public engine_port {
   // engine_port
   void submit(generate_request request, output_callback on_output) override;
   void abort(const std::string& request_id) override;
-  /// At once unless the model is loading, or unloaded with a demand loader set (see above).
+  /// At once unless the model is loading, unloaded with a demand loader set (see above), or
+  /// draining to be reloaded (it waits for the unload, then for the load).
   void await_model(std::string_view requested, std::function<void()> ready) override;
   void tokenize(generate_request request, std::function<void(tokenize_result)> done) override;
   /// The default model's tokenizer (a /detokenize body names no model).
@@ -109,10 +117,22 @@ class model_directory final : public engine_port {
     std::string error;
     std::shared_ptr<engine_port> engine;  // set while loaded or draining
     std::vector<waiter> waiters;          // requests waiting for it to load
+    /// Evicted (drain_kind::reload) and not yet loaded again: requests for it are admitted
+    /// with `last_info` and wait for the reload.
+    bool reloads = false;
+    model_info last_info;
   };
   /// Sets `name`'s state under the lock and calls its waiters back outside it.
   bool change(std::string_view name, model_state state, std::string error,
               std::shared_ptr<engine_port> engine);
+  /// Whether a request for `e` waits (await_model) instead of being answered now. Under mutex_.
+  bool waits_for(const entry& e) const;
+  /// Hands the request to its model's engine, or refuses it. A request that meets its model
+  /// being reloaded (admitted a moment before an eviction) waits for the reload once, when
+  /// `may_wait`, held in parked_ where abort() can still reach it.
+  void route(generate_request request, output_callback on_output, bool may_wait);
+  void tokenize_or_wait(generate_request request, std::function<void(tokenize_result)> done,
+                        bool may_wait);
   /// Whether models load on demand and any listed one could. Under mutex_.
   bool can_load_on_demand() const;
   /// The entry `requested` names: by served name first, then by what a loaded engine answers
@@ -133,6 +153,10 @@ class model_directory final : public engine_port {
   std::function<void(const std::string&)> demand_loader_;
   std::chrono::milliseconds load_timeout_{0};
   std::shared_ptr<model_usage> usage_ = std::make_shared<model_usage>();
+  /// At most this many requests wait in route() at once; more are refused.
+  static constexpr std::size_t max_parked = 4096;
+  std::mutex parked_mutex_;                 // after mutex_ where both are held
+  std::unordered_set<std::string> parked_;  // ids of requests waiting in route()
 };
 
 }  // namespace actorllm::api

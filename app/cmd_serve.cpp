@@ -50,8 +50,9 @@ std::optional<int> load_models(const engine_config& config, std::unique_ptr<mode
   }
   model_engines_options options;
   options.kv_budget_bytes = budget;
-  options.limits = {config.models.max_loaded, config.models.memory_budget_bytes,
-                    config.models.keep_alive_s};
+  options.limits = {.max_loaded = config.models.max_loaded,
+                    .memory_bytes = config.models.memory_budget_bytes,
+                    .keep_alive_s = config.models.keep_alive_s};
   options.load_timeout_s = config.models.load_timeout_s;
   options.base = config;
   options.base.model = {};

@@ -125,8 +125,8 @@ void model_engines::step() {
   }
   finish_drains();
   for (const auto& name : expired_models(residents(), limits()))
-    begin_unload(name,
-                 "idle for " + seconds_text(options_.limits.keep_alive_s) + " (--keep-alive)");
+    begin_unload(name, "idle for " + seconds_text(options_.limits.keep_alive_s) + " (--keep-alive)",
+                 api::model_directory::drain_kind::reload);
   finish_drains();
   load_pending();
 }
@@ -172,7 +172,8 @@ void model_engines::load_pending() {
       return;  // in order: the loads behind it wait too
     }
     for (const auto& victim : room.evict)
-      begin_unload(victim, "least recently used; room for '" + next.name + "'");
+      begin_unload(victim, "least recently used; room for '" + next.name + "'",
+                   api::model_directory::drain_kind::reload);
     finish_drains();
     for (const auto& victim : room.evict)
       if (directory_->state_of(victim) == model_state::draining)
@@ -245,8 +246,9 @@ bool model_engines::load_now(const std::string& name) {
   }
 }
 
-bool model_engines::begin_unload(const std::string& name, std::string reason) {
-  if (!directory_->set_draining(name)) return false;
+bool model_engines::begin_unload(const std::string& name, std::string reason,
+                                 api::model_directory::drain_kind kind) {
+  if (!directory_->set_draining(name, kind)) return false;
   {
     std::lock_guard lock(mutex_);
     if (model_slot* slot = slot_of(name)) slot->unload_reason = std::move(reason);
@@ -478,7 +480,8 @@ void model_engines::unload_model(std::string name, std::function<void(admin_outc
     if (!state || !slot_of(name))
       return done(admin_outcome{404, "no model is named '" + name + "'", {}});
   }
-  if (*state != model_state::loaded || !begin_unload(name, "unloaded through the admin API"))
+  if (*state != model_state::loaded || !begin_unload(name, "unloaded through the admin API",
+                                                     api::model_directory::drain_kind::refuse))
     return done(
         admin_outcome{409, "model '" + name + "' is " + to_string(*state) + ", not loaded", {}});
   done(admin_outcome{202, {}, {}});

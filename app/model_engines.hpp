@@ -91,7 +91,8 @@ class model_engines final : public model_admin_port {
   /// Stops draining models with nothing in flight; frees their memory.
   void finish_drains();
   /// The model stops taking requests and unloads once idle: false when it is not loaded.
-  bool begin_unload(const std::string& name, std::string reason);
+  bool begin_unload(const std::string& name, std::string reason,
+                    api::model_directory::drain_kind kind);
   void unload_now(const std::string& name);
   /// Plans room for the queued loads and loads those that fit, in order.
   void load_pending();

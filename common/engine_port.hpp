@@ -97,7 +97,15 @@ struct model_listing {
   model_info info;  ///< name and root always; the rest only once it loaded
   model_state state = model_state::loaded;
   std::string error = {};  ///< failed: why, in one line
+  /// Not loaded now, but a request admitted for it waits for its reload and is served: it is
+  /// being evicted (or was) while it may load again on demand. `info` is then complete.
+  bool reloads = false;
 };
+
+/// Whether a request for `model` may be admitted: it serves, or serves again after a reload.
+inline bool admits_requests(const model_listing& model) {
+  return model.state == model_state::loaded || model.reloads;
+}
 
 /// Answer to load_lora_adapter() and unload_lora_adapter(): empty error on success.
 struct lora_update_result {

@@ -6,7 +6,8 @@
 # under concurrent load. Through the admin API (and `actorllm admin models`) a slow model is
 # loaded, then unloaded while streams run on it: each stream finishes whole, requests that
 # arrive meanwhile get a 503 with Retry-After, and the server's memory (RSS) returns to within
-# 5 % of what it was before the load.
+# 5 % of what it was before the load. With --keep-alive a model idle that long unloads and loads
+# again on the next request.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
@@ -202,6 +203,24 @@ status=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H 'Authorization: Bea
   "$base/admin/models/nobody")
 check "unloading an unknown model is a 404 ($status)" test "$status" = 404
 check "the server is healthy throughout" curl -sf "$base/health" -o /dev/null
+
+# --keep-alive: a model idle that long unloads, and the next request for it loads it again.
+keep_log="$work/keep_alive.log"
+serve "$keep_log" "$stories" --model qwen3="$work/qwen3" --keep-alive 1
+base=$url
+complete_qwen3() {
+  curl -s "$base/v1/completions" -H 'Content-Type: application/json' \
+    -d '{"model": "qwen3", "prompt": "Once upon a time", "max_tokens": 16, "temperature": 0, "ignore_eos": true}' |
+    python3 -c "import json,sys; print(json.load(sys.stdin)['choices'][0]['text'])"
+}
+want=$("$py" -c "import json,sys; print(json.load(open(sys.argv[1]))['qwen3|Once upon a time'])" \
+  "$work/references.json")
+check "a model loaded at startup answers exactly" test "$(complete_qwen3)" = "$want"
+for _ in $(seq 1 50); do [ "$(state_of qwen3)" = unloaded ] && break; sleep 0.1; done
+check "it unloads after --keep-alive 1 idle" test "$(state_of qwen3)" = unloaded
+check "the log gives --keep-alive as the reason" \
+  grep -q "model 'qwen3': unloaded (idle for 1.0 s (--keep-alive))" "$keep_log"
+check "the next request loads it again and is exact" test "$(complete_qwen3)" = "$want"
 
 if ((failures)); then
   for f in "$work"/*.log; do echo "--- $f"; tail -8 "$f"; done
