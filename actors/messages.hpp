@@ -206,7 +206,8 @@ typename Inspector::result_type inspect(Inspector& f, scheduled_sequence& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_plan& x) {
   return f(caf::meta::type_name("step_plan"), x.step, x.new_seqs, x.seqs, x.blocks_to_swap_out,
-           x.blocks_to_swap_in, x.blocks_to_copy, x.finished_seq_ids, x.num_scheduled_tokens);
+           x.blocks_to_swap_in, x.blocks_to_copy, x.blocks_to_store, x.blocks_to_load,
+           x.finished_seq_ids, x.num_scheduled_tokens);
 }
 
 template <class Inspector>
@@ -218,7 +219,8 @@ typename Inspector::result_type inspect(Inspector& f, sequence_sample& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_result& x) {
-  return f(caf::meta::type_name("step_result"), x.step, x.seqs, x.worker_seconds, x.mask_seconds);
+  return f(caf::meta::type_name("step_result"), x.step, x.seqs, x.worker_seconds, x.mask_seconds,
+           x.failed_loads);
 }
 
 template <class Inspector>
@@ -253,7 +255,13 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
   return f(caf::meta::type_name("scheduler_stats"), x.num_waiting, x.num_running, x.num_swapped,
            x.num_preemptions, x.num_scheduled_tokens, x.num_scheduled_seqs, x.prefix_cache_queries,
-           x.prefix_cache_hits, x.device, x.cpu, x.speculation);
+           x.prefix_cache_hits, x.tier_cache_hits, x.tier, x.device, x.cpu, x.speculation);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, kv_tier_stats& x) {
+  return f(caf::meta::type_name("kv_tier_stats"), x.num_slots, x.num_used, x.num_stored,
+           x.num_evicted, x.num_loaded, x.num_failed);
 }
 
 template <class Inspector>

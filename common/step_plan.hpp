@@ -3,9 +3,10 @@
 /// scheduler). As vLLM v1's SchedulerOutput: a sequence is described in full once, later
 /// plans carry only what changed (new tokens, new blocks, tokens to compute).
 ///
-/// A worker executes a plan in this order: blocks_to_swap_out, blocks_to_swap_in,
-/// blocks_to_copy, then one forward pass over `seqs`, then sampling. A block released by a
-/// swap-out may be reused by the same plan, so the swap-out copies must come first.
+/// A worker executes a plan in this order: blocks_to_store, blocks_to_swap_out,
+/// blocks_to_swap_in, blocks_to_load, blocks_to_copy, then one forward pass over `seqs`, then
+/// sampling. A block released by a swap-out, or evicted from the prefix cache into the second
+/// tier, may be reused by the same plan, so those copies must come first.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -57,7 +58,13 @@ struct step_plan {
   std::vector<block_copy> blocks_to_swap_out;  ///< (device src, cpu dst)
   std::vector<block_copy> blocks_to_swap_in;   ///< (cpu src, device dst)
   std::vector<block_copy> blocks_to_copy;      ///< (device src, device dst), copy-on-write
-  std::vector<seq_id> finished_seq_ids;        ///< finished or aborted since the last plan
+  /// The second KV tier: prefix blocks evicted from the device pool (device src, tier slot
+  /// dst), and prefix hits read back (tier slot src, device dst). A worker checks a loaded
+  /// block's contents against what it stored; on a mismatch it computes the block again in
+  /// this step's forward (the sequence whose table holds it starts there) and reports it.
+  std::vector<block_copy> blocks_to_store;
+  std::vector<block_copy> blocks_to_load;
+  std::vector<seq_id> finished_seq_ids;  ///< finished or aborted since the last plan
   int32_t num_scheduled_tokens = 0;
 
   /// Nothing for the workers to compute (a plan may still carry finished ids to forget).
@@ -65,7 +72,8 @@ struct step_plan {
   /// Anything at all for the workers: work, blocks to move, or sequences to forget.
   bool needs_workers() const {
     return !seqs.empty() || !finished_seq_ids.empty() || !blocks_to_swap_out.empty() ||
-           !blocks_to_swap_in.empty() || !blocks_to_copy.empty();
+           !blocks_to_swap_in.empty() || !blocks_to_copy.empty() || !blocks_to_store.empty() ||
+           !blocks_to_load.empty();
   }
 };
 
@@ -98,6 +106,9 @@ struct step_result {
   double worker_seconds = 0;  ///< the worker's own time on this step: moves, forward, sampling
   /// Computing the structured-output masks (beside the forward, so not all of it is waited for).
   double mask_seconds = 0;
+  /// Loads of blocks_to_load whose contents did not match (tier slot, device block): computed
+  /// again in this step instead.
+  std::vector<block_copy> failed_loads;
 };
 
 }  // namespace actorllm

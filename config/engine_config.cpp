@@ -34,6 +34,16 @@ std::vector<std::string> engine_config::validate() const {
           "--block-size: must be one of 1, 8, 16, 32, 64, 128 (got " + std::to_string(bs) + ")");
   require(cache.swap_space_gib >= 0, "--swap-space: must be >= 0 GiB");
   require(cache.kv_cache_memory_bytes >= -1, "--kv-cache-memory-bytes: must be >= 0");
+  require(cache.kv_offload_bytes >= 0 && cache.kv_offload_bytes <= (int64_t{1} << 46),
+          "--kv-offload-bytes: must be in [0, 64 TiB]");
+  require(cache.kv_offload_dir.empty() || cache.kv_offload_bytes > 0,
+          "--kv-offload-dir: needs --kv-offload-bytes, the size of the tier");
+  require(cache.kv_offload_bytes == 0 || cache.enable_prefix_caching,
+          "--kv-offload-bytes: the second KV tier holds prefix-cache blocks; it needs prefix "
+          "caching (drop --no-enable-prefix-caching)");
+  require(cache.kv_offload_bytes == 0 || parallel.tensor_parallel_size == 1,
+          "--kv-offload-bytes: the second KV tier serves engines of one worker "
+          "(--tensor-parallel-size 1)");
   require(models.kv_budget_bytes >= 0, "--models-kv-budget: must be >= 0 bytes");
   require(models.max_loaded >= 0 && models.max_loaded <= 64,
           "--max-loaded-models: must be in [0, 64] (0: no limit)");

@@ -51,6 +51,10 @@ struct cache_config {
   double swap_space_gib = 4.0;           ///< CPU swap pool size, GiB
   int64_t num_gpu_blocks_override = -1;  ///< >= 0: exact device-pool size (CPU backend too)
   int64_t num_cpu_blocks_override = -1;  ///< >= 0: exact CPU swap-pool size (wins over swap space)
+  /// The second KV tier: bytes of each worker's store of prefix blocks evicted from the device
+  /// pool (0: none), and the folder of its file (empty: anonymous memory). CPU backend.
+  int64_t kv_offload_bytes = 0;
+  std::string kv_offload_dir;
   /// >= 0: bytes of each worker's device KV pool (vLLM's --kv-cache-memory-bytes), instead of
   /// a share of free memory; --num-gpu-blocks-override wins over it.
   int64_t kv_cache_memory_bytes = -1;

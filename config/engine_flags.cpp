@@ -75,6 +75,14 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
   p.add_number("--num-cpu-blocks-override",
                "exact number of CPU swap blocks; overrides --swap-space",
                c.cache.num_cpu_blocks_override);
+  p.add_number("--kv-offload-bytes",
+               "bytes of each worker's second KV tier: prefix blocks evicted from the device "
+               "pool wait there and load back on a hit instead of being computed again (0: off)",
+               c.cache.kv_offload_bytes);
+  p.add_string("--kv-offload-dir",
+               "keep the second KV tier in a file in this folder (the kernel may write it out to "
+               "disk) instead of anonymous memory; needs --kv-offload-bytes",
+               c.cache.kv_offload_dir);
   p.add_number("--gpu-memory-utilization",
                "share of device (or host) memory for weights and KV cache",
                c.cache.gpu_memory_utilization);

@@ -1,5 +1,8 @@
 #include "model/kv_cache.hpp"
 
+#include <cstring>
+#include <string>
+
 #include "kernels/cpu/ops.hpp"
 
 namespace actorllm {
@@ -43,6 +46,37 @@ void kv_cache::copy_from(const kv_cache& from,
   for (int64_t layer = 0; layer < shape_.num_layers; ++layer) {
     cpu::swap_blocks(from.k_[layer].get(), k_[layer].get(), pairs, block_bytes());
     cpu::swap_blocks(from.v_[layer].get(), v_[layer].get(), pairs, block_bytes());
+  }
+}
+
+void kv_cache::check_block_copy(int32_t block, std::size_t bytes) const {
+  if (block < 0 || block >= shape_.num_blocks)
+    throw std::out_of_range("kv_cache: block " + std::to_string(block) + " of " +
+                            std::to_string(shape_.num_blocks));
+  if (static_cast<int64_t>(bytes) != shape_.bytes_per_block())
+    throw std::invalid_argument("kv_cache: a block is " + std::to_string(shape_.bytes_per_block()) +
+                                " bytes, not " + std::to_string(bytes));
+}
+
+void kv_cache::export_block(int32_t block, std::span<std::byte> out) const {
+  check_block_copy(block, out.size());
+  const int64_t n = block_bytes();
+  std::byte* to = out.data();
+  for (int64_t layer = 0; layer < shape_.num_layers; ++layer) {
+    std::memcpy(to, k_[layer].get() + block * n, static_cast<std::size_t>(n));
+    std::memcpy(to + n, v_[layer].get() + block * n, static_cast<std::size_t>(n));
+    to += 2 * n;
+  }
+}
+
+void kv_cache::import_block(std::span<const std::byte> in, int32_t block) {
+  check_block_copy(block, in.size());
+  const int64_t n = block_bytes();
+  const std::byte* from = in.data();
+  for (int64_t layer = 0; layer < shape_.num_layers; ++layer) {
+    std::memcpy(k_[layer].get() + block * n, from, static_cast<std::size_t>(n));
+    std::memcpy(v_[layer].get() + block * n, from + n, static_cast<std::size_t>(n));
+    from += 2 * n;
   }
 }
 

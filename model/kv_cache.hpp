@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -68,10 +69,16 @@ class kv_cache {
   void copy_blocks(const std::vector<std::pair<int32_t, int32_t>>& pairs);
   /// Copies blocks of `from` (src ids) into this cache (dst ids), every layer: swap in or out.
   void copy_from(const kv_cache& from, const std::vector<std::pair<int32_t, int32_t>>& pairs);
+  /// Block `block` of every layer, K then V, layer after layer, into `out`
+  /// (shape().bytes_per_block() bytes): what the KV offload tier stores.
+  void export_block(int32_t block, std::span<std::byte> out) const;
+  /// The inverse of export_block.
+  void import_block(std::span<const std::byte> in, int32_t block);
 
  private:
   /// One block of one layer's K (or V) tensor.
   int64_t block_bytes() const;
+  void check_block_copy(int32_t block, std::size_t bytes) const;
   template <class T>
   T* typed(const std::unique_ptr<std::byte, cpu::page_deleter>& bytes) const {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, half> ||

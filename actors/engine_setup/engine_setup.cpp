@@ -129,6 +129,12 @@ engine_setup engine_setup::load(const engine_config& config,
                              2 * int64_t{config.cache.block_size}));
   const auto budget = backend->plan_kv(*s.model, config, resident_tokens);
   if (!budget.error.empty()) throw std::runtime_error(budget.error);
+  if (config.cache.kv_offload_bytes > 0 && budget.num_tier_blocks == 0)
+    throw std::runtime_error(
+        backend->device() != "cpu"
+            ? "--kv-offload-bytes: the second KV tier runs on the CPU backend only for now"
+            : "--kv-offload-bytes " + std::to_string(config.cache.kv_offload_bytes) +
+                  " holds no KV block of " + std::to_string(budget.block_bytes) + " bytes");
   // After the budget: plan_kv already keeps the weights' bytes aside once more, which is
   // what the CPU's packed copy takes.
   for (const auto& shard : s.shards) backend->prepare(*shard);
@@ -139,6 +145,7 @@ engine_setup engine_setup::load(const engine_config& config,
   s.scheduler.num_device_blocks = budget.num_device_blocks;
   s.kv_block_bytes = budget.block_bytes;
   s.scheduler.num_cpu_blocks = budget.num_cpu_blocks;
+  s.scheduler.num_tier_blocks = budget.num_tier_blocks;
   // Mean pooling needs every prompt token's hidden state, so none may come from the cache.
   s.scheduler.enable_prefix_caching = config.cache.enable_prefix_caching && !config.model.embeds();
   s.scheduler.sliding_window = mc.max_sliding_window();
@@ -151,6 +158,8 @@ engine_setup engine_setup::load(const engine_config& config,
   s.runner.block_size = config.cache.block_size;
   s.runner.num_device_blocks = budget.num_device_blocks;
   s.runner.num_cpu_blocks = budget.num_cpu_blocks;
+  s.runner.num_tier_blocks = budget.num_tier_blocks;
+  s.runner.tier_folder = config.cache.kv_offload_dir;
   s.runner.seed = config.model.seed;
   s.runner.cache_dtype = cpu_cache_dtype(config.cache);
   // vLLM captures decode batches of up to 512 sequences.
@@ -212,7 +221,15 @@ std::string engine_setup::describe() const {
       << ", max_model_len " << max_model_len << ", block_size " << runner.block_size
       << ", KV cache " << backend->describe_kv_cache(*model, config) << ", device KV blocks "
       << runner.num_device_blocks << " (" << int64_t(runner.num_device_blocks) * runner.block_size
-      << " tokens), CPU swap blocks " << runner.num_cpu_blocks << "\n"
+      << " tokens), CPU swap blocks " << runner.num_cpu_blocks
+      << (runner.num_tier_blocks > 0
+              ? ", KV offload tier " + std::to_string(runner.num_tier_blocks) + " blocks (" +
+                    std::to_string(int64_t(runner.num_tier_blocks) * runner.block_size) +
+                    " tokens) in " +
+                    (runner.tier_folder.empty() ? std::string("memory")
+                                                : "a file under " + runner.tier_folder)
+              : std::string())
+      << "\n"
       << "max_num_seqs " << config.scheduler.max_num_seqs << ", max_num_batched_tokens "
       << config.scheduler.max_num_batched_tokens << ", preemption "
       << to_string(config.scheduler.preemption) << ", prefix caching "

@@ -1,6 +1,7 @@
 #include "actors/gpu_worker/cpu_backend.hpp"
 
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/cpu/kernel_isa.hpp"
@@ -26,15 +27,34 @@ cpu_backend::cpu_backend(std::shared_ptr<const llama_model> model,
       device_cache_(
           model_->cache_shape(config.num_device_blocks, config.block_size, config.cache_dtype)),
       cpu_cache_(model_->cache_shape(config.num_cpu_blocks, config.block_size, config.cache_dtype)),
+      tier_(config.num_tier_blocks > 0
+                ? std::make_unique<kv_tier_store>(config.num_tier_blocks,
+                                                  device_cache_.shape().bytes_per_block(),
+                                                  config.tier_folder)
+                : nullptr),
       all_reduce_(config.all_reduce) {
   workspace_.all_reduce = all_reduce_.get();
   workspace_.tp_rank = config.tp_rank;
 }
 
-void cpu_backend::move_blocks(const step_plan& plan) {
+std::vector<block_copy> cpu_backend::move_blocks(const step_plan& plan) {
+  if (!tier_ && (!plan.blocks_to_store.empty() || !plan.blocks_to_load.empty()))
+    throw std::runtime_error("step plan moves blocks of a KV offload tier this worker lacks");
+  for (const block_copy& store : plan.blocks_to_store) {
+    device_cache_.export_block(store.src, tier_->slot(store.dst));
+    tier_->seal(store.dst);
+  }
   cpu_cache_.copy_from(device_cache_, as_pairs(plan.blocks_to_swap_out));
   device_cache_.copy_from(cpu_cache_, as_pairs(plan.blocks_to_swap_in));
+  std::vector<block_copy> failed;
+  for (const block_copy& load : plan.blocks_to_load) {
+    if (tier_->intact(load.src))
+      device_cache_.import_block(tier_->slot(load.src), load.dst);
+    else
+      failed.push_back(load);
+  }
   device_cache_.copy_blocks(as_pairs(plan.blocks_to_copy));
+  return failed;
 }
 
 void cpu_backend::forward(const forward_batch& batch, std::vector<float>& logits) {

@@ -7,6 +7,7 @@
 
 #include "actors/gpu_worker/forward_backend.hpp"
 #include "model/kv_cache.hpp"
+#include "model/kv_tier_store.hpp"
 
 namespace actorllm {
 
@@ -15,7 +16,9 @@ class cpu_backend : public forward_backend {
   cpu_backend(std::shared_ptr<const llama_model> model, const model_runner_config& config);
 
   std::string device() const override { return "cpu"; }
-  void move_blocks(const step_plan& plan) override;
+  std::vector<block_copy> move_blocks(const step_plan& plan) override;
+  /// The second tier's store (null: none); tests change its bytes to see loads refused.
+  kv_tier_store* tier_store() { return tier_.get(); }
   void forward(const forward_batch& batch, std::vector<float>& logits) override;
   void forward_hidden(const forward_batch& batch, std::vector<float>& logits,
                       std::vector<float>& hidden) override;
@@ -24,6 +27,7 @@ class cpu_backend : public forward_backend {
   std::shared_ptr<const llama_model> model_;
   kv_cache device_cache_;
   kv_cache cpu_cache_;
+  std::unique_ptr<kv_tier_store> tier_;
   forward_workspace workspace_;
   std::shared_ptr<cpu::host_all_reduce> all_reduce_;  ///< keeps the group alive
 };

@@ -235,10 +235,14 @@ int64_t cuda_backend::graph_replays() const {
   return impl_->decoder.graphs().replayed;
 }
 
-void cuda_backend::move_blocks(const step_plan& plan) {
+std::vector<block_copy> cuda_backend::move_blocks(const step_plan& plan) {
+  if (!plan.blocks_to_store.empty() || !plan.blocks_to_load.empty())
+    throw std::runtime_error(
+        "step plan moves blocks of a KV offload tier, which the CUDA "
+        "backend does not hold");
   if (plan.blocks_to_swap_out.empty() && plan.blocks_to_swap_in.empty() &&
       plan.blocks_to_copy.empty())
-    return;
+    return {};
   use_device(device_index_);
   // Queued on the cache's copy stream: the forward that follows waits for each layer's blocks
   // just before that layer's attention (device_kv_cache::wait_for_layer), and a failed copy
@@ -246,6 +250,7 @@ void cuda_backend::move_blocks(const step_plan& plan) {
   impl_->decoder.cache().move_blocks(as_pairs(plan.blocks_to_swap_out),
                                      as_pairs(plan.blocks_to_swap_in),
                                      as_pairs(plan.blocks_to_copy));
+  return {};
 }
 
 void cuda_backend::forward(const forward_batch& batch, std::vector<float>& logits) {

@@ -43,7 +43,7 @@ class cuda_backend : public forward_backend {
   ~cuda_backend() override;
 
   std::string device() const override;
-  void move_blocks(const step_plan& plan) override;
+  std::vector<block_copy> move_blocks(const step_plan& plan) override;
   /// CUDA graphs of decode steps captured so far, and steps that replayed one.
   int64_t graphs_captured() const;
   int64_t graph_replays() const;

@@ -58,6 +58,10 @@ struct model_runner_config {
   /// Multi-LoRA: where a sequence's adapter (sampling_params::lora_id) is found (null: LoRA
   /// is off, and a sequence naming an adapter is a broken plan).
   std::shared_ptr<const lora_registry> loras;
+  /// The second KV tier (--kv-offload-bytes): its blocks (0: none) and the folder of its file
+  /// (--kv-offload-dir; empty: anonymous memory).
+  int32_t num_tier_blocks = 0;
+  std::string tier_folder;
 };
 
 /// The allowed-token masks of some logits rows of one step (structured output).
@@ -77,10 +81,12 @@ class forward_backend {
   /// "cpu" or "cuda:N", as worker_info reports it.
   virtual std::string device() const = 0;
 
-  /// The plan's block moves, in this order: swap-out (device to CPU pool) first, since the
-  /// plan may reuse the device blocks it releases; then swap-in (CPU pool to device); then the
-  /// copy-on-write copies within the device pool. Each move is a (src, dst) block pair.
-  virtual void move_blocks(const step_plan& plan) = 0;
+  /// The plan's block moves, in this order: the second tier's stores and the swap-outs (device
+  /// to tier, device to CPU pool) first, since the plan may reuse the device blocks they
+  /// release; then swap-in (CPU pool to device); then the tier's loads; then the copy-on-write
+  /// copies within the device pool. Each move is a (src, dst) block pair. Returns the loads
+  /// whose contents did not match what was stored (their device blocks left as they were).
+  virtual std::vector<block_copy> move_blocks(const step_plan& plan) = 0;
 
   /// Writes the batch's new K/V into the device pool and the float32 logits
   /// (batch.logits_indices.size(), vocab), row-major on the host, into `logits` (resized).

@@ -47,6 +47,8 @@ kv_budget plan_kv_budget(const cache_config& cache, const kv_cache_shape& shape,
     budget.num_cpu_blocks =
         static_cast<int32_t>(cache.swap_space_gib * double(int64_t(1) << 30) / block_bytes);
   }
+  budget.num_tier_blocks =
+      static_cast<int32_t>(std::clamp<int64_t>(cache.kv_offload_bytes / block_bytes, 0, 1 << 30));
   check_kv_budget(budget, shape.block_size, weight_bytes, max_model_len);
   return budget;
 }

@@ -14,8 +14,9 @@ namespace actorllm {
 struct kv_budget {
   int32_t num_device_blocks = 0;
   int32_t num_cpu_blocks = 0;
-  int64_t block_bytes = 0;  ///< bytes of one device block (all layers, K and V)
-  std::string error;        ///< non-empty: the engine cannot start (one line, with the numbers)
+  int32_t num_tier_blocks = 0;  ///< the second KV tier's (--kv-offload-bytes); 0 where none
+  int64_t block_bytes = 0;      ///< bytes of one device block (all layers, K and V)
+  std::string error;            ///< non-empty: the engine cannot start (one line, with the numbers)
 };
 
 /// Bytes of host memory available now (MemAvailable), 0 when unknown.

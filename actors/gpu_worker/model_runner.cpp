@@ -147,6 +147,25 @@ bool model_runner::try_sample_on_device(const std::vector<batch_sequence>& work,
   return true;
 }
 
+void model_runner::recompute_failed_loads(const std::vector<block_copy>& failed,
+                                          std::vector<batch_sequence>& work) const {
+  for (batch_sequence& s : work) {
+    // The first position of a failed block in this sequence's table before its start.
+    int32_t start = s.start_position;
+    for (const block_copy& load : failed) {
+      const int32_t blocks_before = s.start_position / config_.block_size;
+      for (int32_t i = 0; i < blocks_before && i < static_cast<int32_t>(s.block_table.size()); ++i)
+        if (s.block_table[i] == load.dst) start = std::min(start, i * config_.block_size);
+    }
+    if (start == s.start_position) continue;
+    // The tokens from there on are in the mirror, before the ones this step computes.
+    const auto end = s.start_position + static_cast<int32_t>(s.token_ids.size());
+    s.token_ids =
+        std::span<const int32_t>(s.all_token_ids.data() + start, static_cast<size_t>(end - start));
+    s.start_position = start;
+  }
+}
+
 step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequence>& work) {
   for (seq_id id : plan.finished_seq_ids) {
     pooler_.forget(id);
@@ -160,10 +179,12 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
   for (const auto& n : plan.new_seqs) sampler_of_seq_[n.seq] = {n.request_id, n.index};
   work = mirror_.apply(plan);
 
-  backend_->move_blocks(plan);
+  std::vector<block_copy> failed_loads = backend_->move_blocks(plan);
+  if (!failed_loads.empty()) recompute_failed_loads(failed_loads, work);
 
   step_result result;
   result.step = plan.step;
+  result.failed_loads = std::move(failed_loads);
   if (work.empty()) return result;
 
   batch_.clear();

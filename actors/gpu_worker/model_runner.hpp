@@ -48,6 +48,10 @@ class model_runner {
  private:
   using sampler_key = std::pair<std::string, int32_t>;  // (request id, sample index)
   sampler_state& state_for(const batch_sequence& seq, int32_t index);
+  /// Loads of the second tier that the backend refused: the sequences whose tables hold
+  /// their blocks start this step's work at the first of them, computing them again.
+  void recompute_failed_loads(const std::vector<block_copy>& failed,
+                              std::vector<batch_sequence>& work) const;
   step_result run_plan(const step_plan& plan, std::vector<batch_sequence>& work);
   /// The LoRA adapter of `seq` (null: the base model), held from its first step to its end.
   const lora_adapter* adapter_for(const batch_sequence& seq);

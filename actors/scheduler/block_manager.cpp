@@ -1,6 +1,7 @@
 #include "actors/scheduler/block_manager.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace actorllm {
 
@@ -9,8 +10,10 @@ block_manager::block_manager(const block_manager_config& config)
       prefix_caching_(config.enable_prefix_caching),
       sliding_window_(config.sliding_window),
       device_(config.num_device_blocks),
-      cpu_(config.num_cpu_blocks) {
+      cpu_(config.num_cpu_blocks),
+      tier_(config.enable_prefix_caching ? config.num_tier_blocks : 0) {
   ACTORLLM_CHECK(config.block_size > 0);
+  if (tier_.enabled()) device_.record_evictions();
 }
 
 void block_manager::find_prefix(std::span<const int32_t> token_ids, int32_t max_tokens,
@@ -30,14 +33,34 @@ void block_manager::find_prefix(std::span<const int32_t> token_ids, int32_t max_
   }
 }
 
+int32_t block_manager::find_tier_prefix(std::span<const int32_t> token_ids, int32_t max_tokens,
+                                        block_hash root, std::vector<block_hash>& hashes) const {
+  if (!tier_.enabled()) return 0;
+  const int32_t num_full =
+      std::min<int32_t>(max_tokens, static_cast<int32_t>(token_ids.size())) / block_size_;
+  int32_t num_hits = 0;
+  block_hash parent = hashes.empty() ? root : hashes.back();
+  for (auto i = static_cast<int32_t>(hashes.size()); i < num_full; ++i) {
+    const block_hash h =
+        hash_block(parent, token_ids.subspan(size_t(i) * block_size_, block_size_));
+    if (!tier_.contains(h)) break;
+    hashes.push_back(h);
+    parent = h;
+    ++num_hits;
+  }
+  return num_hits;
+}
+
 int32_t block_manager::num_cached_tokens(std::span<const int32_t> token_ids,
                                          uint64_t cache_salt) const {
   if (!prefix_caching_ || token_ids.empty()) return 0;
   std::vector<block_id> blocks;
   std::vector<block_hash> hashes;
-  find_prefix(token_ids, static_cast<int32_t>(token_ids.size()) - 1,
-              root_block_hash_for(cache_salt), blocks, hashes);
-  return static_cast<int32_t>(blocks.size()) * block_size_;
+  const auto max_tokens = static_cast<int32_t>(token_ids.size()) - 1;
+  const block_hash root = root_block_hash_for(cache_salt);
+  find_prefix(token_ids, max_tokens, root, blocks, hashes);
+  const int32_t num_tier = find_tier_prefix(token_ids, max_tokens, root, hashes);
+  return (static_cast<int32_t>(blocks.size()) + num_tier) * block_size_;
 }
 
 int32_t block_manager::num_new_blocks_to_allocate(std::span<const int32_t> token_ids,
@@ -68,14 +91,29 @@ int32_t block_manager::allocate(seq_id seq, std::span<const int32_t> token_ids, 
   if (reuse_cached) find_prefix(token_ids, num_tokens - 1, t.root, t.blocks, t.hashes);
   // Hits first: a fresh allocation could otherwise evict a block we are about to share.
   for (block_id b : t.blocks) device_.retain(b);
-  int32_t num_hit_tokens = static_cast<int32_t>(t.blocks.size()) * block_size_;
+  const auto num_device_hits = static_cast<int32_t>(t.blocks.size());
+  // Then the tier's hits after them, pinned before any allocation stores into the tier.
+  std::vector<tier_slot> tier_hits;
+  if (reuse_cached) {
+    std::vector<block_hash> hashes = t.hashes;
+    find_tier_prefix(token_ids, num_tokens - 1, t.root, hashes);
+    for (size_t i = t.hashes.size(); i < hashes.size(); ++i)
+      tier_hits.push_back(*tier_.load(hashes[i]));
+  }
+  const int32_t num_hit_tokens =
+      (num_device_hits + static_cast<int32_t>(tier_hits.size())) * block_size_;
   if (prefix_caching_ && reuse_cached) {
     num_queried_tokens_ += static_cast<int64_t>(token_ids.size());
-    num_hit_tokens_ += num_hit_tokens;
+    num_hit_tokens_ += int64_t{num_device_hits} * block_size_;
+    num_tier_hit_tokens_ += static_cast<int64_t>(tier_hits.size()) * block_size_;
   }
   int32_t num_needed = num_blocks_for(num_tokens);
-  ACTORLLM_CHECK(num_needed - static_cast<int32_t>(t.blocks.size()) <= device_.num_available());
+  ACTORLLM_CHECK(num_needed - num_device_hits <= device_.num_available());
   while (static_cast<int32_t>(t.blocks.size()) < num_needed) t.blocks.push_back(device_.allocate());
+  // A loaded block is hashed with the rest below: should its contents turn out wrong, the
+  // worker recomputes it in this plan's forward, before any sequence reads it.
+  for (size_t i = 0; i < tier_hits.size(); ++i)
+    tier_moves_.loads.push_back({tier_hits[i], t.blocks[num_device_hits + i]});
   t.num_slots = num_tokens;
   cache_full_blocks(t, token_ids);
   tables_.emplace(seq, std::move(t));
@@ -349,12 +387,24 @@ pool_stats stats_of(const block_pool& pool) {
 }  // namespace
 
 block_manager_stats block_manager::stats() const {
-  return {stats_of(device_), stats_of(cpu_), num_queried_tokens_, num_hit_tokens_};
+  return {stats_of(device_), stats_of(cpu_),       num_queried_tokens_,
+          num_hit_tokens_,   num_tier_hit_tokens_, tier_.stats()};
+}
+
+tier_moves block_manager::take_tier_moves() {
+  // Each evicted block goes to the tier now: its content is intact until the plan runs, and
+  // the workers store it before the plan writes the block again.
+  for (const auto& evicted : device_.take_evictions())
+    if (const auto slot = tier_.store(evicted.hash))
+      tier_moves_.stores.push_back({evicted.block, *slot});
+  tier_.unpin_all();
+  return std::exchange(tier_moves_, {});
 }
 
 void block_manager::check_invariants() const {
   device_.check_invariants();
   cpu_.check_invariants();
+  tier_.check_invariants();
   std::vector<int32_t> device_refs(device_.num_blocks(), 0);
   std::vector<int32_t> cpu_refs(cpu_.num_blocks(), 0);
   for (const auto& [seq, t] : tables_) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "actors/scheduler/block_pool.hpp"
+#include "actors/scheduler/kv_tier.hpp"
 #include "common/kv_ids.hpp"
 
 namespace actorllm {
@@ -29,6 +30,15 @@ struct block_manager_config {
   /// pool (their table entries become no_block), so a long generation holds about
   /// window / block_size blocks, not its whole history.
   int32_t sliding_window = 0;
+  /// Slots of the second KV tier (KV offload; kv_tier); 0: none. Needs prefix caching.
+  int32_t num_tier_blocks = 0;
+};
+
+/// A plan's moves between the device pool and the second KV tier, run by the workers before
+/// anything else of the plan writes a device block: the stores first, then the loads.
+struct tier_moves {
+  std::vector<block_copy> stores;  ///< (device src, tier slot dst): evicted prefix blocks
+  std::vector<block_copy> loads;   ///< (tier slot src, device dst): prefix hits in the tier
 };
 
 struct block_manager_stats {
@@ -36,6 +46,9 @@ struct block_manager_stats {
   pool_stats cpu;
   int64_t prefix_cache_queries = 0;  ///< tokens of sequences looked up at allocation
   int64_t prefix_cache_hits = 0;     ///< of those, tokens found in the cache
+  /// Of the tokens queried, those the device pool missed and the second tier held.
+  int64_t tier_cache_hits = 0;
+  kv_tier_stats tier;
 };
 
 /// One sequence to grow to `num_tokens` slots; `token_ids` covers at least those tokens.
@@ -55,9 +68,9 @@ class block_manager {
   int32_t block_size() const { return block_size_; }
   bool prefix_caching() const { return prefix_caching_; }
 
-  /// Tokens at the start of `token_ids` whose KV sits in device blocks of the prefix cache:
-  /// whole blocks only, and fewer than token_ids.size() so that the last token is always
-  /// computed (its logits are sampled). 0 when prefix caching is off.
+  /// Tokens at the start of `token_ids` whose KV sits in the prefix cache, in device blocks or
+  /// after them in the second tier: whole blocks only, and fewer than token_ids.size() so that
+  /// the last token is always computed (its logits are sampled). 0 when prefix caching is off.
   /// `cache_salt` keys the cache apart for KV that depends on more than the tokens (a LoRA
   /// adapter; root_block_hash_for), here and in can_allocate and allocate.
   int32_t num_cached_tokens(std::span<const int32_t> token_ids, uint64_t cache_salt = 0) const;
@@ -66,8 +79,9 @@ class block_manager {
   bool can_allocate(std::span<const int32_t> token_ids, int32_t num_tokens,
                     uint64_t cache_salt = 0) const;
   /// Gives `seq` (no blocks yet) slots for its first `num_tokens` tokens: blocks of its cached
-  /// prefix are shared (at most num_tokens - 1 tokens), the rest are fresh. Returns the number
-  /// of tokens whose KV is already present (the sequence's num_computed_tokens). Counts one
+  /// prefix are shared (at most num_tokens - 1 tokens), the rest are fresh; the fresh blocks of
+  /// the prefix's tier hits are loaded (take_tier_moves). Returns the number of tokens whose
+  /// KV is present once the plan's loads are done (the sequence's num_computed_tokens). Counts one
   /// prefix-cache query of token_ids.size() tokens. `reuse_cached` false: every block fresh,
   /// no query counted (its full blocks still enter the cache for others).
   int32_t allocate(seq_id seq, std::span<const int32_t> token_ids, int32_t num_tokens,
@@ -124,6 +138,14 @@ class block_manager {
   int32_t num_free_device_blocks() const { return device_.num_available(); }
 
   block_manager_stats stats() const;
+  /// The second tier's stores and loads of the plan being made, and ends it (its tier slots
+  /// may be reused from the next plan on).
+  tier_moves take_tier_moves();
+  /// A worker found the contents of a tier slot changed when it loaded it (and recomputed the
+  /// block): the slot is dropped.
+  void tier_load_failed(tier_slot slot) { tier_.load_failed(slot); }
+  const kv_tier& tier() const { return tier_; }
+
   /// KV events of the device pool (block_pool::record_events), off until asked for.
   void record_cache_events() { device_.record_events(); }
   kv_cache_events take_cache_events() { return device_.take_events(); }
@@ -145,6 +167,10 @@ class block_manager {
   int32_t num_blocks_for(int32_t num_tokens) const {
     return (num_tokens + block_size_ - 1) / block_size_;
   }
+  // The tier hits that follow a device prefix of `hashes.size()` blocks, within max_tokens:
+  // their hashes are appended. Pins nothing.
+  int32_t find_tier_prefix(std::span<const int32_t> token_ids, int32_t max_tokens, block_hash root,
+                           std::vector<block_hash>& hashes) const;
   // Walks the prefix cache over the first max_tokens tokens; appends hit blocks and hashes.
   void find_prefix(std::span<const int32_t> token_ids, int32_t max_tokens, block_hash root,
                    std::vector<block_id>& blocks, std::vector<block_hash>& hashes) const;
@@ -163,9 +189,12 @@ class block_manager {
   int32_t sliding_window_;
   block_pool device_;
   block_pool cpu_;
+  kv_tier tier_;
+  tier_moves tier_moves_;  // of the plan being made
   std::unordered_map<seq_id, table> tables_;
   int64_t num_queried_tokens_ = 0;
   int64_t num_hit_tokens_ = 0;
+  int64_t num_tier_hit_tokens_ = 0;
 };
 
 }  // namespace actorllm

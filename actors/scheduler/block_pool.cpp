@@ -43,6 +43,7 @@ block_id block_pool::allocate() {
     block = free_.pop_front();
   } else {
     block = cached_free_.pop_front();
+    if (recording_evictions_) evictions_.push_back({block, hashes_[block]});
     drop_hash(block);
   }
   ref_counts_[block] = 1;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "actors/scheduler/block_list.hpp"
@@ -80,6 +81,16 @@ class block_pool {
   /// list that says whether the index holds it now.
   kv_cache_events take_events();
 
+  /// A cached block evicted for reuse, with the hash its content had.
+  struct eviction {
+    block_id block = 0;
+    block_hash hash = 0;
+  };
+  /// From now on, remembers every cached block allocate() evicts until take_evictions() (what
+  /// the KV offload tier stores before the block is written again).
+  void record_evictions() { recording_evictions_ = true; }
+  std::vector<eviction> take_evictions() { return std::exchange(evictions_, {}); }
+
  private:
   void drop_hash(block_id block);
 
@@ -92,6 +103,8 @@ class block_pool {
   int32_t num_used_ = 0;
   bool recording_ = false;
   kv_cache_events events_;
+  bool recording_evictions_ = false;
+  std::vector<eviction> evictions_;
 };
 
 }  // namespace actorllm

@@ -7,8 +7,8 @@ namespace actorllm {
 namespace {
 
 block_manager_config block_config_of(const scheduler_options& o) {
-  return {o.block_size, o.num_device_blocks, o.num_cpu_blocks, o.enable_prefix_caching,
-          o.sliding_window};
+  return {o.block_size,     o.num_device_blocks, o.num_cpu_blocks, o.enable_prefix_caching,
+          o.sliding_window, o.num_tier_blocks};
 }
 
 }  // namespace
@@ -66,6 +66,9 @@ step_plan scheduler::plan_step() {
 
   plan.finished_seq_ids = std::move(finished_since_plan_);
   finished_since_plan_.clear();
+  tier_moves moves = blocks_.take_tier_moves();
+  plan.blocks_to_store = std::move(moves.stores);
+  plan.blocks_to_load = std::move(moves.loads);
   last_num_scheduled_tokens_ = plan.num_scheduled_tokens;
   last_num_scheduled_seqs_ = static_cast<int32_t>(plan.seqs.size());
   return plan;

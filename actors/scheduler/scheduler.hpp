@@ -35,6 +35,7 @@ struct scheduler_options {
   int32_t block_size = 16;
   int32_t num_device_blocks = 0;  ///< measured by the workers (or the override)
   int32_t num_cpu_blocks = 0;     ///< swap space
+  int32_t num_tier_blocks = 0;    ///< the second KV tier (block_manager_config)
   bool enable_prefix_caching = true;
   int32_t sliding_window = 0;  ///< block_manager_config::sliding_window
   int32_t max_model_len = 0;   ///< prompt + output tokens at most

@@ -227,7 +227,11 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
                                 static_cast<int32_t>(plan.blocks_to_swap_out.size()),
                                 static_cast<int32_t>(plan.blocks_to_copy.size())});
         // Only a plain schedule() returns a plan with nothing for the workers.
-        if (!plan.needs_workers()) return finish_step(step_result{plan.step, {}});
+        if (!plan.needs_workers()) {
+          step_result nothing;
+          nothing.step = plan.step;
+          return finish_step(std::move(nothing));
+        }
         // Every worker of the replica gets the plan; rank 0's result is the step's result.
         auto num_pending = std::make_shared<size_t>(st.workers.size());
         auto result = std::make_shared<step_result>();

@@ -87,6 +87,8 @@ std::vector<request_output> scheduler::update(const step_result& result) {
   in_flight_.pop_front();
   std::vector<request_output> outputs = std::move(pending_outputs_);
   pending_outputs_.clear();
+  // The workers computed those blocks again; the tier forgets the slots that held them.
+  for (const block_copy& failed : result.failed_loads) blocks_.tier_load_failed(failed.src);
   outputs.reserve(outputs.size() + result.seqs.size());
   // Samples come in plan order, as `sampling` lists them: every sequence that reached its last
   // token was sampled, unless it ended (aborted, or stopped by the step before) meanwhile.
@@ -381,6 +383,8 @@ scheduler_stats scheduler::stats() const {
   s.num_scheduled_seqs = last_num_scheduled_seqs_;
   s.prefix_cache_queries = b.prefix_cache_queries;
   s.prefix_cache_hits = b.prefix_cache_hits;
+  s.tier_cache_hits = b.tier_cache_hits;
+  s.tier = b.tier;
   s.device = b.device;
   s.cpu = b.cpu;
   s.speculation = speculation_;

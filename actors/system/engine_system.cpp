@@ -51,6 +51,7 @@ engine_system::engine_system(std::unique_ptr<engine_setup> setup,
     scheduler_options options = setup_->scheduler;
     options.num_device_blocks = info.num_device_blocks;
     options.num_cpu_blocks = info.num_cpu_blocks;
+    options.num_tier_blocks = 0;  // a remote worker's tier is its own business
     // A remote worker cannot be respawned from here: if it dies, its replica ends, and the
     // router moves its requests to the others.
     {

@@ -47,7 +47,8 @@ TEST(scheduler_resume, a_resumed_request_recomputes_its_choices_and_goes_on_from
       EXPECT_EQ(n.num_prompt_tokens, 3);
       index_of[n.seq] = n.index;
     }
-    step_result result{plan.step, {}, 0};
+    step_result result;
+    result.step = plan.step;
     for (const auto& q : plan.seqs) {
       auto& t = sent[index_of.at(q.seq)];
       t.insert(t.end(), q.new_token_ids.begin(), q.new_token_ids.end());

@@ -108,7 +108,9 @@ class recording_backend : public forward_backend {
       : cpu_(std::move(model), config), has_shortcuts_(has_shortcuts), token_(token) {}
 
   std::string device() const override { return "recording"; }
-  void move_blocks(const step_plan& plan) override { cpu_.move_blocks(plan); }
+  std::vector<block_copy> move_blocks(const step_plan& plan) override {
+    return cpu_.move_blocks(plan);
+  }
   void forward(const forward_batch& batch, std::vector<float>& logits) override {
     ++num_host_forwards;
     cpu_.forward(batch, logits);
