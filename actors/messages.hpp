@@ -255,7 +255,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
   return f(caf::meta::type_name("scheduler_stats"), x.num_waiting, x.num_running, x.num_swapped,
            x.num_preemptions, x.num_scheduled_tokens, x.num_scheduled_seqs, x.prefix_cache_queries,
-           x.prefix_cache_hits, x.tier_cache_hits, x.tier, x.device, x.cpu, x.speculation);
+           x.prefix_cache_hits, x.tier_cache_queries, x.tier_cache_hits, x.tier, x.device, x.cpu,
+           x.speculation);
 }
 
 template <class Inspector>

@@ -36,6 +36,7 @@ struct scheduler_stats {
   int32_t num_scheduled_seqs = 0;    ///< by the last schedule()
   int64_t prefix_cache_queries = 0;  ///< tokens, since start
   int64_t prefix_cache_hits = 0;     ///< tokens, since start: hits in the device pool
+  int64_t tier_cache_queries = 0;    ///< tokens, since start: looked up in the second tier
   int64_t tier_cache_hits = 0;       ///< tokens, since start: hits in the second tier
   kv_tier_stats tier;
   pool_stats device;

@@ -66,6 +66,31 @@ engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels,
               removers_, base)),
       prefix_hits_(add(r.counter("prefix_cache_hits_total", "Tokens found in the prefix cache."),
                        removers_, base)),
+      tier_queries_(add(r.counter("external_prefix_cache_queries_total",
+                                  "Tokens the device prefix cache missed, looked up in the second "
+                                  "KV tier (--kv-offload-bytes)."),
+                        removers_, base)),
+      tier_hits_(add(r.counter("external_prefix_cache_hits_total",
+                               "Tokens found in the second KV tier and loaded back."),
+                     removers_, base)),
+      tier_usage_(add(r.gauge("kv_offload_usage_perc",
+                              "Share of the second KV tier's blocks in use (1 means 100%)."),
+                      removers_, base)),
+      tier_stored_(
+          add(r.counter("kv_offload_stored_blocks_total",
+                        "Prefix blocks evicted from the device pool into the second tier."),
+              removers_, base)),
+      tier_loaded_(add(r.counter("kv_offload_loaded_blocks_total",
+                                 "Blocks loaded back from the second tier for a prefix hit."),
+                       removers_, base)),
+      tier_evicted_(
+          add(r.counter("kv_offload_evicted_blocks_total",
+                        "Blocks dropped from the full second tier (least recently used)."),
+              removers_, base)),
+      tier_failed_(add(r.counter("kv_offload_failed_loads_total",
+                                 "Loads from the second tier whose contents did not match what was "
+                                 "stored: computed again instead."),
+                       removers_, base)),
       prompt_tokens_(
           add(r.counter("prompt_tokens_total", "Prefill tokens processed."), removers_, base)),
       generation_tokens_(
@@ -186,6 +211,10 @@ replica_view_row engine_metrics::view() const {
   r.cpu_cache_usage = cpu_kv_usage_.Value();
   r.prefix_cache_queries = count(prefix_queries_);
   r.prefix_cache_hits = count(prefix_hits_);
+  r.tier_cache_queries = count(tier_queries_);
+  r.tier_cache_hits = count(tier_hits_);
+  r.tier_usage = tier_usage_.Value();
+  r.tier_failed_loads = count(tier_failed_);
   r.num_preemptions = count(num_preemptions_);
   r.step_seconds = last_step_seconds_.load(std::memory_order_relaxed);
   r.tokens_per_step = last_step_tokens_.load(std::memory_order_relaxed);
@@ -209,6 +238,14 @@ void engine_metrics::on_stats(const scheduler_stats& stats) {
   advance(num_preemptions_, last_.num_preemptions, stats.num_preemptions);
   advance(prefix_queries_, last_.prefix_cache_queries, stats.prefix_cache_queries);
   advance(prefix_hits_, last_.prefix_cache_hits, stats.prefix_cache_hits);
+  advance(tier_queries_, last_.tier_cache_queries, stats.tier_cache_queries);
+  advance(tier_hits_, last_.tier_cache_hits, stats.tier_cache_hits);
+  tier_usage_.Set(stats.tier.num_slots > 0 ? double(stats.tier.num_used) / stats.tier.num_slots
+                                           : 0.0);
+  advance(tier_stored_, last_.tier.num_stored, stats.tier.num_stored);
+  advance(tier_loaded_, last_.tier.num_loaded, stats.tier.num_loaded);
+  advance(tier_evicted_, last_.tier.num_evicted, stats.tier.num_evicted);
+  advance(tier_failed_, last_.tier.num_failed, stats.tier.num_failed);
   const speculation_stats& spec = stats.speculation;
   advance(spec_drafts_, last_.speculation.num_drafts, spec.num_drafts);
   advance(spec_draft_tokens_, last_.speculation.num_draft_tokens, spec.num_draft_tokens);

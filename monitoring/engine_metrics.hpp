@@ -103,6 +103,15 @@ class engine_metrics {
   prometheus::Counter& num_preemptions_;
   prometheus::Counter& prefix_queries_;
   prometheus::Counter& prefix_hits_;
+  // The second KV tier: vLLM's external_prefix_cache_* (what its KV connectors hit), and the
+  // tier's own use.
+  prometheus::Counter& tier_queries_;
+  prometheus::Counter& tier_hits_;
+  prometheus::Gauge& tier_usage_;
+  prometheus::Counter& tier_stored_;
+  prometheus::Counter& tier_loaded_;
+  prometheus::Counter& tier_evicted_;
+  prometheus::Counter& tier_failed_;
   prometheus::Counter& prompt_tokens_;
   prometheus::Counter& generation_tokens_;
   std::array<prometheus::Counter*, num_finish_reasons> success_{};

@@ -16,6 +16,19 @@ routing_metrics::routing_metrics(metrics_registry& registry, std::string model_n
     blocks_.Add({{"model_name", model_name_}, {"kind", kind}});
 }
 
+router_view_row routing_metrics::view() const {
+  const auto value = [this](prometheus::Family<prometheus::Counter>& family, const char* key,
+                            const char* label) {
+    return static_cast<int64_t>(family.Add({{"model_name", model_name_}, {key, label}}).Value());
+  };
+  router_view_row out;
+  for (const char* reason : {"cache_hit", "least_load", "balance", "round_robin", "session"})
+    out.decisions.emplace_back(reason, value(decisions_, "reason", reason));
+  out.prompt_blocks = value(blocks_, "kind", "prompt");
+  out.cached_blocks = value(blocks_, "kind", "cached");
+  return out;
+}
+
 void routing_metrics::route(std::string_view reason, int32_t cached_blocks, int32_t prompt_blocks) {
   decisions_.Add({{"model_name", model_name_}, {"reason", std::string(reason)}}).Increment();
   blocks_.Add({{"model_name", model_name_}, {"kind", "prompt"}})

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "monitoring/engine_view.hpp"
 #include "monitoring/metrics_registry.hpp"
 
 namespace actorllm {
@@ -21,6 +22,8 @@ class routing_metrics {
   /// One request routed for `reason` to a replica holding `cached_blocks` of its
   /// `prompt_blocks` full prompt blocks.
   void route(std::string_view reason, int32_t cached_blocks, int32_t prompt_blocks);
+  /// What route() counted, for the engine view.
+  router_view_row view() const;
 
  private:
   prometheus::Family<prometheus::Counter>& decisions_;

@@ -19,9 +19,12 @@ const millis = (v) => `${decimal.format(v)} ms`;
 const REPLICA_CHARTS = [
   ['Queues', [{label: 'waiting', key: 'waiting'}, {label: 'running', key: 'running'},
               {label: 'swapped', key: 'swapped'}], {format: count}],
-  ['KV cache use', [{label: 'device pool', key: 'kv'}, {label: 'CPU pool', key: 'cpuKv'}],
+  ['KV cache use', [{label: 'device pool', key: 'kv'}, {label: 'CPU pool', key: 'cpuKv'},
+                    {label: 'offload tier', key: 'tierKv'}],
    {max: 1, format: percent}],
-  ['Prefix cache', [{label: 'hit rate', key: 'hitRate'}], {max: 1, format: percent}],
+  ['Prefix cache', [{label: 'device hit rate', key: 'hitRate'},
+                    {label: 'offload tier hit rate', key: 'tierHitRate'}],
+   {max: 1, format: percent}],
   ['Preemptions', [{label: 'per second', key: 'preemptions'}], {format: rate}],
   ['Step time', [{label: 'per step', key: 'stepMs'}], {format: millis}],
   ['Tokens per step', [{label: 'tokens', key: 'tokensPerStep'}], {format: count}],
@@ -90,7 +93,26 @@ export class EngineView {
     this.previous = stats;
     this.renderTotals(stats, before);
     this.renderReplicas(stats);
+    this.renderRouter(stats.router);
     this.renderActors(stats.actors ?? []);
+  }
+
+  /** The router's decisions by reason and the share of prompt blocks the chosen replica held. */
+  renderRouter(router) {
+    const list = this.root.querySelector('#router-decisions');
+    const ratio = this.root.querySelector('#router-hit-ratio');
+    if (!router || !list || !ratio) return;
+    ratio.textContent = router.prompt_blocks > 0 ? percent(router.cache_hit_ratio) : '–';
+    list.replaceChildren();
+    for (const [reason, requests] of Object.entries(router.decisions ?? {})) {
+      const item = document.createElement('div');
+      const term = document.createElement('dt');
+      const value = document.createElement('dd');
+      term.textContent = reason.replace('_', ' ');
+      value.textContent = count(requests);
+      item.append(term, value);
+      list.append(item);
+    }
   }
 
   renderTotals(stats, before) {
@@ -122,7 +144,8 @@ export class EngineView {
       replica.previous = {...r, time: stats.time};
       replica.samples.push({
         t: stats.time, waiting: r.num_waiting, running: r.num_running, swapped: r.num_swapped,
-        kv: r.kv_cache_usage, cpuKv: r.cpu_cache_usage, hitRate: r.prefix_cache_hit_rate,
+        kv: r.kv_cache_usage, cpuKv: r.cpu_cache_usage, tierKv: r.kv_offload_usage ?? 0,
+        hitRate: r.prefix_cache_hit_rate, tierHitRate: r.tier_cache_hit_rate ?? 0,
         preemptions: perSecond(replica.previous, previous, (s) => s.num_preemptions ?? 0),
         stepMs: r.step_seconds * 1000, tokensPerStep: r.tokens_per_step,
         generationRate: perSecond(replica.previous, previous, (s) => s.generation_tokens ?? 0),
@@ -177,6 +200,8 @@ export class EngineView {
     cell(row, count(r.num_swapped), 'num');
     cell(row, percent(r.kv_cache_usage), 'num');
     cell(row, percent(r.cpu_cache_usage), 'num');
+    cell(row, percent(r.prefix_cache_hit_rate), 'num');
+    cell(row, percent(r.tier_cache_hit_rate ?? 0), 'num');
     cell(row, count(r.num_steps), 'num');
     cell(row, count(r.generation_tokens), 'num');
     cell(row, count(finishedOf(r.requests_finished)), 'num');

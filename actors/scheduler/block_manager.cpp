@@ -105,6 +105,9 @@ int32_t block_manager::allocate(seq_id seq, std::span<const int32_t> token_ids, 
   if (prefix_caching_ && reuse_cached) {
     num_queried_tokens_ += static_cast<int64_t>(token_ids.size());
     num_hit_tokens_ += int64_t{num_device_hits} * block_size_;
+    if (tier_.enabled())
+      num_tier_queried_tokens_ +=
+          static_cast<int64_t>(token_ids.size()) - int64_t{num_device_hits} * block_size_;
     num_tier_hit_tokens_ += static_cast<int64_t>(tier_hits.size()) * block_size_;
   }
   int32_t num_needed = num_blocks_for(num_tokens);
@@ -387,8 +390,8 @@ pool_stats stats_of(const block_pool& pool) {
 }  // namespace
 
 block_manager_stats block_manager::stats() const {
-  return {stats_of(device_), stats_of(cpu_),       num_queried_tokens_,
-          num_hit_tokens_,   num_tier_hit_tokens_, tier_.stats()};
+  return {stats_of(device_),        stats_of(cpu_),       num_queried_tokens_, num_hit_tokens_,
+          num_tier_queried_tokens_, num_tier_hit_tokens_, tier_.stats()};
 }
 
 tier_moves block_manager::take_tier_moves() {

@@ -46,7 +46,9 @@ struct block_manager_stats {
   pool_stats cpu;
   int64_t prefix_cache_queries = 0;  ///< tokens of sequences looked up at allocation
   int64_t prefix_cache_hits = 0;     ///< of those, tokens found in the cache
-  /// Of the tokens queried, those the device pool missed and the second tier held.
+  /// Of the tokens queried, those the device pool missed (looked up in the second tier, when
+  /// there is one), and of those the ones the tier held.
+  int64_t tier_cache_queries = 0;
   int64_t tier_cache_hits = 0;
   kv_tier_stats tier;
 };
@@ -194,6 +196,7 @@ class block_manager {
   std::unordered_map<seq_id, table> tables_;
   int64_t num_queried_tokens_ = 0;
   int64_t num_hit_tokens_ = 0;
+  int64_t num_tier_queried_tokens_ = 0;
   int64_t num_tier_hit_tokens_ = 0;
 };
 

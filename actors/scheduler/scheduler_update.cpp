@@ -383,6 +383,7 @@ scheduler_stats scheduler::stats() const {
   s.num_scheduled_seqs = last_num_scheduled_seqs_;
   s.prefix_cache_queries = b.prefix_cache_queries;
   s.prefix_cache_hits = b.prefix_cache_hits;
+  s.tier_cache_queries = b.tier_cache_queries;
   s.tier_cache_hits = b.tier_cache_hits;
   s.tier = b.tier;
   s.device = b.device;

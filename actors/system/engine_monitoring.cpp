@@ -184,7 +184,8 @@ std::string engine_monitoring::engine_view_json() {
   }
   const double now =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  return actorllm::engine_view_json(model_name_, now, rows, actors_.mailbox_depths());
+  return actorllm::engine_view_json(model_name_, now, rows, actors_.mailbox_depths(),
+                                    routing_.view());
 }
 
 }  // namespace actorllm

@@ -81,6 +81,30 @@ TEST(engine_metrics, cumulative_stats_advance_counters_by_their_difference) {
   EXPECT_EQ(counter_value(registry, "actorllm:num_preemptions_total", replica0), 6);
 }
 
+TEST(engine_metrics, the_second_kv_tier_is_counted_as_vllms_external_prefix_cache) {
+  metrics_registry registry;
+  engine_metrics metrics(registry, {"m", 0, 128});
+  scheduler_stats s;
+  s.tier_cache_queries = 96;
+  s.tier_cache_hits = 64;
+  s.tier = {/*num_slots=*/8, /*num_used=*/6, /*stored=*/10,
+            /*evicted=*/4,   /*loaded=*/4,
+            /*failed=*/1};
+  metrics.on_stats(s);
+  EXPECT_EQ(counter_value(registry, "actorllm:external_prefix_cache_queries_total", replica0), 96);
+  EXPECT_EQ(counter_value(registry, "actorllm:external_prefix_cache_hits_total", replica0), 64);
+  EXPECT_EQ(counter_value(registry, "actorllm:kv_offload_stored_blocks_total", replica0), 10);
+  EXPECT_EQ(counter_value(registry, "actorllm:kv_offload_evicted_blocks_total", replica0), 4);
+  EXPECT_EQ(counter_value(registry, "actorllm:kv_offload_loaded_blocks_total", replica0), 4);
+  EXPECT_EQ(counter_value(registry, "actorllm:kv_offload_failed_loads_total", replica0), 1);
+  EXPECT_DOUBLE_EQ(gauge_value(registry, "actorllm:kv_offload_usage_perc", replica0), 0.75);
+  const replica_view_row view = metrics.view();
+  EXPECT_EQ(view.tier_cache_hits, 64);
+  EXPECT_EQ(view.tier_cache_queries, 96);
+  EXPECT_DOUBLE_EQ(view.tier_usage, 0.75);
+  EXPECT_EQ(view.tier_failed_loads, 1);
+}
+
 TEST(engine_metrics, histograms_use_vllm_buckets) {
   testing::populated_registry p;
   auto bounds_of = [&](const std::string& name) {

@@ -21,6 +21,10 @@ TEST(engine_view, replicas_actors_and_totals) {
   a.cpu_cache_usage = 0.25;
   a.prefix_cache_queries = 200;
   a.prefix_cache_hits = 50;
+  a.tier_cache_queries = 150;
+  a.tier_cache_hits = 30;
+  a.tier_usage = 0.5;
+  a.tier_failed_loads = 2;
   a.num_preemptions = 4;
   a.step_seconds = 0.004;
   a.tokens_per_step = 17;
@@ -35,7 +39,8 @@ TEST(engine_view, replicas_actors_and_totals) {
   b.generation_tokens = 20;
   b.finished = {0, 5, 1, 1};
   const auto j = nlohmann::json::parse(
-      engine_view_json("m", 1764630000.5, {a, b}, {{"router", 0.0}, {"replica0-worker0", 2.0}}));
+      engine_view_json("m", 1764630000.5, {a, b}, {{"router", 0.0}, {"replica0-worker0", 2.0}},
+                       {{{"cache_hit", 3}, {"least_load", 1}}, 10, 6}));
   EXPECT_EQ(j["object"], "engine.stats");
   EXPECT_EQ(j["model"], "m");
   EXPECT_DOUBLE_EQ(j["time"].get<double>(), 1764630000.5);
@@ -50,6 +55,9 @@ TEST(engine_view, replicas_actors_and_totals) {
   EXPECT_DOUBLE_EQ(r["kv_cache_usage"].get<double>(), 0.5);
   EXPECT_DOUBLE_EQ(r["cpu_cache_usage"].get<double>(), 0.25);
   EXPECT_DOUBLE_EQ(r["prefix_cache_hit_rate"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(r["tier_cache_hit_rate"].get<double>(), 0.2);
+  EXPECT_DOUBLE_EQ(r["kv_offload_usage"].get<double>(), 0.5);
+  EXPECT_EQ(r["kv_offload_failed_loads"], 2);
   EXPECT_EQ(r["num_preemptions"], 4);
   EXPECT_DOUBLE_EQ(r["step_seconds"].get<double>(), 0.004);
   EXPECT_EQ(r["tokens_per_step"], 17);
@@ -67,6 +75,9 @@ TEST(engine_view, replicas_actors_and_totals) {
   EXPECT_EQ(j["totals"]["generation_tokens"], 1020);
   EXPECT_EQ(j["totals"]["requests_finished"]["length"], 7);
   EXPECT_EQ(j["totals"]["requests_finished"]["error"], 1);
+  EXPECT_EQ(j["router"]["decisions"], (nlohmann::json{{"cache_hit", 3}, {"least_load", 1}}));
+  EXPECT_EQ(j["router"]["prompt_blocks"], 10);
+  EXPECT_DOUBLE_EQ(j["router"]["cache_hit_ratio"].get<double>(), 0.6);
 }
 
 TEST(engine_view, an_engine_with_no_replica_is_still_an_object) {

@@ -28,6 +28,14 @@ TEST(routing_metrics, decisions_by_reason_and_the_routers_hit_ratio) {
   EXPECT_EQ(value_of(registry, "router_decisions_total", {{"reason", "least_load"}}), 1);
   EXPECT_EQ(value_of(registry, "router_prompt_blocks_total", {{"kind", "prompt"}}), 7);
   EXPECT_EQ(value_of(registry, "router_prompt_blocks_total", {{"kind", "cached"}}), 4);
+
+  // The engine view reads the same counts.
+  const router_view_row view = metrics.view();
+  EXPECT_EQ(view.prompt_blocks, 7);
+  EXPECT_EQ(view.cached_blocks, 4);
+  ASSERT_EQ(view.decisions.size(), 5u);
+  EXPECT_EQ(view.decisions[0], (std::pair<std::string, int64_t>{"cache_hit", 2}));
+  EXPECT_EQ(view.decisions[1], (std::pair<std::string, int64_t>{"least_load", 1}));
 }
 
 }  // namespace
