@@ -394,6 +394,18 @@ block_manager_stats block_manager::stats() const {
           num_tier_queried_tokens_, num_tier_hit_tokens_, tier_.stats()};
 }
 
+kv_cache_events block_manager::take_cache_events() {
+  kv_cache_events events = device_.take_events();
+  if (!tier_.enabled()) return events;
+  std::erase_if(events.evicted, [this](uint64_t h) { return tier_.contains(h); });
+  for (uint64_t h : tier_.take_dropped())
+    if (!device_.find(h) && !tier_.contains(h)) events.evicted.push_back(h);
+  std::sort(events.evicted.begin(), events.evicted.end());
+  events.evicted.erase(std::unique(events.evicted.begin(), events.evicted.end()),
+                       events.evicted.end());
+  return events;
+}
+
 tier_moves block_manager::take_tier_moves() {
   // Each evicted block goes to the tier now: its content is intact until the plan runs, and
   // the workers store it before the plan writes the block again.

@@ -148,9 +148,14 @@ class block_manager {
   void tier_load_failed(tier_slot slot) { tier_.load_failed(slot); }
   const kv_tier& tier() const { return tier_; }
 
-  /// KV events of the device pool (block_pool::record_events), off until asked for.
-  void record_cache_events() { device_.record_events(); }
-  kv_cache_events take_cache_events() { return device_.take_events(); }
+  /// KV events of the device pool (block_pool::record_events), off until asked for. A prefix
+  /// block the second tier holds is still this replica's to hit (a load, not a prefill): it
+  /// is evicted only once it leaves both.
+  void record_cache_events() {
+    device_.record_events();
+    tier_.record_drops();
+  }
+  kv_cache_events take_cache_events();
   const block_pool& device_pool() const { return device_; }
   const block_pool& cpu_pool() const { return cpu_; }
   /// Aborts unless every reference count equals the number of tables naming the block and

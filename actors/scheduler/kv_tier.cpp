@@ -39,6 +39,7 @@ std::optional<tier_slot> kv_tier::store(uint64_t hash) {
   } else if (!lru_.empty()) {
     slot = lru_.pop_front();
     slot_of_hash_.erase(hash_of_slot_[slot]);
+    if (recording_drops_) dropped_.push_back(hash_of_slot_[slot]);
     ++stats_.num_evicted;
   } else {
     return std::nullopt;  // empty tier, or every slot pinned by this plan
@@ -66,6 +67,7 @@ void kv_tier::drop(tier_slot slot) {
     lru_.remove(slot);
   }
   slot_of_hash_.erase(hash_of_slot_[slot]);
+  if (recording_drops_) dropped_.push_back(hash_of_slot_[slot]);
   used_[slot] = 0;
   free_.push_back(slot);
 }

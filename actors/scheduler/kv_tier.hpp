@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "actors/scheduler/block_list.hpp"
@@ -39,6 +40,11 @@ class kv_tier {
   /// Ends a plan: its loads have been handed out.
   void unpin_all();
 
+  /// From now on, remembers every hash the tier drops (for room, or failed) until
+  /// take_dropped(): KV events, as block_pool::record_events.
+  void record_drops() { recording_drops_ = true; }
+  std::vector<uint64_t> take_dropped() { return std::exchange(dropped_, {}); }
+
   kv_tier_stats stats() const;
   /// Hashes from least to most recently used; for tests.
   std::vector<uint64_t> lru_order() const;
@@ -56,6 +62,8 @@ class kv_tier {
   block_list lru_;  // used, unpinned slots, least recently used first
   std::unordered_map<uint64_t, tier_slot> slot_of_hash_;
   kv_tier_stats stats_;
+  bool recording_drops_ = false;
+  std::vector<uint64_t> dropped_;
 };
 
 }  // namespace actorllm

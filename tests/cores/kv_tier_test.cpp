@@ -137,6 +137,26 @@ TEST(BlockManagerTier, AFailedLoadLeavesTheTierAndIsNotHitAgain) {
   blocks.check_invariants();
 }
 
+TEST(BlockManagerTier, KvEventsEvictAPrefixOnlyOnceItLeavesTheTierToo) {
+  block_manager blocks({4, 2, 0, true, 0, 1});
+  blocks.record_cache_events();
+  const auto a = tokens_from(100, 5);
+  blocks.allocate(1, a, 5);
+  blocks.free(1);
+  const kv_cache_events stored = blocks.take_cache_events();
+  ASSERT_EQ(stored.stored.size(), 1u);
+  const uint64_t a_hash = stored.stored[0];
+  blocks.allocate(2, tokens_from(500, 5), 5);  // evicts a's block from the device
+  blocks.take_tier_moves();                    // into the tier
+  const kv_cache_events moved = blocks.take_cache_events();
+  EXPECT_TRUE(moved.evicted.empty());  // still a hit here
+  blocks.free(2);
+  blocks.allocate(3, tokens_from(900, 5), 5);  // evicts b's block: the tier's one slot goes
+  blocks.take_tier_moves();
+  const kv_cache_events gone = blocks.take_cache_events();
+  EXPECT_EQ(gone.evicted, std::vector<uint64_t>{a_hash});
+}
+
 TEST(BlockManagerTier, WithoutATierNothingIsStored) {
   block_manager blocks({4, 2, 0, true, 0, 0});
   blocks.allocate(1, tokens_from(100, 5), 5);
