@@ -32,9 +32,9 @@ import tempfile
 import threading
 import time
 
-from stream_client import free_port, stream_completion, wait_healthy
+from stream_client import (ROOT, free_port, make_prefill_model, metric_sum, stream_completion,
+                           wait_healthy)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = 16
 
 
@@ -50,9 +50,6 @@ def start_server(binary, model, pool_blocks, tier, log):
     return proc, port
 
 
-def metric_sum(text, name):
-    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-               if line.startswith(name + "{") or line.startswith(name + " "))
 
 
 def run(port, a, prefixes):
@@ -112,10 +109,7 @@ def main():
     a = p.parse_args()
     work = tempfile.mkdtemp()
     model = os.path.join(work, "model")
-    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_random_model.py"),
-                    "--dim", "256", "--layers", "4", "--heads", "4", "--kv-heads", "4",
-                    "--hidden", "688", "--vocab", "512", "--max-pos", "4096", "--out", model],
-                   check=True, stdout=subprocess.DEVNULL)
+    make_prefill_model(model)
     rng = random.Random(a.seed)
     prefixes = [[1] + [rng.randrange(3, 500) for _ in range(a.system - 1)]
                 for _ in range(a.prefixes)]

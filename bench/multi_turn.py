@@ -33,9 +33,9 @@ import tempfile
 import threading
 import time
 
-from stream_client import free_port, stream_completion, wait_healthy
+from stream_client import (ROOT, free_port, make_prefill_model, metric_sum, stream_completion,
+                           wait_healthy)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def start_server(binary, model, replicas, policy, log):
@@ -50,12 +50,6 @@ def start_server(binary, model, replicas, policy, log):
     return proc, port
 
 
-def metric_sum(text, name, label=None):
-    total = 0.0
-    for line in text.splitlines():
-        if line.startswith(name) and (label is None or label in line):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
 
 
 def run(port, a, seed):
@@ -120,10 +114,7 @@ def main():
     a = p.parse_args()
     work = tempfile.mkdtemp()
     model = os.path.join(work, "model")
-    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_random_model.py"),
-                    "--dim", "256", "--layers", "4", "--heads", "4", "--kv-heads", "4",
-                    "--hidden", "688", "--vocab", "512", "--max-pos", "4096", "--out", model],
-                   check=True, stdout=subprocess.DEVNULL)
+    make_prefill_model(model)
     os.makedirs(a.results, exist_ok=True)
     log = open(os.path.join(a.results, "multi_turn_servers.log"), "w")
     results = {}

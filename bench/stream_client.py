@@ -1,9 +1,16 @@
-"""What the Python benchmarks share: a free port, waiting for a server's /health, and one
-streaming /v1/completions call timed to its first token. Standard library only."""
+"""What the Python benchmarks share: a free port, waiting for a server's /health, one
+streaming /v1/completions call timed to its first token, a metric's sum in /metrics, and the
+random Llama whose 1,000-token prefill costs what a prefix-cache hit saves. Standard library
+only (the model is written by scripts/make_random_model.py, which needs numpy)."""
 import http.client
 import json
+import os
 import socket
+import subprocess
+import sys
 import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def free_port():
@@ -46,3 +53,23 @@ def stream_completion(port, body):
         if chunk.get("usage"):  # the last chunk: a chunk may carry several tokens
             tokens = chunk["usage"]["completion_tokens"]
     return first, tokens, time.perf_counter() - start
+
+
+def metric_sum(text, name, label=None):
+    """The sum of every series of metric `name` in a /metrics text (those with `label` in
+    their labels, if given)."""
+    total = 0.0
+    for line in text.splitlines():
+        if (line.startswith(name + "{") or line.startswith(name + " ")) and \
+                (label is None or label in line):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def make_prefill_model(folder):
+    """A random Llama (dim 256, 4 layers, the stories260K tokenizer, 4,096 positions) in
+    `folder`."""
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_random_model.py"),
+                    "--dim", "256", "--layers", "4", "--heads", "4", "--kv-heads", "4",
+                    "--hidden", "688", "--vocab", "512", "--max-pos", "4096", "--out", folder],
+                   check=True, stdout=subprocess.DEVNULL)
