@@ -104,9 +104,8 @@ __attribute__((target("avx512f"))) float fma_avx512() {
 /// the CPU kernels use.
 double fma_peak(int threads, bool avx512) {
   std::vector<float> sinks(threads);
-  const double seconds = run_threads(threads, [&](int t) {
-    sinks[t] = avx512 ? fma_avx512() : fma_avx2();
-  });
+  const double seconds =
+      run_threads(threads, [&](int t) { sinks[t] = avx512 ? fma_avx512() : fma_avx2(); });
   volatile float sink = sinks[0];
   static_cast<void>(sink);
   const double lanes = avx512 ? 16 : 8;

@@ -120,6 +120,10 @@ void llama_model::forward(const forward_batch& batch, kv_cache& cache, forward_w
                           std::vector<float>& logits, std::vector<float>* hidden) const {
   cpu::cpu_forward_ops ops(dims_of(config_), ws.ops, cache.view(), ws.all_reduce, ws.tp_rank,
                            logits, hidden);
+  if (ws.profile) {
+    profiled_ops timed(ops, *ws.profile);
+    return decoder_forward(config_, cpu_table().refs, batch, timed, ws.forward, shard_.size);
+  }
   decoder_forward(config_, cpu_table().refs, batch, ops, ws.forward, shard_.size);
 }
 

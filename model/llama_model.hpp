@@ -24,6 +24,7 @@
 #include "model/model_config.hpp"
 #include "model/moe_layer.hpp"
 #include "model/packed_weights.hpp"
+#include "model/profiled_ops.hpp"
 #include "model/tensor_parallel.hpp"
 #include "model/weight_options.hpp"
 
@@ -37,6 +38,8 @@ struct forward_workspace {
   /// Tensor parallelism: this worker's rank and its group's all-reduce (null: no parallelism).
   cpu::host_all_reduce* all_reduce = nullptr;
   int32_t tp_rank = 0;
+  /// Where each op's time is added (profiled_ops); null: not profiled.
+  op_profile* profile = nullptr;
 };
 
 class llama_model {

@@ -35,6 +35,8 @@ cpu_backend::cpu_backend(std::shared_ptr<const llama_model> model,
       all_reduce_(config.all_reduce) {
   workspace_.all_reduce = all_reduce_.get();
   workspace_.tp_rank = config.tp_rank;
+  workspace_.profile = config.profile.get();
+  profile_ = config.profile;
 }
 
 std::vector<block_copy> cpu_backend::move_blocks(const step_plan& plan) {

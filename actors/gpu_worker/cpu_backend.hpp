@@ -30,6 +30,7 @@ class cpu_backend : public forward_backend {
   std::unique_ptr<kv_tier_store> tier_;
   forward_workspace workspace_;
   std::shared_ptr<cpu::host_all_reduce> all_reduce_;  ///< keeps the group alive
+  std::shared_ptr<op_profile> profile_;               ///< keeps the profile alive
 };
 
 /// Pools sized from host memory (plan_kv_budget); one cpu_backend per worker.

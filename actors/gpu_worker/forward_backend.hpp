@@ -62,6 +62,8 @@ struct model_runner_config {
   /// (--kv-offload-dir; empty: anonymous memory).
   int32_t num_tier_blocks = 0;
   std::string tier_folder;
+  /// Where the CPU backend adds each forward op's time (a step profile); null: none.
+  std::shared_ptr<op_profile> profile;
 };
 
 /// The allowed-token masks of some logits rows of one step (structured output).
