@@ -82,8 +82,10 @@ __attribute__((target("avx2,fma"))) float fma_avx2() {
   __m256 acc[fma_chains];
   for (int k = 0; k < fma_chains; ++k) acc[k] = _mm256_set1_ps(1.0f + k * 1e-3f);
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-  for (int64_t i = 0; i < fma_rounds; ++i)
+  for (int64_t i = 0; i < fma_rounds; ++i) {
+#pragma GCC unroll 16  // the chains stay in registers only when the loop is unrolled
     for (auto& c : acc) c = _mm256_fmadd_ps(c, a, b);
+  }
   for (int k = 1; k < fma_chains; ++k) acc[0] = _mm256_add_ps(acc[0], acc[k]);
   return _mm256_cvtss_f32(acc[0]);
 }
@@ -92,8 +94,10 @@ __attribute__((target("avx512f"))) float fma_avx512() {
   __m512 acc[fma_chains];
   for (int k = 0; k < fma_chains; ++k) acc[k] = _mm512_set1_ps(1.0f + k * 1e-3f);
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-  for (int64_t i = 0; i < fma_rounds; ++i)
+  for (int64_t i = 0; i < fma_rounds; ++i) {
+#pragma GCC unroll 16
     for (auto& c : acc) c = _mm512_fmadd_ps(c, a, b);
+  }
   for (int k = 1; k < fma_chains; ++k) acc[0] = _mm512_add_ps(acc[0], acc[k]);
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, acc[0]);

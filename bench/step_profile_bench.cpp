@@ -1,4 +1,5 @@
-// Where a decode step goes on the CPU backend (issue 43), at each concurrency asked for: the
+// Where a decode step (or, with --prefill, the prefill) goes on the CPU backend (issue 43), at
+// each concurrency asked for: the
 // forward op by op (profiled_ops: the q/k/v projection with rotary and the cache write,
 // attention, the output projection, the MLP, the norms, the LM head), the worker's time
 // outside the ops (batching, sampling, logprobs), and the engine's outside the worker
@@ -6,10 +7,13 @@
 // HTTP and JSON) are bench/served_cpu.sh's, per thread.
 //
 //   build/bench/step_profile_bench [--concurrency 1,32] [--prompt-len 32] [--decode-tokens 64]
-//       [--threads 0] [--dtype auto] [--quantization none] [--out FILE.json] MODEL
+//       [--threads 0] [--dtype auto] [--quantization none] [--prefill 0|1] [--out FILE.json]
+//       MODEL
 //
 // Each concurrency: every stream is prefilled, then the profile starts and `decode_tokens`
-// steps run; times are per step, and as shares of the steps' wall time.
+// steps run; times are per step, and as shares of the steps' wall time. With --prefill 1 the
+// profile is of the prefill instead: the steps up to every stream's first token (one step
+// while the prompts fit --max-num-batched-tokens, 8192 here).
 #include <fstream>
 #include <sstream>
 
@@ -24,7 +28,7 @@ namespace {
 
 struct options {
   std::string concurrency = "1,32";
-  int prompt_len = 32, decode_tokens = 64, threads = 0;
+  int prompt_len = 32, decode_tokens = 64, threads = 0, prefill = 0;
   std::string dtype = "auto", quantization = "none";
   std::string model, out;
 };
@@ -48,6 +52,7 @@ engine_config config_for(const options& o, int streams) {
   c.cache.num_cpu_blocks_override = 0;
   c.cache.enable_prefix_caching = false;  // every stream computes its own context
   c.scheduler.max_num_seqs = streams;
+  c.scheduler.max_num_batched_tokens = std::max(8192, streams * o.prompt_len);
   c.parallel.cpu_threads = o.threads;
   c.parallel.device = "cpu";
   c.server.log_stats_interval = 0;
@@ -64,14 +69,20 @@ nlohmann::json profile_at(const options& o, int streams, nlohmann::json& rows) {
   for (const auto& r :
        bench::varied_greedy_requests(streams, o.prompt_len, vocab, o.decode_tokens + 1))
     if (auto refused = engine.add_request(r)) throw std::runtime_error(refused->error);
-  // The prefills (and the first token of each stream) first: the profile is of decode steps.
-  while (engine.stats().num_waiting > 0 || engine.stats().num_scheduled_tokens != streams)
-    engine.step();
+  // The prefills (and the first token of each stream) first, unless they are what is profiled.
+  const auto prefilling = [&] {
+    return engine.stats().num_waiting > 0 || engine.stats().num_scheduled_tokens != streams;
+  };
+  if (!o.prefill)
+    while (prefilling()) engine.step();
   profile->reset();
   const double worker_before = engine.worker_busy_seconds();
   const double start = bench::now_seconds();
   int64_t steps = 0;
-  for (; steps < o.decode_tokens && engine.has_work(); ++steps) engine.step();
+  if (o.prefill)
+    for (; prefilling(); ++steps) engine.step();
+  else
+    for (; steps < o.decode_tokens && engine.has_work(); ++steps) engine.step();
   const double wall = bench::now_seconds() - start;
   const double worker = engine.worker_busy_seconds() - worker_before;
   const op_profile::snapshot_t p = profile->snapshot();
@@ -115,6 +126,7 @@ int main(int argc, char** argv) {
                     {"--threads", bench::int_flag(o.threads)},
                     {"--dtype", bench::string_flag(o.dtype)},
                     {"--quantization", bench::string_flag(o.quantization)},
+                    {"--prefill", bench::int_flag(o.prefill)},
                     {"--out", bench::string_flag(o.out)}},
                    o.model);
   if (o.model.empty()) {
@@ -123,10 +135,10 @@ int main(int argc, char** argv) {
   }
   nlohmann::json rows = nlohmann::json::array(), runs = nlohmann::json::array();
   for (int streams : numbers_in(o.concurrency)) runs.push_back(profile_at(o, streams, rows));
-  bench::print_report("Decode step profile of " + o.model + " (" + o.dtype + ", quantization " +
-                          o.quantization + "), " + std::to_string(o.prompt_len) +
-                          "-token prompts, " + std::to_string(cpu::num_threads()) +
-                          " threads (CPU)",
+  bench::print_report(std::string(o.prefill ? "Prefill" : "Decode step") + " profile of " +
+                          o.model + " (" + o.dtype + ", quantization " + o.quantization + "), " +
+                          std::to_string(o.prompt_len) + "-token prompts, " +
+                          std::to_string(cpu::num_threads()) + " threads (CPU)",
                       {"streams", "phase", "ms_per_step", "share"}, rows);
   if (!o.out.empty())
     std::ofstream(o.out) << nlohmann::json{{"model", o.model}, {"runs", runs}}.dump(2) << "\n";
