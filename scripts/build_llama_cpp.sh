@@ -19,15 +19,14 @@ if (($# < 1)); then
   exit 2
 fi
 snapshot=$1
-out=${2:-$HOME/llama.cpp-build}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+out=$(realpath -m "${2:-$HOME/llama.cpp-build}")
 case "$out/" in
   "$root"/*)
     echo "build_llama_cpp: $out is inside $root; build llama.cpp outside the repository" >&2
     exit 2
     ;;
 esac
+mkdir -p "$out"
 commit=$(git --git-dir="$snapshot" rev-parse HEAD)
 tools=(llama-server llama-quantize llama-batched-bench)
 lock=/tmp/actorllm-build.lock
