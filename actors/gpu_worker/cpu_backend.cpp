@@ -82,9 +82,7 @@ std::string cpu_backend_provider::describe_weights(const llama_model& model) con
                                    (packed->layers.front().qkv.format == cpu::weight_format::q8 ||
                                     packed->layers.front().qkv.format == cpu::weight_format::q4);
   if (cpu::rounds_activations(isa) && integer_projections)
-    line += std::string(
-                " (batches of up to 4 rows meet the integer projections with x rounded "
-                "to 8 bits; ACTORLLM_CPU_ISA=") +
+    line += std::string(" (the integer projections meet x rounded to 8 bits; ACTORLLM_CPU_ISA=") +
             (cpu::uses_avx512(isa) ? "avx512" : "avx2") + " keeps it float32)";
   const bool bf16_projections = packed && !packed->layers.empty() &&
                                 packed->layers.front().qkv.format == cpu::weight_format::bf16;

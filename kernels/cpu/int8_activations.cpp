@@ -14,8 +14,18 @@ constexpr int64_t block = int8_activations::block;
 
 bool integer_dot_applies(const packed_matrix& w, int64_t n) {
   return (w.format == weight_format::q8 || w.format == weight_format::q4) && n >= 1 &&
-         n <= int8_activations::max_rows && w.in_features % block == 0 &&
-         w.group_length() % block == 0;
+         w.in_features % block == 0 && w.group_length() % block == 0;
+}
+
+int8_activations activation_rows(const int8_activations& x, int64_t in, int64_t first,
+                                 int64_t count) {
+  const int64_t blocks = in / block;
+  int8_activations view;
+  view.rows = count;
+  view.codes = x.codes + first * in;
+  view.scales = x.scales + first * blocks;
+  view.sums = x.sums + first * blocks;
+  return view;
 }
 
 void quantize_activations(const float* x, int64_t n, int64_t in, int8_activations& out) {

@@ -2,7 +2,7 @@
 /// The instruction sets the CPU kernels come in (the packed GEMM and paged attention). The
 /// best one the CPU runs is used unless set_kernel_isa picks another. avx2 and avx512 compute
 /// the same products (the order of the sums aside); avx2_int8 and avx512_vnni round the
-/// activations of small int8 and int4 batches to 8 bits.
+/// activations that meet int8 and int4 weights to 8 bits.
 #include <cstdint>
 #include <string>
 
@@ -10,9 +10,9 @@ namespace actorllm::cpu {
 
 enum class kernel_isa {
   avx2,  ///< AVX2, FMA, F16C: 8-float registers
-  /// The same, but int8 and int4 weights of batches of up to 4 rows meet x quantized to int8
-  /// per block of 32 input features in integer dot products (vpmaddubsw), as llama.cpp's
-  /// AVX2 Q8_0 and Q4_0 kernels do. Not exact: x is rounded to 8 bits.
+  /// The same, but int8 and int4 weights meet x quantized to int8 per block of 32 input
+  /// features in integer dot products (vpmaddubsw), in batches of any size, four rows at a
+  /// time, as llama.cpp's AVX2 Q8_0 and Q4_0 kernels do. Not exact: x is rounded to 8 bits.
   avx2_int8,
   avx512,  ///< AVX-512 F/BW/VL/DQ besides: 16-float registers
   /// AVX-512 VNNI and VBMI besides: the integer dot products of avx2_int8 through vpdpbusd;
@@ -31,8 +31,8 @@ kernel_isa kernel_isa_named(const std::string& name);
 bool cpu_runs(kernel_isa isa);
 /// Whether isa's float kernels (tiles, attention) are the AVX-512 ones.
 bool uses_avx512(kernel_isa isa);
-/// Whether isa rounds x to int8 for small int8 and int4 batches (avx2_int8, avx512_vnni,
-/// avx512_bf16).
+/// Whether isa rounds x to int8 where it meets int8 and int4 weights (avx2_int8,
+/// avx512_vnni, avx512_bf16).
 bool rounds_activations(kernel_isa isa);
 /// The instruction set the kernels use now (process-wide).
 kernel_isa kernel_isa_in_use();

@@ -1,4 +1,4 @@
-// The packed GEMM's integer path for decode-sized batches on AVX-512 (the avx512_vnni set): x
+// The packed GEMM's integer path on AVX-512 (the avx512_vnni set), four rows at a time: x
 // quantized to int8 per block of 32 input features (int8_activations.cpp, as llama.cpp's Q8_0
 // quantizes activations), then each panel's int8 or 4-bit codes meet it in AVX-512 VNNI dot
 // products (vpdpbusd: four byte products summed into each 32-bit lane), four input features of

@@ -27,7 +27,7 @@ constexpr int64_t block_rows = 96;
 constexpr int64_t block_depth = 256;
 /// Panels per unit of work handed to a member: 64 output features.
 constexpr int64_t panels_per_chunk = 4;
-/// The same for the integer path (up to 4 rows): 256 output features, so that each member
+/// The same for the integer path: 256 output features, so that each member
 /// streams longer runs of codes. One stream of the 110M model, 2 threads, three rounds each,
 /// alternated: int4 326 and 374 tok/s against 256 and 280 with 4 panels, int8 253 and 292
 /// against 241 and 248.
@@ -125,9 +125,10 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       for (int64_t j = 0; j < in; ++j) reordered[i * in + j] = x[i * in + w.input_order[j]];
     x = reordered.data();
   }
-  // Decode-sized int8 and int4 batches where the set rounds activations: x quantized once,
-  // then integer dot products per panel (packed_dot_vnni.cpp, packed_dot_avx2.cpp) instead
-  // of the float tiles.
+  // int8 and int4 weights where the set rounds activations: x quantized once, then integer
+  // dot products per panel, four rows at a time (packed_dot_vnni.cpp, packed_dot_avx2.cpp),
+  // instead of the float tiles: prefills as well as decode batches, as llama.cpp's Q8_0 and
+  // Q4_0 do.
   thread_local panels::int8_activations x_codes;
   const panels::int8_activations* x_int8 = nullptr;
   const kernel_isa isa = kernel_isa_in_use();
@@ -183,8 +184,12 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       for (int64_t p = first; p < last; ++p) {
         const int64_t col0 = p * width;
         const target t = target_of(col0);
-        integer_dot(*x_int8, w, p, bias ? bias + col0 : nullptr, std::min(width, out - col0), t.dst,
-                    t.ld);
+        for (int64_t r0 = 0; r0 < n; r0 += panels::int8_activations::max_rows) {
+          const int64_t rows = std::min(panels::int8_activations::max_rows, n - r0);
+          integer_dot(panels::activation_rows(*x_int8, in, r0, rows), w, p,
+                      bias ? bias + col0 : nullptr, std::min(width, out - col0), t.dst + r0 * t.ld,
+                      t.ld);
+        }
       }
       return;
     }

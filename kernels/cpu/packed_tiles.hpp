@@ -76,6 +76,7 @@ tile_kernels avx512_tiles(weight_format format);
 /// pointers.
 struct int8_activations {
   static constexpr int64_t block = 32;
+  /// Rows an integer_dot_fn takes at once (rows() of its view); a batch is run in such groups.
   static constexpr int64_t max_rows = 4;
   int64_t rows = 0;
   const int8_t* codes = nullptr;
@@ -86,11 +87,16 @@ struct int8_activations {
   std::vector<int32_t> storage_sums;
 };
 
-/// Whether the integer path runs `w` for n rows: q8 or q4 panels, 1..max_rows rows, and
-/// in_features and the group length multiples of int8_activations::block.
+/// Whether the integer path runs `w` for n rows: q8 or q4 panels, at least one row, and
+/// in_features and the group length multiples of int8_activations::block. A batch of any size
+/// takes it, max_rows rows at a time over each panel (the panel stays in cache between them):
+/// a row's result does not depend on the batch it is in.
 bool integer_dot_applies(const packed_matrix& w, int64_t n);
 /// Quantizes x (n, in) into `out` (in a multiple of the block).
 void quantize_activations(const float* x, int64_t n, int64_t in, int8_activations& out);
+/// Rows [first, first + count) of `x` (count <= max_rows), as a view without storage of its own.
+int8_activations activation_rows(const int8_activations& x, int64_t in, int64_t first,
+                                 int64_t count);
 
 /// y rows [0, x.rows) x panel columns [0, cols) = x @ panel `panel` of w + bias (may be
 /// null); ldy is y's row stride. One integer_dot_fn per instruction set.

@@ -102,9 +102,12 @@ class cpu_backend_under_test final : public backend_under_test {
   double tolerance(bool through_cache, bool through_projection) const override {
     double tol = 1e-5;
     const bool int_weights = format_ == weight_format::q8 || format_ == weight_format::q4;
-    // 8-bit activations (the integer dot products), bf16 activations (avx512_bf16's tiles).
+    // 8-bit activations (the integer dot products, at every batch size: the MLP rounds x
+    // before both of its projections, as llama.cpp's Q8_0 activations do; packed_isa_test
+    // checks each projection against its own rounding bound), bf16 activations (avx512_bf16's
+    // tiles).
     if (through_projection && int_weights && cpu::rounds_activations(cpu::kernel_isa_in_use()))
-      tol = 4e-2;
+      tol = 6e-2;
     if (through_projection && format_ == weight_format::bf16 &&
         cpu::kernel_isa_in_use() == cpu::kernel_isa::avx512_bf16)
       tol = 2e-2;

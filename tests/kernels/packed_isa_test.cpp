@@ -63,11 +63,11 @@ std::vector<cpu::packed_matrix> packed_in_every_format(int64_t out, int64_t in, 
 }
 
 /// Whether linear_packed rounds x to 8 bits for `packed` and n rows (the integer path of
-/// avx2_int8 and avx512_vnni: int8 and int4 panels, up to 4 rows, blocks of 32 that tile the
-/// groups).
+/// avx2_int8 and avx512_vnni: int8 and int4 panels, any number of rows, blocks of 32 that tile
+/// the groups).
 bool integer_path_runs(const cpu::packed_matrix& packed, int64_t n) {
   return cpu::rounds_activations(cpu::kernel_isa_in_use()) &&
-         (packed.format == weight_format::q8 || packed.format == weight_format::q4) && n <= 4 &&
+         (packed.format == weight_format::q8 || packed.format == weight_format::q4) && n >= 1 &&
          packed.in_features % 32 == 0 && packed.group_length() % 32 == 0;
 }
 
