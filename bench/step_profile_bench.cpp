@@ -7,8 +7,8 @@
 // HTTP and JSON) are bench/served_cpu.sh's, per thread.
 //
 //   build/bench/step_profile_bench [--concurrency 1,32] [--prompt-len 32] [--decode-tokens 64]
-//       [--threads 0] [--dtype auto] [--quantization none] [--prefill 0|1] [--out FILE.json]
-//       MODEL
+//       [--threads 0] [--dtype auto] [--quantization none] [--kv-cache-dtype auto]
+//       [--prefill 0|1] [--out FILE.json] MODEL
 //
 // Each concurrency: every stream is prefilled, then the profile starts and `decode_tokens`
 // steps run; times are per step, and as shares of the steps' wall time. With --prefill 1 the
@@ -29,7 +29,7 @@ namespace {
 struct options {
   std::string concurrency = "1,32";
   int prompt_len = 32, decode_tokens = 64, threads = 0, prefill = 0;
-  std::string dtype = "auto", quantization = "none";
+  std::string dtype = "auto", quantization = "none", kv_cache_dtype = "auto";
   std::string model, out;
 };
 
@@ -48,6 +48,7 @@ engine_config config_for(const options& o, int streams) {
   const int32_t block_size = 16;
   c.model.max_model_len = (o.prompt_len + o.decode_tokens) / block_size * block_size + block_size;
   c.cache.block_size = block_size;
+  c.cache.cache_dtype = o.kv_cache_dtype;
   c.cache.num_gpu_blocks_override = int64_t{streams} * (c.model.max_model_len / block_size) + 8;
   c.cache.num_cpu_blocks_override = 0;
   c.cache.enable_prefix_caching = false;  // every stream computes its own context
@@ -127,6 +128,7 @@ int main(int argc, char** argv) {
                     {"--dtype", bench::string_flag(o.dtype)},
                     {"--quantization", bench::string_flag(o.quantization)},
                     {"--prefill", bench::int_flag(o.prefill)},
+                    {"--kv-cache-dtype", bench::string_flag(o.kv_cache_dtype)},
                     {"--out", bench::string_flag(o.out)}},
                    o.model);
   if (o.model.empty()) {
@@ -136,9 +138,10 @@ int main(int argc, char** argv) {
   nlohmann::json rows = nlohmann::json::array(), runs = nlohmann::json::array();
   for (int streams : numbers_in(o.concurrency)) runs.push_back(profile_at(o, streams, rows));
   bench::print_report(std::string(o.prefill ? "Prefill" : "Decode step") + " profile of " +
-                          o.model + " (" + o.dtype + ", quantization " + o.quantization + "), " +
-                          std::to_string(o.prompt_len) + "-token prompts, " +
-                          std::to_string(cpu::num_threads()) + " threads (CPU)",
+                          o.model + " (" + o.dtype + ", quantization " + o.quantization +
+                          ", KV cache " + o.kv_cache_dtype + "), " + std::to_string(o.prompt_len) +
+                          "-token prompts, " + std::to_string(cpu::num_threads()) +
+                          " threads (CPU)",
                       {"streams", "phase", "ms_per_step", "share"}, rows);
   if (!o.out.empty())
     std::ofstream(o.out) << nlohmann::json{{"model", o.model}, {"runs", runs}}.dump(2) << "\n";
