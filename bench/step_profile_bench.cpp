@@ -15,6 +15,7 @@
 // profile is of the prefill instead: the steps up to every stream's first token (one step
 // while the prompts fit --max-num-batched-tokens, 8192 here).
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "actors/offline_engine/llm_engine.hpp"
@@ -70,18 +71,21 @@ nlohmann::json profile_at(const options& o, int streams, nlohmann::json& rows) {
   for (const auto& r :
        bench::varied_greedy_requests(streams, o.prompt_len, vocab, o.decode_tokens + 1))
     if (auto refused = engine.add_request(r)) throw std::runtime_error(refused->error);
-  // The prefills (and the first token of each stream) first, unless they are what is profiled.
-  const auto prefilling = [&] {
-    return engine.stats().num_waiting > 0 || engine.stats().num_scheduled_tokens != streams;
+  // The prefills (up to each stream's first token) first, unless they are what is profiled.
+  std::set<std::string> started;  // requests with their first token
+  const auto prefill_step = [&] {
+    for (const auto& out : engine.step())
+      if (out.num_generated_tokens > 0) started.insert(out.request_id);
   };
+  const auto prefilling = [&] { return static_cast<int>(started.size()) < streams; };
   if (!o.prefill)
-    while (prefilling()) engine.step();
+    while (prefilling()) prefill_step();
   profile->reset();
   const double worker_before = engine.worker_busy_seconds();
   const double start = bench::now_seconds();
   int64_t steps = 0;
   if (o.prefill)
-    for (; prefilling(); ++steps) engine.step();
+    for (; prefilling(); ++steps) prefill_step();
   else
     for (; steps < o.decode_tokens && engine.has_work(); ++steps) engine.step();
   const double wall = bench::now_seconds() - start;
