@@ -11,6 +11,7 @@
 #include "api/admission.hpp"
 #include "api/request_plan.hpp"
 #include "testing/fake_engine.hpp"
+#include "tests/support/requests.hpp"
 
 namespace actorllm::api {
 namespace {
@@ -47,16 +48,6 @@ request_output first_output(engine_port& port, generate_request r) {
   return first.get_future().get();
 }
 
-generate_request request_for(std::string model, std::string id) {
-  generate_request r;
-  r.request_id = std::move(id);
-  r.model = std::move(model);
-  r.kind = prompt_kind::text;
-  r.text = "hi";
-  r.params.max_tokens = 1;
-  return r;
-}
-
 class model_directory_test : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -75,19 +66,21 @@ class model_directory_test : public ::testing::Test {
 };
 
 TEST_F(model_directory_test, each_request_goes_to_the_engine_of_the_model_it_names) {
-  EXPECT_EQ(first_output(directory_, request_for("beta", "r1")).finish, finish_reason::length);
-  EXPECT_EQ(first_output(directory_, request_for("", "r2")).finish, finish_reason::length);
-  EXPECT_EQ(first_output(directory_, request_for("/models/beta", "r3")).finish,
+  EXPECT_EQ(first_output(directory_, testing::text_request("beta", "r1")).finish,
+            finish_reason::length);
+  EXPECT_EQ(first_output(directory_, testing::text_request("", "r2")).finish,
+            finish_reason::length);
+  EXPECT_EQ(first_output(directory_, testing::text_request("/models/beta", "r3")).finish,
             finish_reason::length);  // an alias a loaded engine answers to
   ASSERT_EQ(alpha_->submitted().size(), 1u);
   EXPECT_EQ(alpha_->submitted()[0].request_id, "r2");  // no name: the default, the first added
   ASSERT_EQ(beta_->submitted().size(), 2u);
   EXPECT_EQ(beta_->submitted()[0].request_id, "r1");
 
-  const request_output unknown = first_output(directory_, request_for("delta", "r4"));
+  const request_output unknown = first_output(directory_, testing::text_request("delta", "r4"));
   EXPECT_EQ(unknown.finish, finish_reason::error);
   EXPECT_EQ(unknown.error_status, 404);
-  const request_output failed = first_output(directory_, request_for("gamma", "r5"));
+  const request_output failed = first_output(directory_, testing::text_request("gamma", "r5"));
   EXPECT_EQ(failed.error_status, 503);
   EXPECT_EQ(failed.error, "the model `gamma` failed to load: config.json: unknown architecture");
   EXPECT_EQ(alpha_->submitted().size() + beta_->submitted().size(), 3u);
@@ -114,7 +107,7 @@ TEST_F(model_directory_test, models_are_listed_in_order_with_their_states) {
 
   ASSERT_TRUE(directory_.set_unloaded("beta"));
   EXPECT_EQ(directory_.find_model("beta")->state, model_state::unloaded);
-  EXPECT_EQ(first_output(directory_, request_for("beta", "r6")).error,
+  EXPECT_EQ(first_output(directory_, testing::text_request("beta", "r6")).error,
             "the model `beta` is not loaded");
   EXPECT_FALSE(directory_.find_model("/models/beta"));  // aliases leave with the engine
   EXPECT_TRUE(directory_.healthy());

@@ -5,24 +5,14 @@
 
 #include <future>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "api/model_directory.hpp"
 #include "testing/fake_engine.hpp"
+#include "tests/support/requests.hpp"
 
 namespace actorllm::api {
 namespace {
-
-generate_request reload_request(std::string model, std::string id) {
-  generate_request r;
-  r.request_id = std::move(id);
-  r.model = std::move(model);
-  r.kind = prompt_kind::text;
-  r.text = "hi";
-  r.params.max_tokens = 1;
-  return r;
-}
 
 /// A fake engine that serves model "alpha".
 struct alpha_engine : testing::fake_engine {
@@ -71,8 +61,10 @@ TEST_F(model_reload_test, a_request_admitted_before_an_eviction_waits_for_the_re
   EXPECT_TRUE(admits_requests(*listing));
   EXPECT_EQ(listing->info.max_model_len, first_->model().max_model_len);
 
+  std::promise<std::string> idle;  // the model whose last request in flight ended
+  directory_.usage().on_idle([&idle](const std::string& model) { idle.set_value(model); });
   first_answer answer;
-  directory_.submit(reload_request("alpha", "r1"), answer.callback());
+  directory_.submit(testing::text_request("alpha", "r1"), answer.callback());
   EXPECT_FALSE(answer.answered());  // parked: neither refused nor sent to the draining engine
   EXPECT_TRUE(first_->submitted().empty());
 
@@ -86,10 +78,13 @@ TEST_F(model_reload_test, a_request_admitted_before_an_eviction_waits_for_the_re
   ASSERT_EQ(second_->submitted().size(), 1u);
   EXPECT_EQ(second_->submitted()[0].request_id, "r1");
   EXPECT_FALSE(directory_.find_model("alpha")->reloads);
-  // Counted until its last output has been handed on (just after the answer above).
-  for (int i = 0; i < 100 && directory_.usage().in_flight("alpha") > 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // Counted on the new engine until its last output has been handed on (just after the
+  // answer above).
+  auto idle_model = idle.get_future();
+  ASSERT_EQ(idle_model.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(idle_model.get(), "alpha");
   EXPECT_EQ(directory_.usage().in_flight("alpha"), 0);
+  directory_.usage().on_idle(nullptr);
 }
 
 TEST_F(model_reload_test, an_evicted_model_with_nobody_waiting_stays_unloaded) {
@@ -102,7 +97,7 @@ TEST_F(model_reload_test, an_evicted_model_with_nobody_waiting_stays_unloaded) {
 TEST_F(model_reload_test, a_parked_request_that_is_aborted_never_reaches_an_engine) {
   ASSERT_TRUE(directory_.set_draining("alpha", model_directory::drain_kind::reload));
   first_answer answer;
-  directory_.submit(reload_request("alpha", "r1"), answer.callback());
+  directory_.submit(testing::text_request("alpha", "r1"), answer.callback());
   directory_.abort("r1");
   ASSERT_TRUE(directory_.set_unloaded("alpha"));
   ASSERT_TRUE(directory_.set_loaded("alpha", second_));
@@ -117,7 +112,7 @@ TEST_F(model_reload_test, a_model_unloaded_through_the_admin_api_refuses_new_req
   EXPECT_FALSE(listing->reloads);
   EXPECT_FALSE(admits_requests(*listing));
   first_answer answer;
-  directory_.submit(reload_request("alpha", "r1"), answer.callback());
+  directory_.submit(testing::text_request("alpha", "r1"), answer.callback());
   ASSERT_TRUE(answer.answered());
   const request_output out = answer.future.get();
   EXPECT_EQ(out.error_status, 503);
@@ -132,7 +127,7 @@ TEST_F(model_reload_test, a_model_unloaded_through_the_admin_api_refuses_new_req
 TEST_F(model_reload_test, a_reload_that_fails_refuses_its_waiters) {
   ASSERT_TRUE(directory_.set_draining("alpha", model_directory::drain_kind::reload));
   first_answer answer;
-  directory_.submit(reload_request("alpha", "r1"), answer.callback());
+  directory_.submit(testing::text_request("alpha", "r1"), answer.callback());
   ASSERT_TRUE(directory_.set_unloaded("alpha"));
   ASSERT_TRUE(directory_.set_failed("alpha", "out of memory"));
   ASSERT_TRUE(answer.answered());
@@ -145,7 +140,7 @@ TEST_F(model_reload_test, a_reload_that_fails_refuses_its_waiters) {
 TEST_F(model_reload_test, a_tokenize_call_waits_for_the_reload_too) {
   ASSERT_TRUE(directory_.set_draining("alpha", model_directory::drain_kind::reload));
   std::promise<tokenize_result> result;
-  directory_.tokenize(reload_request("alpha", "t1"),
+  directory_.tokenize(testing::text_request("alpha", "t1"),
                       [&](tokenize_result r) { result.set_value(std::move(r)); });
   ASSERT_TRUE(directory_.set_unloaded("alpha"));
   ASSERT_TRUE(directory_.set_loaded("alpha", second_));

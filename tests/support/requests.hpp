@@ -40,6 +40,18 @@ inline speculative_config draft_speculation(const std::string& dir, int32_t k) {
   return c;
 }
 
+/// A one-token request for `model` ("" : the default) with the text prompt "hi": what the
+/// tests of routing by model name send.
+inline generate_request text_request(std::string model, std::string id) {
+  generate_request r;
+  r.request_id = std::move(id);
+  r.model = std::move(model);
+  r.kind = prompt_kind::text;
+  r.text = "hi";
+  r.params.max_tokens = 1;
+  return r;
+}
+
 /// A greedy request for `ids` that ignores EOS, so its length is exactly max_tokens.
 inline generate_request ids_request(std::string id, std::vector<int32_t> ids, int max_tokens) {
   generate_request r;
