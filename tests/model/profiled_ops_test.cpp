@@ -43,8 +43,6 @@ TEST(profiled_ops, a_profiled_forward_is_the_same_forward_timed_op_by_op) {
   EXPECT_EQ(calls(op_phase::mlp), layers);
   EXPECT_EQ(calls(op_phase::all_reduce), 2 * layers);
   EXPECT_EQ(calls(op_phase::logits), 2);  // final hidden rows (none asked) and the LM head
-  for (size_t i = 0; i < num_op_phases; ++i)
-    EXPECT_GE(p.nanoseconds[i], 0) << to_string(static_cast<op_phase>(i));
   EXPECT_GT(p.nanoseconds[static_cast<size_t>(op_phase::mlp)], 0);
   profile.reset();
   EXPECT_EQ(profile.snapshot().steps, 0);
