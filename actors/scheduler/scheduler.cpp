@@ -4,14 +4,10 @@
 
 namespace actorllm {
 
-namespace {
-
 block_manager_config block_config_of(const scheduler_options& o) {
   return {o.block_size,     o.num_device_blocks, o.num_cpu_blocks, o.enable_prefix_caching,
           o.sliding_window, o.num_tier_blocks};
 }
-
-}  // namespace
 
 scheduler::scheduler(const scheduler_options& options)
     : options_(options),

@@ -30,6 +30,11 @@
 
 namespace actorllm {
 
+struct scheduler_options;
+/// The block manager's pools and caching as `options` size them (at start, and again when
+/// the workers are replaced).
+block_manager_config block_config_of(const scheduler_options& options);
+
 struct scheduler_options {
   scheduler_config scheduler;
   int32_t block_size = 16;

@@ -26,9 +26,7 @@ void scheduler::reset_workers() {
     }
   }
   // The fresh workers' tier stores are empty too: the tier's index starts over with the pools.
-  blocks_ = block_manager(block_manager_config{
-      options_.block_size, options_.num_device_blocks, options_.num_cpu_blocks,
-      options_.enable_prefix_caching, options_.sliding_window, options_.num_tier_blocks});
+  blocks_ = block_manager(block_config_of(options_));
   num_running_seqs_ = 0;
   finished_since_plan_.clear();  // the fresh workers never knew them
   in_flight_.clear();
