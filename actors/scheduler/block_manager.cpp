@@ -94,7 +94,7 @@ int32_t block_manager::allocate(seq_id seq, std::span<const int32_t> token_ids, 
   const auto num_device_hits = static_cast<int32_t>(t.blocks.size());
   // Then the tier's hits after them, pinned before any allocation stores into the tier.
   std::vector<tier_slot> tier_hits;
-  if (reuse_cached) {
+  if (reuse_cached && tier_.enabled()) {
     std::vector<block_hash> hashes = t.hashes;
     find_tier_prefix(token_ids, num_tokens - 1, t.root, hashes);
     for (size_t i = t.hashes.size(); i < hashes.size(); ++i)
