@@ -227,7 +227,7 @@ void model_directory::route(generate_request request, output_callback on_output,
             usage_->begin(request.request_id, e->name, request.params.n, std::move(on_output));
       } else if (may_wait && waits_for(*e)) {
         std::lock_guard parked(parked_mutex_);
-        waits = parked_.size() < max_parked && parked_.insert(request.request_id).second;
+        waits = parked_.insert(request.request_id).second;
       }
       if (!engine && !waits) refused = listing_of(*e);
     }

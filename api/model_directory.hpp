@@ -153,10 +153,10 @@ class model_directory final : public engine_port {
   std::function<void(const std::string&)> demand_loader_;
   std::chrono::milliseconds load_timeout_{0};
   std::shared_ptr<model_usage> usage_ = std::make_shared<model_usage>();
-  /// At most this many requests wait in route() at once; more are refused.
-  static constexpr std::size_t max_parked = 4096;
-  std::mutex parked_mutex_;                 // after mutex_ where both are held
-  std::unordered_set<std::string> parked_;  // ids of requests waiting in route()
+  std::mutex parked_mutex_;  // after mutex_ where both are held
+  /// Ids of requests waiting in route(). Each is a waiter of its model too, so the set is
+  /// bounded by max_waiters_per_model per model (one await_model turns away leaves at once).
+  std::unordered_set<std::string> parked_;
 };
 
 }  // namespace actorllm::api
