@@ -20,7 +20,6 @@ without a tier, in the same invocation. Writes RESULTS/kv_offload.json (bench/re
 prints the table. Python 3 standard library only.
 """
 import argparse
-import http.client
 import json
 import os
 import random
@@ -32,8 +31,8 @@ import tempfile
 import threading
 import time
 
-from stream_client import (ROOT, free_port, make_prefill_model, metric_sum, stream_completion,
-                           wait_healthy)
+from stream_client import (ROOT, free_port, make_prefill_model, metric_sum, metrics_text,
+                           stream_completion, wait_healthy)
 
 BLOCK = 16
 
@@ -127,9 +126,7 @@ def main():
         proc, port = start_server(a.bin, model, pool_blocks, tier, log)
         try:
             out = run(port, a, prefixes)
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-            c.request("GET", "/metrics")
-            text = c.getresponse().read().decode()
+            text = metrics_text(port)
         finally:
             proc.terminate()
             proc.wait(30)

@@ -21,7 +21,6 @@ least_load from the same invocation. Writes RESULTS/multi_turn.json (bench/resul
 the tables. Python 3 standard library only.
 """
 import argparse
-import http.client
 import json
 import os
 import random
@@ -33,8 +32,8 @@ import tempfile
 import threading
 import time
 
-from stream_client import (ROOT, free_port, make_prefill_model, metric_sum, stream_completion,
-                           wait_healthy)
+from stream_client import (ROOT, free_port, make_prefill_model, metric_sum, metrics_text,
+                           stream_completion, wait_healthy)
 
 
 
@@ -123,9 +122,7 @@ def main():
             proc, port = start_server(a.bin, model, replicas, policy, log)
             try:
                 out = run(port, a, a.seed)
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-                c.request("GET", "/metrics")
-                text = c.getresponse().read().decode()
+                text = metrics_text(port)
             finally:
                 proc.terminate()
                 proc.wait(30)

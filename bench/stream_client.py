@@ -55,6 +55,13 @@ def stream_completion(port, body):
     return first, tokens, time.perf_counter() - start
 
 
+def metrics_text(port):
+    """The server's /metrics page."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    c.request("GET", "/metrics")
+    return c.getresponse().read().decode()
+
+
 def metric_sum(text, name, label=None):
     """The sum of every series of metric `name` in a /metrics text (those with `label` in
     their labels, if given)."""
