@@ -162,7 +162,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, generate_request& x) {
   return f(caf::meta::type_name("generate_request"), x.request_id, x.kind, x.text, x.token_ids,
            x.chat_json, x.add_generation_prompt, x.add_special_tokens, x.echo,
-           x.echo_without_generation, x.params, x.model, x.session);
+           x.echo_without_generation, x.params, x.model, x.session, x.image_urls);
 }
 
 template <class Inspector>

@@ -30,6 +30,11 @@ struct generate_request {
   /// A conversation's key (OpenAI's `user`, or `session_id`): the router keeps its requests on
   /// one replica while that replica serves, so each turn finds the last in its prefix cache.
   std::string session;
+  /// kind == chat: the images of the messages' image parts, in order (each part stands in
+  /// chat_json as {"type": "image"}), as the client gave them: data:, http(s):// or file://
+  /// URLs. The router fetches and decodes them (media/) and refuses them for a model that
+  /// takes no images.
+  std::vector<std::string> image_urls;
 };
 
 enum class finish_reason : uint8_t { none, stop, length, abort, error };
