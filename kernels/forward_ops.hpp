@@ -12,6 +12,7 @@
 /// copies); a null handle is an absent tensor (no bias, no q/k norm). C++17.
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 
 namespace actorllm {
 
@@ -136,6 +137,13 @@ class forward_ops {
   /// residual = embedding rows of the step's tokens (table (vocab, hidden)) * multiplier;
   /// x = 0.
   virtual void embed(op_weight table, float multiplier) = 0;
+  /// residual's rows `rows[i]` = values' row i ((count, hidden) host float32): after embed,
+  /// the rows whose input is an embedding rather than a token's (an image's features). A
+  /// backend that serves no vision-language model leaves it unimplemented.
+  virtual void set_rows(const int32_t* rows, const float* values, int64_t count) {
+    (void)rows, (void)values, (void)count;
+    throw std::logic_error("this backend takes no embeddings in place of tokens (images)");
+  }
   /// residual += x; x = rms_norm(residual) * weight.
   virtual void add_rms_norm(op_weight weight, float eps) = 0;
   /// b = rms_norm(b) * weight, row by row (b of hidden columns).

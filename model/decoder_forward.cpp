@@ -102,6 +102,9 @@ void decoder_forward(const model_config_hf& c, const decoder_refs& w, const forw
 
   ops.begin_step(rows_of(batch, rotary_rows(batch, w.long_rope_offset, scratch.rope_positions)));
   ops.embed(w.embed, static_cast<float>(c.embedding_multiplier));
+  if (!batch.embedding_rows.empty())
+    ops.set_rows(batch.embedding_rows.data(), batch.embedding_values.data(),
+                 static_cast<int64_t>(batch.embedding_rows.size()));
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const decoder_layer_refs& layer = w.layers[l];
     const int32_t window = c.layer_sliding_window[l];

@@ -5,6 +5,8 @@
 namespace actorllm {
 
 void forward_batch::clear() {
+  embedding_rows.clear();
+  embedding_values.clear();
   token_ids.clear();
   positions.clear();
   slot_mapping.clear();

@@ -24,6 +24,11 @@ struct forward_batch {
   /// owned by the caller and live through the forward.
   std::vector<const lora_adapter*> adapters;
   std::vector<int32_t> token_adapters;
+  /// Rows whose input is the embedding given here instead of their token's (an image's
+  /// features, in a vision-language model): their indices among the batch's token rows, and
+  /// (rows, hidden) values in the same order. Both empty for text alone.
+  std::vector<int32_t> embedding_rows;
+  std::vector<float> embedding_values;
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }

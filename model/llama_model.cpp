@@ -57,6 +57,13 @@ llama_model::llama_model(const std::filesystem::path& model_dir, tp_shard shard,
       read_checkpoint_quantization(config_.quantization_config);
   const tensor_store store(model_dir);
   check_quantization_matches(store, quantized);
+  if (config_.vision) {
+    if (shard.size > 1)
+      throw std::runtime_error(config_.architecture +
+                               ": tensor parallelism over a vision-language model is not "
+                               "supported yet (--tensor-parallel-size 1, or several replicas)");
+    vision_ = std::make_unique<const vision_tower>(store, *config_.vision);
+  }
   if (shard.size > 1 && config_.moe.num_experts > 0)
     throw std::runtime_error(config_.architecture +
                              ": tensor parallelism over experts is not supported yet "

@@ -26,6 +26,7 @@
 #include "model/packed_weights.hpp"
 #include "model/profiled_ops.hpp"
 #include "model/tensor_parallel.hpp"
+#include "model/vision_tower.hpp"
 #include "model/weight_options.hpp"
 
 namespace actorllm {
@@ -78,6 +79,9 @@ class llama_model {
   void forward(const forward_batch& batch, kv_cache& cache, forward_workspace& ws,
                std::vector<float>& logits, std::vector<float>* hidden = nullptr) const;
 
+  /// A vision-language model's tower and projector (config().vision); null for text alone.
+  const vision_tower* vision() const { return vision_.get(); }
+
   kv_cache_shape cache_shape(int64_t num_blocks, int64_t block_size,
                              kv_cache_dtype dtype = kv_cache_dtype::float32) const;
 
@@ -97,6 +101,7 @@ class llama_model {
 
   model_config_hf config_;
   tp_shard shard_;
+  std::unique_ptr<const vision_tower> vision_;
   weight_choice storage_;
   llama_weights weights_;
   struct lazy_packed {

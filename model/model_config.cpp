@@ -10,6 +10,7 @@
 
 #include "model/architectures.hpp"
 #include "model/config_fields.hpp"
+#include "model/vision_config.hpp"
 
 namespace actorllm {
 
@@ -147,14 +148,32 @@ std::string model_config_hf::describe_attention() const {
   return out.str();
 }
 
+namespace {
+/// A decoder's config.json object (or a wrapper's text_config), read from `path`.
+model_config_hf read_decoder_config(const nlohmann::json& j, const std::filesystem::path& path);
+}  // namespace
+
 model_config_hf load_model_config(const std::filesystem::path& model_dir) {
   const auto path = model_dir / "config.json";
   std::ifstream in(path);
   if (!in) throw std::runtime_error(path.string() + ": cannot open (is this a model folder?)");
   const auto j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded()) throw std::runtime_error(path.string() + ": not valid JSON");
-
   if (!j.is_object()) throw std::runtime_error(path.string() + ": not a JSON object");
+  const bool multimodal = j.contains("architectures") && j["architectures"].is_array() &&
+                          !j["architectures"].empty() && j["architectures"][0].is_string() &&
+                          is_multimodal_architecture(j["architectures"][0].get<std::string>());
+  if (!multimodal) return read_decoder_config(j, path);
+  multimodal_config_parts parts = split_multimodal_config(j, path);
+  model_config_hf c = read_decoder_config(parts.text, path.string() + " (text_config)");
+  c.architecture = j["architectures"][0].get<std::string>();
+  c.vision = std::move(parts.vision);
+  return c;
+}
+
+namespace {
+
+model_config_hf read_decoder_config(const nlohmann::json& j, const std::filesystem::path& path) {
   const field_reader f(j, path);
 
   model_config_hf c;
@@ -215,5 +234,7 @@ model_config_hf load_model_config(const std::filesystem::path& model_dir) {
   }
   return c;
 }
+
+}  // namespace
 
 }  // namespace actorllm

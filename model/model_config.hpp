@@ -2,8 +2,11 @@
 /// The architecture hyper-parameters of a Hugging Face causal LM (config.json).
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "model/vision_config.hpp"
 
 namespace actorllm {
 
@@ -75,6 +78,8 @@ struct model_config_hf {
   /// scaling either); 0: every layer uses rope_theta and rope_scaling.
   double local_rope_theta = 0.0;
   moe_config moe;
+  /// A vision-language model's image side (LLaVA); none: the model reads text only.
+  std::optional<vision_config> vision;
 
   int64_t q_size() const { return num_heads * head_dim; }
   int64_t kv_size() const { return num_kv_heads * head_dim; }

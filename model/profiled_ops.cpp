@@ -106,6 +106,10 @@ void profiled_ops::end_step() {
   inner_.end_step();
 }
 
+void profiled_ops::set_rows(const int32_t* rows, const float* values, int64_t count) {
+  timed(op_phase::embed, [&] { inner_.set_rows(rows, values, count); });
+}
+
 void profiled_ops::write(act_buffer b, const float* rows, int64_t count) {
   inner_.write(b, rows, count);
 }

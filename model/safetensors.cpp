@@ -10,6 +10,8 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <utility>
 #include <set>
 #include <stdexcept>
 
@@ -240,6 +242,27 @@ safetensors_file::~safetensors_file() {
   if (mapping_) ::munmap(mapping_, size_);
 }
 
+namespace {
+
+/// A vision-language checkpoint's names, in either of transformers' layouts, as the names
+/// of the decoder alone and of a top-level tower: llava-hf's `language_model.model.layers.0`
+/// and newer `model.language_model.layers.0` are both `model.layers.0`.
+std::string canonical_name(const std::string& name) {
+  static const std::pair<std::string_view, std::string_view> renames[] = {
+      {"language_model.model.", "model."},
+      {"language_model.lm_head.", "lm_head."},
+      {"model.language_model.", "model."},
+      {"model.vision_tower.", "vision_tower."},
+      {"model.multi_modal_projector.", "multi_modal_projector."},
+  };
+  for (const auto& [from, to] : renames)
+    if (name.compare(0, from.size(), from) == 0)
+      return std::string(to) + name.substr(from.size());
+  return name;
+}
+
+}  // namespace
+
 tensor_store::tensor_store(const std::filesystem::path& model_dir) {
   const auto index_path = model_dir / "model.safetensors.index.json";
   std::vector<std::filesystem::path> shards;
@@ -259,7 +282,7 @@ tensor_store::tensor_store(const std::filesystem::path& model_dir) {
   }
   for (const auto& shard : shards) {
     files_.push_back(std::make_unique<safetensors_file>(shard));
-    for (const auto& [name, view] : files_.back()->tensors()) index_[name] = &view;
+    for (const auto& [name, view] : files_.back()->tensors()) index_[canonical_name(name)] = &view;
   }
 }
 

@@ -43,7 +43,10 @@ class safetensors_file {
 /// All tensors of a model folder, across shards.
 class tensor_store {
  public:
-  /// Opens model.safetensors, or every shard listed in model.safetensors.index.json.
+  /// Opens model.safetensors, or every shard listed in model.safetensors.index.json. A
+  /// vision-language checkpoint's tensors go by their decoder's and tower's own names
+  /// (`model.layers.0...`, `vision_tower...`, `multi_modal_projector...`, `lm_head.weight`),
+  /// whichever of transformers' layouts the file uses.
   explicit tensor_store(const std::filesystem::path& model_dir);
 
   bool contains(const std::string& name) const;

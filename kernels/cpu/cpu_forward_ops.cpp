@@ -270,6 +270,13 @@ void cpu_forward_ops::final_hidden(op_weight final_norm, float eps) {
   gather_final(rows_.hidden_indices, rows_.num_hidden, final_norm, eps, hidden_->data());
 }
 
+void cpu_forward_ops::set_rows(const int32_t* rows, const float* values, int64_t count) {
+  const int64_t hidden = width(act_buffer::residual);
+  float* residual = buffer(act_buffer::residual);
+  for (int64_t i = 0; i < count; ++i)
+    std::copy_n(values + i * hidden, hidden, residual + static_cast<int64_t>(rows[i]) * hidden);
+}
+
 void cpu_forward_ops::write(act_buffer b, const float* rows, int64_t count) {
   std::copy(rows, rows + count * width(b), buffer(b));
 }

@@ -69,6 +69,7 @@ class cpu_forward_ops final : public forward_ops {
 
   void begin_step(const step_rows& rows) override;
   void embed(op_weight table, float multiplier) override;
+  void set_rows(const int32_t* rows, const float* values, int64_t count) override;
   void add_rms_norm(op_weight weight, float eps) override;
   void rms_norm(act_buffer b, op_weight weight, float eps) override;
   void qkv_to_cache(int64_t layer, const op_linear& qkv, const qkv_params& params) override;

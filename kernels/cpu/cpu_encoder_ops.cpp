@@ -1,0 +1,149 @@
+#include "kernels/cpu/cpu_encoder_ops.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+
+#include "kernels/cpu/cpu_forward_ops.hpp"
+#include "kernels/cpu/ops.hpp"
+
+namespace actorllm::cpu {
+
+void cpu_encoder_ops::begin(const encoder_rows& rows) {
+  rows_ = rows;
+  s_.widths.fill(0);
+}
+
+float* cpu_encoder_ops::shape(encoder_buffer b, int64_t width) {
+  const auto i = static_cast<size_t>(b);
+  s_.widths[i] = width;
+  s_.buffers[i].resize(static_cast<size_t>(rows_.num_rows * width));
+  return s_.buffers[i].data();
+}
+
+int64_t cpu_encoder_ops::width(encoder_buffer b) const {
+  return s_.widths[static_cast<size_t>(b)];
+}
+
+void cpu_encoder_ops::write(encoder_buffer b, const float* rows, int64_t width) {
+  std::copy(rows, rows + rows_.num_rows * width, shape(b, width));
+}
+
+void cpu_encoder_ops::linear(encoder_buffer in, const op_linear& w, encoder_buffer out) {
+  const auto* matrix = static_cast<const linear_weight*>(w.matrix);
+  if (!matrix || !matrix->dense || matrix->in_features != width(in))
+    throw std::logic_error("cpu_encoder_ops::linear: no float32 rows of the input's width");
+  const float* x = data(in);
+  float* y = shape(out, matrix->out_features);
+  cpu::linear(x, matrix->dense, static_cast<const float*>(w.bias), rows_.num_rows,
+              matrix->in_features, matrix->out_features, y);
+}
+
+void cpu_encoder_ops::add_positions(encoder_buffer b, op_weight table) {
+  const auto* positions = static_cast<const float*>(table);
+  const int64_t w = width(b);
+  float* rows = data(b);
+  for (int64_t i = 0; i < rows_.num_images; ++i)
+    for (int32_t r = rows_.image_starts[i]; r < rows_.image_starts[i + 1]; ++r) {
+      const float* p = positions + static_cast<int64_t>(r - rows_.image_starts[i]) * w;
+      float* row = rows + static_cast<int64_t>(r) * w;
+      for (int64_t c = 0; c < w; ++c) row[c] += p[c];
+    }
+}
+
+void cpu_encoder_ops::add(encoder_buffer into, encoder_buffer from) {
+  assert(width(into) == width(from));
+  float* a = data(into);
+  const float* b = data(from);
+  const int64_t n = rows_.num_rows * width(into);
+  for (int64_t i = 0; i < n; ++i) a[i] += b[i];
+}
+
+void cpu_encoder_ops::layer_norm(encoder_buffer in, op_weight weight, op_weight bias, float eps,
+                                 encoder_buffer out) {
+  const int64_t w = width(in);
+  const auto* gamma = static_cast<const float*>(weight);
+  const auto* beta = static_cast<const float*>(bias);
+  // in and out may be the same buffer: each row is read whole before it is written.
+  if (out != in) shape(out, w);
+  const float* x = data(in);
+  float* y = data(out);
+  for (int64_t r = 0; r < rows_.num_rows; ++r) {
+    const float* row = x + r * w;
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < w; ++c) mean += row[c];
+    mean /= static_cast<double>(w);
+    for (int64_t c = 0; c < w; ++c) var += (row[c] - mean) * (row[c] - mean);
+    const auto inv = static_cast<float>(1.0 / std::sqrt(var / static_cast<double>(w) + eps));
+    const auto m = static_cast<float>(mean);
+    float* dst = y + r * w;
+    for (int64_t c = 0; c < w; ++c) dst[c] = (row[c] - m) * inv * gamma[c] + (beta ? beta[c] : 0);
+  }
+}
+
+void cpu_encoder_ops::activate(encoder_buffer b, encoder_activation act) {
+  float* v = data(b);
+  const int64_t n = rows_.num_rows * width(b);
+  switch (act) {
+    case encoder_activation::quick_gelu:
+      for (int64_t i = 0; i < n; ++i) v[i] = v[i] / (1.0f + std::exp(-1.702f * v[i]));
+      break;
+    case encoder_activation::gelu:
+      for (int64_t i = 0; i < n; ++i) v[i] = 0.5f * v[i] * (1.0f + std::erf(v[i] * 0.70710678f));
+      break;
+    case encoder_activation::gelu_tanh:
+      for (int64_t i = 0; i < n; ++i) {
+        const float x = v[i];
+        v[i] = 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+      }
+      break;
+  }
+}
+
+void cpu_encoder_ops::attention(int64_t num_heads, int64_t head_dim, float scale) {
+  const int64_t hidden = num_heads * head_dim;
+  assert(width(encoder_buffer::qkv) == 3 * hidden);
+  const float* qkv = data(encoder_buffer::qkv);
+  float* out = shape(encoder_buffer::attention, hidden);
+  for (int64_t i = 0; i < rows_.num_images; ++i) {
+    const int64_t first = rows_.image_starts[i];
+    const int64_t n = rows_.image_starts[i + 1] - first;
+    s_.q.resize(static_cast<size_t>(n * head_dim));
+    s_.k.resize(s_.q.size());
+    s_.v_t.resize(s_.q.size());
+    s_.scores.resize(static_cast<size_t>(n * n));
+    s_.head_out.resize(s_.q.size());
+    for (int64_t h = 0; h < num_heads; ++h) {
+      // One head's q and k as rows, v transposed, so that both products are GEMMs.
+      for (int64_t t = 0; t < n; ++t) {
+        const float* row = qkv + (first + t) * 3 * hidden + h * head_dim;
+        for (int64_t d = 0; d < head_dim; ++d) {
+          s_.q[t * head_dim + d] = row[d] * scale;
+          s_.k[t * head_dim + d] = row[hidden + d];
+          s_.v_t[d * n + t] = row[2 * hidden + d];
+        }
+      }
+      cpu::linear(s_.q.data(), s_.k.data(), nullptr, n, head_dim, n, s_.scores.data());
+      for (int64_t t = 0; t < n; ++t) {
+        float* row = s_.scores.data() + t * n;
+        const float top = *std::max_element(row, row + n);
+        float sum = 0;
+        for (int64_t j = 0; j < n; ++j) sum += row[j] = std::exp(row[j] - top);
+        const float inv = 1.0f / sum;
+        for (int64_t j = 0; j < n; ++j) row[j] *= inv;
+      }
+      cpu::linear(s_.scores.data(), s_.v_t.data(), nullptr, n, n, head_dim, s_.head_out.data());
+      for (int64_t t = 0; t < n; ++t)
+        std::copy_n(s_.head_out.data() + t * head_dim, head_dim,
+                    out + (first + t) * hidden + h * head_dim);
+    }
+  }
+}
+
+void cpu_encoder_ops::read(encoder_buffer b, float* rows) {
+  const float* v = data(b);
+  std::copy(v, v + rows_.num_rows * width(b), rows);
+}
+
+}  // namespace actorllm::cpu

@@ -1,0 +1,69 @@
+#pragma once
+/// The ops a vision encoder's forward is written over, one interface for every backend, beside
+/// the decoder's (forward_ops.hpp). A tower (CLIP's ViT) and its projector are written once in
+/// model/vision_forward.cpp as a sequence of these calls; a backend implements each over its
+/// own memory and threads and knows no tower.
+///
+/// A batch is several images' token rows end to end; attention runs within each image only,
+/// every row seeing every row of its image (no causal mask, no cache). Activations live in the
+/// backend, in buffers named by role; weights are handles into the backend's own table (a null
+/// bias: none). C++17.
+#include <cstdint>
+
+#include "kernels/forward_ops.hpp"
+
+namespace actorllm {
+
+enum class encoder_buffer : uint8_t {
+  input,      ///< (rows, in) the batch's input rows (flattened patches), written by the caller
+  x,          ///< (rows, width) a sublayer's input or output
+  residual,   ///< (rows, hidden) the residual stream
+  qkv,        ///< (rows, 3 hidden) queries, keys and values
+  attention,  ///< (rows, hidden) attention's output
+  wide,       ///< (rows, intermediate) the MLP's inner activations
+};
+
+enum class encoder_activation : uint8_t {
+  quick_gelu,  ///< x * sigmoid(1.702 x) (CLIP)
+  gelu,        ///< the exact, erf form
+  gelu_tanh,   ///< the tanh approximation
+};
+
+/// One batch of images: image i's rows are image_starts[i] .. image_starts[i + 1]. Host
+/// arrays valid until end().
+struct encoder_rows {
+  const int32_t* image_starts = nullptr;  ///< (num_images + 1)
+  int64_t num_images = 0;
+  int64_t num_rows = 0;
+};
+
+class encoder_ops {
+ public:
+  virtual ~encoder_ops() = default;
+
+  /// Starts a batch: the buffers will hold its rows.
+  virtual void begin(const encoder_rows& rows) = 0;
+  /// `width` columns of every row of b from host float32 (rows, width).
+  virtual void write(encoder_buffer b, const float* rows, int64_t width) = 0;
+  /// out = in Wᵀ + bias; the widths are the matrix's.
+  virtual void linear(encoder_buffer in, const op_linear& w, encoder_buffer out) = 0;
+  /// b's row r += table's row (r's index within its image); table: (rows per image, width).
+  virtual void add_positions(encoder_buffer b, op_weight table) = 0;
+  /// into += from, element by element.
+  virtual void add(encoder_buffer into, encoder_buffer from) = 0;
+  /// out = layer_norm(in) * weight + bias, row by row, over in's width.
+  virtual void layer_norm(encoder_buffer in, op_weight weight, op_weight bias, float eps,
+                          encoder_buffer out) = 0;
+  /// b = act(b), element by element.
+  virtual void activate(encoder_buffer b, encoder_activation act) = 0;
+  /// attention = softmax(q kᵀ * scale) v per image and head, from qkv's (q | k | v) columns.
+  virtual void attention(int64_t num_heads, int64_t head_dim, float scale) = 0;
+  /// Every row of b to host float32 (rows, b's width).
+  virtual void read(encoder_buffer b, float* rows) = 0;
+  /// b's width now.
+  virtual int64_t width(encoder_buffer b) const = 0;
+  /// Ends the batch: what read() returns is complete.
+  virtual void end() = 0;
+};
+
+}  // namespace actorllm

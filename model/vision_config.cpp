@@ -1,0 +1,126 @@
+#include "model/vision_config.hpp"
+
+#include <map>
+#include <stdexcept>
+
+#include "model/config_fields.hpp"
+
+namespace actorllm {
+
+namespace {
+
+using json = nlohmann::json;
+
+/// Bounds far above any released tower that keep a hostile config.json from asking for
+/// unbounded memory (the position table is num_positions x hidden floats).
+constexpr int64_t max_vision_hidden = 1 << 14;
+constexpr int64_t max_vision_intermediate = 1 << 16;
+constexpr int64_t max_vision_layers = 256;
+constexpr int64_t max_image_size = 4096;
+
+/// The decoder architecture of a text_config's model_type.
+const std::map<std::string, std::string>& text_architectures() {
+  static const std::map<std::string, std::string> names = {
+      {"llama", "LlamaForCausalLM"},
+      {"mistral", "MistralForCausalLM"},
+      {"qwen2", "Qwen2ForCausalLM"},
+  };
+  return names;
+}
+
+/// transformers' LlamaConfig defaults: llava-hf's configs give only the keys that differ.
+void fill_llama_defaults(json& text) {
+  const json defaults = {{"vocab_size", 32000},         {"hidden_size", 4096},
+                         {"intermediate_size", 11008},  {"num_hidden_layers", 32},
+                         {"num_attention_heads", 32},   {"max_position_embeddings", 2048},
+                         {"rms_norm_eps", 1e-6},        {"rope_theta", 10000.0},
+                         {"tie_word_embeddings", false}};
+  for (const auto& [key, value] : defaults.items())
+    if (!text.contains(key) || text[key].is_null()) text[key] = value;
+}
+
+vision_activation read_vision_activation(const field_reader& f, const char* key,
+                                         const char* fallback) {
+  const std::string act = f.string(key, fallback);
+  if (act == "quick_gelu") return vision_activation::quick_gelu;
+  if (act == "gelu") return vision_activation::gelu;
+  if (act == "gelu_pytorch_tanh" || act == "gelu_new") return vision_activation::gelu_tanh;
+  f.fail(key, "'" + act + "' is not supported (quick_gelu, gelu, gelu_pytorch_tanh)");
+}
+
+/// CLIPVisionConfig's keys, with its defaults.
+void read_clip_tower(const field_reader& f, vision_config& v) {
+  const std::string type = f.string("model_type", "clip_vision_model");
+  if (type != "clip_vision_model")
+    f.fail("model_type", "'" + type + "' is not supported as LLaVA's tower (clip_vision_model)");
+  v.hidden_size = f.integer("hidden_size", 768, 1, max_vision_hidden);
+  v.intermediate_size = f.integer("intermediate_size", 3072, 1, max_vision_intermediate);
+  v.num_layers = f.integer("num_hidden_layers", 12, 1, max_vision_layers);
+  v.num_heads = f.integer("num_attention_heads", 12, 1, v.hidden_size);
+  if (v.hidden_size % v.num_heads != 0)
+    f.fail("num_attention_heads", "must divide hidden_size (" + std::to_string(v.hidden_size) + ")");
+  v.image_size = f.integer("image_size", 224, 1, max_image_size);
+  v.patch_size = f.integer("patch_size", 32, 1, v.image_size);
+  v.num_channels = f.integer("num_channels", 3, 3, 3);
+  v.layer_norm_eps = f.number("layer_norm_eps", 1e-5, 0.0, 1.0);
+  v.activation = read_vision_activation(f, "hidden_act", "quick_gelu");
+}
+
+/// vision_feature_layer indexes the tower's hidden states (the embeddings, then each
+/// layer's output); the layers past it never need to run.
+int64_t layers_through(const field_reader& top, int64_t num_layers) {
+  if (top.has("vision_feature_layer") && top.json()["vision_feature_layer"].is_array())
+    top.fail("vision_feature_layer", "as a list of layers is not supported");
+  const int64_t index = top.integer("vision_feature_layer", -2, -(num_layers + 1), num_layers);
+  const int64_t layers = index >= 0 ? index : num_layers + 1 + index;
+  if (layers < 1) top.fail("vision_feature_layer", "selects the embeddings, not a layer's output");
+  return layers;
+}
+
+}  // namespace
+
+bool is_multimodal_architecture(const std::string& architecture) {
+  return architecture == "LlavaForConditionalGeneration";
+}
+
+multimodal_config_parts split_multimodal_config(const json& j, const std::filesystem::path& path) {
+  const field_reader top(j, path);
+  multimodal_config_parts parts;
+  parts.text = j.contains("text_config") && !j["text_config"].is_null() ? j["text_config"]
+                                                                       : json::object();
+  if (!parts.text.is_object()) top.fail("text_config", "must be an object");
+  const std::string text_type =
+      field_reader(parts.text, path.string() + " (text_config)").string("model_type", "llama");
+  const auto arch = text_architectures().find(text_type);
+  if (arch == text_architectures().end())
+    top.fail("text_config", "has model_type '" + text_type +
+                                "', not a supported language model (llama, mistral, qwen2)");
+  if (text_type == "llama") fill_llama_defaults(parts.text);
+  parts.text["architectures"] = json::array({arch->second});
+  // Keys a wrapper may give once at its top level for the whole model.
+  for (const char* key : {"torch_dtype", "quantization_config", "bos_token_id", "eos_token_id"})
+    if (j.contains(key) && !parts.text.contains(key)) parts.text[key] = j[key];
+
+  vision_config& v = parts.vision;
+  const json vision_json = j.contains("vision_config") && !j["vision_config"].is_null()
+                               ? j["vision_config"]
+                               : json::object();
+  if (!vision_json.is_object()) top.fail("vision_config", "must be an object");
+  read_clip_tower(field_reader(vision_json, path.string() + " (vision_config)"), v);
+  v.num_layers = layers_through(top, v.num_layers);
+  const std::string strategy = top.string("vision_feature_select_strategy", "default");
+  if (strategy != "default" && strategy != "full")
+    top.fail("vision_feature_select_strategy", "'" + strategy + "' is not supported (default, full)");
+  v.keep_class_token = strategy == "full";
+  v.projector_activation = read_vision_activation(top, "projector_hidden_act", "gelu");
+  if (!top.boolean("multimodal_projector_bias", true))
+    top.fail("multimodal_projector_bias", "false is not supported");
+  const field_reader text(parts.text, path.string() + " (text_config)");
+  v.text_hidden_size = text.integer("hidden_size", std::nullopt, 1, int64_t{1} << 16);
+  const int64_t vocab = text.integer("vocab_size", std::nullopt, 1, int64_t{1} << 22);
+  const char* token_key = top.has("image_token_id") ? "image_token_id" : "image_token_index";
+  v.image_token_id = static_cast<int32_t>(top.integer(token_key, 32000, 0, vocab - 1));
+  return parts;
+}
+
+}  // namespace actorllm
