@@ -388,16 +388,17 @@ class Model:
                 return out
         return self.dense_mlp(x, p + "mlp.")
 
-    def logits(self, ids):
-        """Logits (T, vocab) for every position of ids."""
-        logits = self.hidden(ids) @ self.head.T
+    def logits(self, ids, inputs_embeds=None):
+        """Logits (T, vocab) for every position of ids, or of inputs_embeds (T, hidden_size) when
+        given (a multimodal model's token embeddings with its image features put in)."""
+        logits = self.hidden(ids, inputs_embeds) @ self.head.T
         if self.final_softcap:
             logits = np.tanh(logits / self.final_softcap) * self.final_softcap
         return logits
 
-    def hidden(self, ids):
+    def hidden(self, ids, inputs_embeds=None):
         """Final hidden states (T, hidden_size), after the model's last norm."""
-        x = self.w["model.embed_tokens.weight"][np.asarray(ids)]
+        x = self.w["model.embed_tokens.weight"][np.asarray(ids)] if inputs_embeds is None else inputs_embeds
         if self.gemma:  # the normalizer is a tensor of the model's dtype
             x = x * dtype_round(self.c["hidden_size"] ** 0.5, self.normalizer_dtype)
         for i in range(self.layers):
