@@ -56,6 +56,8 @@ struct engine_request {
   /// Empty for a new request, or one moved before its first token.
   std::vector<int32_t> resumed_indices;
   std::vector<std::vector<int32_t>> resumed_tokens;
+  /// The prompt's images; prompt_token_ids holds their key tokens (common/prompt_image.hpp).
+  std::vector<prompt_image> images;
 };
 
 /// The scheduler's answer to add_request: empty error means queued.
@@ -191,9 +193,15 @@ typename Inspector::result_type inspect(Inspector& f, block_copy& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, prompt_image& x) {
+  return f(caf::meta::type_name("prompt_image"), x.key, x.offset, x.num_tokens, x.token_id,
+           x.channels, x.height, x.width, x.pixels);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, new_sequence& x) {
   return f(caf::meta::type_name("new_sequence"), x.request_id, x.seq, x.index, x.num_prompt_tokens,
-           x.params);
+           x.params, x.images);
 }
 
 template <class Inspector>
@@ -220,13 +228,13 @@ typename Inspector::result_type inspect(Inspector& f, sequence_sample& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, step_result& x) {
   return f(caf::meta::type_name("step_result"), x.step, x.seqs, x.worker_seconds, x.mask_seconds,
-           x.failed_loads);
+           x.failed_loads, x.num_encoded_images, x.encoder_seconds);
 }
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, engine_request& x) {
   return f(caf::meta::type_name("engine_request"), x.request_id, x.prompt_token_ids, x.params,
-           x.resumed_indices, x.resumed_tokens);
+           x.resumed_indices, x.resumed_tokens, x.images);
 }
 
 template <class Inspector>

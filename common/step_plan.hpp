@@ -13,6 +13,7 @@
 
 #include "common/generate_request.hpp"
 #include "common/kv_ids.hpp"
+#include "common/prompt_image.hpp"
 #include "common/sampling_params.hpp"
 
 namespace actorllm {
@@ -24,6 +25,9 @@ struct new_sequence {
   int32_t index = 0;              ///< sample index in [0, n) (seeds, choice index)
   int32_t num_prompt_tokens = 0;  ///< the first tokens of the sequence are the prompt
   sampling_params params;
+  /// The prompt's images (a vision-language model), each time a sequence of such a request is
+  /// introduced: its prompt may be computed again (a recompute, a fork's preemption).
+  std::vector<prompt_image> images;
 };
 
 /// One sequence's work in this step: compute the KV of positions
@@ -109,6 +113,10 @@ struct step_result {
   /// Loads of blocks_to_load whose contents did not match (tier slot, device block): computed
   /// again in this step instead.
   std::vector<block_copy> failed_loads;
+  /// Images run through the vision tower for this step (those not in the encoder cache), and
+  /// the time it took.
+  int32_t num_encoded_images = 0;
+  double encoder_seconds = 0;
 };
 
 }  // namespace actorllm

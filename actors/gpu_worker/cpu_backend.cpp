@@ -59,6 +59,12 @@ std::vector<block_copy> cpu_backend::move_blocks(const step_plan& plan) {
   return failed;
 }
 
+void cpu_backend::encode_images(std::span<const image_pixels> images,
+                                std::vector<float>& embeddings) {
+  if (!model_->vision()) throw std::runtime_error("this model has no vision tower");
+  model_->vision()->encode(images, encoder_scratch_, embeddings);
+}
+
 void cpu_backend::forward(const forward_batch& batch, std::vector<float>& logits) {
   model_->forward(batch, device_cache_, workspace_, logits);
 }

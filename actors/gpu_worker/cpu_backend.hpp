@@ -20,6 +20,8 @@ class cpu_backend : public forward_backend {
   /// The second tier's store (null: none); tests change its bytes to see loads refused.
   kv_tier_store* tier_store() { return tier_.get(); }
   void forward(const forward_batch& batch, std::vector<float>& logits) override;
+  void encode_images(std::span<const image_pixels> images,
+                     std::vector<float>& embeddings) override;
   void forward_hidden(const forward_batch& batch, std::vector<float>& logits,
                       std::vector<float>& hidden) override;
 
@@ -29,6 +31,7 @@ class cpu_backend : public forward_backend {
   kv_cache cpu_cache_;
   std::unique_ptr<kv_tier_store> tier_;
   forward_workspace workspace_;
+  cpu::encoder_scratch encoder_scratch_;
   std::shared_ptr<cpu::host_all_reduce> all_reduce_;  ///< keeps the group alive
   std::shared_ptr<op_profile> profile_;               ///< keeps the profile alive
 };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -100,6 +101,14 @@ class forward_backend {
   virtual void forward_hidden(const forward_batch& /*batch*/, std::vector<float>& /*logits*/,
                               std::vector<float>& /*hidden*/) {
     throw std::runtime_error("this device does not compute embeddings");
+  }
+
+  /// Each image's embeddings through the model's vision tower and projector
+  /// (llama_model::vision()): (its rows, hidden) per image, end to end, into `embeddings`.
+  /// Throws where the backend runs no tower (engine_setup refuses such a model there first).
+  virtual void encode_images(std::span<const image_pixels> /*images*/,
+                             std::vector<float>& /*embeddings*/) {
+    throw std::runtime_error("this device runs no vision tower");
   }
 
   /// As forward, but each logits row's argmax (the lowest index among equal maxima) is taken

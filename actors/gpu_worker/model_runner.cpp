@@ -41,7 +41,15 @@ model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runne
       config_(config),
       backend_(std::move(backend)),
       constraints_(config.grammars, config.eos_token_ids, config.reasoning_end_token),
-      proposer_(make_ngram_proposer(config.speculative)) {}
+      proposer_(make_ngram_proposer(config.speculative)) {
+  if (const vision_tower* tower = model_->vision()) {
+    // The cache holds at least four images' rows, and 256 MiB where that is more.
+    const int64_t image_bytes =
+        tower->config().tokens_per_image() * model_->config().hidden_size * 4;
+    images_ = std::make_unique<image_inputs>(model_->config().hidden_size,
+                                             std::max<int64_t>(int64_t{256} << 20, 4 * image_bytes));
+  }
+}
 
 sampler_state& model_runner::state_for(const batch_sequence& seq, int32_t index) {
   const sampler_key key{*seq.request_id, index};
@@ -187,6 +195,17 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
   result.failed_loads = std::move(failed_loads);
   if (work.empty()) return result;
 
+  if (images_) {
+    const auto started = std::chrono::steady_clock::now();
+    result.num_encoded_images =
+        images_->prepare(work, plan.step, [&](std::span<const image_pixels> images,
+                                              std::vector<float>& rows) {
+          backend_->encode_images(images, rows);
+        });
+    if (result.num_encoded_images > 0)
+      result.encoder_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  }
   batch_.clear();
   for (const auto& s : work) {
     const int64_t end = s.start_position + static_cast<int64_t>(s.token_ids.size());
@@ -200,6 +219,8 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
                                  " carries token id " + std::to_string(id) +
                                  ", outside the vocabulary (" +
                                  std::to_string(model_->config().vocab_size) + ")");
+    const auto first_row = static_cast<int32_t>(batch_.num_tokens());
+    if (images_) images_->add_rows(s, first_row, plan.step, batch_);
     if (s.params->pooling != pooling_type::none) {
       // An embedding: no logits, the final hidden states of the chunk (mean) or of the
       // prompt's last token (last).

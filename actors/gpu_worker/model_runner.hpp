@@ -16,6 +16,7 @@
 #include "actors/gpu_worker/draft_proposer.hpp"
 #include "actors/gpu_worker/embedding_pooler.hpp"
 #include "actors/gpu_worker/forward_backend.hpp"
+#include "actors/gpu_worker/image_inputs.hpp"
 #include "actors/gpu_worker/sampler.hpp"
 #include "actors/gpu_worker/sequence_mirror.hpp"
 #include "common/step_plan.hpp"
@@ -78,6 +79,7 @@ class model_runner {
   constraint_tracker constraints_;            ///< structured output: matchers and masks
   std::unique_ptr<draft_proposer> proposer_;  ///< speculative decoding; null: none
   embedding_pooler pooler_;                   ///< embedding requests' hidden states
+  std::unique_ptr<image_inputs> images_;      ///< a vision-language model's; null: text only
   std::unordered_map<seq_id, std::shared_ptr<const lora_adapter>> adapters_;  ///< by sequence
   std::vector<float> hidden_;
   forward_batch batch_;

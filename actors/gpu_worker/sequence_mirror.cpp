@@ -1,5 +1,7 @@
 #include "actors/gpu_worker/sequence_mirror.hpp"
 
+#include <algorithm>
+
 #include "common/check.hpp"
 
 namespace actorllm {
@@ -12,6 +14,7 @@ std::vector<batch_sequence> sequence_mirror::apply(const step_plan& plan) {
     s.index = n.index;
     s.num_prompt_tokens = n.num_prompt_tokens;
     s.params = n.params;
+    s.images = n.images;
     s.token_ids.clear();
     s.block_table.clear();
   }
@@ -22,7 +25,9 @@ std::vector<batch_sequence> sequence_mirror::apply(const step_plan& plan) {
     ACTORLLM_CHECK(it != seqs_.end());
     state& s = it->second;
     drop_drafts(s);  // a step that never reported (its worker gave up) verified nothing
+    const size_t num_known = s.token_ids.size();
     s.token_ids.insert(s.token_ids.end(), work.new_token_ids.begin(), work.new_token_ids.end());
+    restore_placeholders(s, num_known);
     const auto num_tokens = static_cast<int32_t>(s.token_ids.size());
     s.token_ids.insert(s.token_ids.end(), work.draft_token_ids.begin(), work.draft_token_ids.end());
     s.num_drafts = static_cast<int32_t>(work.draft_token_ids.size());
@@ -47,6 +52,7 @@ std::vector<batch_sequence> sequence_mirror::apply(const step_plan& plan) {
     b.num_samples = work.num_samples;
     b.num_drafts = s.num_drafts;
     b.num_lookahead = work.num_lookahead;
+    b.images = s.images;
     batch.push_back(b);
   }
   return batch;
@@ -69,6 +75,14 @@ std::span<const int32_t> sequence_mirror::tokens(seq_id seq) const {
   if (it == seqs_.end()) return {};
   return std::span<const int32_t>(it->second.token_ids)
       .first(it->second.token_ids.size() - static_cast<size_t>(it->second.num_drafts));
+}
+
+void sequence_mirror::restore_placeholders(state& s, size_t from) {
+  for (const prompt_image& image : s.images) {
+    const auto first = std::max(from, static_cast<size_t>(image.offset));
+    const auto end = std::min(s.token_ids.size(), static_cast<size_t>(image.end()));
+    for (size_t p = first; p < end; ++p) s.token_ids[p] = image.token_id;
+  }
 }
 
 void sequence_mirror::drop_drafts(state& s) {

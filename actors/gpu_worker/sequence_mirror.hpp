@@ -29,6 +29,9 @@ struct batch_sequence {
   int32_t num_samples = 0;                 ///< tokens to sample from the last position
   int32_t num_drafts = 0;                  ///< speculative drafts at the end of token_ids
   int32_t num_lookahead = 0;               ///< proposals wanted after this step
+  /// The prompt's images: their positions hold the model's placeholder here, and the rows of
+  /// token_ids at them take the images' embeddings.
+  std::span<const prompt_image> images;
 };
 
 class sequence_mirror {
@@ -57,7 +60,11 @@ class sequence_mirror {
     std::vector<int32_t> token_ids;
     std::vector<block_id> block_table;
     int32_t num_drafts = 0;  // at the end of token_ids while a step verifies them
+    std::vector<prompt_image> images;
   };
+  /// The placeholder back at the images' positions among token_ids[from..]: the plan carries
+  /// the images' key tokens there.
+  static void restore_placeholders(state& s, size_t from);
   static void drop_drafts(state& s);
 
   std::unordered_map<seq_id, state> seqs_;

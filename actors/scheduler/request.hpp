@@ -11,6 +11,7 @@
 #include "actors/scheduler/block_manager.hpp"
 #include "actors/scheduler/speculation_pacer.hpp"
 #include "common/generate_request.hpp"
+#include "common/prompt_image.hpp"
 #include "common/sampling_params.hpp"
 
 namespace actorllm {
@@ -64,6 +65,8 @@ struct request {
   std::vector<token_logprob> prompt_logprobs;
   /// Beam search: the complete beams (ended by an end token), the best params.n kept.
   std::vector<beam_hypothesis> complete_beams;
+  /// The prompt's images (a vision-language model), sent with each sequence introduced.
+  std::vector<prompt_image> images;
 
   /// Whether the prefill must compute every prompt position (for its logits), so that no
   /// block of the prefix cache stands in for one.

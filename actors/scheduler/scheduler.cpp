@@ -191,7 +191,8 @@ void scheduler::commit(request& r, budget& b, step_plan& plan) {
     if (out.num_samples == 1) out.num_lookahead = num_lookahead(r, s);
     if (c.num_drafts > 0 || out.num_lookahead > 0) in_flight_.back().speculative = true;
     if (!s.known_to_workers) {
-      plan.new_seqs.push_back({r.request_id, s.id, s.index, r.num_prompt_tokens, r.params});
+      plan.new_seqs.push_back(
+          {r.request_id, s.id, s.index, r.num_prompt_tokens, r.params, r.images});
       s.known_to_workers = true;
       s.num_tokens_sent = 0;
       s.table_replaced = true;

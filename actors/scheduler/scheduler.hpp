@@ -95,10 +95,12 @@ class scheduler {
   explicit scheduler(const scheduler_options& options);
   ~scheduler();
 
-  /// Queues a request, or says why not. The prompt's tokens are the sequence's first tokens.
+  /// Queues a request, or says why not. The prompt's tokens are the sequence's first tokens;
+  /// `images` fill positions of it, which hold their key tokens (common/prompt_image.hpp).
   std::optional<admission_error> add_request(std::string request_id,
                                              std::vector<int32_t> prompt_token_ids,
-                                             const sampling_params& params);
+                                             const sampling_params& params,
+                                             std::vector<prompt_image> images = {});
   /// Queues a request that another replica was running when it was lost: `choices` are its
   /// unfinished choices with the tokens they had (empty: none was sampled yet, as
   /// add_request). Each choice's sequence starts as a preempted one does, its prompt and
@@ -108,7 +110,8 @@ class scheduler {
   std::optional<admission_error> resume_request(std::string request_id,
                                                 std::vector<int32_t> prompt_token_ids,
                                                 const sampling_params& params,
-                                                std::vector<resumed_choice> choices);
+                                                std::vector<resumed_choice> choices,
+                                                std::vector<prompt_image> images = {});
   /// Whether schedule() has anything to do (queued requests or finished ids to report).
   bool has_work() const;
 

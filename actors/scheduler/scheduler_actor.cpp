@@ -187,7 +187,8 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
         const int32_t n =
             resumed.empty() ? std::max(1, req.params.n) : static_cast<int32_t>(resumed.size());
         auto refused = self->state.core->resume_request(
-            req.request_id, std::move(req.prompt_token_ids), req.params, std::move(resumed));
+            req.request_id, std::move(req.prompt_token_ids), req.params, std::move(resumed),
+            std::move(req.images));
         if (refused) {
           const int32_t status = refused->kind == admission_error::code::queue_full ? 503 : 400;
           return {refused->message, status};

@@ -36,9 +36,11 @@ void scheduler::reset_workers() {
 std::optional<admission_error> scheduler::resume_request(std::string request_id,
                                                          std::vector<int32_t> prompt_token_ids,
                                                          const sampling_params& params,
-                                                         std::vector<resumed_choice> choices) {
+                                                         std::vector<resumed_choice> choices,
+                                                         std::vector<prompt_image> images) {
   if (choices.empty())
-    return add_request(std::move(request_id), std::move(prompt_token_ids), params);
+    return add_request(std::move(request_id), std::move(prompt_token_ids), params,
+                       std::move(images));
   using code = admission_error::code;
   const auto num_prompt = static_cast<int32_t>(prompt_token_ids.size());
   const int32_t room = options_.max_model_len - num_prompt;
@@ -61,7 +63,9 @@ std::optional<admission_error> scheduler::resume_request(std::string request_id,
                                " KV cache blocks, but this replica's cache holds only " +
                                std::to_string(options_.num_device_blocks)};
   std::vector<int32_t> prompt = prompt_token_ids;
-  if (auto refused = add_request(request_id, std::move(prompt_token_ids), params)) return refused;
+  if (auto refused =
+          add_request(request_id, std::move(prompt_token_ids), params, std::move(images)))
+    return refused;
   // As a request whose n sequences forked, then lost their blocks: sampled, one sequence per
   // unfinished choice, each to recompute from its first token.
   request& r = *requests_.at(request_id);

@@ -9,7 +9,8 @@ namespace actorllm {
 
 std::optional<admission_error> scheduler::add_request(std::string request_id,
                                                       std::vector<int32_t> prompt_token_ids,
-                                                      const sampling_params& params) {
+                                                      const sampling_params& params,
+                                                      std::vector<prompt_image> images) {
   using code = admission_error::code;
   auto error = [](code kind, std::string message) {
     return std::optional<admission_error>(admission_error{kind, std::move(message)});
@@ -39,6 +40,14 @@ std::optional<admission_error> scheduler::add_request(std::string request_id,
                      "with --scheduling-policy priority");
   }
   if (num_prompt == 0) return error(code::empty_prompt, "the prompt is empty");
+  for (size_t i = 0; i < images.size(); ++i) {
+    const prompt_image& image = images[i];
+    const int32_t start = i == 0 ? 0 : images[i - 1].end();
+    if (image.num_tokens <= 0 || image.offset < start || image.end() > num_prompt ||
+        image.pixels.size() != static_cast<size_t>(image.channels) * image.height * image.width)
+      return error(code::invalid_params, "image " + std::to_string(i) +
+                                             " does not fit the prompt's positions in order");
+  }
   if (num_prompt > options_.max_model_len || (num_prompt == options_.max_model_len && !pooling)) {
     return error(code::prompt_too_long, "the prompt has " + std::to_string(num_prompt) +
                                             " tokens; this model's maximum context length is " +
@@ -62,6 +71,7 @@ std::optional<admission_error> scheduler::add_request(std::string request_id,
   r->request_id = std::move(request_id);
   r->params = params;
   r->num_prompt_tokens = num_prompt;
+  r->images = std::move(images);
   int32_t room = options_.max_model_len - num_prompt;
   r->max_output_tokens = params.max_tokens < 0 ? room : std::min(params.max_tokens, room);
   r->arrival = num_arrivals_++;

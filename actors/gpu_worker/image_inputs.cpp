@@ -1,0 +1,68 @@
+#include "actors/gpu_worker/image_inputs.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace actorllm {
+
+namespace {
+
+/// The positions of `image` that `s` computes this step: [first, end), empty when none.
+std::pair<int32_t, int32_t> computed_positions(const batch_sequence& s, const prompt_image& image) {
+  const int32_t start = s.start_position;
+  const int32_t end = start + static_cast<int32_t>(s.token_ids.size()) - s.num_drafts;
+  return {std::max(start, image.offset), std::min(end, image.end())};
+}
+
+}  // namespace
+
+int32_t image_inputs::prepare(const std::vector<batch_sequence>& work, uint64_t step,
+                              const encoder& encode) {
+  std::vector<const prompt_image*> missing;
+  for (const batch_sequence& s : work)
+    for (const prompt_image& image : s.images) {
+      const auto [first, end] = computed_positions(s, image);
+      if (first >= end || cache_.find(image.key, step)) continue;
+      const bool listed = std::any_of(missing.begin(), missing.end(),
+                                      [&](const prompt_image* m) { return m->key == image.key; });
+      if (!listed) missing.push_back(&image);
+    }
+  if (missing.empty()) return 0;
+  std::vector<image_pixels> pixels;
+  size_t num_rows = 0;
+  for (const prompt_image* image : missing) {
+    pixels.push_back({image->pixels.data(), image->channels, image->height, image->width});
+    num_rows += static_cast<size_t>(image->num_tokens);
+  }
+  std::vector<float> rows;
+  encode(pixels, rows);
+  if (rows.size() != num_rows * static_cast<size_t>(hidden_))
+    throw std::runtime_error("the vision tower gave " + std::to_string(rows.size() / hidden_) +
+                             " embedding rows for images that fill " + std::to_string(num_rows) +
+                             " positions");
+  auto next = rows.begin();
+  for (const prompt_image* image : missing) {
+    const auto end = next + static_cast<std::ptrdiff_t>(image->num_tokens * hidden_);
+    cache_.insert(image->key, std::vector<float>(next, end), step);
+    next = end;
+  }
+  return static_cast<int32_t>(missing.size());
+}
+
+void image_inputs::add_rows(const batch_sequence& s, int32_t first_row, uint64_t step,
+                            forward_batch& batch) {
+  for (const prompt_image& image : s.images) {
+    const auto [first, end] = computed_positions(s, image);
+    if (first >= end) continue;
+    const std::vector<float>* rows = cache_.find(image.key, step);
+    if (!rows) throw std::logic_error("image_inputs::add_rows before prepare");
+    for (int32_t p = first; p < end; ++p) {
+      batch.embedding_rows.push_back(first_row + (p - s.start_position));
+      const auto row = rows->begin() + static_cast<std::ptrdiff_t>((p - image.offset) * hidden_);
+      batch.embedding_values.insert(batch.embedding_values.end(), row, row + hidden_);
+    }
+  }
+}
+
+}  // namespace actorllm

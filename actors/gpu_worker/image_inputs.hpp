@@ -1,0 +1,41 @@
+#pragma once
+/// A worker's image inputs (a vision-language model): each step, the images whose positions
+/// it computes are encoded, those not in the encoder cache in one batch through the backend's
+/// vision tower, and the rows at their positions take their embeddings instead of their
+/// placeholder token's. A chunk that cuts an image takes its share of the image's rows.
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "actors/gpu_worker/encoder_cache.hpp"
+#include "actors/gpu_worker/sequence_mirror.hpp"
+#include "model/forward_batch.hpp"
+#include "model/vision_forward.hpp"
+
+namespace actorllm {
+
+class image_inputs {
+ public:
+  /// Embeddings of `images`, (rows of each image, hidden) end to end.
+  using encoder = std::function<void(std::span<const image_pixels>, std::vector<float>&)>;
+
+  /// `hidden`: the decoder's width; `cache_bytes`: the encoder cache's bound.
+  image_inputs(int64_t hidden, int64_t cache_bytes) : hidden_(hidden), cache_(cache_bytes) {}
+
+  /// Encodes the images the step's work computes positions of and the cache lacks. Returns
+  /// how many were encoded. Throws std::runtime_error where the encoder's rows do not match
+  /// the images' positions (a broken plan).
+  int32_t prepare(const std::vector<batch_sequence>& work, uint64_t step, const encoder& encode);
+  /// After `s` was added to `batch` from row `first_row` on: its rows at image positions
+  /// take the images' embeddings (batch.embedding_rows / embedding_values).
+  void add_rows(const batch_sequence& s, int32_t first_row, uint64_t step, forward_batch& batch);
+
+  const encoder_cache& cache() const { return cache_; }
+
+ private:
+  int64_t hidden_;
+  encoder_cache cache_;
+};
+
+}  // namespace actorllm

@@ -1,0 +1,207 @@
+// LLaVA against an independent reference: a random-weight llava-hf checkpoint
+// (scripts/make_random_vlm.py) run by our CPU tower, projector and decoder over the paged KV
+// cache, and by tests/reference/vision_reference.py, a float64 numpy forward written from
+// transformers' modeling code, on a prompt with two images of different sizes. The tower's
+// features, then each greedy step's logits, agree within 1e-4 of the largest logit, chunked
+// prefill cutting through the images included.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "model/kv_cache.hpp"
+#include "model/llama_model.hpp"
+#include "tests/support/random_models.hpp"
+
+namespace actorllm {
+namespace {
+
+namespace fs = std::filesystem;
+
+void run(const std::string& command) {
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+}
+
+struct llava_reference {
+  fs::path dir;
+  std::vector<int32_t> prompt, tokens;
+  std::vector<std::pair<int32_t, int32_t>> image_ranges;  // (start, length)
+  std::vector<std::vector<float>> logits, features;       // features: per image, rows flat
+  std::vector<double> margins;
+  std::vector<std::vector<float>> pixels;  // per image, (3, size, size)
+};
+
+std::vector<float> read_floats(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<float> v(fs::file_size(path) / sizeof(float));
+  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+  return v;
+}
+
+/// A checkpoint, two PNGs (80x60 and 50x90) and the reference's run of a prompt with both.
+llava_reference make_reference(const std::string& variant_args) {
+  llava_reference r;
+  r.dir = fs::temp_directory_path() / ("actorllm-llava-" + std::to_string(::getpid()));
+  fs::create_directories(r.dir);
+  const std::string py = testing::python(), src = testing::source_dir();
+  run(py + " " + src + "/scripts/make_random_vlm.py --arch llava " + variant_args + " --out " +
+      (r.dir / "model").string() + " >/dev/null");
+  run(py + " -c \"import numpy as np; from PIL import Image; g = np.random.default_rng(3); "
+           "[Image.fromarray(g.integers(0, 256, (h, w, 3), dtype=np.uint8)).save('" +
+      r.dir.string() + "/img%d.png' % i) for i, (w, h) in enumerate([(80, 60), (50, 90)])]\"");
+  run(py + " " + src + "/tests/reference/vision_reference.py " + (r.dir / "model").string() +
+      " --prompt 1,5,512,9,13,17,512,21,25 --image " + (r.dir / "img0.png").string() +
+      " --image " + (r.dir / "img1.png").string() + " --steps 12 --out " +
+      (r.dir / "ref.json").string() + " --pixels-out " + (r.dir / "pixels").string());
+  std::ifstream in(r.dir / "ref.json");
+  const auto j = nlohmann::json::parse(in);
+  r.prompt = j["prompt"].get<std::vector<int32_t>>();
+  r.tokens = j["tokens"].get<std::vector<int32_t>>();
+  r.logits = j["logits"].get<std::vector<std::vector<float>>>();
+  r.margins = j["margins"].get<std::vector<double>>();
+  for (const auto& range : j["image_token_ranges"]) r.image_ranges.emplace_back(range[0], range[1]);
+  for (const auto& image : j["image_features"]) {
+    std::vector<float> flat;
+    for (const auto& row : image)
+      for (double v : row) flat.push_back(static_cast<float>(v));
+    r.features.push_back(std::move(flat));
+  }
+  for (size_t i = 0; i < r.image_ranges.size(); ++i)
+    r.pixels.push_back(read_floats(r.dir / ("pixels" + std::to_string(i) + ".f32")));
+  return r;
+}
+
+/// Largest |a - b| over the largest |b| (at least 1).
+float relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  float largest = 1.0f, worst = 0.0f;
+  for (size_t i = 0; i < b.size(); ++i) {
+    largest = std::max(largest, std::abs(b[i]));
+    worst = std::max(worst, std::abs(a[i] - b[i]));
+  }
+  return worst / largest;
+}
+
+class llava_model : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(llava_model, features_logits_and_greedy_tokens_match_the_reference) {
+  const llava_reference ref = make_reference(GetParam());
+  const llama_model model(ref.dir / "model");
+  ASSERT_NE(model.vision(), nullptr);
+  const vision_config& vc = model.vision()->config();
+  ASSERT_EQ(ref.image_ranges.size(), 2u);
+  const int64_t hidden = model.config().hidden_size;
+
+  // The tower and projector, both images in one batch.
+  std::vector<image_pixels> images;
+  for (const auto& p : ref.pixels) images.push_back({p.data(), 3, vc.image_size, vc.image_size});
+  cpu::encoder_scratch scratch;
+  std::vector<float> embeddings;
+  model.vision()->encode(images, scratch, embeddings);
+  ASSERT_EQ(embeddings.size(), 2 * vc.tokens_per_image() * hidden);
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(ref.image_ranges[i].second, vc.tokens_per_image());
+    const auto first = embeddings.begin() + static_cast<std::ptrdiff_t>(i * ref.features[0].size());
+    const std::vector<float> ours(first, first + static_cast<std::ptrdiff_t>(ref.features[i].size()));
+    EXPECT_LE(relative_error(ours, ref.features[i]), 1e-4f) << "image " << i;
+  }
+
+  // The decoder with the images' rows, prefilled in chunks of 7 that cut through the images,
+  // then the reference's tokens fed back one at a time.
+  const int32_t block_size = 8, chunk = 7;
+  const auto total = static_cast<int32_t>(ref.prompt.size() + ref.tokens.size());
+  const int32_t num_blocks = (total + block_size - 1) / block_size;
+  kv_cache cache(model.cache_shape(num_blocks, block_size));
+  std::vector<int32_t> table(num_blocks);
+  std::iota(table.rbegin(), table.rend(), 0);
+  std::vector<int32_t> tokens = ref.prompt;
+  forward_batch batch;
+  forward_workspace ws;
+  std::vector<float> logits;
+  int32_t computed = 0, agreeing = 0, decisive = 0;
+  size_t step = 0;
+  while (step < ref.tokens.size()) {
+    const int32_t take = std::min(static_cast<int32_t>(tokens.size()) - computed, chunk);
+    const bool sample = computed + take == static_cast<int32_t>(tokens.size());
+    batch.clear();
+    batch.add_sequence(std::span(tokens).subspan(computed, take), computed, table, block_size,
+                       sample);
+    for (size_t i = 0; i < 2; ++i) {
+      const auto [start, length] = ref.image_ranges[i];
+      for (int32_t p = std::max(start, computed); p < std::min(start + length, computed + take);
+           ++p) {
+        batch.embedding_rows.push_back(p - computed);
+        const auto row = embeddings.begin() +
+                         static_cast<std::ptrdiff_t>((i * length + (p - start)) * hidden);
+        batch.embedding_values.insert(batch.embedding_values.end(), row, row + hidden);
+      }
+    }
+    batch.finalize();
+    model.forward(batch, cache, ws, logits);
+    computed += take;
+    if (!sample) continue;
+    const std::vector<float> ours(logits.begin(), logits.begin() + model.config().vocab_size);
+    EXPECT_LE(relative_error(ours, ref.logits[step]), 1e-4f) << "step " << step;
+    if (ref.margins[step] > 1e-3) {
+      ++decisive;
+      agreeing += std::max_element(ours.begin(), ours.end()) - ours.begin() == ref.tokens[step];
+    }
+    tokens.push_back(ref.tokens[step++]);
+  }
+  EXPECT_EQ(agreeing, decisive) << "greedy tokens where the margin is clear";
+  EXPECT_GT(decisive, 6);
+  fs::remove_all(ref.dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(variants, llava_model,
+                         ::testing::Values("", "--vision-feature-select-strategy full "
+                                               "--hidden-act gelu --dtype bf16"),
+                         [](const auto& info) { return info.index == 0 ? "clip" : "full_gelu_bf16"; });
+
+TEST(llava_config, wrapper_keys_are_read_and_refused_clearly) {
+  const fs::path dir = fs::temp_directory_path() / ("actorllm-llava-cfg-" + std::to_string(::getpid()));
+  run(testing::python() + " " + testing::source_dir() + "/scripts/make_random_vlm.py --arch llava --out " +
+      dir.string() + " >/dev/null");
+  const model_config_hf c = load_model_config(dir);
+  EXPECT_EQ(c.architecture, "LlavaForConditionalGeneration");
+  ASSERT_TRUE(c.vision.has_value());
+  EXPECT_EQ(c.vision->image_token_id, 512);
+  EXPECT_EQ(c.vision->tokens_per_image(), 16);
+  EXPECT_EQ(c.vision->num_layers, 2);  // vision_feature_layer -2 of 3: the last never runs
+  EXPECT_EQ(c.hidden_size, 64);
+
+  auto rewrite = [&](const std::function<void(nlohmann::json&)>& change) {
+    std::ifstream in(dir / "config.json");
+    auto j = nlohmann::json::parse(in);
+    change(j);
+    std::ofstream(dir / "config.json.bad") << j.dump();
+    fs::copy_file(dir / "config.json", dir / "config.json.good", fs::copy_options::overwrite_existing);
+    fs::copy_file(dir / "config.json.bad", dir / "config.json", fs::copy_options::overwrite_existing);
+    std::string what;
+    try {
+      load_model_config(dir);
+    } catch (const std::exception& e) {
+      what = e.what();
+    }
+    fs::copy_file(dir / "config.json.good", dir / "config.json", fs::copy_options::overwrite_existing);
+    return what;
+  };
+  EXPECT_NE(rewrite([](auto& j) { j["vision_feature_select_strategy"] = "pad"; })
+                .find("vision_feature_select_strategy"),
+            std::string::npos);
+  EXPECT_NE(rewrite([](auto& j) { j["text_config"]["model_type"] = "gpt2"; }).find("text_config"),
+            std::string::npos);
+  EXPECT_NE(rewrite([](auto& j) { j["image_token_index"] = 99999; }).find("image_token_index"),
+            std::string::npos);
+  EXPECT_NE(rewrite([](auto& j) { j["vision_config"]["num_attention_heads"] = 3; })
+                .find("num_attention_heads"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace actorllm
