@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/anthropic_protocol.hpp"
+#include "api/chat_content.hpp"
 #include "api/ids.hpp"
 #include "api/model_directory.hpp"
 #include "api/response_store.hpp"
@@ -122,6 +123,11 @@ std::optional<api_error> admit(server_context& context, const openai_request& re
           check_request_size(request, model.max_model_len, context.max_waiting_requests)) {
     return too_much;
   }
+  const std::string images_param = request.kind == api_kind::responses ? "input" : "messages";
+  for (const auto& prompt : request.prompts)
+    if (auto too_many = check_image_limits(prompt, context.config.max_images_per_prompt,
+                                           context.config.media, images_param))
+      return too_many;
   if (!context.engine.healthy()) {
     return engine_error("the engine is not ready; retry later", 503);
   }
@@ -180,7 +186,8 @@ std::optional<api_error> admit_tokenize(server_context& context, std::string_vie
   if (!found) return not_found("The model `" + out.model + "` does not exist.", "model_not_found");
   if (!admits_requests(*found)) return not_loaded(*found);
   out.model = found->info.name;  // the engine knows the model by its served name only
-  return std::nullopt;
+  return check_image_limits(out, context.config.max_images_per_prompt, context.config.media,
+                            "messages");
 }
 
 std::unique_ptr<openai_call> start_call(server_context& context, openai_request request,

@@ -29,7 +29,8 @@ std::optional<api_error> check_request_size(const openai_request& request, int32
                                             int32_t max_waiting_requests);
 
 /// Checks a parsed call before it reaches the engine: unknown model (404), a model that is
-/// not loaded (503, naming its state), engine not alive (503), waiting queue full (503).
+/// not loaded (503, naming its state), too many images or an image URL too long for
+/// --max-image-bytes (400, chat_content.hpp), engine not alive (503), waiting queue full (503).
 /// Fills `model` with the model the call names (the default one when it names none).
 std::optional<api_error> admit(server_context& context, const openai_request& request,
                                model_info& model);
@@ -62,8 +63,8 @@ std::optional<api_error> admit_embeddings(server_context& context, std::string_v
                                           embeddings_request& out, model_info& model);
 
 /// Reads a /tokenize body (`count_tokens`: a /v1/messages/count_tokens body): a model other
-/// than the served one is a 404; `out` names the model by its served name, the only one the
-/// engine knows.
+/// than the served one is a 404, images past the server's bounds a 400; `out` names the model by
+/// its served name, the only one the engine knows.
 std::optional<api_error> admit_tokenize(server_context& context, std::string_view body,
                                         generate_request& out, bool count_tokens = false);
 

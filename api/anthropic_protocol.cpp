@@ -3,6 +3,8 @@
 // are renamed back to this API's at the end).
 #include "api/anthropic_protocol.hpp"
 
+#include <algorithm>
+#include <string_view>
 #include <utility>
 
 namespace actorllm::api {
@@ -32,7 +34,9 @@ std::optional<api_error> text_of_blocks(const ordered_json& blocks, const char* 
     const ordered_json* type = block.is_object() ? given_field(block, "type") : nullptr;
     if (!is_string(type)) return refuse("each content block needs a string type", param);
     if (*type == "image")
-      return refuse("image content blocks are not supported: this server runs no vision model",
+      return refuse(std::string("image content blocks are not allowed in ") +
+                        (std::string_view(param) == "system" ? "system" : "this block") +
+                        "; images go in a user message's content",
                     param);
     const ordered_json* text = given_field(block, "text");
     if (*type != "text" || !is_string(text))
@@ -42,6 +46,49 @@ std::optional<api_error> text_of_blocks(const ordered_json& blocks, const char* 
     if (!out.empty()) out += "\n";
     out += text->get<std::string>();
   }
+  return std::nullopt;
+}
+
+/// Anthropic's media types for images, as its API lists them.
+constexpr std::string_view image_media_types[] = {"image/jpeg", "image/png", "image/gif",
+                                                  "image/webp"};
+
+/// An image block as chat's image_url part: a base64 source becomes a data: URL, a url source
+/// its URL. `where` names the block (messages.0.content.1), as Anthropic's errors do.
+std::optional<api_error> image_part(const ordered_json& block, const std::string& where,
+                                    ordered_json& part) {
+  const ordered_json* source = given_field(block, "source");
+  const ordered_json* type = source && source->is_object() ? given_field(*source, "type") : nullptr;
+  if (!is_string(type))
+    return refuse(where +
+                      ": an image block needs a source, {\"type\": \"base64\", "
+                      "\"media_type\", \"data\"} or {\"type\": \"url\", \"url\"}",
+                  "messages");
+  std::string url;
+  if (*type == "base64") {
+    const ordered_json* media_type = given_field(*source, "media_type");
+    const ordered_json* data = given_field(*source, "data");
+    if (!is_string(media_type) ||
+        std::find(std::begin(image_media_types), std::end(image_media_types),
+                  media_type->get_ref<const std::string&>()) == std::end(image_media_types))
+      return refuse(where +
+                        ".source.media_type: must be 'image/jpeg', 'image/png', 'image/gif' or "
+                        "'image/webp'",
+                    "messages");
+    if (!is_string(data) || data->get_ref<const std::string&>().empty())
+      return refuse(where + ".source.data: must be the image's bytes in base64", "messages");
+    url = "data:" + media_type->get<std::string>() + ";base64," + data->get<std::string>();
+  } else if (*type == "url") {
+    const ordered_json* given = given_field(*source, "url");
+    if (!is_string(given) || given->get_ref<const std::string&>().empty())
+      return refuse(where + ".source.url: must be the image's URL", "messages");
+    url = given->get<std::string>();
+  } else {
+    return refuse(where + ".source.type: '" + type->get<std::string>() +
+                      "' is not supported: give base64 or url (file inputs are not supported)",
+                  "messages");
+  }
+  part = {{"type", "image_url"}, {"image_url", {{"url", std::move(url)}}}};
   return std::nullopt;
 }
 
@@ -60,7 +107,8 @@ class translator {
       return refuse("messages must be a non-empty list of messages", "messages");
     if (messages.size() > max_anthropic_messages)
       return refuse("at most " + std::to_string(max_anthropic_messages) + " messages", "messages");
-    for (const auto& m : messages) {
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      const ordered_json& m = messages[i];
       const ordered_json* role = m.is_object() ? given_field(m, "role") : nullptr;
       const ordered_json* content = m.is_object() ? given_field(m, "content") : nullptr;
       if (!role || (*role != "user" && *role != "assistant"))
@@ -75,7 +123,9 @@ class translator {
       const ordered_json blocks =
           content->is_string() ? ordered_json::array({{{"type", "text"}, {"text", *content}}})
                                : *content;
-      if (auto error = *role == "user" ? add_user(blocks) : add_assistant(blocks)) return error;
+      if (auto error = *role == "user" ? add_user(blocks, "messages." + std::to_string(i))
+                                       : add_assistant(blocks))
+        return error;
     }
     if (messages.back()["role"] == "assistant")
       return refuse(
@@ -88,16 +138,18 @@ class translator {
   ordered_json take() { return std::move(messages_); }
 
  private:
-  /// Text blocks make one user message; each tool_result a tool message, in their order.
-  std::optional<api_error> add_user(const ordered_json& blocks) {
-    std::string text;
-    bool has_text = false, has_results = false;
+  /// Text and image blocks make one user message, as chat's content parts (which chat joins
+  /// into text when the request has no image); each tool_result a tool message, in their
+  /// order. `where` names the message (messages.N).
+  std::optional<api_error> add_user(const ordered_json& blocks, const std::string& where) {
+    ordered_json parts = ordered_json::array();
+    bool has_results = false;
     auto flush = [&] {
-      if (has_text) messages_.push_back({{"role", "user"}, {"content", std::move(text)}});
-      text.clear();
-      has_text = false;
+      if (!parts.empty()) messages_.push_back({{"role", "user"}, {"content", std::move(parts)}});
+      parts = ordered_json::array();
     };
-    for (const auto& block : blocks) {
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      const ordered_json& block = blocks[i];
       const ordered_json* type = block.is_object() ? given_field(block, "type") : nullptr;
       if (!is_string(type)) return refuse("each content block needs a string type", "messages");
       if (*type == "tool_result") {
@@ -106,13 +158,20 @@ class translator {
         if (auto error = add_tool_result(block)) return error;
         continue;
       }
-      std::string part;
-      if (auto error = text_of_blocks(ordered_json::array({block}), "messages", part)) return error;
-      if (has_text) text += "\n";
-      text += part;
-      has_text = true;
+      ordered_json part;
+      if (*type == "image") {
+        if (auto error = image_part(block, where + ".content." + std::to_string(i), part))
+          return error;
+      } else {
+        std::string text;
+        if (auto error = text_of_blocks(ordered_json::array({block}), "messages", text))
+          return error;
+        part = {{"type", "text"}, {"text", std::move(text)}};
+      }
+      parts.push_back(std::move(part));
     }
-    if (!has_results) has_text = true;  // an empty list is an empty user turn
+    // An empty list is an empty user turn.
+    if (!has_results && parts.empty()) messages_.push_back({{"role", "user"}, {"content", ""}});
     flush();
     return std::nullopt;
   }

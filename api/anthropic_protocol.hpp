@@ -5,6 +5,11 @@
 ///
 ///   system (text or text blocks)  -> a leading system message
 ///   messages: user text blocks    -> a user message (blocks joined by "\n")
+///             user image blocks   -> image_url parts of that message (chat_content.hpp):
+///                                    source {"type": "base64", "media_type": image/jpeg, png,
+///                                    gif or webp, "data"} as data:<media_type>;base64,<data>,
+///                                    {"type": "url", "url"} as its URL; a bad source is a
+///                                    400 naming the block (messages.N.content.M.source...)
 ///             tool_result         -> a tool message (tool_call_id = tool_use_id; content text
 ///                                    or text blocks)
 ///             assistant text      -> an assistant message's content
@@ -21,7 +26,8 @@
 ///             budget is checked, not enforced: max_tokens bounds thinking and answer together.
 ///   metadata (an object) is accepted and unused.
 ///
-/// Refused with a 400 that names the field: image blocks (no vision model), any other block
+/// Refused with a 400 that names the field: image blocks outside a user message's content
+/// (in system, a tool_result or an assistant turn), any other block
 /// type, server tools (web_search_..., bash_..., any typed tool but "custom"), a last message
 /// from the assistant (a prefill the chat template cannot continue), and sizes past the bounds
 /// below.

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "api/chat_content.hpp"
 #include "api/json_numbers.hpp"
 #include "api/json_text.hpp"
 #include "api/structured_output_fields.hpp"
@@ -260,8 +261,8 @@ bool read_prompts(field_reader& r, const generate_request& base,
   return true;
 }
 
-/// Chat messages are passed on as JSON; text parts are joined into one string because chat
-/// templates expect string content. Non-text parts (images, audio) are refused.
+/// Chat messages are passed on as JSON, their lists of content parts read by chat_content.hpp
+/// (text joined into one string, or, in a request with images, kept as parts).
 /// An assistant message's tool_calls carry their arguments as JSON text (OpenAI's shape);
 /// chat templates read them as a mapping (`arguments | tojson`, `arguments.items()`), so, as
 /// vLLM does, the text is handed to the template parsed (empty text: no arguments). Text that
@@ -290,11 +291,15 @@ std::string parse_tool_call_arguments(json& message) {
   return "";
 }
 
-bool read_messages(field_reader& r, json& chat) {
+bool read_messages(field_reader& r, json& chat, std::vector<std::string>& image_urls) {
   const json* v = r.find("messages");
   if (!v || !v->is_array() || v->empty()) {
     return r.fail("messages must be a non-empty list of messages", "messages");
   }
+  const bool has_images = std::any_of(v->begin(), v->end(), [](const json& m) {
+    return m.is_object() && m.contains("content") && has_image_part(m["content"]);
+  });
+  image_urls.clear();
   json messages = json::array();
   for (const auto& m : *v) {
     if (!m.is_object()) return r.fail("each message must be an object", "messages");
@@ -305,18 +310,8 @@ bool read_messages(field_reader& r, json& chat) {
     json message = m;
     auto content = m.find("content");
     if (content != m.end() && content->is_array()) {
-      std::string text;
-      for (const auto& part : *content) {
-        auto type = part.is_object() ? part.find("type") : part.end();
-        auto part_text = part.is_object() ? part.find("text") : part.end();
-        if (type == part.end() || *type != "text" || part_text == part.end() ||
-            !part_text->is_string()) {
-          return r.fail("only text content parts are supported", "messages");
-        }
-        if (!text.empty()) text += "\n";
-        text += part_text->get<std::string>();
-      }
-      message["content"] = text;
+      std::string fault = read_content_parts(*content, has_images, message["content"], image_urls);
+      if (!fault.empty()) return r.fail(std::move(fault), "messages");
     } else if (content != m.end() && !content->is_string() && !content->is_null()) {
       return r.fail("message content must be a string, a list of parts or null", "messages");
     }
@@ -460,7 +455,7 @@ std::optional<api_error> parse_openai_json(const json& body, api_kind kind, open
     base.add_special_tokens = false;  // the chat template writes its own special tokens
     r.read_bool("add_generation_prompt", base.add_generation_prompt);
     json chat;
-    if (r.error || !read_messages(r, chat)) return r.error;
+    if (r.error || !read_messages(r, chat, base.image_urls)) return r.error;
     base.chat_json = chat.dump(-1, ' ', false, json::error_handler_t::replace);
     out.prompts.push_back(std::move(base));
   }
@@ -479,7 +474,7 @@ std::optional<api_error> parse_tokenize_request(std::string_view body, generate_
     r.read_bool("add_generation_prompt", out.add_generation_prompt);
     r.read_bool("add_special_tokens", out.add_special_tokens);
     json chat;
-    if (r.error || !read_messages(r, chat)) return r.error;
+    if (r.error || !read_messages(r, chat, out.image_urls)) return r.error;
     out.chat_json = chat.dump(-1, ' ', false, json::error_handler_t::replace);
     return std::nullopt;
   }

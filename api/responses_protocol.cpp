@@ -32,6 +32,45 @@ std::optional<std::string> content_text(const ordered_json& content) {
   return text;
 }
 
+/// A message's content as chat's: text stays text; a list of parts becomes chat's parts
+/// (input_text / output_text / text as text parts, input_image as an image_url part), which
+/// chat joins into text when the request has no image.
+std::optional<api_error> chat_content(const ordered_json& content, ordered_json& out) {
+  const char* shape =
+      "input message content must be text or a list of input_text, output_text "
+      "and input_image parts";
+  if (content.is_string()) return out = content, std::nullopt;
+  if (!content.is_array()) return bad_request(shape, "input");
+  out = ordered_json::array();
+  for (const auto& part : content) {
+    const ordered_json* type = part.is_object() ? field(part, "type") : nullptr;
+    if (!type || !type->is_string()) return bad_request(shape, "input");
+    const auto& t = type->get_ref<const std::string&>();
+    if (t == "input_text" || t == "output_text" || t == "text") {
+      const ordered_json* text = field(part, "text");
+      if (!text || !text->is_string()) return bad_request(shape, "input");
+      out.push_back({{"type", "text"}, {"text", *text}});
+    } else if (t == "input_image") {
+      if (field(part, "file_id"))
+        return bad_request("file inputs are not supported: give input_image an image_url", "input");
+      const ordered_json* url = field(part, "image_url");
+      if (!url || !url->is_string())
+        return bad_request(
+            "an input_image part needs image_url, a data:, http(s):// or file:// "
+            "URL",
+            "input");
+      ordered_json image = {{"url", *url}};
+      if (const ordered_json* detail = field(part, "detail")) image["detail"] = *detail;
+      out.push_back({{"type", "image_url"}, {"image_url", std::move(image)}});
+    } else if (t == "input_file") {
+      return bad_request("file inputs are not supported", "input");
+    } else {
+      return bad_request(std::string(shape) + " (got '" + t + "')", "input");
+    }
+  }
+  return std::nullopt;
+}
+
 class translator {
  public:
   std::optional<api_error> messages_from_input(const ordered_json& input) {
@@ -71,10 +110,10 @@ class translator {
     if (r == "developer") r = "system";  // the Responses API's name for system instructions
     if (r != "user" && r != "system" && r != "assistant")
       return bad_request("input message roles are user, system, developer or assistant", "input");
-    const ordered_json* content = field(item, "content");
-    const auto text = content ? content_text(*content) : std::optional<std::string>("");
-    if (!text) return bad_request("input message content must be text or text parts", "input");
-    messages_.push_back({{"role", r}, {"content", *text}});
+    ordered_json content = "";
+    if (const ordered_json* given = field(item, "content"))
+      if (auto error = chat_content(*given, content)) return error;
+    messages_.push_back({{"role", r}, {"content", std::move(content)}});
     return std::nullopt;
   }
 

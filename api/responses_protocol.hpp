@@ -5,7 +5,9 @@
 ///
 ///   instructions                 -> a leading system message
 ///   input (text)                 -> one user message
-///   input items: messages        -> messages (input_text / output_text parts joined)
+///   input items: messages        -> messages (input_text / output_text parts joined;
+///                                   input_image {image_url, detail} parts as chat's image_url
+///                                   parts, chat_content.hpp; file_id or input_file: a 400)
 ///                function_call   -> an assistant message's tool_calls (consecutive ones merged)
 ///                function_call_output -> a tool message
 ///   tools [{type: function, name, description, parameters}] -> chat tools

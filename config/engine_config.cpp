@@ -1,5 +1,8 @@
 #include "config/engine_config.hpp"
 
+#include <filesystem>
+#include <system_error>
+
 namespace actorllm {
 
 const char* to_string(preemption_mode mode) {
@@ -95,6 +98,24 @@ std::vector<std::string> engine_config::validate() const {
   require(server.log_stats_interval >= 0, "--log-stats-interval: must be >= 0");
   require(server.responses_store_max_items >= 0, "--responses-store-max-items: must be >= 0");
   require(server.responses_store_max_bytes > 0, "--responses-store-max-bytes: must be positive");
+  require(server.max_images_per_prompt >= 0, "--limit-mm-per-prompt: the image count must be >= 0");
+  require(server.media.timeout.count() > 0 && server.media.timeout.count() <= 3600 * 1000,
+          "--media-fetch-timeout: must be in (0, 3600] seconds");
+  require(server.media.max_bytes >= 1 && server.media.max_bytes <= (size_t{1} << 30),
+          "--max-image-bytes: must be in [1, 1073741824] (1 GiB)");
+  require(server.media.max_redirects >= 0 && server.media.max_redirects <= 20,
+          "the media fetcher's redirects must be in [0, 20]");
+  if (!server.media.allowed_local_path.empty()) {
+    std::error_code error;
+    const auto& path = server.media.allowed_local_path;
+    require(path.is_absolute() && std::filesystem::is_directory(path, error),
+            "--allowed-local-media-path: '" + path.string() +
+                "' must be an absolute path to a "
+                "folder that exists");
+  }
+  for (const auto& domain : server.media.allowed_domains)
+    require(!domain.empty() && domain.find_first_of("/:@ ") == std::string::npos,
+            "--allowed-media-domains: '" + domain + "' is not a host name");
   require(cluster.port >= -1 && cluster.port <= 65535, "--cluster-port: must be in -1..65535");
   return errors;
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/media_policy.hpp"
 #include "config/routing_policy.hpp"
 
 namespace actorllm {
@@ -187,7 +188,18 @@ struct server_config {
   int64_t responses_store_max_bytes = int64_t{256} << 20;
   /// A folder that keeps the stored responses across restarts (one file each); empty: memory.
   std::string responses_store_path;
+  /// --limit-mm-per-prompt '{"image": N}': the most images one prompt may carry (vLLM's
+  /// default, 999); more is a 400.
+  int32_t max_images_per_prompt = 999;
+  /// Where images may come from and how much of them is read: --allowed-media-domains,
+  /// --allowed-local-media-path, --media-fetch-timeout, --max-image-bytes.
+  media_policy media;
 };
+
+/// Reads vLLM's --limit-mm-per-prompt JSON ({"image": 4}, or {"image": {"count": 4, "width":
+/// W, "height": H}}; other modalities accepted, their parts refused by the API) into
+/// max_images_per_prompt; an error line, or empty.
+std::string parse_limit_mm_per_prompt(std::string_view json, server_config& out);
 
 /// Remote workers joining a server (`serve --cluster-port`, `worker --connect`). The join
 /// point accepts a worker only when it proves the shared secret; without one, only with

@@ -280,6 +280,7 @@ void add_server_flags(flag_parser& p, engine_config& c) {
                "restart (default: in memory only)",
                c.server.responses_store_path);
   add_output_parser_flags(p, c);
+  add_media_flags(p, c.server);
   p.add_flag("--disable-web-ui", "no web playground at / (API-only deployments)",
              [&c] { c.server.enable_web_ui = false; });
   p.add_number("--log-stats-interval", "seconds between stats log lines; 0: off",

@@ -14,8 +14,11 @@ void add_engine_flags(flag_parser& parser, engine_config& config);
 /// Serve's flags for several models: --models-dir and --model-config (--model NAME=PATH is
 /// add_engine_flags' --model; config/served_models.hpp plans them).
 void add_models_flags(flag_parser& parser, models_config& models);
-/// Server flags (host, port, api key, CORS, limits, metrics).
+/// Server flags (host, port, api key, CORS, limits, metrics, and add_media_flags').
 void add_server_flags(flag_parser& parser, engine_config& config);
+/// The images of prompts: --limit-mm-per-prompt, --allowed-local-media-path,
+/// --allowed-media-domains, --media-fetch-timeout, --max-image-bytes (config/media_config.cpp).
+void add_media_flags(flag_parser& parser, server_config& server);
 /// The cluster's flags: the shared secret (--cluster-secret-file, --cluster-secret) and
 /// --cluster-insecure-loopback; with `serving`, also --cluster-port and --cluster-host.
 void add_cluster_flags(flag_parser& parser, cluster_config& cluster, bool serving);

@@ -22,7 +22,9 @@ vllm_flag refused_value(std::string name, std::string reason) {
 
 const std::string no_hub =
     "models load from a local folder (--model DIR); nothing is fetched from a hub";
-const std::string no_images = "images and other media in the prompt are not served yet";
+const std::string no_images =
+    "the multimodal processor takes no options: images are prepared as the model's "
+    "preprocessor_config.json says, and audio and video are not served";
 const std::string cluster =
     "one machine serves several replicas (--data-parallel-size, --replicas); other machines "
     "join as workers (--cluster-port, `actorllm worker --connect`)";
@@ -81,8 +83,6 @@ std::vector<vllm_flag> make_table() {
                       "--trust-remote-code: no remote code runs here; only built-in "
                       "architectures load"),
       refused_value("--hf-config-path", "config.json is read from the model folder"),
-      refused_value("--allowed-local-media-path", no_images),
-      refused_value("--allowed-media-domains", no_images),
       refused_value("--revision", no_hub),
       refused_value("--code-revision", no_hub),
       refused_value("--tokenizer-revision", no_hub),
@@ -147,7 +147,6 @@ std::vector<vllm_flag> make_table() {
                      "float8 KV caches run without scales (k_scale = v_scale = 1)"),
       refused_switch("--kv-sharing-fast-prefill", "KV is never shared across layers"),
       // Multimodal.
-      refused_value("--limit-mm-per-prompt", no_images),
       refused_value("--media-io-kwargs", no_images),
       refused_value("--mm-processor-kwargs", no_images),
       refused_value("--mm-processor-cache-gb", no_images),

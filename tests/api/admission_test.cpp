@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+
 #include "testing/fake_engine.hpp"
 
 namespace actorllm::api {
@@ -95,6 +98,50 @@ TEST_F(admission_test, a_model_s_own_parsers_read_its_calls_else_the_server_s) {
   engine_.parsers = output_parsers{true, "hermes", "qwen3"};
   EXPECT_FALSE(admit_call(context_, api_kind::chat, body, call_, model_));
   EXPECT_EQ(context_.parsers_of(model_).reasoning_parser, "qwen3");
+}
+
+// --limit-mm-per-prompt and --max-image-bytes, in each API's own field name.
+TEST_F(admission_test, images_past_the_servers_bounds_are_refused_in_every_api) {
+  context_.config.max_images_per_prompt = 1;
+  const std::string image = R"({"type":"image_url","image_url":"data:image/png;base64,AAAA"})";
+  const std::string two = "[" + image + "," + image + "]";
+  const std::tuple<api_kind, std::string, const char*> calls[] = {
+      {api_kind::chat, R"({"messages":[{"role":"user","content":)" + two + "}]}", "messages"},
+      {api_kind::responses,
+       R"({"input":[{"role":"user","content":[{"type":"input_image","image_url":"data:a"},
+           {"type":"input_image","image_url":"data:b"}]}]})",
+       "input"},
+      {api_kind::messages,
+       R"({"max_tokens":5,"messages":[{"role":"user","content":[
+           {"type":"image","source":{"type":"url","url":"https://h/a.png"}},
+           {"type":"image","source":{"type":"url","url":"https://h/b.png"}}]}]})",
+       "messages"}};
+  for (const auto& [kind, body, param] : calls) {
+    const auto error = admit_call(context_, kind, body, call_, model_);
+    ASSERT_TRUE(error) << body;
+    EXPECT_EQ(error->status, 400);
+    EXPECT_EQ(error->param, param);
+    EXPECT_NE(error->message.find("At most 1 image(s)"), std::string::npos) << error->message;
+  }
+  const std::string one = R"({"messages":[{"role":"user","content":[)" + image + "]}]}";
+  ASSERT_FALSE(admit_call(context_, api_kind::chat, one, call_, model_));
+  EXPECT_EQ(call_.prompts[0].image_urls.size(), 1u);
+  generate_request tokenized;
+  EXPECT_FALSE(admit_tokenize(context_, one, tokenized));
+  EXPECT_EQ(
+      admit_tokenize(context_, R"({"messages":[{"role":"user","content":)" + two + "}]}", tokenized)
+          ->status,
+      400);
+
+  context_.config.media.max_bytes = 2;  // "AAAA" decodes to 3 bytes: its URL is still short
+  EXPECT_FALSE(admit_call(context_, api_kind::chat, one, call_, model_));
+  const std::string long_url =
+      R"({"type":"image_url","image_url":"data:image/png;base64,)" + std::string(400, 'A') + "\"}";
+  const auto error =
+      admit_call(context_, api_kind::chat,
+                 R"({"messages":[{"role":"user","content":[)" + long_url + "]}]}", call_, model_);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->message.find("--max-image-bytes"), std::string::npos) << error->message;
 }
 
 TEST(model_named_in, reads_the_top_level_model_wherever_it_stands) {

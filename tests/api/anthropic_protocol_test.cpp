@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace actorllm::api {
 namespace {
@@ -162,14 +163,83 @@ TEST(anthropic_protocol, refusals_name_this_apis_fields) {
     EXPECT_EQ(error->param, param) << body << ": " << error->message;
   }
   openai_request out;
-  auto image = parse_messages_request(
-      R"({"max_tokens":5,"messages":[{"role":"user","content":[{"type":"image"}]}]})", out);
-  ASSERT_TRUE(image);
-  EXPECT_NE(image->message.find("image"), std::string::npos) << image->message;
   auto document = parse_messages_request(
       R"({"max_tokens":5,"messages":[{"role":"user","content":[{"type":"document"}]}]})", out);
   ASSERT_TRUE(document);
   EXPECT_NE(document->message.find("'document'"), std::string::npos) << document->message;
+}
+
+TEST(anthropic_protocol, image_blocks_become_image_parts_and_their_urls) {
+  const auto r = parse_messages(R"({"max_tokens":5,"system":"rules","messages":[
+      {"role":"user","content":[{"type":"text","text":"compare"},
+        {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0K"}},
+        {"type":"image","source":{"type":"url","url":"https://example.com/b.jpg"}}]},
+      {"role":"assistant","content":"a plot and a cat"},
+      {"role":"user","content":"which is older?"}]})");
+  ASSERT_EQ(r.prompts.size(), 1u);
+  EXPECT_EQ(r.prompts[0].image_urls, (std::vector<std::string>{"data:image/png;base64,iVBORw0K",
+                                                               "https://example.com/b.jpg"}));
+  const json m = json::parse(r.prompts[0].chat_json)["messages"];
+  EXPECT_EQ(m[0]["content"], "rules");
+  EXPECT_EQ(m[1]["content"], json::parse(R"([{"type":"text","text":"compare"},{"type":"image"},
+                                             {"type":"image"}])"));
+  EXPECT_EQ(m[2]["content"], "a plot and a cat");
+  // Text as a string is a list of one text block: with images, a list of one text part.
+  EXPECT_EQ(m[3]["content"], json::parse(R"([{"type":"text","text":"which is older?"}])"));
+
+  generate_request counted;
+  ASSERT_FALSE(parse_count_tokens_request(R"({"messages":[{"role":"user","content":[
+      {"type":"image","source":{"type":"url","url":"https://example.com/b.jpg"}}]}]})",
+                                          counted));
+  EXPECT_EQ(counted.image_urls.size(), 1u);
+}
+
+TEST(anthropic_protocol, a_bad_image_source_is_refused_naming_the_block) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"type":"image"})", "messages.2.content.1: an image block needs a source"},
+      {R"({"type":"image","source":"x"})", "messages.2.content.1: an image block needs a source"},
+      {R"({"type":"image","source":{"type":"base64","media_type":"image/tiff","data":"AA"}})",
+       "messages.2.content.1.source.media_type"},
+      {R"({"type":"image","source":{"type":"base64","media_type":"image/png"}})",
+       "messages.2.content.1.source.data"},
+      {R"({"type":"image","source":{"type":"base64","media_type":"image/png","data":""}})",
+       "messages.2.content.1.source.data"},
+      {R"({"type":"image","source":{"type":"url","url":""}})", "messages.2.content.1.source.url"},
+      {R"({"type":"image","source":{"type":"file","file_id":"f"}})",
+       "file inputs are not supported"},
+      {R"({"type":"image","source":{"type":"url","url":"gopher://h/a.png"}})", "image_url.url"},
+  };
+  for (const auto& [block, words] : cases) {
+    const std::string body =
+        std::string(R"({"max_tokens":5,"messages":[{"role":"user","content":"hi"},
+        {"role":"assistant","content":"yes?"},{"role":"user","content":[
+        {"type":"text","text":"look"},)") +
+        block + "]}]}";
+    openai_request out;
+    auto error = parse_messages_request(body, out);
+    ASSERT_TRUE(error) << block;
+    EXPECT_EQ(error->status, 400);
+    EXPECT_EQ(error->param, "messages");
+    EXPECT_EQ(anthropic_error_object(*error)["error"]["type"], "invalid_request_error");
+    EXPECT_NE(error->message.find(words), std::string::npos) << block << ": " << error->message;
+  }
+  // Anthropic takes no images in system, nor in an assistant turn.
+  const char* image = R"({"type":"image","source":{"type":"url","url":"https://h/a.png"}})";
+  openai_request out;
+  auto error = parse_messages_request(
+      std::string(R"({"max_tokens":5,"messages":[{"role":"user","content":"x"}],"system":[)") +
+          image + "]}",
+      out);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->param, "system");
+  EXPECT_NE(error->message.find("not allowed in system"), std::string::npos) << error->message;
+  error = parse_messages_request(
+      std::string(R"({"max_tokens":5,"messages":[{"role":"user","content":"x"},
+          {"role":"assistant","content":[)") +
+          image + R"(]},{"role":"user","content":"y"}]})",
+      out);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->message.find("not allowed"), std::string::npos) << error->message;
 }
 
 TEST(anthropic_protocol, sizes_past_the_bounds_are_refused) {

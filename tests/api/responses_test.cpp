@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "api/openai_call.hpp"
 #include "api/responses_protocol.hpp"
@@ -52,6 +54,45 @@ TEST(responses_protocol, input_items_become_the_chat_they_mean) {
       "name":"x","schema":{"type":"object"},"strict":true}}})");
   EXPECT_EQ(plain.prompts[0].params.structured.kind, output_constraint::json_schema);
   EXPECT_TRUE(plain.prompts[0].params.structured.compact_whitespace);
+}
+
+TEST(responses_protocol, input_images_become_image_parts_and_their_urls) {
+  const auto r = parse_responses_request(R"({"input":[
+      {"role":"user","content":[{"type":"input_text","text":"what is this?"},
+        {"type":"input_image","image_url":"data:image/jpeg;base64,/9j/","detail":"high"}]},
+      {"role":"assistant","content":[{"type":"output_text","text":"a cat"}]},
+      {"role":"user","content":[{"type":"input_image","image_url":"https://h/b.png"}]}]})");
+  ASSERT_EQ(r.prompts.size(), 1u);
+  EXPECT_EQ(r.prompts[0].image_urls,
+            (std::vector<std::string>{"data:image/jpeg;base64,/9j/", "https://h/b.png"}));
+  const json m = json::parse(r.prompts[0].chat_json)["messages"];
+  EXPECT_EQ(m[0]["content"],
+            json::parse(R"([{"type":"text","text":"what is this?"},{"type":"image"}])"));
+  EXPECT_EQ(m[1]["content"], json::parse(R"([{"type":"text","text":"a cat"}])"));
+  EXPECT_EQ(m[2]["content"], json::parse(R"([{"type":"image"}])"));
+  // Without images, parts are text joined as before.
+  const auto text = parse_responses_request(R"({"input":[{"role":"user","content":[
+      {"type":"input_text","text":"a"},{"type":"input_text","text":"b"}]}]})");
+  EXPECT_EQ(json::parse(text.prompts[0].chat_json)["messages"][0]["content"], "a\nb");
+  EXPECT_TRUE(text.prompts[0].image_urls.empty());
+
+  const std::pair<const char*, const char*> refused[] = {
+      {R"({"type":"input_image","file_id":"file-1"})", "file inputs are not supported"},
+      {R"({"type":"input_file","file_id":"file-1"})", "file inputs are not supported"},
+      {R"({"type":"input_image"})", "needs image_url"},
+      {R"({"type":"input_image","image_url":""})", "must not be empty"},
+      {R"({"type":"input_image","image_url":"data:x","detail":"huge"})", "detail"},
+      {R"({"type":"input_audio","input_audio":{}})", "'input_audio'"},
+  };
+  for (const auto& [part, words] : refused) {
+    openai_request out;
+    const auto error = parse_responses_request(
+        std::string(R"({"input":[{"role":"user","content":[)") + part + "]}]}", out);
+    ASSERT_TRUE(error) << part;
+    EXPECT_EQ(error->status, 400);
+    EXPECT_EQ(error->param, "input");
+    EXPECT_NE(error->message.find(words), std::string::npos) << part << ": " << error->message;
+  }
 }
 
 TEST(responses_protocol, refusals_name_this_apis_fields) {
