@@ -55,7 +55,7 @@ CHECKED_EXTERNALS = {target for _, target in EXTERNAL}
 # The top-level folders, lowest layer first; folders of one layer include none of each other.
 LAYERS = [
     ["common", "text"],
-    ["kernels", "tokenizer", "tool_calls"],
+    ["kernels", "tokenizer", "tool_calls", "media"],
     ["model", "config", "chat_template", "grammar", "monitoring", "testing"],
     ["api"],
     ["actors", "net"],

@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libopenblas-openmp-dev libbenchmark-dev libpcre2-dev libicu-dev
   python3 python3-jinja2 python3-numpy python3-matplotlib python3-jsonschema ccache
   wrk prometheus chromium
+  libpng-dev libjpeg-dev libwebp-dev libgif-dev python3-pil
 )
 
 missing=()
