@@ -11,6 +11,7 @@ void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<block_copy>("actorllm::block_copy");
   cfg.add_message_type<kv_cache_events>("actorllm::kv_cache_events");
   cfg.add_message_type<prompt_image>("actorllm::prompt_image");
+  cfg.add_message_type<prepared_inputs>("actorllm::prepared_inputs");
   cfg.add_message_type<new_sequence>("actorllm::new_sequence");
   cfg.add_message_type<scheduled_sequence>("actorllm::scheduled_sequence");
   cfg.add_message_type<step_plan>("actorllm::step_plan");

@@ -114,6 +114,16 @@ struct join_reply {
   std::string error;  ///< one line naming what did not match
 };
 
+/// What a router's helper prepared off the router's thread: a request's images, loaded in
+/// order, and its grammar compiled; or the refusal (error non-empty) with its parameter and
+/// HTTP status.
+struct prepared_inputs {
+  std::vector<prompt_image> images;
+  std::string error;
+  std::string error_param;
+  int32_t status = 400;
+};
+
 struct tokenize_reply {
   std::vector<int32_t> tokens;
   std::string error;
@@ -196,6 +206,11 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, prompt_image& x) {
   return f(caf::meta::type_name("prompt_image"), x.key, x.offset, x.num_tokens, x.token_id,
            x.channels, x.height, x.width, x.pixels);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, prepared_inputs& x) {
+  return f(caf::meta::type_name("prepared_inputs"), x.images, x.error, x.error_param, x.status);
 }
 
 template <class Inspector>

@@ -133,6 +133,18 @@ engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels,
                           "Time one step spent computing structured-output token masks (beside "
                           "the forward pass)."),
               removers_, base, buckets::mask_time())),
+      prompt_images_(add(r.counter("prompt_images_total", "Images in the prompts of accepted requests."),
+                         removers_, base)),
+      prompt_image_tokens_(
+          add(r.counter("prompt_image_tokens_total",
+                        "Prompt positions filled by images (their embedding rows)."),
+              removers_, base)),
+      encoded_images_(add(r.counter("encoder_images_total",
+                                    "Images run through the vision tower (encoder cache misses)."),
+                          removers_, base)),
+      encoder_time_(add(r.histogram("encoder_seconds",
+                                    "Time one step spent in the vision tower (steps that ran it)."),
+                        removers_, base, buckets::step_duration())),
       spec_drafts_(add(r.counter("spec_decode_num_drafts_total",
                                  "Speculative decoding: verifications (a sequence's drafts checked "
                                  "in one step)."),

@@ -52,6 +52,16 @@ class engine_metrics {
   void on_constrained_request() { structured_requests_.Increment(); }
   /// A step computed structured-output masks for `seconds` (beside its forward pass).
   void on_masks(double seconds) { mask_time_.Observe(seconds); }
+  /// An accepted request brought `num_images` images filling `num_tokens` prompt positions.
+  void on_images(int32_t num_images, int64_t num_tokens) {
+    prompt_images_.Increment(num_images);
+    prompt_image_tokens_.Increment(static_cast<double>(num_tokens));
+  }
+  /// A step encoded `num_images` images through the vision tower in `seconds`.
+  void on_encoder(int32_t num_images, double seconds) {
+    encoded_images_.Increment(num_images);
+    encoder_time_.Observe(seconds);
+  }
   void on_scheduled(const step_plan& plan, double now);
   void on_outputs(const std::vector<request_output>& outputs, double now);
   /// Gauges and cumulative counters from the core's stats after a step, plus the step's
@@ -128,6 +138,10 @@ class engine_metrics {
   prometheus::Histogram& request_generation_tokens_;
   prometheus::Counter& structured_requests_;
   prometheus::Histogram& mask_time_;
+  prometheus::Counter& prompt_images_;
+  prometheus::Counter& prompt_image_tokens_;
+  prometheus::Counter& encoded_images_;
+  prometheus::Histogram& encoder_time_;
   // Speculative decoding (vLLM's spec_decode_* counters); a position's series appears with
   // the first draft verified there.
   prometheus::Counter& spec_drafts_;

@@ -7,6 +7,7 @@
 
 #include "actors/engine_setup/chat_loader.hpp"
 #include "actors/engine_setup/generation_defaults.hpp"
+#include "actors/engine_setup/image_setup.hpp"
 #include "actors/gpu_worker/cpu_backend.hpp"
 #include "actors/gpu_worker/kv_budget.hpp"
 #include "config/served_models.hpp"
@@ -100,6 +101,13 @@ engine_setup engine_setup::load(const engine_config& config,
     throw std::runtime_error(
         "--enable-lora: adapters run on the CPU backend only (use --device cpu)");
   const auto& mc = s.model->config();
+  if (mc.vision) {
+    if (backend->device() != "cpu")
+      throw std::runtime_error(mc.architecture +
+                               ": the vision tower runs on the CPU backend only (use --device "
+                               "cpu)");
+    s.images = make_image_pipeline(*mc.vision, model_dir, config.server.media);
+  }
   if (config.lora.enable_lora) {
     if (mc.moe.num_experts > 0)
       throw std::runtime_error("--enable-lora: " + mc.architecture +
@@ -194,7 +202,7 @@ engine_setup engine_setup::load(const engine_config& config,
 
 prompt_builder engine_setup::make_prompt_builder() const {
   return prompt_builder(tok, render_chat, served_model_name, max_model_len,
-                        config.model.max_logprobs, grammars, loras);
+                        config.model.max_logprobs, grammars, loras, images);
 }
 
 std::string engine_setup::describe() const {

@@ -41,6 +41,8 @@ struct engine_setup {
   std::shared_ptr<grammar::grammar_compiler> grammars;
   /// --enable-lora: the adapters requests may name (runner.loras too); null otherwise.
   std::shared_ptr<lora_registry> loras;
+  /// A vision-language model's image side for the router; null for text alone.
+  std::shared_ptr<const image_pipeline> images;
 
   /// Loads and sizes everything on `backend` (null: the CPU, which refuses --device cuda; the
   /// shells pass select_backend(config)). Throws std::runtime_error with one clear line (an

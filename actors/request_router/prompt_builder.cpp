@@ -24,11 +24,13 @@ prompt_builder::prompt_builder(tokenizer tok, chat_renderer render_chat,
                                std::string served_model_name, int32_t max_model_len,
                                int32_t max_logprobs,
                                std::shared_ptr<grammar::grammar_compiler> grammars,
-                               std::shared_ptr<const lora_registry> loras)
+                               std::shared_ptr<const lora_registry> loras,
+                               std::shared_ptr<const image_pipeline> images)
     : tok_(std::move(tok)),
       render_chat_(std::move(render_chat)),
       grammars_(std::move(grammars)),
       loras_(std::move(loras)),
+      images_(std::move(images)),
       served_model_name_(std::move(served_model_name)),
       max_model_len_(max_model_len),
       max_logprobs_(max_logprobs) {
@@ -96,7 +98,14 @@ prepared_prompt prompt_builder::check_structured_output(const structured_output&
   return {};
 }
 
-prepared_prompt prompt_builder::prepare(const generate_request& r) const {
+prepared_prompt prompt_builder::check_takes_images(const generate_request& r) const {
+  if (r.image_urls.empty() || images_) return {};
+  return refuse("The model `" + served_model_name_ + "` takes no images; send text only",
+                "messages");
+}
+
+prepared_prompt prompt_builder::prepare(const generate_request& r,
+                                        std::vector<prompt_image> images) const {
   std::shared_ptr<const lora_adapter> adapter;
   if (!r.model.empty() && r.model != served_model_name_) {
     adapter = loras_ ? loras_->find(r.model) : nullptr;
@@ -135,6 +144,17 @@ prepared_prompt prompt_builder::prepare(const generate_request& r) const {
       break;
   }
   if (p.token_ids.empty()) return refuse("the prompt is empty", "prompt");
+  if (!r.image_urls.empty()) {
+    if (auto refused = check_takes_images(r); !refused.ok()) return refused;
+    if (images.size() != r.image_urls.size())
+      return refuse("the request's images were not loaded", "messages", 500);
+    if (r.params.truncate_prompt_tokens != 0)
+      return refuse("truncate_prompt_tokens cannot cut a prompt with images",
+                    "truncate_prompt_tokens");
+    if (std::string fault = images_->expand(p.token_ids, images); !fault.empty())
+      return refuse(fault, "messages");
+    p.images = std::move(images);
+  }
   if (const int32_t keep = r.params.truncate_prompt_tokens; keep != 0) {
     const auto limit = static_cast<size_t>(keep < 0 ? max_model_len_ : keep);
     if (p.token_ids.size() > limit)

@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "actors/request_router/image_pipeline.hpp"
 #include "common/generate_request.hpp"
+#include "common/prompt_image.hpp"
 #include "grammar/grammar_compiler.hpp"
 #include "model/lora_registry.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -22,6 +24,8 @@ struct prepared_prompt {
   int32_t status = 200;     ///< 400 bad request, 404 unknown model
   /// The LoRA adapter `model` named (null: the base model), held while the request lives.
   std::shared_ptr<const lora_adapter> adapter;
+  /// The prompt's images at their positions (token_ids holds their key tokens there).
+  std::vector<prompt_image> images;
   bool ok() const { return error.empty(); }
 };
 
@@ -36,12 +40,21 @@ class prompt_builder {
   /// --max-logprobs). `grammars` compiles a request's structured output, so that a schema,
   /// regex or grammar that does not compile is a 400 here (null: such requests are refused).
   /// `loras`: the adapters `model` may name besides the served model (null: none).
+  /// `images`: a vision-language model's image side (null: the model takes no images).
   prompt_builder(tokenizer tok, chat_renderer render_chat, std::string served_model_name,
                  int32_t max_model_len, int32_t max_logprobs = 20,
                  std::shared_ptr<grammar::grammar_compiler> grammars = nullptr,
-                 std::shared_ptr<const lora_registry> loras = nullptr);
+                 std::shared_ptr<const lora_registry> loras = nullptr,
+                 std::shared_ptr<const image_pipeline> images = nullptr);
 
-  prepared_prompt prepare(const generate_request& request) const;
+  /// `images`: request.image_urls loaded (image_pipeline::load), in order; their
+  /// placeholders are expanded and the images placed.
+  prepared_prompt prepare(const generate_request& request,
+                          std::vector<prompt_image> images = {}) const;
+  /// The image side; null for a model that takes no images.
+  const image_pipeline* images() const { return images_.get(); }
+  /// The refusal of a request with images for a model that takes none (ok otherwise).
+  prepared_prompt check_takes_images(const generate_request& request) const;
   /// The parameter check alone (also used by the tokenizer endpoints' callers).
   prepared_prompt validate_params(const sampling_params& params) const;
 
@@ -60,6 +73,7 @@ class prompt_builder {
   chat_renderer render_chat_;
   std::shared_ptr<grammar::grammar_compiler> grammars_;
   std::shared_ptr<const lora_registry> loras_;
+  std::shared_ptr<const image_pipeline> images_;
   /// Refuses, without tokenizing, a text that cannot fit in max_model_len tokens whatever
   /// its tokens: tokenizing 15 MB of text costs a second of CPU for a certain 400.
   prepared_prompt check_text_length(std::string_view text, const sampling_params& params) const;

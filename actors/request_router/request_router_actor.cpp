@@ -69,7 +69,7 @@ void replica_lost(router_self self, int32_t index, const std::string& why,
 void dispatch(router_self self, const std::string& id) {
   auto& st = self->state;
   auto& r = st.requests.at(id);
-  engine_request req{id, r.prompt_token_ids, r.params, {}, {}};
+  engine_request req{id, r.prompt_token_ids, r.params, {}, {}, r.images};
   bool sampled = false;
   for (const auto& g : r.generated) sampled |= !g.empty();
   for (int32_t i = 0; sampled && i < r.num_choices; ++i) {
@@ -150,9 +150,10 @@ void replica_lost(router_self self, int32_t index, const std::string& why,
 }
 
 /// Prepares a request and hands it to a replica (a refusal goes straight back to the client).
-void admit(router_self self, const generate_request& req, const output_sink_actor& client) {
+void admit(router_self self, const generate_request& req, const output_sink_actor& client,
+           std::vector<prompt_image> images = {}) {
   auto& st = self->state;
-  prepared_prompt prompt = st.prompts->prepare(req);
+  prepared_prompt prompt = st.prompts->prepare(req, std::move(images));
   if (!prompt.ok())
     return send_one(self, client,
                     error_output(req.request_id, prompt.error, prompt.status, prompt.error_param));
@@ -180,7 +181,12 @@ void admit(router_self self, const generate_request& req, const output_sink_acto
                       static_cast<int32_t>(hashes.size()));
   const std::optional<int32_t> replica = choice->replica;
   const int32_t n = std::max(1, req.params.n);
-  router_request r{output_processor(st.prompts->tok(), req, prompt.token_ids),
+  // The client's view of the prompt (echo, prompt logprobs) has the model's placeholder at
+  // the images' positions, not their key tokens.
+  std::vector<int32_t> shown = prompt.token_ids;
+  for (const prompt_image& image : prompt.images)
+    std::fill(shown.begin() + image.offset, shown.begin() + image.end(), image.token_id);
+  router_request r{output_processor(st.prompts->tok(), req, shown),
                    stream_coalescer(st.stream_interval),
                    client,
                    *replica,
@@ -192,6 +198,7 @@ void admit(router_self self, const generate_request& req, const output_sink_acto
                    std::vector<std::vector<int32_t>>(n),
                    std::vector<bool>(n, false)};
   r.adapter = std::move(prompt.adapter);
+  r.images = std::move(prompt.images);
   r.params.lora_id = r.adapter ? r.adapter->id : 0;
   r.charged_tokens = tokens_owed(st, r);
   st.replicas.charge(*replica, r.charged_tokens);
@@ -199,26 +206,33 @@ void admit(router_self self, const generate_request& req, const output_sink_acto
   dispatch(self, req.request_id);
 }
 
-/// A helper actor that compiles one grammar on a thread of its own and answers with the
-/// refusal's message and parameter (an empty message when it compiled; the grammar is then in
-/// the compiler's cache).
-caf::behavior grammar_compile_helper(std::shared_ptr<prompt_builder> prompts,
-                                     structured_output spec) {
-  return {[prompts = std::move(prompts),
-           spec = std::move(spec)](compile_atom) -> std::vector<std::string> {
-    prepared_prompt refusal = prompts->check_structured_output(spec);
-    return {std::move(refusal.error), std::move(refusal.error_param)};
+/// A helper actor that prepares one request on a thread of its own: loads its images (fetch,
+/// decode, preprocess) and compiles its grammar when new (the grammar is then in the
+/// compiler's cache), and answers with the images or the refusal.
+caf::behavior input_helper(std::shared_ptr<prompt_builder> prompts, generate_request req) {
+  return {[prompts = std::move(prompts), req = std::move(req)](compile_atom) -> prepared_inputs {
+    prepared_inputs out;
+    for (size_t i = 0; i < req.image_urls.size(); ++i) {
+      loaded_image loaded = prompts->images()->load(req.image_urls[i], i);
+      if (!loaded.ok()) return {{}, std::move(loaded.error), "messages", loaded.status};
+      out.images.push_back(std::move(loaded.image));
+    }
+    if (prompts->needs_compile(req.params.structured)) {
+      prepared_prompt refusal = prompts->check_structured_output(req.params.structured);
+      if (!refusal.ok()) return {{}, std::move(refusal.error), std::move(refusal.error_param), 400};
+    }
+    return out;
   }};
 }
 
-/// A request whose grammar is new: a compile may take up to the grammar budget, so it runs on
-/// a detached helper while this actor goes on routing every other request and stream; the
-/// request is admitted (or refused) when the helper answers, unless it was aborted meanwhile.
-void compile_then_admit(router_self self, const generate_request& req,
+/// A request with images, or whose grammar is new: loading and compiling may take seconds (a
+/// fetch's timeout, the grammar budget), so they run on a detached helper while this actor
+/// goes on routing every other request and stream; the request is admitted (or refused) when
+/// the helper answers, unless it was aborted meanwhile.
+void prepare_then_admit(router_self self, const generate_request& req,
                         const output_sink_actor& client) {
   auto& st = self->state;
-  auto helper =
-      self->spawn<caf::detached>(grammar_compile_helper, st.prompts, req.params.structured);
+  auto helper = self->spawn<caf::detached>(input_helper, st.prompts, req);
   st.compiling.emplace(req.request_id, helper);
   const auto finish = [self, helper, id = req.request_id] {
     self->send_exit(helper, caf::exit_reason::user_shutdown);
@@ -226,15 +240,16 @@ void compile_then_admit(router_self self, const generate_request& req,
   };
   self->request(helper, caf::infinite, compile_atom::value)
       .then(
-          [self, finish, req, client](const std::vector<std::string>& refusal) {
+          [self, finish, req, client](prepared_inputs& inputs) {
             if (!finish()) return;
-            if (refusal.at(0).empty()) return admit(self, req, client);
-            send_one(self, client, error_output(req.request_id, refusal.at(0), 400, refusal.at(1)));
+            if (inputs.error.empty()) return admit(self, req, client, std::move(inputs.images));
+            send_one(self, client,
+                     error_output(req.request_id, inputs.error, inputs.status, inputs.error_param));
           },
           [self, finish, id = req.request_id, client](caf::error& e) {
             if (finish())
               send_one(self, client,
-                       error_output(id, "grammar compile failed: " + describe(e), 500));
+                       error_output(id, "preparing the request failed: " + describe(e), 500));
           });
 }
 
@@ -267,8 +282,11 @@ router_actor::behavior_type request_router(router_self self,
         auto& st = self->state;
         if (st.requests.count(req.request_id) || st.compiling.count(req.request_id))
           return send_one(self, client, error_output(req.request_id, "duplicate request id", 400));
-        if (st.prompts->needs_compile(req.params.structured))
-          return compile_then_admit(self, req, client);
+        if (auto refused = st.prompts->check_takes_images(req); !refused.ok())
+          return send_one(self, client, error_output(req.request_id, refused.error,
+                                                     refused.status, refused.error_param));
+        if (!req.image_urls.empty() || st.prompts->needs_compile(req.params.structured))
+          return prepare_then_admit(self, req, client);
         admit(self, req, client);
       },
       [self](abort_atom, const std::string& id) {

@@ -56,6 +56,8 @@ struct router_request {
   /// The LoRA adapter the request runs with (params.lora_id), held until it ends: an adapter
   /// unloaded meanwhile stays in memory for it.
   std::shared_ptr<const lora_adapter> adapter = nullptr;
+  /// The prompt's images (a vision-language model), for its scheduler and any it moves to.
+  std::vector<prompt_image> images;
 };
 
 /// What the router reports as it goes (metrics, health). Each may be empty.
@@ -84,8 +86,8 @@ struct router_state {
   std::vector<bool> down;    ///< per replica: its scheduler ended
   std::vector<bool> remote;  ///< per replica: built around a worker of another process
   std::map<std::string, router_request> requests;
-  /// Requests whose new grammar a helper compiles (off this actor), by id: admitted when it
-  /// answers, dropped with it when aborted meanwhile.
+  /// Requests a helper prepares off this actor (loads their images, compiles their new
+  /// grammar), by id: admitted when it answers, dropped with it when aborted meanwhile.
   std::map<std::string, caf::actor> compiling;
   remote_replica_factory make_remote_replica;
   router_hooks hooks;

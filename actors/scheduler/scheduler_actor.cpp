@@ -149,6 +149,8 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
     ++st.num_steps;
     st.worker_busy_seconds += result.worker_seconds;
     if (result.mask_seconds > 0 && st.hooks.on_masks) st.hooks.on_masks(result.mask_seconds);
+    if (result.num_encoded_images > 0 && st.hooks.on_encoder)
+      st.hooks.on_encoder(result.num_encoded_images, result.encoder_seconds);
     emit(self, st.core->update(result));
     if (auto events = st.core->take_cache_events(); !events.empty())
       self->send(st.sink, kv_events_atom::value, std::move(events));
@@ -186,6 +188,9 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
           resumed.push_back({req.resumed_indices[i], std::move(req.resumed_tokens[i])});
         const int32_t n =
             resumed.empty() ? std::max(1, req.params.n) : static_cast<int32_t>(resumed.size());
+        int64_t num_image_tokens = 0;
+        for (const prompt_image& image : req.images) num_image_tokens += image.num_tokens;
+        const auto num_images = static_cast<int32_t>(req.images.size());
         auto refused = self->state.core->resume_request(
             req.request_id, std::move(req.prompt_token_ids), req.params, std::move(resumed),
             std::move(req.images));
@@ -195,6 +200,7 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
         }
         auto& hooks = self->state.hooks;
         if (hooks.on_added) hooks.on_added(req.request_id, n, req.params.structured.active());
+        if (num_images > 0 && hooks.on_images) hooks.on_images(num_images, num_image_tokens);
         if (hooks.on_stats) hooks.on_stats(self->state.core->stats());
         wake(self);
         return {};

@@ -41,6 +41,10 @@ struct scheduler_hooks {
   std::function<void(const std::string& request_id, int32_t n, bool constrained)> on_added;
   /// A step's workers spent `seconds` computing structured-output masks.
   std::function<void(double seconds)> on_masks;
+  /// An accepted request's images: how many, and the prompt positions they fill.
+  std::function<void(int32_t num_images, int64_t num_image_tokens)> on_images;
+  /// A step's workers ran `num_images` images through the vision tower in `seconds`.
+  std::function<void(int32_t num_images, double seconds)> on_encoder;
   std::function<void(const step_plan&)> on_scheduled;
   std::function<void(const std::vector<request_output>&)> on_outputs;
   /// After each step: the core's stats, the step's wall time and the mailbox depth.

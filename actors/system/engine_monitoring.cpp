@@ -61,6 +61,12 @@ scheduler_hooks engine_monitoring::hooks_for(int32_t replica, const cache_config
     if (constrained) m->metrics.on_constrained_request();
   };
   hooks.on_masks = [m](double seconds) { m->metrics.on_masks(seconds); };
+  hooks.on_images = [m](int32_t num_images, int64_t num_tokens) {
+    m->metrics.on_images(num_images, num_tokens);
+  };
+  hooks.on_encoder = [m](int32_t num_images, double seconds) {
+    m->metrics.on_encoder(num_images, seconds);
+  };
   hooks.on_scheduled = [m](const step_plan& plan) { m->metrics.on_scheduled(plan, now_seconds()); };
   hooks.on_outputs = [m](const std::vector<request_output>& outs) {
     m->metrics.on_outputs(outs, now_seconds());

@@ -1,0 +1,41 @@
+#include "actors/engine_setup/image_setup.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "media/media_fetch.hpp"
+
+namespace actorllm {
+
+std::shared_ptr<const image_pipeline> make_image_pipeline(const vision_config& vision,
+                                                          const std::filesystem::path& model_dir,
+                                                          const media_policy& policy) {
+  image_spec spec;
+  spec.image_token_id = vision.image_token_id;
+  spec.tokens_per_image = static_cast<int32_t>(vision.tokens_per_image());
+  spec.image_size = static_cast<int32_t>(vision.image_size);
+  spec.limits.max_bytes = policy.max_bytes;
+  const auto path = (model_dir / "preprocessor_config.json").string();
+  if (auto read = media::read_image_processor_config(model_dir, media::image_processor_kind::clip)) {
+    if (!read->ok()) throw std::runtime_error(path + ": " + read->error);
+    spec.processor = read->config;
+  } else {
+    // No file: CLIPImageProcessor's steps at the tower's size.
+    spec.processor = media::default_image_processor_config(media::image_processor_kind::clip);
+    spec.processor.shortest_edge = spec.image_size;
+    spec.processor.crop_height = spec.processor.crop_width = spec.image_size;
+  }
+  const media::image_processor_config& p = spec.processor;
+  const bool square = p.do_center_crop
+                          ? p.crop_height == spec.image_size && p.crop_width == spec.image_size
+                          : p.shortest_edge == 0 && p.height == spec.image_size &&
+                                p.width == spec.image_size;
+  if (p.kind != media::image_processor_kind::clip || !square)
+    throw std::runtime_error(path + ": the processor does not give the " +
+                             std::to_string(spec.image_size) + "x" +
+                             std::to_string(spec.image_size) + " images the vision tower takes");
+  media_fetcher fetch = [policy](std::string_view url) { return media::fetch_media(url, policy); };
+  return std::make_shared<const image_pipeline>(std::move(spec), std::move(fetch));
+}
+
+}  // namespace actorllm
