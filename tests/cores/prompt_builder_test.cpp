@@ -340,3 +340,69 @@ TEST(prompt_builder, parameters_at_their_limits_are_accepted) {
 
 }  // namespace
 }  // namespace actorllm
+
+namespace actorllm {
+namespace {
+
+generate_request chat_with_images(std::vector<std::string> urls) {
+  generate_request r;
+  r.kind = prompt_kind::chat;
+  r.chat_json = R"({"messages": [{"role": "user", "content": "x"}]})";
+  r.image_urls = std::move(urls);
+  r.params.max_tokens = 1;
+  return r;
+}
+
+prompt_image loaded(float value) {
+  prompt_image image;
+  image.channels = 3, image.height = image.width = 1;
+  image.pixels.assign(3, value);
+  image.num_tokens = 3;
+  image.token_id = 317;
+  image.key = pixels_key(image);
+  return image;
+}
+
+TEST(prompt_builder_images, a_model_without_a_vision_tower_refuses_images_by_name) {
+  const auto refused = builder([](const std::string&, bool) { return "a"; })
+                           .prepare(chat_with_images({"data:image/png;base64,AAAA"}));
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(refused.error_param, "messages");
+  EXPECT_NE(refused.error.find("The model `stories` takes no images"), std::string::npos)
+      << refused.error;
+}
+
+TEST(prompt_builder_images, placeholders_become_the_images_positions_within_the_context) {
+  image_spec spec;
+  spec.image_token_id = 317;  // "▁Lily" stands in for a placeholder
+  spec.tokens_per_image = 3;
+  auto images = std::make_shared<const image_pipeline>(
+      spec, [](std::string_view) { return media::fetched_media{}; });
+  const prompt_builder b(testing::stories_tokenizer(),
+                         [](const std::string&, bool) { return "Lily was Lily"; }, "stories",
+                         max_model_len, 20, nullptr, nullptr, images);
+  const auto p = b.prepare(chat_with_images({"u0", "u1"}), {loaded(0.1f), loaded(0.2f)});
+  ASSERT_TRUE(p.ok()) << p.error;
+  ASSERT_EQ(p.images.size(), 2u);
+  EXPECT_EQ(p.token_ids.size(), 3u + 1 + 3);
+  EXPECT_EQ(p.images[1].offset, p.images[0].end() + 1);
+  EXPECT_LT(p.token_ids[0], 0);  // key tokens, not the placeholder
+
+  // One image too many for the placeholders, and a prompt past the context once expanded.
+  const auto mismatch = b.prepare(chat_with_images({"u0"}), {loaded(0.1f)});
+  EXPECT_NE(mismatch.error.find("2 image placeholders for 1 image"), std::string::npos)
+      << mismatch.error;
+  const prompt_builder six(testing::stories_tokenizer(),
+                           [](const std::string&, bool) { return "Lily Lily Lily Lily Lily Lily"; },
+                           "stories", max_model_len, 20, nullptr, nullptr, images);
+  const auto too_long = six.prepare(chat_with_images({"1", "2", "3", "4", "5", "6"}),
+                                    std::vector<prompt_image>(6, loaded(0.3f)));
+  EXPECT_NE(too_long.error.find("maximum context length"), std::string::npos) << too_long.error;
+  auto truncating = chat_with_images({"u0", "u1"});
+  truncating.params.truncate_prompt_tokens = 4;
+  EXPECT_EQ(b.prepare(truncating, {loaded(0.1f), loaded(0.2f)}).error_param,
+            "truncate_prompt_tokens");
+}
+
+}  // namespace
+}  // namespace actorllm
