@@ -15,6 +15,87 @@ int32_t floor_div(int32_t a, int32_t b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
+// Where transformers' center_crop takes its pixels: output pixel (r, c) is the image's
+// (r + floor((h - crop_h) / 2), c + floor((w - crop_w) / 2)) where that lies inside the image,
+// else 0 (its zero padding of a smaller image, ceil of the difference over 2 before it, comes
+// to the same place).
+struct crop_plan {
+  int32_t crop_height = 0, crop_width = 0;
+  pixel_window source;              // the part of the image inside the crop
+  int32_t to_top = 0, to_left = 0;  // where it lands in the crop
+};
+
+crop_plan plan_center_crop(int32_t height, int32_t width, int32_t crop_height, int32_t crop_width) {
+  const int32_t top = floor_div(height - crop_height, 2);
+  const int32_t left = floor_div(width - crop_width, 2);
+  crop_plan plan;
+  plan.crop_height = crop_height;
+  plan.crop_width = crop_width;
+  plan.source.top = std::max(top, 0);
+  plan.source.left = std::max(left, 0);
+  plan.source.height = std::min(height, top + crop_height) - plan.source.top;
+  plan.source.width = std::min(width, left + crop_width) - plan.source.left;
+  plan.to_top = std::max(-top, 0);
+  plan.to_left = std::max(-left, 0);
+  return plan;
+}
+
+rgb_image crop_source(const rgb_image& image, pixel_window w) {
+  rgb_image out;
+  out.width = w.width;
+  out.height = w.height;
+  out.pixels.resize(static_cast<std::size_t>(w.width) * w.height * 3);
+  for (int32_t y = 0; y < w.height; ++y) {
+    const std::size_t from = (static_cast<std::size_t>(w.top + y) * image.width + w.left) * 3;
+    std::copy_n(image.pixels.data() + from, static_cast<std::size_t>(w.width) * 3,
+                out.pixels.data() + static_cast<std::size_t>(y) * w.width * 3);
+  }
+  return out;
+}
+
+// `part` (the plan's source window) placed into a zeroed crop.
+rgb_image place(const rgb_image& part, const crop_plan& plan) {
+  rgb_image out;
+  out.width = plan.crop_width;
+  out.height = plan.crop_height;
+  out.pixels.assign(static_cast<std::size_t>(out.width) * out.height * 3, 0);
+  for (int32_t y = 0; y < part.height; ++y) {
+    const std::size_t to =
+        (static_cast<std::size_t>(plan.to_top + y) * out.width + plan.to_left) * 3;
+    std::copy_n(part.pixels.data() + static_cast<std::size_t>(y) * part.width * 3,
+                static_cast<std::size_t>(part.width) * 3, out.pixels.data() + to);
+  }
+  return out;
+}
+
+// The resized (and cropped) 8-bit image, or the reason there is none.
+struct resized_image {
+  rgb_image image;
+  std::string error;
+};
+
+resized_image resize_and_crop(const rgb_image& image, const image_processor_config& config) {
+  if (!config.do_resize) {
+    if (!config.do_center_crop) return {image, {}};
+    return {center_crop(image, config.crop_height, config.crop_width), {}};
+  }
+  const output_size_result target = output_size(image.height, image.width, config);
+  if (!target.error.empty()) return {{}, target.error};
+  const int32_t h = target.size.height, w = target.size.width;
+  if (config.do_center_crop) {
+    const crop_plan plan = plan_center_crop(h, w, config.crop_height, config.crop_width);
+    if (plan.source.height < 1 || plan.source.width < 1) return {place({}, plan), {}};
+    return {place(resize_image_window(image, w, h, config.resample, plan.source), plan), {}};
+  }
+  if (int64_t{h} * w > max_resized_pixels) {
+    return {{},
+            "resizing a " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                " image to " + std::to_string(w) + "x" + std::to_string(h) +
+                " would make more than " + std::to_string(max_resized_pixels) + " pixels"};
+  }
+  return {resize_image(image, w, h, config.resample), {}};
+}
+
 }  // namespace
 
 image_size shortest_edge_size(int32_t height, int32_t width, int32_t shortest_edge) {
@@ -37,45 +118,15 @@ output_size_result output_size(int32_t height, int32_t width, const image_proces
 }
 
 rgb_image center_crop(const rgb_image& image, int32_t crop_height, int32_t crop_width) {
-  const int32_t h = image.height, w = image.width;
-  // The window in the coordinates of the image padded to at least the crop's size.
-  const int32_t padded_h = std::max(crop_height, h), padded_w = std::max(crop_width, w);
-  const int32_t top_pad = (padded_h - h + 1) / 2, left_pad = (padded_w - w + 1) / 2;
-  const int32_t top = std::max(floor_div(h - crop_height, 2) + top_pad, 0);
-  const int32_t left = std::max(floor_div(w - crop_width, 2) + left_pad, 0);
-  const int32_t bottom = std::min(floor_div(h - crop_height, 2) + top_pad + crop_height, padded_h);
-  const int32_t right = std::min(floor_div(w - crop_width, 2) + left_pad + crop_width, padded_w);
-  rgb_image out;
-  out.height = bottom - top;
-  out.width = right - left;
-  out.pixels.assign(static_cast<std::size_t>(out.height) * out.width * 3, 0);
-  for (int32_t y = 0; y < out.height; ++y) {
-    const int32_t sy = top + y - top_pad;  // the source row, or none in the padding
-    if (sy < 0 || sy >= h) continue;
-    for (int32_t x = 0; x < out.width; ++x) {
-      const int32_t sx = left + x - left_pad;
-      if (sx < 0 || sx >= w) continue;
-      const uint8_t* src = image.pixels.data() + (static_cast<std::size_t>(sy) * w + sx) * 3;
-      std::copy_n(src, 3, out.pixels.data() + (static_cast<std::size_t>(y) * out.width + x) * 3);
-    }
-  }
-  return out;
+  const crop_plan plan = plan_center_crop(image.height, image.width, crop_height, crop_width);
+  return place(crop_source(image, plan.source), plan);
 }
 
 preprocessed_image preprocess(const rgb_image& image, const image_processor_config& config) {
   ACTORLLM_CHECK(image.width >= 1 && image.height >= 1);
-  rgb_image resized;
-  const rgb_image* current = &image;
-  if (config.do_resize) {
-    const output_size_result target = output_size(image.height, image.width, config);
-    if (!target.error.empty()) return {{}, target.error};
-    resized = resize_image(image, target.size.width, target.size.height, config.resample);
-    current = &resized;
-  }
-  if (config.do_center_crop) {
-    resized = center_crop(*current, config.crop_height, config.crop_width);
-    current = &resized;
-  }
+  const resized_image resized = resize_and_crop(image, config);
+  if (!resized.error.empty()) return {{}, resized.error};
+  const rgb_image* current = &resized.image;
   // numpy's arithmetic, element by element: float64 for the rescale, float32 after it.
   const auto scale = config.rescale_factor;
   float mean[3], std_dev[3];

@@ -49,6 +49,11 @@ output_size_result output_size(int32_t height, int32_t width, const image_proces
 /// first padded with zeros, ceil((crop - side) / 2) before it, as transformers pads it.
 rgb_image center_crop(const rgb_image& image, int32_t crop_height, int32_t crop_width);
 
+/// The most pixels a resize without a crop may make (a CLIP shortest edge on a 1 x 16384
+/// image would ask for billions): more is an error, where transformers would exhaust memory.
+/// With a crop only the crop is computed, so its size alone counts.
+constexpr int64_t max_resized_pixels = 50'000'000;
+
 /// `image` (not empty) through the processor `config` describes (valid: config.validate()).
 /// For Qwen2-VL this is the resized, normalised image; qwen2_vl_patches cuts it into patches.
 preprocessed_image preprocess(const rgb_image& image, const image_processor_config& config);

@@ -20,4 +20,16 @@ enum class resample_filter : int32_t { nearest = 0, bilinear = 2, bicubic = 3 };
 rgb_image resize_image(const rgb_image& image, int32_t width, int32_t height,
                        resample_filter filter);
 
+/// A rectangle of pixels: rows [top, top + height), columns [left, left + width).
+struct pixel_window {
+  int32_t top = 0, left = 0, height = 0, width = 0;
+};
+
+/// The `window` (not empty, inside width x height) of resize_image(image, width, height,
+/// filter), equal to it byte for byte, computed without the rest: PIL's every output pixel
+/// depends on its own row's and column's weights only. A center crop of a resize costs the
+/// crop, however long the resized image's other side.
+rgb_image resize_image_window(const rgb_image& image, int32_t width, int32_t height,
+                              resample_filter filter, pixel_window window);
+
 }  // namespace actorllm::media

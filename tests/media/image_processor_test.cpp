@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 
 #include "media/qwen2_vl_patches.hpp"
@@ -86,6 +87,23 @@ TEST(image_processor, smart_resize_rounds_as_transformers_does) {
     EXPECT_EQ(got.size.height, c["size"][0].get<int32_t>());
     EXPECT_EQ(got.size.width, c["size"][1].get<int32_t>());
   }
+}
+
+TEST(image_processor, a_sliver_costs_its_crop_and_without_a_crop_is_refused) {
+  // 16384x1: CLIP's shortest edge 336 makes it 5505024x336, of which the crop is 336x336.
+  rgb_image sliver{16384, 1, std::vector<uint8_t>(16384 * 3, 200)};
+  image_processor_config clip = default_image_processor_config(image_processor_kind::clip);
+  clip.shortest_edge = 336;
+  clip.crop_height = clip.crop_width = 336;
+  const auto start = std::chrono::steady_clock::now();
+  const preprocessed_image cropped = preprocess(sliver, clip);
+  ASSERT_TRUE(cropped.ok()) << cropped.error;
+  EXPECT_EQ(cropped.tensor.width, 336);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  clip.do_center_crop = false;
+  const preprocessed_image whole = preprocess(sliver, clip);
+  EXPECT_NE(whole.error.find("would make more than 50000000 pixels"), std::string::npos)
+      << whole.error;
 }
 
 TEST(image_processor, shortest_edge_truncates_the_long_side) {

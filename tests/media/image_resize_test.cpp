@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <random>
 
 #include "tests/media/pil_reference.hpp"
 #include "tests/support/sanitizers.hpp"
@@ -36,6 +38,38 @@ TEST(image_resize, equals_pil_for_every_case) {
     const std::ptrdiff_t at = testing::first_difference(got.pixels, want);
     EXPECT_EQ(at, -1) << "pixel " << at / 3 << " channel " << at % 3 << ": got "
                       << int{got.pixels[at]} << ", PIL " << int{want[at]};
+  }
+}
+
+TEST(image_resize, a_window_equals_the_same_window_of_the_whole_resize) {
+  ASSERT_EQ(pil().error, "");
+  std::mt19937 random(99);
+  for (const auto& c : pil().manifest["resize"]) {
+    const int32_t to_width = c["to_width"], to_height = c["to_height"];
+    const auto filter = static_cast<resample_filter>(c["resample"].get<int32_t>());
+    rgb_image in;
+    in.width = c["width"];
+    in.height = c["height"];
+    in.pixels = testing::read_bytes(pil().dir / (c["name"].get<std::string>() + ".in.rgb"));
+    const rgb_image whole = resize_image(in, to_width, to_height, filter);
+    for (int trial = 0; trial < 3; ++trial) {
+      pixel_window w;
+      w.top = int32_t(random() % to_height);
+      w.left = int32_t(random() % to_width);
+      w.height = 1 + int32_t(random() % (to_height - w.top));
+      w.width = 1 + int32_t(random() % (to_width - w.left));
+      SCOPED_TRACE(c.dump() + " window " + std::to_string(w.top) + "," + std::to_string(w.left) +
+                   " " + std::to_string(w.height) + "x" + std::to_string(w.width));
+      const rgb_image got = resize_image_window(in, to_width, to_height, filter, w);
+      ASSERT_EQ(got.width, w.width);
+      ASSERT_EQ(got.height, w.height);
+      for (int32_t y = 0; y < w.height; ++y) {
+        const auto row = whole.pixels.begin() + (std::ptrdiff_t(w.top + y) * to_width + w.left) * 3;
+        ASSERT_TRUE(std::equal(row, row + std::ptrdiff_t(w.width) * 3,
+                               got.pixels.begin() + std::ptrdiff_t(y) * w.width * 3))
+            << "row " << y;
+      }
+    }
   }
 }
 

@@ -226,7 +226,8 @@ def preprocess(pixels, cfg):
         size = get_size(height, width, cfg)
     image = Image.fromarray(pixels, "RGB").resize((size[1], size[0]), resample=cfg["resample"])
     image = np.array(image).transpose(2, 0, 1)  # (C, H, W) uint8
-    if cfg.get("do_center_crop"):
+    clip = cfg["image_processor_type"] == "CLIPImageProcessor"
+    if cfg.get("do_center_crop", clip):  # CLIPImageProcessor crops unless told not to
         image = center_crop(image, cfg["crop_size"]["height"], cfg["crop_size"]["width"])
     image = (image.astype(np.float64) * cfg["rescale_factor"]).astype(np.float32)
     mean = np.array(cfg["image_mean"], dtype=image.dtype)
@@ -255,6 +256,11 @@ PREPROCESS_CASES = [
     ("clip_pad_crop", 50, 90, {
         "image_processor_type": "CLIPImageProcessor", "size": {"shortest_edge": 41},
         "crop_size": {"height": 64, "width": 57}, "do_center_crop": True, "resample": 2,
+        "rescale_factor": 0.00392156862745098, "image_mean": OPENAI_CLIP_MEAN,
+        "image_std": OPENAI_CLIP_STD}),
+    ("clip_thin_crop", 8, 401, {  # resized to 64x3208, of which the crop alone is computed
+        "image_processor_type": "CLIPImageProcessor", "size": {"shortest_edge": 64},
+        "crop_size": {"height": 64, "width": 61}, "resample": 3,
         "rescale_factor": 0.00392156862745098, "image_mean": OPENAI_CLIP_MEAN,
         "image_std": OPENAI_CLIP_STD}),
     ("gemma3_siglip_896", 201, 333, {
