@@ -88,11 +88,16 @@ TEST(image_resize, a_camera_image_to_clip_size_is_fast) {
   in.height = 3000;
   in.pixels.resize(std::size_t(in.width) * in.height * 3);
   for (std::size_t i = 0; i < in.pixels.size(); ++i) in.pixels[i] = uint8_t(i * 7 + i / 4001);
-  const auto start = std::chrono::steady_clock::now();
-  const rgb_image out = resize_image(in, 448, 336, resample_filter::bicubic);
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(out.pixels.size(), 448u * 336 * 3);
+  // The best of three runs: a loaded machine (parallel tests, two cores) may stall any one.
+  double ms = 1e9;
+  for (int run = 0; run < 3; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    const rgb_image out = resize_image(in, 448, 336, resample_filter::bicubic);
+    ms = std::min(
+        ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
+    EXPECT_EQ(out.pixels.size(), 448u * 336 * 3);
+  }
   std::printf("4000x3000 -> 448x336 bicubic: %.1f ms\n", ms);
   // Instrumented builds run several times slower; the bound is for an optimised one.
   if (!actorllm::testing::address_sanitized()) {
