@@ -2,9 +2,12 @@
 // the chat endpoint; raw completion mode sends the prompt text alone to /v1/completions (for
 // models without a chat template). Answers stream, render as Markdown, and end with a line
 // of stats measured here: tokens (the server's usage, else the deltas counted), time to
-// first token and tokens per second.
+// first token and tokens per second. In chat mode a message may carry images: its content is
+// then the list of parts the OpenAI API takes (the images as data: URLs, then the text), and
+// the history keeps them, so that every later turn sends them again.
 
 import {streamCall} from './api.js';
+import {Attachments, thumbnail} from './attachments.js';
 import {renderMarkdown} from './markdown.js';
 
 const NO_TEMPLATE = /chat template/i;
@@ -14,6 +17,13 @@ const integer = new Intl.NumberFormat('en', {maximumFractionDigits: 0});
 function parseStops(text) {
   return text.split(',').map((s) => s.trim().replace(/\\n/g, '\n').replace(/\\t/g, '\t'))
              .filter(Boolean);
+}
+
+/** A user message's content: the text alone, or the images' parts followed by the text's. */
+function userContent(text, images) {
+  if (!images.length) return text;
+  return [...images.map(({url}) => ({type: 'image_url', image_url: {url}})),
+          ...(text ? [{type: 'text', text}] : [])];
 }
 
 export class ChatView {
@@ -35,6 +45,8 @@ export class ChatView {
     this.model = '';
     this.history = [];    // chat mode: [{role, content}] of finished turns
     this.running = null;  // the call in flight: {stop()}
+    // A message of images alone is allowed: the text is required only without one.
+    this.attachments = new Attachments(root, () => { this.input.required = !this.attachments.count; });
 
     this.form.addEventListener('submit', (event) => { event.preventDefault(); this.send(); });
     this.input.addEventListener('keydown', (event) => {
@@ -65,6 +77,7 @@ export class ChatView {
     this.inputLabel.textContent = raw ? 'Prompt (continued by the model)' : 'Message';
     this.input.placeholder = raw ? 'Once upon a time' : 'Ask something…';
     this.system.disabled = raw;
+    this.attachments.setEnabled(!raw);
     this.modeNote.textContent = raw
       ? `Raw completion mode: the prompt goes to /v1/completions as it is, with no chat template. ${reason}`
       : 'Chat mode: the conversation goes to /v1/chat/completions.';
@@ -92,7 +105,8 @@ export class ChatView {
     return body;
   }
 
-  addMessage(role, text) {
+  /** A message of the conversation; a user's shows its `images` ([{name, url}]) as thumbnails. */
+  addMessage(role, text = '', images = []) {
     const item = document.createElement('li');
     item.className = `message ${role}`;
     const who = document.createElement('div');
@@ -100,7 +114,13 @@ export class ChatView {
     who.textContent = role === 'user' ? 'You' : (this.model || 'model');
     const content = document.createElement('div');
     content.className = 'content';
-    if (role === 'user') content.textContent = text;
+    if (images.length) {
+      const strip = document.createElement('div');
+      strip.className = 'images';
+      strip.append(...images.map(({name, url}) => thumbnail(url, name)));
+      content.append(strip);
+    }
+    if (role === 'user' && text) content.append(text);
     item.append(who, content);
     this.list.append(item);
     item.scrollIntoView({block: 'end'});
@@ -109,13 +129,14 @@ export class ChatView {
 
   async send() {
     const text = this.input.value.trim();
-    if (!text || this.running) return;
+    if (this.running || !(text || this.attachments.count)) return;
     this.input.value = '';
-    this.addMessage('user', text);
+    const images = this.attachments.take();
+    this.addMessage('user', text, images);
     this.sendButton.disabled = true;
     this.stopButton.disabled = false;
     try {
-      let outcome = await this.ask(text);
+      let outcome = await this.ask(userContent(text, images));
       if (outcome.noTemplate) {
         this.setRaw(true, 'This model has no chat template, so the page switched to it.');
         outcome = await this.ask(text);
@@ -128,16 +149,19 @@ export class ChatView {
     }
   }
 
-  /** One streamed answer to `text`; resolves with {noTemplate} when chat mode is refused. */
-  async ask(text) {
+  /**
+   * One streamed answer to `question` (a text, or a chat message's parts); resolves with
+   * {noTemplate} when chat mode is refused for a text (raw mode could not send images).
+   */
+  async ask(question) {
     const raw = this.raw.checked;
     const body = {...(this.model ? {model: this.model} : {}), ...this.sampling()};
     if (raw) {
-      body.prompt = text;
+      body.prompt = question;
     } else {
       const system = this.system.value.trim();
       body.messages = [...(system ? [{role: 'system', content: system}] : []), ...this.history,
-                       {role: 'user', content: text}];
+                       {role: 'user', content: question}];
     }
     const {item, content} = this.addMessage('assistant');
     item.dataset.state = 'streaming';
@@ -168,7 +192,7 @@ export class ChatView {
     const result = await call.finished;
     item.setAttribute('aria-busy', 'false');
 
-    if (result.error && !raw && NO_TEMPLATE.test(result.error.message ?? '') && !answer.text) {
+    if (result.error && !raw && typeof question === 'string' && NO_TEMPLATE.test(result.error.message ?? '') && !answer.text) {
       item.remove();
       return {noTemplate: true};
     }
@@ -182,7 +206,7 @@ export class ChatView {
     item.dataset.state = result.error ? 'error' : result.stopped ? 'stopped' : 'done';
     stats.textContent = this.statsLine(answer, call.transport, item.dataset.state);
     if (!raw && answer.text) {
-      this.history.push({role: 'user', content: text}, {role: 'assistant', content: answer.text});
+      this.history.push({role: 'user', content: question}, {role: 'assistant', content: answer.text});
     }
     return {};
   }

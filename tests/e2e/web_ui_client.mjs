@@ -1,14 +1,16 @@
 // The web playground in a real browser (Debian's chromium, headless, driven by puppeteer-core).
-//   node web_ui_client.mjs URL KEYED_URL KEY
+//   node web_ui_client.mjs URL KEYED_URL KEY VISION_URL IMAGES
 // URL: a server without a key on stories260K, `slow` (a random model slow enough that an
 // answer of 400 tokens outlasts the page's Stop) and `broken` (a folder that does not load);
-// KEYED_URL: one on stories260K and `slow`, started with --api-key KEY and a chat template.
+// KEYED_URL: one on stories260K and `slow`, started with --api-key KEY and a chat template;
+// VISION_URL: one on a random LLaVA; IMAGES: a folder with photo.png and second.png, big.png
+// (above 20 MiB) and notes.txt.
 // WEB_UI_SCREENSHOTS=<dir> writes chat.png (phone width) and engine.png (desktop) there.
 import fs from 'node:fs';
 import path from 'node:path';
 import puppeteer from 'puppeteer-core';
 
-const [base, keyedBase, key] = process.argv.slice(2);
+const [base, keyedBase, key, visionBase, images] = process.argv.slice(2);
 const screenshots = process.env.WEB_UI_SCREENSHOTS;
 let failures = 0;
 function check(ok, what, detail = '') {
@@ -17,7 +19,7 @@ function check(ok, what, detail = '') {
   return ok;
 }
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-const deadline = setTimeout(() => { check(false, 'finished within 90 s'); process.exit(1); }, 90_000);
+const deadline = setTimeout(() => { check(false, 'finished within 120 s'); process.exit(1); }, 120_000);
 
 const browser = await puppeteer.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
@@ -135,6 +137,7 @@ check(JSON.stringify(listed) === '["stories260K","slow","broken (failed)"]',
       'the picker lists every model of /v1/models with its state', JSON.stringify(listed));
 check(await page.$eval('#model-select', (e) => e.value) === 'stories260K', 'the first model is chosen at first');
 check(await page.$eval('#raw', (e) => e.checked), 'raw completion mode chosen for a model without a chat template');
+check(await page.$eval('#attach-button', (e) => e.disabled), 'no images in raw completion mode: Attach image is off');
 
 await setField(page, '#max-tokens', 96);
 await setField(page, '#temperature', 0.8);
@@ -276,6 +279,126 @@ await keyed.reload({waitUntil: 'load'});
 await keyed.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
 check(!(await keyed.$('#key-dialog[open]')), 'the key is kept: no form after a reload');
 check(keyed.errors.length === 0, 'no uncaught error on the keyed page', keyed.errors.join('; '));
+
+// --- images: a random LLaVA answers about a PNG attached in the page as it answers the same
+// request sent directly (over the WebSocket), and a text-only model's 400 shows (over SSE) --
+
+const fileOf = (name, type = 'image/png') =>
+  ({name, type, base64: fs.readFileSync(path.join(images, name)).toString('base64')});
+const photo = fileOf('photo.png');
+const photoUrl = `data:image/png;base64,${photo.base64}`;
+const attached = (page) => page.$$eval('#attachments img', (imgs) => imgs.map((i) => ({alt: i.alt, src: i.src})));
+const waitForAttached = (page, n) =>
+  page.waitForFunction((n) => document.querySelectorAll('#attachments img').length === n, {timeout: 5000}, n);
+const note = (page) => page.$eval('#attach-note', (e) => (e.checkVisibility() ? e.textContent : ''));
+
+/** Hands `files` ([{name, type, base64}]) to the message box as a 'paste' or a 'drop'. */
+async function handOver(page, kind, files) {
+  await page.evaluate((kind, files) => {
+    const transfer = new DataTransfer();
+    for (const {name, type, base64} of files) {
+      transfer.items.add(new File([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], name, {type}));
+    }
+    const init = {bubbles: true, cancelable: true};
+    document.querySelector('#prompt').dispatchEvent(kind === 'paste'
+      ? new ClipboardEvent('paste', {...init, clipboardData: transfer})
+      : new DragEvent('drop', {...init, dataTransfer: transfer}));
+  }, kind, files);
+}
+
+/** The server's answer to a chat request sent directly: {text}, or {status, message}. */
+async function chatDirect(url, body, headers = {}) {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST', headers: {'Content-Type': 'application/json', ...headers}, body: JSON.stringify(body),
+  });
+  const reply = await response.json();
+  return response.ok ? {text: reply.choices[0].message.content}
+                     : {status: response.status, message: reply.error?.message};
+}
+
+/** `text` as the page shows an answer: through the page's own Markdown renderer. */
+const shown = (page, text) => page.evaluate(async (text) => {
+  const div = document.createElement('div');
+  div.innerHTML = (await import('/ui/markdown.js')).renderMarkdown(text);
+  return div.textContent;
+}, text);
+
+/** The last message the user sent: its thumbnails' data: URLs and its text. */
+const lastSent = (page) => page.evaluate(() => {
+  const content = [...document.querySelectorAll('.message.user .content')].pop();
+  return {images: [...content.querySelectorAll('img.thumb')].map((img) => img.src), text: content.textContent};
+});
+
+const vision = await openPage(visionBase, {width: 1024, height: 768});
+await vision.waitForSelector('body[data-ready="true"]', {timeout: 10_000});
+const visionModel = await vision.$eval('#model-select', (e) => e.value);
+check(!(await vision.$eval('#raw', (e) => e.checked)) && !(await vision.$eval('#attach-button', (e) => e.disabled)),
+      'chat mode for the LLaVA model, with Attach image');
+
+const fileInput = await vision.$('#attach');
+await fileInput.uploadFile(path.join(images, 'big.png'));
+await vision.waitForFunction(() => document.querySelector('#attach-note').textContent, {timeout: 5000});
+const bigNote = await note(vision);
+check(/^big\.png is 21 MiB: images above 20 MiB are refused\.$/.test(bigNote) && !(await attached(vision)).length,
+      'a file above 20 MiB is refused in the browser, with a note', bigNote);
+await handOver(vision, 'drop', [fileOf('notes.txt', 'text/plain')]);
+await vision.waitForFunction(() => /notes\.txt/.test(document.querySelector('#attach-note').textContent), {timeout: 5000});
+check(/^notes\.txt is not a PNG, JPEG, WebP or GIF image\.$/.test(await note(vision)) && !(await attached(vision)).length,
+      'a dropped file that is no image is refused, with a note', await note(vision));
+await fileInput.uploadFile(path.join(images, 'photo.png'));
+await waitForAttached(vision, 1);
+await handOver(vision, 'paste', [fileOf('second.png')]);
+await waitForAttached(vision, 2);
+const both = await attached(vision);
+check(both.map((t) => t.alt).join() === 'photo.png,second.png' && !(await note(vision)),
+      'a picked and a pasted image show as thumbnails (and the note is gone)', JSON.stringify(both.map((t) => t.alt)));
+await vision.click('#attachments button[aria-label="Remove second.png"]');
+await waitForAttached(vision, 1);
+const kept = await attached(vision);
+check(kept[0].alt === 'photo.png' && kept[0].src === photoUrl, 'a thumbnail\'s × removes that image alone');
+
+const question = 'What is this?';
+const followUp = 'And what else?';
+await setField(vision, '#max-tokens', 12);
+await setField(vision, '#temperature', 0);
+const imageAnswer = await send(vision, question);
+const sent = await lastSent(vision);
+check(sent.images.length === 1 && sent.images[0] === photoUrl && sent.text === question &&
+      !(await attached(vision)).length,
+      'the sent message shows its image as a thumbnail, and the composer is empty again', JSON.stringify(sent).slice(0, 200));
+// What the page sends: the model, max_tokens and temperature (the other settings are empty).
+const sampling = {model: visionModel, max_tokens: 12, temperature: 0};
+const imageTurn = {role: 'user', content: [{type: 'image_url', image_url: {url: photoUrl}}, {type: 'text', text: question}]};
+const direct = await chatDirect(visionBase, {...sampling, messages: [imageTurn]});
+const blind = await chatDirect(visionBase, {...sampling, messages: [{role: 'user', content: question}]});
+check(direct.text && blind.text && direct.text !== blind.text, 'the server answers differently without the image',
+      JSON.stringify({direct, blind}));
+check(imageAnswer.state === 'done' && imageAnswer.text && imageAnswer.text === await shown(vision, direct.text),
+      'the page\'s answer is the server\'s answer for that image', JSON.stringify({page: imageAnswer.text, server: direct.text}));
+const nextAnswer = await send(vision, followUp);
+const next = (first) => [first, {role: 'assistant', content: direct.text}, {role: 'user', content: followUp}];
+const directNext = await chatDirect(visionBase, {...sampling, messages: next(imageTurn)});
+const blindNext = await chatDirect(visionBase, {...sampling, messages: next({role: 'user', content: question})});
+check(nextAnswer.state === 'done' && directNext.text !== blindNext.text &&
+      nextAnswer.text === await shown(vision, directNext.text),
+      'the next turn sends the image again (the history keeps the parts)',
+      JSON.stringify({page: nextAnswer.text, server: directNext.text, without: blindNext.text}));
+check(vision.errors.length === 0, 'no uncaught error on the LLaVA page', vision.errors.join('; '));
+
+// The keyed page (over SSE) on stories260K, chat mode with a template: an image alone, no text.
+await pickModel(keyed, 'stories260K');
+await setField(keyed, '#max-tokens', 8);
+await (await keyed.$('#attach')).uploadFile(path.join(images, 'photo.png'));
+await waitForAttached(keyed, 1);
+const refusedAnswer = await send(keyed, '');
+const refusal = await chatDirect(keyedBase, {model: 'stories260K', max_tokens: 8,
+  messages: [{role: 'user', content: [{type: 'image_url', image_url: {url: photoUrl}}]}]}, auth);
+const shownError = await keyed.evaluate(() => [...document.querySelectorAll('.message.assistant')].pop()
+  .querySelector('.error[role="alert"]')?.textContent);
+check(refusal.status === 400 && /takes no images/.test(refusal.message) && refusedAnswer.state === 'error' &&
+      shownError === `Error: ${refusal.message}` && (await lastSent(keyed)).images[0] === photoUrl,
+      'an image for a text-only model: the page shows the server\'s 400', JSON.stringify({refusal, shownError}));
+check(keyed.errors.length === 0, 'no uncaught error on the keyed page with an image', keyed.errors.join('; '));
 
 clearTimeout(deadline);
 await browser.close();

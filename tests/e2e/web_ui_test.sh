@@ -5,7 +5,10 @@
 # model with its state, the choice named in requests and kept across a reload), a streamed raw
 # completion with its stats line, Stop of the slow model's answer (the server counts the
 # abort), the Engine view moving under a load of 16 clients, and a server with --api-key and a
-# chat template whose key the page asks for once. --disable-web-ui makes / a 404.
+# chat template whose key the page asks for once. Images: a server of a random LLaVA
+# (scripts/make_random_vlm.py) answers about a PNG attached in the page as it answers the same
+# request sent directly, also on the next turn (the history resends the image), and the keyed
+# server's text-only model shows its 400 in the page. --disable-web-ui makes / a 404.
 #   WEB_UI_SCREENSHOTS=docs/screenshots tests/e2e/web_ui_test.sh   rewrites the README's images
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -25,6 +28,21 @@ slow_random_model "$slow"
 # A folder that looks like a model and does not load: the picker lists it as failed.
 mkdir -p "$work/broken"
 echo '{"architectures": ["NoSuchForCausalLM"], "vocab_size": 512}' >"$work/broken/config.json"
+# A random LLaVA for the page's images, and the files the page attaches: two PNGs, one file
+# above the page's 20 MiB limit and one that is no image.
+/usr/bin/python3 "$ACTORLLM_SOURCE_DIR/scripts/make_random_vlm.py" --arch llava --vocab 514 \
+  --out "$work/vlm" >/dev/null
+mkdir -p "$work/images"
+/usr/bin/python3 - "$work/images" <<'PY'
+import sys, numpy as np
+from PIL import Image
+d, g = sys.argv[1], np.random.default_rng(11)
+Image.fromarray(g.integers(0, 256, (48, 64, 3), dtype=np.uint8)).save(f"{d}/photo.png")
+Image.fromarray(g.integers(0, 256, (30, 30, 3), dtype=np.uint8)).save(f"{d}/second.png")
+with open(f"{d}/big.png", "wb") as f:
+    f.truncate(21 << 20)
+open(f"{d}/notes.txt", "w").write("not an image\n")
+PY
 serve() {  # serve <log name> <port> [flags...]: starts a server in the background
   local name=$1 port=$2
   shift 2
@@ -46,7 +64,11 @@ serve keyed "$keyed_port" --model slow="$slow" --models-kv-budget $((256 << 20))
   --chat-template "$ACTORLLM_SHARED_DIR/chat-templates/mistralai-Mistral-Nemo-Instruct-2407.jinja"
 no_ui_port=$(free_port)
 serve no-ui "$no_ui_port" --disable-web-ui
-for p in "$port" "$keyed_port" "$no_ui_port"; do
+vision_port=$(free_port)
+"$ACTORLLM_BIN" serve "$work/vlm" --host 127.0.0.1 --port "$vision_port" --device cpu \
+  --disable-log-stats >"$work/vision.log" 2>&1 &
+pids+=("$!")
+for p in "$port" "$keyed_port" "$no_ui_port" "$vision_port"; do
   for _ in $(seq 1 300); do curl -sf "http://127.0.0.1:$p/health" >/dev/null 2>&1 && break; sleep 0.1; done
 done
 
@@ -64,10 +86,11 @@ check "--disable-web-ui: the API still answers" \
   test "$(status "http://127.0.0.1:$no_ui_port/v1/models")" = 200
 
 check "the playground in chromium" node "$e2e_dir/web_ui_client.mjs" \
-  "http://127.0.0.1:$port" "http://127.0.0.1:$keyed_port" "$key"
+  "http://127.0.0.1:$port" "http://127.0.0.1:$keyed_port" "$key" \
+  "http://127.0.0.1:$vision_port" "$work/images"
 
 if [[ $failures -ne 0 ]]; then
-  for name in plain keyed no-ui; do echo "--- $name.log"; tail -n 10 "$work/$name.log"; done
+  for name in plain keyed no-ui vision; do echo "--- $name.log"; tail -n 10 "$work/$name.log"; done
   exit 1
 fi
 echo "all web UI checks passed"
