@@ -4,6 +4,7 @@
 #include "media/image_processor_config.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -102,7 +103,9 @@ TEST(image_processor_config, what_cannot_run_is_a_clear_error) {
 }
 
 TEST(image_processor_config, a_model_folder_without_the_file_gives_nothing) {
-  const auto dir = std::filesystem::temp_directory_path() / "actorllm-media-config-test";
+  // One folder per process: the plain and the sanitized test binaries may run at once.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("actorllm-media-config-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   EXPECT_FALSE(read_image_processor_config(dir).has_value());
