@@ -80,3 +80,26 @@ def make_prefill_model(folder):
                     "--dim", "256", "--layers", "4", "--heads", "4", "--kv-heads", "4",
                     "--hidden", "688", "--vocab", "512", "--max-pos", "4096", "--out", folder],
                    check=True, stdout=subprocess.DEVNULL)
+
+
+def stream_chat(port, body):
+    """Streams /v1/chat/completions with `body` (stream and usage added): (seconds to the
+    first content, completion tokens from the usage, seconds in all). Raises on an HTTP
+    error."""
+    body = dict(body, stream=True, stream_options={"include_usage": True})
+    start = time.perf_counter()
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    c.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
+    r = c.getresponse()
+    if r.status != 200:
+        raise RuntimeError(f"HTTP {r.status}: {r.read()[:200]!r}")
+    first, tokens = None, 0
+    for line in r:
+        if not line.startswith(b"data: ") or line.strip() == b"data: [DONE]":
+            continue
+        chunk = json.loads(line[6:])
+        if first is None and chunk["choices"] and chunk["choices"][0]["delta"].get("content"):
+            first = time.perf_counter() - start
+        if chunk.get("usage"):
+            tokens = chunk["usage"]["completion_tokens"]
+    return first, tokens, time.perf_counter() - start

@@ -1,6 +1,7 @@
 #include "chat_template/chat_template.hpp"
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "chat_template/jinja_builtins.hpp"
@@ -28,8 +29,21 @@ std::string token_text(const nlohmann::ordered_json& config, const char* key) {
 
 }  // namespace
 
+namespace {
+
+/// A loop over, or a filter of, some message's content: `in message['content']`,
+/// `in m.content`, `message['content'] | selectattr`, ...
+bool reads_content_as_parts(const std::string& source) {
+  static const std::regex loop(R"(\bin\s+\w+(\[\s*['"]content['"]\s*\]|\.content\b)\s*(%|-|\|))");
+  static const std::regex filter(R"(\w+(\[\s*['"]content['"]\s*\]|\.content\b)\s*\|\s*(selectattr|rejectattr|map|select))");
+  return std::regex_search(source, loop) || std::regex_search(source, filter);
+}
+
+}  // namespace
+
 chat_template::chat_template(const std::string& source)
-    : body_(std::make_shared<const jinja::stmt_list>(jinja::parse_template(source))) {}
+    : body_(std::make_shared<const jinja::stmt_list>(jinja::parse_template(source))),
+      iterates_content_parts_(reads_content_as_parts(source)) {}
 
 chat_template chat_template::load(const std::filesystem::path& path) {
   std::string text = read_text(path);

@@ -32,6 +32,12 @@ class chat_template {
   /// Errors in the template or raised by it (raise_exception) come back as values.
   result render(const nlohmann::ordered_json& variables) const;
 
+  /// Whether the template iterates a message's content as a list of parts (vLLM's "openai"
+  /// content format: `for part in message['content']`, `message.content | selectattr(...)`),
+  /// so that a message's string content must reach it as one text part (a vision model's
+  /// template renders nothing of a string there).
+  bool iterates_content_parts() const { return iterates_content_parts_; }
+
   const std::string& default_bos_token() const { return bos_token_; }
   const std::string& default_eos_token() const { return eos_token_; }
   void set_default_tokens(std::string bos, std::string eos);
@@ -40,6 +46,7 @@ class chat_template {
   std::shared_ptr<const jinja::stmt_list> body_;
   std::string bos_token_;
   std::string eos_token_;
+  bool iterates_content_parts_ = false;
 };
 
 }  // namespace actorllm

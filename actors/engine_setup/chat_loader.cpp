@@ -36,7 +36,13 @@ chat_renderer load_chat_renderer(const std::string& template_path,
   std::string bos = tok.bos_token().empty() ? tmpl->default_bos_token() : tok.bos_token();
   std::string eos = tok.eos_token().empty() ? tmpl->default_eos_token() : tok.eos_token();
   return [tmpl, bos, eos](const std::string& chat_json, bool add_generation_prompt) {
-    const auto chat = nlohmann::ordered_json::parse(chat_json);
+    auto chat = nlohmann::ordered_json::parse(chat_json);
+    // As vLLM gives a template of the "openai" content format: string content as one part.
+    if (tmpl->iterates_content_parts() && chat.contains("messages"))
+      for (auto& message : chat["messages"])
+        if (message.contains("content") && message["content"].is_string())
+          message["content"] = nlohmann::ordered_json::array(
+              {{{"type", "text"}, {"text", message["content"].get<std::string>()}}});
     nlohmann::ordered_json vars = nlohmann::ordered_json::object();
     for (auto it = chat.begin(); it != chat.end(); ++it) vars[it.key()] = it.value();
     vars["add_generation_prompt"] = add_generation_prompt;

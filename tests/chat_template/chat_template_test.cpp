@@ -121,3 +121,31 @@ TEST(chat_template, tokenizer_config_supplies_special_tokens) {
 
 }  // namespace
 }  // namespace actorllm
+
+namespace actorllm {
+namespace {
+
+TEST(chat_template, templates_that_iterate_content_parts_are_told_apart) {
+  // vLLM's "openai" content format: a loop over, or a filter of, a message's content.
+  for (const char* source :
+       {"{% for m in messages %}{% for part in m['content'] %}{{ part.text }}{% endfor %}{% endfor %}",
+        "{% for m in messages %}{% for c in m.content | selectattr('type', 'equalto', 'text') %}"
+        "{{ c.text }}{% endfor %}{% endfor %}",
+        "{% for message in messages %}{% for content in message['content'] | selectattr('type', "
+        "'equalto', 'image') %}<image>{% endfor %}{% endfor %}"})
+    EXPECT_TRUE(chat_template(source).iterates_content_parts()) << source;
+  for (const char* source : {"{% for m in messages %}{{ m['content'] | trim }}{% endfor %}",
+                             "{% for m in messages %}{{ m.content }}{% endfor %}"})
+    EXPECT_FALSE(chat_template(source).iterates_content_parts()) << source;
+  // Every text model's template of ../shared takes string content.
+  for (const char* name :
+       {"Qwen-Qwen2.5-7B-Instruct.jinja", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+        "google-gemma-2-2b-it.jinja", "meta-llama-Llama-3.1-8B-Instruct.jinja",
+        "microsoft-Phi-3.5-mini-instruct.jinja", "mistralai-Mistral-Nemo-Instruct-2407.jinja"})
+    EXPECT_FALSE(chat_template::load(testing::shared_dir() / "chat-templates" / name)
+                     .iterates_content_parts())
+        << name;
+}
+
+}  // namespace
+}  // namespace actorllm
