@@ -5,7 +5,8 @@
 // are refused with a visible note.
 
 const TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/gif'];
-const MAX_BYTES = 20 * 1024 * 1024;  // 20 MiB, as the server's default --max-image-bytes
+// 12 MiB: its data: URL (a third larger) must fit the server's default 16 MiB request body.
+const MAX_BYTES = 12 * 1024 * 1024;
 const mib = new Intl.NumberFormat('en', {maximumFractionDigits: 1});
 
 /** A File as a data: URL ("data:image/png;base64,..."). */
@@ -22,7 +23,7 @@ function readDataUrl(file) {
 function refusal(file) {
   if (!TYPES.includes(file.type)) return `${file.name} is not a PNG, JPEG, WebP or GIF image.`;
   if (file.size > MAX_BYTES) {
-    return `${file.name} is ${mib.format(file.size / 1024 / 1024)} MiB: images above 20 MiB are refused.`;
+    return `${file.name} is ${mib.format(file.size / 1024 / 1024)} MiB: images above 12 MiB are refused.`;
   }
   return '';
 }

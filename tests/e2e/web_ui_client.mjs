@@ -4,7 +4,7 @@
 // answer of 400 tokens outlasts the page's Stop) and `broken` (a folder that does not load);
 // KEYED_URL: one on stories260K and `slow`, started with --api-key KEY and a chat template;
 // VISION_URL: one on a random LLaVA; IMAGES: a folder with photo.png and second.png, big.png
-// (above 20 MiB) and notes.txt.
+// (above 12 MiB) and notes.txt.
 // WEB_UI_SCREENSHOTS=<dir> writes chat.png (phone width) and engine.png (desktop) there.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -339,8 +339,8 @@ const fileInput = await vision.$('#attach');
 await fileInput.uploadFile(path.join(images, 'big.png'));
 await vision.waitForFunction(() => document.querySelector('#attach-note').textContent, {timeout: 5000});
 const bigNote = await note(vision);
-check(/^big\.png is 21 MiB: images above 20 MiB are refused\.$/.test(bigNote) && !(await attached(vision)).length,
-      'a file above 20 MiB is refused in the browser, with a note', bigNote);
+check(/^big\.png is 21 MiB: images above 12 MiB are refused\.$/.test(bigNote) && !(await attached(vision)).length,
+      'a file above 12 MiB is refused in the browser, with a note', bigNote);
 await handOver(vision, 'drop', [fileOf('notes.txt', 'text/plain')]);
 await vision.waitForFunction(() => /notes\.txt/.test(document.querySelector('#attach-note').textContent), {timeout: 5000});
 check(/^notes\.txt is not a PNG, JPEG, WebP or GIF image\.$/.test(await note(vision)) && !(await attached(vision)).length,

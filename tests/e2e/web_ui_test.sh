@@ -29,7 +29,7 @@ slow_random_model "$slow"
 mkdir -p "$work/broken"
 echo '{"architectures": ["NoSuchForCausalLM"], "vocab_size": 512}' >"$work/broken/config.json"
 # A random LLaVA for the page's images, and the files the page attaches: two PNGs, one file
-# above the page's 20 MiB limit and one that is no image.
+# above the page's 12 MiB limit and one that is no image.
 /usr/bin/python3 "$ACTORLLM_SOURCE_DIR/scripts/make_random_vlm.py" --arch llava --vocab 514 \
   --out "$work/vlm" >/dev/null
 mkdir -p "$work/images"
