@@ -106,7 +106,7 @@ engine_setup engine_setup::load(const engine_config& config,
       throw std::runtime_error(mc.architecture +
                                ": the vision tower runs on the CPU backend only (use --device "
                                "cpu)");
-    s.images = make_image_pipeline(*mc.vision, model_dir, config.server.media);
+    s.images = make_image_pipeline(*mc.vision, model_dir, config.server.media, s.tok);
   }
   if (config.lora.enable_lora) {
     if (mc.moe.num_experts > 0)

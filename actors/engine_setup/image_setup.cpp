@@ -9,9 +9,17 @@ namespace actorllm {
 
 std::shared_ptr<const image_pipeline> make_image_pipeline(const vision_config& vision,
                                                           const std::filesystem::path& model_dir,
-                                                          const media_policy& policy) {
+                                                          const media_policy& policy,
+                                                          const tokenizer& tok) {
   image_spec spec;
   spec.image_token_id = vision.image_token_id;
+  if (vision.image_token_id < 0 || static_cast<size_t>(vision.image_token_id) >= tok.vocab_size())
+    throw std::runtime_error("config.json: the image token " +
+                             std::to_string(vision.image_token_id) +
+                             " is not in the tokenizer's vocabulary");
+  // LLaVA's processor repeats its placeholder once per position of the image.
+  spec.image_token = tok.id_to_piece(vision.image_token_id);
+  spec.placeholder = spec.image_token;
   spec.tokens_per_image = static_cast<int32_t>(vision.tokens_per_image());
   spec.image_size = static_cast<int32_t>(vision.image_size);
   spec.limits.max_bytes = policy.max_bytes;

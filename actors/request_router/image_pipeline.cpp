@@ -62,28 +62,52 @@ loaded_image image_pipeline::load(std::string_view url, size_t index) const {
   return out;
 }
 
-std::string image_pipeline::expand(std::vector<int32_t>& token_ids,
-                                   std::vector<prompt_image>& images) const {
-  const auto num_placeholders = static_cast<size_t>(
-      std::count(token_ids.begin(), token_ids.end(), spec_.image_token_id));
+std::string image_pipeline::expand(const std::string& text,
+                                   const std::vector<prompt_image>& images,
+                                   std::string& expanded) const {
+  expanded.clear();
+  size_t from = 0, next = 0;
+  for (size_t at; (at = text.find(spec_.placeholder, from)) != std::string::npos;
+       from = at + spec_.placeholder.size(), ++next) {
+    expanded.append(text, from, at - from);
+    if (next >= images.size()) break;
+    expanded += spec_.before;
+    for (int32_t i = 0; i < images[next].num_tokens; ++i) expanded += spec_.image_token;
+    expanded += spec_.after;
+  }
+  size_t num_placeholders = next;
+  for (size_t at = from; next >= images.size() && from < text.size() &&
+                         (at = text.find(spec_.placeholder, at)) != std::string::npos;
+       at += spec_.placeholder.size())
+    ++num_placeholders;
   if (num_placeholders != images.size())
     return "the prompt has " + std::to_string(num_placeholders) + " image placeholder" +
            (num_placeholders == 1 ? "" : "s") + " for " + std::to_string(images.size()) +
            " image" + (images.size() == 1 ? "" : "s") +
            " (does the chat template place every image part?)";
-  std::vector<int32_t> expanded;
-  expanded.reserve(token_ids.size() + images.size() * static_cast<size_t>(spec_.tokens_per_image));
+  expanded.append(text, from, std::string::npos);
+  return "";
+}
+
+std::string image_pipeline::place(std::vector<int32_t>& token_ids,
+                                  std::vector<prompt_image>& images) const {
   size_t next = 0;
-  for (int32_t id : token_ids) {
-    if (id != spec_.image_token_id) {
-      expanded.push_back(id);
+  for (size_t p = 0; p < token_ids.size();) {
+    if (token_ids[p] != spec_.image_token_id) {
+      ++p;
       continue;
     }
-    prompt_image& image = images[next++];
-    image.offset = static_cast<int32_t>(expanded.size());
-    expanded.insert(expanded.end(), static_cast<size_t>(image.num_tokens), id);
+    size_t end = p;
+    while (end < token_ids.size() && token_ids[end] == spec_.image_token_id) ++end;
+    // A run is one image's tokens, or several images' back to back.
+    while (p < end) {
+      if (next >= images.size() || p + static_cast<size_t>(images[next].num_tokens) > end)
+        return "the prompt's image tokens do not match its images (image tokens in the text?)";
+      images[next].offset = static_cast<int32_t>(p);
+      p += static_cast<size_t>(images[next++].num_tokens);
+    }
   }
-  token_ids = std::move(expanded);
+  if (next != images.size()) return "the prompt lost an image's tokens";
   key_image_positions(token_ids, images);
   return "";
 }

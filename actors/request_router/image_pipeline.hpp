@@ -1,8 +1,10 @@
 #pragma once
 /// The router's image side (a core, for a vision-language model): an image URL of a request to
 /// the prompt_image the workers take (fetched, decoded within limits, preprocessed exactly as
-/// the model's Hugging Face image processor does it, keyed by its pixels), and a tokenized
-/// prompt's placeholders expanded to the positions each image fills.
+/// the model's Hugging Face image processor does it, keyed by its pixels); a rendered prompt's
+/// placeholders expanded as the model's HF processor expands them, in the text, before it is
+/// tokenized (so that what surrounds an image tokenizes as it does there); and the images
+/// placed at their tokens.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -21,7 +23,13 @@ namespace actorllm {
 using media_fetcher = std::function<media::fetched_media(std::string_view url)>;
 
 /// What a model's images need: its placeholder, the positions an image fills, its processor.
+/// The i-th `placeholder` of a rendered prompt becomes `before` + image i's num_tokens times
+/// `image_token` + `after` (LLaVA: "<image>" repeated; Gemma 3: "\n\n<start_of_image>", the
+/// soft tokens, "<end_of_image>\n\n").
 struct image_spec {
+  std::string placeholder;
+  std::string before, after;
+  std::string image_token;  ///< the text of image_token_id
   int32_t image_token_id = -1;
   int32_t tokens_per_image = 0;
   /// The tower's input: (channels, size, size) after preprocessing, else refused.
@@ -49,10 +57,14 @@ class image_pipeline {
   /// The result's offset is left for expand(). Thread-safe.
   loaded_image load(std::string_view url, size_t index) const;
 
-  /// Replaces the i-th placeholder of `token_ids` by images[i].num_tokens positions (setting
-  /// each image's offset) and writes the images' key tokens there. An error (empty: done)
-  /// when the placeholders and the images differ in number.
-  std::string expand(std::vector<int32_t>& token_ids, std::vector<prompt_image>& images) const;
+  /// The rendered prompt `text` with its i-th placeholder expanded for images[i]. An error
+  /// (empty: done, into `expanded`) when the placeholders and the images differ in number.
+  std::string expand(const std::string& text, const std::vector<prompt_image>& images,
+                     std::string& expanded) const;
+  /// Finds the i-th run of image tokens in the tokenized prompt, sets images[i].offset, and
+  /// writes the images' key tokens there. An error (empty: done) where the runs are not the
+  /// images' (an image token written by the client, a template that split a run).
+  std::string place(std::vector<int32_t>& token_ids, std::vector<prompt_image>& images) const;
 
  private:
   image_spec spec_;

@@ -104,6 +104,17 @@ prepared_prompt prompt_builder::check_takes_images(const generate_request& r) co
                 "messages");
 }
 
+prepared_prompt prompt_builder::check_images(const generate_request& r,
+                                             const std::vector<prompt_image>& images) const {
+  if (auto refused = check_takes_images(r); !refused.ok()) return refused;
+  if (images.size() != r.image_urls.size())
+    return refuse("the request's images were not loaded", "messages", 500);
+  if (r.params.truncate_prompt_tokens != 0)
+    return refuse("truncate_prompt_tokens cannot cut a prompt with images",
+                  "truncate_prompt_tokens");
+  return {};
+}
+
 prepared_prompt prompt_builder::prepare(const generate_request& r,
                                         std::vector<prompt_image> images) const {
   std::shared_ptr<const lora_adapter> adapter;
@@ -134,7 +145,14 @@ prepared_prompt prompt_builder::prepare(const generate_request& r,
       if (!render_chat_)
         return refuse("this model has no chat template; use /v1/completions", "messages");
       try {
-        const std::string text = render_chat_(r.chat_json, r.add_generation_prompt);
+        std::string text = render_chat_(r.chat_json, r.add_generation_prompt);
+        if (!r.image_urls.empty()) {
+          if (auto refused = check_images(r, images); !refused.ok()) return refused;
+          std::string expanded;
+          if (std::string fault = images_->expand(text, images, expanded); !fault.empty())
+            return refuse(fault, "messages");
+          text = std::move(expanded);
+        }
         if (auto too_long = check_text_length(text, r.params); !too_long.ok()) return too_long;
         // The template writes BOS itself; tokenizing must not add another one.
         p.token_ids = tok_.encode(text, false);
@@ -145,13 +163,8 @@ prepared_prompt prompt_builder::prepare(const generate_request& r,
   }
   if (p.token_ids.empty()) return refuse("the prompt is empty", "prompt");
   if (!r.image_urls.empty()) {
-    if (auto refused = check_takes_images(r); !refused.ok()) return refused;
-    if (images.size() != r.image_urls.size())
-      return refuse("the request's images were not loaded", "messages", 500);
-    if (r.params.truncate_prompt_tokens != 0)
-      return refuse("truncate_prompt_tokens cannot cut a prompt with images",
-                    "truncate_prompt_tokens");
-    if (std::string fault = images_->expand(p.token_ids, images); !fault.empty())
+    if (r.kind != prompt_kind::chat) return refuse("images come with chat messages", "messages");
+    if (std::string fault = images_->place(p.token_ids, images); !fault.empty())
       return refuse(fault, "messages");
     p.images = std::move(images);
   }

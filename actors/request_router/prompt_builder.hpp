@@ -55,6 +55,9 @@ class prompt_builder {
   const image_pipeline* images() const { return images_.get(); }
   /// The refusal of a request with images for a model that takes none (ok otherwise).
   prepared_prompt check_takes_images(const generate_request& request) const;
+  /// check_takes_images, then that `images` are the request's, for a prompt they may fill.
+  prepared_prompt check_images(const generate_request& request,
+                               const std::vector<prompt_image>& images) const;
   /// The parameter check alone (also used by the tokenizer endpoints' callers).
   prepared_prompt validate_params(const sampling_params& params) const;
 

@@ -29,16 +29,48 @@ prompt_image image_of(float value, int32_t num_tokens = 4) {
 
 image_pipeline pipeline() {
   image_spec spec;
+  spec.placeholder = spec.image_token = "<img>";
   spec.image_token_id = placeholder;
   spec.tokens_per_image = 4;
   spec.image_size = 2;
   return image_pipeline(spec, [](std::string_view) { return media::fetched_media{}; });
 }
 
+/// The prompt with each placeholder id repeated for its image (as tokenizing an expanded text
+/// gives it), then the images placed: image_pipeline::place's error, or "".
+std::string expand_ids(std::vector<int32_t>& tokens, std::vector<prompt_image>& images) {
+  std::vector<int32_t> out;
+  size_t next = 0;
+  for (int32_t id : tokens) {
+    const int32_t copies = id == placeholder && next < images.size() ? images[next++].num_tokens : 1;
+    out.insert(out.end(), static_cast<size_t>(copies), id);
+  }
+  tokens = std::move(out);
+  return pipeline().place(tokens, images);
+}
+
+TEST(image_pipeline, expands_the_text_as_the_processor_does) {
+  image_spec spec;
+  spec.placeholder = "<start>";
+  spec.before = "\n\n<start>";
+  spec.after = "<end>\n\n";
+  spec.image_token = "<soft>";
+  spec.image_token_id = placeholder;
+  const image_pipeline gemma_like(spec, [](std::string_view) { return media::fetched_media{}; });
+  std::string out;
+  ASSERT_EQ(gemma_like.expand("a<start>b<start>c", {image_of(0.5f, 2), image_of(0.25f, 1)}, out),
+            "");
+  EXPECT_EQ(out, "a\n\n<start><soft><soft><end>\n\nb\n\n<start><soft><end>\n\nc");
+  const std::string fault = gemma_like.expand("a<start>b<start>c<start>", {image_of(0.5f)}, out);
+  EXPECT_NE(fault.find("3 image placeholders for 1 image"), std::string::npos) << fault;
+  EXPECT_NE(gemma_like.expand("no image", {image_of(0.5f)}, out), "");
+  EXPECT_NE(gemma_like.expand("a<start>", {}, out), "");
+}
+
 TEST(image_pipeline, expands_each_placeholder_to_its_image_positions_with_key_tokens) {
   std::vector<int32_t> tokens = {1, placeholder, 2, 3, placeholder, 4};
   std::vector<prompt_image> images = {image_of(0.5f), image_of(0.25f)};
-  ASSERT_EQ(pipeline().expand(tokens, images), "");
+  ASSERT_EQ(expand_ids(tokens, images), "");
   ASSERT_EQ(tokens.size(), 12u);
   EXPECT_EQ(images[0].offset, 1);
   EXPECT_EQ(images[1].offset, 7);
@@ -52,13 +84,15 @@ TEST(image_pipeline, expands_each_placeholder_to_its_image_positions_with_key_to
   EXPECT_NE(tokens[1], tokens[7]);  // different images, different keys
 }
 
-TEST(image_pipeline, refuses_placeholders_and_images_that_differ_in_number) {
-  std::vector<int32_t> tokens = {1, placeholder, 2};
+TEST(image_pipeline, refuses_image_tokens_that_are_not_the_images) {
   std::vector<prompt_image> two = {image_of(0.5f), image_of(0.25f)};
-  const std::string fault = pipeline().expand(tokens, two);
-  EXPECT_NE(fault.find("1 image placeholder for 2 images"), std::string::npos) << fault;
+  std::vector<int32_t> one_run = {1, placeholder, placeholder, placeholder, placeholder, 2};
+  EXPECT_NE(pipeline().place(one_run, two), "");
+  std::vector<int32_t> short_run = {1, placeholder, placeholder, 2};
+  std::vector<prompt_image> one = {image_of(0.5f)};
+  EXPECT_NE(pipeline().place(short_run, one), "");  // a run of 2 for an image of 4
   std::vector<prompt_image> none;
-  EXPECT_NE(pipeline().expand(tokens, none), "");
+  EXPECT_NE(pipeline().place(short_run, none), "");
 }
 
 TEST(image_pipeline, the_key_sees_every_pixel_and_the_shape) {
@@ -76,7 +110,7 @@ TEST(image_prefix_cache, prompts_that_differ_only_in_their_image_share_only_the_
   auto prompt_with = [](const prompt_image& image) {
     std::vector<int32_t> tokens = {1, 2, 3, 4, 5, placeholder, 20, 21, 22, 23, 24, 25, 26};
     std::vector<prompt_image> images = {image};
-    EXPECT_EQ(pipeline().expand(tokens, images), "");
+    EXPECT_EQ(expand_ids(tokens, images), "");
     return tokens;  // 16 tokens: the image at 5..8
   };
   const auto first = prompt_with(image_of(0.5f));
@@ -88,7 +122,7 @@ TEST(image_prefix_cache, prompts_that_differ_only_in_their_image_share_only_the_
 TEST(image_mirror, the_workers_see_the_placeholder_at_image_positions) {
   std::vector<int32_t> tokens = {1, placeholder, 2};
   std::vector<prompt_image> images = {image_of(0.5f)};
-  ASSERT_EQ(pipeline().expand(tokens, images), "");  // 1, 4 keys, 2
+  ASSERT_EQ(expand_ids(tokens, images), "");  // 1, 4 keys, 2
   step_plan plan;
   plan.new_seqs.push_back({"r", 1, 0, 6, sampling_params{}, images});
   scheduled_sequence work;
@@ -135,7 +169,7 @@ TEST(image_inputs, a_chunk_takes_its_share_of_the_image_rows_and_encodes_once) {
   image_inputs inputs(hidden, 1 << 20);
   std::vector<int32_t> tokens = {1, placeholder, 2};
   std::vector<prompt_image> images = {image_of(0.5f)};
-  ASSERT_EQ(pipeline().expand(tokens, images), "");
+  ASSERT_EQ(expand_ids(tokens, images), "");
   int32_t num_encodes = 0;
   const image_inputs::encoder encode = [&](std::span<const image_pixels> batch,
                                            std::vector<float>& rows) {

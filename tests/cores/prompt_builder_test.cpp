@@ -374,26 +374,30 @@ TEST(prompt_builder_images, a_model_without_a_vision_tower_refuses_images_by_nam
 
 TEST(prompt_builder_images, placeholders_become_the_images_positions_within_the_context) {
   image_spec spec;
-  spec.image_token_id = 317;  // "▁Lily" stands in for a placeholder
-  spec.tokens_per_image = 3;
+  spec.placeholder = "<image>";
+  spec.image_token = " Lily";  // "▁Lily" (317) stands in for an image token
+  spec.image_token_id = 317;
   auto images = std::make_shared<const image_pipeline>(
       spec, [](std::string_view) { return media::fetched_media{}; });
   const prompt_builder b(testing::stories_tokenizer(),
-                         [](const std::string&, bool) { return "Lily was Lily"; }, "stories",
+                         [](const std::string&, bool) { return "was<image> was<image>"; }, "stories",
                          max_model_len, 20, nullptr, nullptr, images);
   const auto p = b.prepare(chat_with_images({"u0", "u1"}), {loaded(0.1f), loaded(0.2f)});
   ASSERT_TRUE(p.ok()) << p.error;
   ASSERT_EQ(p.images.size(), 2u);
-  EXPECT_EQ(p.token_ids.size(), 3u + 1 + 3);
-  EXPECT_EQ(p.images[1].offset, p.images[0].end() + 1);
-  EXPECT_LT(p.token_ids[0], 0);  // key tokens, not the placeholder
+  ASSERT_EQ(p.token_ids.size(), 1u + 3 + 1 + 3);  // "was Lily Lily Lily was Lily Lily Lily"
+  EXPECT_EQ(p.token_ids[0], 286);
+  EXPECT_EQ(p.images[0].offset, 1);
+  EXPECT_EQ(p.images[1].offset, 5);
+  EXPECT_LT(p.token_ids[1], 0);  // key tokens, not the image token
+  EXPECT_EQ(p.token_ids[4], 286);
 
-  // One image too many for the placeholders, and a prompt past the context once expanded.
+  // One image too few for the placeholders, and a prompt past the context once expanded.
   const auto mismatch = b.prepare(chat_with_images({"u0"}), {loaded(0.1f)});
   EXPECT_NE(mismatch.error.find("2 image placeholders for 1 image"), std::string::npos)
       << mismatch.error;
   const prompt_builder six(testing::stories_tokenizer(),
-                           [](const std::string&, bool) { return "Lily Lily Lily Lily Lily Lily"; },
+                           [](const std::string&, bool) { return "<image><image><image><image><image><image>"; },
                            "stories", max_model_len, 20, nullptr, nullptr, images);
   const auto too_long = six.prepare(chat_with_images({"1", "2", "3", "4", "5", "6"}),
                                     std::vector<prompt_image>(6, loaded(0.3f)));
