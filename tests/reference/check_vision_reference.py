@@ -11,6 +11,7 @@ pixels (exact normalisation, the resize and crop geometry, RGBA on white, zero p
 logits with clear margins; that each image changes the logits and leaves the other image's
 features alone; that "full" keeps the CLS row (one more token per image, the other rows equal);
 that vision_feature_layer -2 ignores the tower's last layer and -1 does not; BF16 weights.
+Then Qwen2.5-VL's checks (check_qwen2_5_vl_reference.py); --arch picks either.
 """
 import argparse
 import json
@@ -263,7 +264,10 @@ def check_variants(tmp, base, a, b):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keep", help="write the models and outputs here instead of a temporary directory")
+    ap.add_argument("--arch", choices=["llava", "qwen2_5_vl"], action="append",
+                    help="check only these archs (repeat; default all)")
     args = ap.parse_args()
+    archs = args.arch or ["llava", "qwen2_5_vl"]
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.keep or scratch
         os.makedirs(tmp, exist_ok=True)
@@ -271,11 +275,15 @@ def main():
         a = write_image(os.path.join(tmp, "a.png"), rng.integers(0, 256, (60, 80, 3), dtype=np.uint8))
         b = write_image(os.path.join(tmp, "b.png"), rng.integers(0, 256, (90, 50, 3), dtype=np.uint8))
         other = write_image(os.path.join(tmp, "c.png"), rng.integers(0, 256, (60, 80, 3), dtype=np.uint8))
-        d = make(os.path.join(tmp, "default"))
-        check_layout(d)
-        check_pixels(tmp, d)
-        base = check_run(tmp, d, a, b, other)
-        check_variants(tmp, base, a, b)
+        if "llava" in archs:
+            d = make(os.path.join(tmp, "default"))
+            check_layout(d)
+            check_pixels(tmp, d)
+            base = check_run(tmp, d, a, b, other)
+            check_variants(tmp, base, a, b)
+        if "qwen2_5_vl" in archs:
+            import check_qwen2_5_vl_reference
+            check_qwen2_5_vl_reference.run_checks(check, tmp, a, b, other)
     print(f"check_vision_reference: {len(failures)} failure(s)" + "".join("\n  " + f for f in failures))
     sys.exit(1 if failures else 0)
 

@@ -316,7 +316,7 @@ class Model:
         b = self.w.get(name + ".bias")
         return y if b is None else y + b
 
-    def attention(self, x, i):
+    def attention(self, x, i, rotary=None):
         p = f"model.layers.{i}.self_attn."
         t, hd, nh, nkv = x.shape[0], self.head_dim, self.heads, self.kv_heads
         if self.family == "phi3":
@@ -328,7 +328,8 @@ class Model:
         if p + "q_norm.weight" in self.w:  # qwen3, qwen3_moe, gemma3: per-head RMSNorm before rotary
             q, k = self.norm(q, p + "q_norm.weight"), self.norm(k, p + "k_norm.weight")
         inv_freq, attention_scaling = rope_tables(self.ropes[i], t)
-        q, k = rotate(q, inv_freq, attention_scaling), rotate(k, inv_freq, attention_scaling)
+        rotary = rotary or rotate
+        q, k = rotary(q, inv_freq, attention_scaling), rotary(k, inv_freq, attention_scaling)
         group = nh // nkv
         k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)  # repeat_kv: head h reads h // group
         scores = np.einsum("qhd,khd->hqk", q, k) * self.scaling
@@ -388,15 +389,17 @@ class Model:
                 return out
         return self.dense_mlp(x, p + "mlp.")
 
-    def logits(self, ids, inputs_embeds=None):
+    def logits(self, ids, inputs_embeds=None, rotary=None):
         """Logits (T, vocab) for every position of ids, or of inputs_embeds (T, hidden_size) when
-        given (a multimodal model's token embeddings with its image features put in)."""
-        logits = self.hidden(ids, inputs_embeds) @ self.head.T
+        given (a multimodal model's token embeddings with its image features put in). rotary, when
+        given, replaces rotate: f(x (T, heads, head_dim), inv_freq, attention_scaling) -> rotated x,
+        for positions other than 0..T-1 (Qwen2.5-VL's M-RoPE)."""
+        logits = self.hidden(ids, inputs_embeds, rotary) @ self.head.T
         if self.final_softcap:
             logits = np.tanh(logits / self.final_softcap) * self.final_softcap
         return logits
 
-    def hidden(self, ids, inputs_embeds=None):
+    def hidden(self, ids, inputs_embeds=None, rotary=None):
         """Final hidden states (T, hidden_size), after the model's last norm."""
         x = self.w["model.embed_tokens.weight"][np.asarray(ids)] if inputs_embeds is None else inputs_embeds
         if self.gemma:  # the normalizer is a tensor of the model's dtype
@@ -404,14 +407,14 @@ class Model:
         for i in range(self.layers):
             p = f"model.layers.{i}."
             if self.sandwich:
-                h = self.norm(self.attention(self.norm(x, p + "input_layernorm.weight"), i),
+                h = self.norm(self.attention(self.norm(x, p + "input_layernorm.weight"), i, rotary),
                               p + "post_attention_layernorm.weight")
                 x = x + h
                 h = self.norm(self.mlp(self.norm(x, p + "pre_feedforward_layernorm.weight"), i),
                               p + "post_feedforward_layernorm.weight")
                 x = x + h
             else:
-                x = x + self.attention(self.norm(x, p + "input_layernorm.weight"), i)
+                x = x + self.attention(self.norm(x, p + "input_layernorm.weight"), i, rotary)
                 x = x + self.mlp(self.norm(x, p + "post_attention_layernorm.weight"), i)
         return self.norm(x, "model.norm.weight")
 

@@ -31,6 +31,9 @@ Written from the transformers code of each stage:
     (masked_scatter) and runs the language model: reference_forward.py's decoder, with
     text_config's keys over LlamaConfig's defaults.
 
+Qwen2_5_VLForConditionalGeneration (model_type qwen2_5_vl) runs qwen2_5_vl_reference.py instead;
+its docstring says what it follows and what it writes.
+
 Each greedy step recomputes the whole sequence; image features go to the prompt's image
 positions only (a generated token equal to the image token is embedded as a token, as
 transformers does once the prompt is in the cache).
@@ -292,6 +295,9 @@ def load_preprocessor(model_dir):
 
 def run(model_dir, prompt, image_paths, steps, pixels_out=None):
     config, weights = rf.load_model_dir(model_dir)
+    if config.get("model_type") == "qwen2_5_vl":
+        import qwen2_5_vl_reference
+        return qwen2_5_vl_reference.run(model_dir, config, weights, prompt, image_paths, steps, pixels_out)
     model = Llava(config, weights)
     num_images = sum(1 for t in prompt if t == model.image_token)
     if num_images != len(image_paths):
