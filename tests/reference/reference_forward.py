@@ -316,7 +316,17 @@ class Model:
         b = self.w.get(name + ".bias")
         return y if b is None else y + b
 
-    def attention(self, x, i, rotary=None):
+    def attention_mask(self, i, t, or_mask=None):
+        """(t, t) bool, layer i: query q may attend key k. Causal (k <= q), on a sliding layer also
+        q - k < sliding_window; then OR or_mask (t, t) where given (transformers' or_mask_function,
+        applied after the window: Gemma 3's bidirectional image blocks)."""
+        qi, kj = np.arange(t)[:, None], np.arange(t)[None, :]
+        allowed = kj <= qi
+        if self.windows[i] is not None:
+            allowed &= (qi - kj) < self.windows[i]
+        return allowed if or_mask is None else allowed | or_mask
+
+    def attention(self, x, i, rotary=None, or_mask=None):
         p = f"model.layers.{i}.self_attn."
         t, hd, nh, nkv = x.shape[0], self.head_dim, self.heads, self.kv_heads
         if self.family == "phi3":
@@ -335,11 +345,7 @@ class Model:
         scores = np.einsum("qhd,khd->hqk", q, k) * self.scaling
         if self.attn_softcap:
             scores = np.tanh(scores / self.attn_softcap) * self.attn_softcap
-        qi, kj = np.arange(t)[:, None], np.arange(t)[None, :]
-        allowed = kj <= qi
-        if self.windows[i] is not None:
-            allowed &= (qi - kj) < self.windows[i]
-        scores = np.where(allowed[None], scores, -np.inf)
+        scores = np.where(self.attention_mask(i, t, or_mask)[None], scores, -np.inf)
         out = np.einsum("hqk,khd->qhd", softmax(scores), v).reshape(t, nh * hd)
         return self.linear(out, p + "o_proj")
 
@@ -389,32 +395,35 @@ class Model:
                 return out
         return self.dense_mlp(x, p + "mlp.")
 
-    def logits(self, ids, inputs_embeds=None, rotary=None):
+    def logits(self, ids, inputs_embeds=None, rotary=None, or_mask=None):
         """Logits (T, vocab) for every position of ids, or of inputs_embeds (T, hidden_size) when
         given (a multimodal model's token embeddings with its image features put in). rotary, when
         given, replaces rotate: f(x (T, heads, head_dim), inv_freq, attention_scaling) -> rotated x,
-        for positions other than 0..T-1 (Qwen2.5-VL's M-RoPE)."""
-        logits = self.hidden(ids, inputs_embeds, rotary) @ self.head.T
+        for positions other than 0..T-1 (Qwen2.5-VL's M-RoPE). or_mask (T, T) bool, when given,
+        lets query q attend key k wherever it is true, on every layer (see attention_mask)."""
+        logits = self.hidden(ids, inputs_embeds, rotary, or_mask) @ self.head.T
         if self.final_softcap:
             logits = np.tanh(logits / self.final_softcap) * self.final_softcap
         return logits
 
-    def hidden(self, ids, inputs_embeds=None, rotary=None):
-        """Final hidden states (T, hidden_size), after the model's last norm."""
+    def hidden(self, ids, inputs_embeds=None, rotary=None, or_mask=None):
+        """Final hidden states (T, hidden_size), after the model's last norm. Gemma 1 and 2 scale
+        inputs_embeds by the normalizer inside the model; Gemma 3 scales in its embedding module
+        (Gemma3TextScaledWordEmbedding), so inputs_embeds given to it are taken as they are."""
         x = self.w["model.embed_tokens.weight"][np.asarray(ids)] if inputs_embeds is None else inputs_embeds
-        if self.gemma:  # the normalizer is a tensor of the model's dtype
-            x = x * dtype_round(self.c["hidden_size"] ** 0.5, self.normalizer_dtype)
+        if self.gemma and (inputs_embeds is None or self.family != "gemma3_text"):
+            x = x * dtype_round(self.c["hidden_size"] ** 0.5, self.normalizer_dtype)  # a tensor of the model's dtype
         for i in range(self.layers):
             p = f"model.layers.{i}."
             if self.sandwich:
-                h = self.norm(self.attention(self.norm(x, p + "input_layernorm.weight"), i, rotary),
+                h = self.norm(self.attention(self.norm(x, p + "input_layernorm.weight"), i, rotary, or_mask),
                               p + "post_attention_layernorm.weight")
                 x = x + h
                 h = self.norm(self.mlp(self.norm(x, p + "pre_feedforward_layernorm.weight"), i),
                               p + "post_feedforward_layernorm.weight")
                 x = x + h
             else:
-                x = x + self.attention(self.norm(x, p + "input_layernorm.weight"), i, rotary)
+                x = x + self.attention(self.norm(x, p + "input_layernorm.weight"), i, rotary, or_mask)
                 x = x + self.mlp(self.norm(x, p + "post_attention_layernorm.weight"), i)
         return self.norm(x, "model.norm.weight")
 
