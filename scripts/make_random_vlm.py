@@ -8,6 +8,7 @@ and a Llama decoder, for the engine's multimodal tests and tests/reference/visio
   scripts/make_random_vlm.py --arch llava --vision-feature-select-strategy full --vision-feature-layer -1 \\
       --hidden-act gelu --out /tmp/llava-full
   scripts/make_random_vlm.py --arch qwen2_5_vl --out /tmp/qwen2_5_vl   (see random_qwen2_5_vl.py)
+  scripts/make_random_vlm.py --arch gemma3 --out /tmp/gemma3   (see random_gemma3.py)
 
 Files: config.json (LlavaConfig: text_config, vision_config, image_token_index, projector and
 feature-selection keys), model.safetensors (F32, F16 or BF16), tokenizer.json (stories260K's 512
@@ -63,7 +64,7 @@ CHAT_TEMPLATE = (
 
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--arch", default="llava", choices=["llava", "qwen2_5_vl"])
+    ap.add_argument("--arch", default="llava", choices=["llava", "qwen2_5_vl", "gemma3"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dtype", choices=sorted(DTYPES), default="f32")
@@ -73,10 +74,10 @@ def parse_args():
     g.add_argument("--vision-dim", type=int, default=64, help="vision_config.hidden_size")
     g.add_argument("--vision-hidden", type=int, default=128, help="vision_config.intermediate_size")
     g.add_argument("--vision-heads", type=int, default=2)
-    g.add_argument("--vision-layers", type=int, help="default 3 (llava), 4 (qwen2_5_vl)")
+    g.add_argument("--vision-layers", type=int, help="default 3 (llava, gemma3), 4 (qwen2_5_vl)")
     g.add_argument("--projection-dim", type=int, default=64, help="vision_config.projection_dim (unused by Llava)")
     g.add_argument("--hidden-act", help="vision_config.hidden_act: quick_gelu (llava's default), gelu, silu "
-                   "(qwen2_5_vl's default)")
+                   "(qwen2_5_vl's default), gelu_pytorch_tanh (gemma3's default)")
     g = ap.add_argument_group("projector and feature selection")
     g.add_argument("--vision-feature-layer", default="-2",
                    help="an index into the tower's hidden states, or comma-separated indices (concatenated)")
@@ -92,15 +93,20 @@ def parse_args():
     g.add_argument("--kv-heads", type=int, default=2)
     g.add_argument("--vocab", type=int, default=520)
     g.add_argument("--max-pos", type=int, default=1024)
-    g.add_argument("--rope-theta", type=float, default=10000.0)
+    g.add_argument("--rope-theta", type=float, help="default 10000 (llava, qwen2_5_vl), 1000000 (gemma3)")
     import random_qwen2_5_vl as qwen2_5_vl
     qwen2_5_vl.add_args(ap)
+    import random_gemma3 as gemma3
+    gemma3.add_args(ap)
     args = ap.parse_args()
-    defaults = qwen2_5_vl.DEFAULTS if args.arch == "qwen2_5_vl" else dict(vision_layers=3, hidden_act="quick_gelu")
-    for key, value in defaults.items():
+    defaults = {"qwen2_5_vl": qwen2_5_vl.DEFAULTS, "gemma3": gemma3.DEFAULTS}.get(
+        args.arch, dict(vision_layers=3, hidden_act="quick_gelu"))
+    for key, value in {"rope_theta": 10000.0, **defaults}.items():
         if getattr(args, key) is None:
             setattr(args, key, value)
     if args.arch == "qwen2_5_vl" and (error := qwen2_5_vl.check_args(args)):
+        sys.exit("make_random_vlm: " + error)
+    if args.arch == "gemma3" and (error := gemma3.check_args(args)):
         sys.exit("make_random_vlm: " + error)
     args.feature_layers = [int(x) for x in args.vision_feature_layer.split(",") if x.strip()]
     if not args.feature_layers:
@@ -289,10 +295,29 @@ def main_qwen2_5_vl(a):
     print(f"make_random_vlm: wrote {a.out} (qwen2_5_vl, {size / 1e6:.2f}M parameters)")
 
 
+def main_gemma3(a):
+    import random_gemma3 as gemma3
+    tensors = gemma3.tensors(a, Draw(a.seed))
+    os.makedirs(a.out, exist_ok=True)
+    write_safetensors(os.path.join(a.out, "model.safetensors"), tensors, DTYPES[a.dtype][0], {"format": "pt"})
+    with open(os.path.join(a.out, "config.json"), "w") as f:
+        json.dump(gemma3.config(a, DTYPES[a.dtype][1]), f, indent=2)
+    source = os.path.join(shared_dir(), "models", "stories260K", "tokenizer.json")
+    if os.path.exists(source):
+        gemma3.write_tokenizer(a, a.out, source)
+    else:
+        print(f"make_random_vlm: {source} not found, no tokenizer written")
+    size = sum(t.size for t in tensors.values())
+    print(f"make_random_vlm: wrote {a.out} (gemma3, {size / 1e6:.2f}M parameters, "
+          f"{a.mm_tokens_per_image} tokens per image)")
+
+
 def main():
     a = parse_args()
     if a.arch == "qwen2_5_vl":
         return main_qwen2_5_vl(a)
+    if a.arch == "gemma3":
+        return main_gemma3(a)
     d = Draw(a.seed)
     tensors = {**vision_tower(a, d), **projector(a, d), **language_model(a, d)}
     os.makedirs(a.out, exist_ok=True)

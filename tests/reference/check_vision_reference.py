@@ -11,7 +11,8 @@ pixels (exact normalisation, the resize and crop geometry, RGBA on white, zero p
 logits with clear margins; that each image changes the logits and leaves the other image's
 features alone; that "full" keeps the CLS row (one more token per image, the other rows equal);
 that vision_feature_layer -2 ignores the tower's last layer and -1 does not; BF16 weights.
-Then Qwen2.5-VL's checks (check_qwen2_5_vl_reference.py); --arch picks either.
+Then Qwen2.5-VL's checks (check_qwen2_5_vl_reference.py) and Gemma 3's (check_gemma3_reference.py);
+--arch picks some.
 """
 import argparse
 import json
@@ -264,10 +265,10 @@ def check_variants(tmp, base, a, b):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--keep", help="write the models and outputs here instead of a temporary directory")
-    ap.add_argument("--arch", choices=["llava", "qwen2_5_vl"], action="append",
+    ap.add_argument("--arch", choices=["llava", "qwen2_5_vl", "gemma3"], action="append",
                     help="check only these archs (repeat; default all)")
     args = ap.parse_args()
-    archs = args.arch or ["llava", "qwen2_5_vl"]
+    archs = args.arch or ["llava", "qwen2_5_vl", "gemma3"]
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.keep or scratch
         os.makedirs(tmp, exist_ok=True)
@@ -284,6 +285,9 @@ def main():
         if "qwen2_5_vl" in archs:
             import check_qwen2_5_vl_reference
             check_qwen2_5_vl_reference.run_checks(check, tmp, a, b, other)
+        if "gemma3" in archs:
+            import check_gemma3_reference
+            check_gemma3_reference.run_checks(check, tmp, a, b, other)
     print(f"check_vision_reference: {len(failures)} failure(s)" + "".join("\n  " + f for f in failures))
     sys.exit(1 if failures else 0)
 

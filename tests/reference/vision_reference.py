@@ -33,6 +33,9 @@ Written from the transformers code of each stage:
 
 Qwen2_5_VLForConditionalGeneration (model_type qwen2_5_vl) runs qwen2_5_vl_reference.py instead;
 its docstring says what it follows and what it writes.
+Gemma3ForConditionalGeneration (model_type gemma3) runs gemma3_reference.py: --prompt holds one
+<start_of_image> (boi_token_index) per image, and image_token_ranges are the <image_soft_token>
+runs of the expanded prompt; its docstring states the expansion and the attention mask.
 
 Each greedy step recomputes the whole sequence; image features go to the prompt's image
 positions only (a generated token equal to the image token is embedded as a token, as
@@ -298,6 +301,9 @@ def run(model_dir, prompt, image_paths, steps, pixels_out=None):
     if config.get("model_type") == "qwen2_5_vl":
         import qwen2_5_vl_reference
         return qwen2_5_vl_reference.run(model_dir, config, weights, prompt, image_paths, steps, pixels_out)
+    if config.get("model_type") == "gemma3":
+        import gemma3_reference
+        return gemma3_reference.run(model_dir, config, weights, prompt, image_paths, steps, pixels_out)
     model = Llava(config, weights)
     num_images = sum(1 for t in prompt if t == model.image_token)
     if num_images != len(image_paths):
