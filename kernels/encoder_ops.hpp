@@ -6,8 +6,9 @@
 ///
 /// A batch is several images' token rows end to end; attention runs within each image only,
 /// every row seeing every row of its image (no causal mask, no cache). Activations live in the
-/// backend, in buffers named by role; weights are handles into the backend's own table (a null
-/// bias: none). C++17.
+/// backend, in buffers named by role, each with its own rows (the tower's, or fewer once
+/// pooled); an op's output has its input's rows. Weights are handles into the backend's own
+/// table (a null bias: none). C++17.
 #include <cstdint>
 
 #include "kernels/forward_ops.hpp"
@@ -49,18 +50,24 @@ class encoder_ops {
   virtual void linear(encoder_buffer in, const op_linear& w, encoder_buffer out) = 0;
   /// b's row r += table's row (r's index within its image); table: (rows per image, width).
   virtual void add_positions(encoder_buffer b, op_weight table) = 0;
+  /// out = each image's rows, a side x side grid in raster order, averaged over kernel x
+  /// kernel windows: (side / kernel)² rows per image, in raster order.
+  virtual void pool(encoder_buffer in, int64_t side, int64_t kernel, encoder_buffer out) = 0;
   /// into += from, element by element.
   virtual void add(encoder_buffer into, encoder_buffer from) = 0;
   /// out = layer_norm(in) * weight + bias, row by row, over in's width.
   virtual void layer_norm(encoder_buffer in, op_weight weight, op_weight bias, float eps,
                           encoder_buffer out) = 0;
+  /// out = rms_norm(in) * weight, row by row.
+  virtual void rms_norm(encoder_buffer in, op_weight weight, float eps, encoder_buffer out) = 0;
   /// b = act(b), element by element.
   virtual void activate(encoder_buffer b, encoder_activation act) = 0;
   /// attention = softmax(q kᵀ * scale) v per image and head, from qkv's (q | k | v) columns.
   virtual void attention(int64_t num_heads, int64_t head_dim, float scale) = 0;
-  /// Every row of b to host float32 (rows, b's width).
+  /// Every row of b to host float32 (b's rows, b's width).
   virtual void read(encoder_buffer b, float* rows) = 0;
-  /// b's width now.
+  /// b's rows and width now.
+  virtual int64_t rows(encoder_buffer b) const = 0;
   virtual int64_t width(encoder_buffer b) const = 0;
   /// Ends the batch: what read() returns is complete.
   virtual void end() = 0;

@@ -82,6 +82,10 @@ struct step_rows {
   /// null where every row is the base model's.
   const int32_t* adapter_of_row = nullptr;
   int64_t num_adapters = 0;
+  /// (num_tokens, 2) rows that attend both ways within a span (an image's tokens): the span
+  /// [first, end) of positions each row sees besides its causal and windowed keys, written to
+  /// the cache in this step at the latest; (0, 0), or a null array: none.
+  const int32_t* visible_spans = nullptr;
 };
 
 /// How the q/k/v projection's output reaches attention: per-head RMSNorm of q and k (both

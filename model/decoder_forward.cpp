@@ -65,6 +65,7 @@ step_rows rows_of(const forward_batch& b, const int32_t* rotary_positions) {
   r.num_logits = static_cast<int64_t>(b.logits_indices.size());
   r.hidden_indices = b.hidden_indices.data();
   r.num_hidden = static_cast<int64_t>(b.hidden_indices.size());
+  if (!b.visible_spans.empty()) r.visible_spans = b.visible_spans.data();
   if (!b.token_adapters.empty()) {
     r.adapter_of_row = b.token_adapters.data();
     r.num_adapters = static_cast<int64_t>(b.adapters.size());

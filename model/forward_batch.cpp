@@ -7,6 +7,7 @@ namespace actorllm {
 void forward_batch::clear() {
   embedding_rows.clear();
   embedding_values.clear();
+  visible_spans.clear();
   token_ids.clear();
   positions.clear();
   slot_mapping.clear();

@@ -29,6 +29,10 @@ struct forward_batch {
   /// (rows, hidden) values in the same order. Both empty for text alone.
   std::vector<int32_t> embedding_rows;
   std::vector<float> embedding_values;
+  /// Rows that attend both ways within a span (Gemma 3's images): each token row's span
+  /// [first, end) of positions it sees besides its causal (and windowed) keys, (0, 0) for
+  /// none; (num_tokens, 2), or empty: every row causal.
+  std::vector<int32_t> visible_spans;
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }

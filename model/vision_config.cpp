@@ -1,5 +1,6 @@
 #include "model/vision_config.hpp"
 
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -24,6 +25,7 @@ const std::map<std::string, std::string>& text_architectures() {
       {"llama", "LlamaForCausalLM"},
       {"mistral", "MistralForCausalLM"},
       {"qwen2", "Qwen2ForCausalLM"},
+      {"gemma3_text", "Gemma3ForCausalLM"},
   };
   return names;
 }
@@ -77,25 +79,97 @@ int64_t layers_through(const field_reader& top, int64_t num_layers) {
   return layers;
 }
 
+/// transformers' Gemma3TextConfig defaults: Gemma 3's configs give only the keys that differ.
+void fill_gemma3_text_defaults(json& text) {
+  const json defaults = {{"vocab_size", 262208},
+                         {"hidden_size", 2304},
+                         {"intermediate_size", 9216},
+                         {"num_hidden_layers", 26},
+                         {"num_attention_heads", 8},
+                         {"num_key_value_heads", 4},
+                         {"head_dim", 256},
+                         {"hidden_activation", "gelu_pytorch_tanh"},
+                         {"max_position_embeddings", 131072},
+                         {"rms_norm_eps", 1e-6},
+                         {"rope_theta", 1000000.0},
+                         {"rope_local_base_freq", 10000.0},
+                         {"query_pre_attn_scalar", 256},
+                         {"sliding_window", 4096},
+                         {"sliding_window_pattern", 6},
+                         {"tie_word_embeddings", true}};
+  for (const auto& [key, value] : defaults.items())
+    if (!text.contains(key) || text[key].is_null()) text[key] = value;
+}
+
+/// LLaVA: CLIP through vision_feature_layer, its two-layer projector.
+void read_llava_vision(const field_reader& top, const json& vision_json, vision_config& v) {
+  read_clip_tower(field_reader(vision_json, top.path().string() + " (vision_config)"), v);
+  v.num_layers = layers_through(top, v.num_layers);
+  const std::string strategy = top.string("vision_feature_select_strategy", "default");
+  if (strategy != "default" && strategy != "full")
+    top.fail("vision_feature_select_strategy", "'" + strategy + "' is not supported (default, full)");
+  v.keep_class_token = strategy == "full";
+  v.projector_activation = read_vision_activation(top, "projector_hidden_act", "gelu");
+  if (!top.boolean("multimodal_projector_bias", true))
+    top.fail("multimodal_projector_bias", "false is not supported");
+}
+
+/// Gemma 3: SigLIP's last layer normalised, pooled to mm_tokens_per_image rows, projected;
+/// the decoder attends both ways within an image.
+void read_gemma3_vision(const field_reader& top, const json& vision_json, vision_config& v) {
+  const field_reader f(vision_json, top.path().string() + " (vision_config)");
+  const std::string type = f.string("model_type", "siglip_vision_model");
+  if (type != "siglip_vision_model")
+    f.fail("model_type", "'" + type + "' is not supported as Gemma 3's tower (siglip_vision_model)");
+  if (f.boolean("vision_use_head", false)) f.fail("vision_use_head", "true is not supported");
+  v.tower = "siglip";
+  v.hidden_size = f.integer("hidden_size", 768, 1, max_vision_hidden);
+  v.intermediate_size = f.integer("intermediate_size", 3072, 1, max_vision_intermediate);
+  v.num_layers = f.integer("num_hidden_layers", 12, 1, max_vision_layers);
+  v.num_heads = f.integer("num_attention_heads", 12, 1, v.hidden_size);
+  if (v.hidden_size % v.num_heads != 0)
+    f.fail("num_attention_heads", "must divide hidden_size (" + std::to_string(v.hidden_size) + ")");
+  v.image_size = f.integer("image_size", 224, 1, max_image_size);
+  v.patch_size = f.integer("patch_size", 16, 1, v.image_size);
+  v.num_channels = f.integer("num_channels", 3, 3, 3);
+  v.layer_norm_eps = f.number("layer_norm_eps", 1e-6, 0.0, 1.0);
+  v.activation = read_vision_activation(f, "hidden_act", "gelu_pytorch_tanh");
+  v.class_token = false;
+  v.pre_norm = false;
+  v.post_norm = true;
+  v.patch_bias = true;
+  v.projector = vision_projector::pooled;
+  v.projector_norm_eps = v.layer_norm_eps;
+  v.pooled_tokens = top.integer("mm_tokens_per_image", 256, 1, v.num_patches());
+  const auto side = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(v.pooled_tokens))));
+  if (side * side != v.pooled_tokens || v.patches_per_side() % side != 0)
+    top.fail("mm_tokens_per_image", "must be a square whose side divides the " +
+                                        std::to_string(v.patches_per_side()) + " patches a side");
+  v.bidirectional_image_attention = true;
+}
+
 }  // namespace
 
 bool is_multimodal_architecture(const std::string& architecture) {
-  return architecture == "LlavaForConditionalGeneration";
+  return architecture == "LlavaForConditionalGeneration" ||
+         architecture == "Gemma3ForConditionalGeneration";
 }
 
 multimodal_config_parts split_multimodal_config(const json& j, const std::filesystem::path& path) {
   const field_reader top(j, path);
+  const bool gemma3 = j["architectures"][0] == "Gemma3ForConditionalGeneration";
   multimodal_config_parts parts;
   parts.text = j.contains("text_config") && !j["text_config"].is_null() ? j["text_config"]
                                                                        : json::object();
   if (!parts.text.is_object()) top.fail("text_config", "must be an object");
-  const std::string text_type =
-      field_reader(parts.text, path.string() + " (text_config)").string("model_type", "llama");
+  const std::string text_type = field_reader(parts.text, path.string() + " (text_config)")
+                                    .string("model_type", gemma3 ? "gemma3_text" : "llama");
   const auto arch = text_architectures().find(text_type);
-  if (arch == text_architectures().end())
-    top.fail("text_config", "has model_type '" + text_type +
-                                "', not a supported language model (llama, mistral, qwen2)");
+  if (arch == text_architectures().end() || gemma3 != (text_type == "gemma3_text"))
+    top.fail("text_config", "has model_type '" + text_type + "', not a supported language model (" +
+                                (gemma3 ? "gemma3_text" : "llama, mistral, qwen2") + ")");
   if (text_type == "llama") fill_llama_defaults(parts.text);
+  if (text_type == "gemma3_text") fill_gemma3_text_defaults(parts.text);
   parts.text["architectures"] = json::array({arch->second});
   // Keys a wrapper may give once at its top level for the whole model.
   for (const char* key : {"torch_dtype", "quantization_config", "bos_token_id", "eos_token_id"})
@@ -106,20 +180,20 @@ multimodal_config_parts split_multimodal_config(const json& j, const std::filesy
                                ? j["vision_config"]
                                : json::object();
   if (!vision_json.is_object()) top.fail("vision_config", "must be an object");
-  read_clip_tower(field_reader(vision_json, path.string() + " (vision_config)"), v);
-  v.num_layers = layers_through(top, v.num_layers);
-  const std::string strategy = top.string("vision_feature_select_strategy", "default");
-  if (strategy != "default" && strategy != "full")
-    top.fail("vision_feature_select_strategy", "'" + strategy + "' is not supported (default, full)");
-  v.keep_class_token = strategy == "full";
-  v.projector_activation = read_vision_activation(top, "projector_hidden_act", "gelu");
-  if (!top.boolean("multimodal_projector_bias", true))
-    top.fail("multimodal_projector_bias", "false is not supported");
+  if (gemma3)
+    read_gemma3_vision(top, vision_json, v);
+  else
+    read_llava_vision(top, vision_json, v);
   const field_reader text(parts.text, path.string() + " (text_config)");
   v.text_hidden_size = text.integer("hidden_size", std::nullopt, 1, int64_t{1} << 16);
   const int64_t vocab = text.integer("vocab_size", std::nullopt, 1, int64_t{1} << 22);
   const char* token_key = top.has("image_token_id") ? "image_token_id" : "image_token_index";
-  v.image_token_id = static_cast<int32_t>(top.integer(token_key, 32000, 0, vocab - 1));
+  v.image_token_id =
+      static_cast<int32_t>(top.integer(token_key, gemma3 ? 262144 : 32000, 0, vocab - 1));
+  if (gemma3) {
+    v.boi_token_id = static_cast<int32_t>(top.integer("boi_token_index", 255999, 0, vocab - 1));
+    v.eoi_token_id = static_cast<int32_t>(top.integer("eoi_token_index", 256000, 0, vocab - 1));
+  }
   return parts;
 }
 

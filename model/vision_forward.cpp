@@ -34,7 +34,7 @@ void patch_rows(const vision_config& c, const image_pixels& image, std::vector<f
   const int64_t patch_dim = c.num_channels * p * p;
   const size_t first = rows.size();
   rows.resize(first + static_cast<size_t>(c.num_positions() * patch_dim), 0.0f);
-  float* out = rows.data() + first + patch_dim;  // row 0: the class token's
+  float* out = rows.data() + first + (c.class_token ? patch_dim : 0);
   for (int64_t py = 0; py < side; ++py)
     for (int64_t px = 0; px < side; ++px)
       for (int64_t ch = 0; ch < c.num_channels; ++ch)
@@ -64,9 +64,9 @@ void vision_forward(const vision_config& c, const vision_refs& w,
 
   ops.begin(rows);
   ops.write(b::input, input.data(), c.num_channels * c.patch_size * c.patch_size);
-  ops.linear(b::input, w.patch, b::x);
-  ops.add_positions(b::x, w.positions);
-  ops.layer_norm(b::x, w.pre_norm, w.pre_norm_bias, eps, b::residual);
+  ops.linear(b::input, w.patch, b::residual);
+  ops.add_positions(b::residual, w.positions);
+  if (w.pre_norm) ops.layer_norm(b::residual, w.pre_norm, w.pre_norm_bias, eps, b::residual);
   for (const vision_layer_refs& layer : w.layers) {
     ops.layer_norm(b::residual, layer.norm1, layer.norm1_bias, eps, b::x);
     ops.linear(b::x, layer.qkv, b::qkv);
@@ -79,16 +79,29 @@ void vision_forward(const vision_config& c, const vision_refs& w,
     ops.linear(b::wide, layer.fc2, b::x);
     ops.add(b::residual, b::x);
   }
-  // The projector works row by row, so it runs on the class token's rows too; they are
+  if (w.post_norm) ops.layer_norm(b::residual, w.post_norm, w.post_norm_bias, eps, b::residual);
+  if (c.projector == vision_projector::pooled) {
+    const int64_t side = c.patches_per_side();
+    const auto pooled_side = static_cast<int64_t>(std::lround(std::sqrt(c.pooled_tokens)));
+    ops.pool(b::residual, side, side / pooled_side, b::x);
+    ops.rms_norm(b::x, w.soft_norm, static_cast<float>(c.projector_norm_eps), b::x);
+    ops.linear(b::x, w.projector1, b::wide);
+    embeddings.resize(static_cast<size_t>(ops.rows(b::wide) * ops.width(b::wide)));
+    ops.read(b::wide, embeddings.data());
+    ops.end();
+    return;
+  }
+  // LLaVA's projector works row by row, so it runs on the class token's rows too; they are
   // dropped below where the strategy drops them.
   ops.linear(b::residual, w.projector1, b::wide);
   ops.activate(b::wide, encoder_activation_of(c.projector_activation));
   ops.linear(b::wide, w.projector2, b::x);
-  std::vector<float> projected(static_cast<size_t>(rows.num_rows * ops.width(b::x)));
+  std::vector<float> projected(static_cast<size_t>(ops.rows(b::x) * ops.width(b::x)));
   ops.read(b::x, projected.data());
   ops.end();
 
-  const int64_t hidden = c.text_hidden_size, skip = c.keep_class_token ? 0 : 1;
+  const int64_t hidden = c.text_hidden_size;
+  const int64_t skip = c.class_token && !c.keep_class_token ? 1 : 0;
   embeddings.resize(static_cast<size_t>(rows.num_images * c.tokens_per_image() * hidden));
   float* out = embeddings.data();
   for (int64_t i = 0; i < rows.num_images; ++i) {

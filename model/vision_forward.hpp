@@ -25,18 +25,21 @@ struct vision_layer_refs {
   op_linear fc1, fc2;
 };
 
-/// The tower's and projector's weights as a backend's handles.
+/// The tower's and projector's weights as a backend's handles (null: absent).
 struct vision_refs {
-  op_linear patch;             ///< the patch convolution as (hidden, channels * patch * patch)
-  op_weight positions = nullptr;  ///< (num_positions, hidden); row 0 adds the class embedding
+  op_linear patch;  ///< the patch convolution as (hidden, channels * patch * patch)
+  op_weight positions = nullptr;  ///< (num_positions, hidden); CLIP's row 0 adds the class's
   op_weight pre_norm = nullptr, pre_norm_bias = nullptr;
   std::vector<vision_layer_refs> layers;  ///< those that run
-  op_linear projector1, projector2;
+  op_weight post_norm = nullptr, post_norm_bias = nullptr;
+  op_linear projector1, projector2;  ///< LLaVA's two layers; Gemma 3's projection alone
+  op_weight soft_norm = nullptr;     ///< Gemma 3's norm before its projection, (1 + w) folded
 };
 
-/// The tower's input rows of one image: the class token's row (zeros: its embedding comes
-/// with position 0), then each patch in raster order, flattened (channel, y, x) as the
-/// convolution's weight is. (num_positions, channels * patch * patch), appended to `rows`.
+/// The tower's input rows of one image: the class token's row where there is one (zeros: its
+/// embedding comes with position 0), then each patch in raster order, flattened (channel, y,
+/// x) as the convolution's weight is. (num_positions, channels * patch * patch), appended to
+/// `rows`.
 /// Throws std::invalid_argument for pixels not of the tower's size.
 void patch_rows(const vision_config& c, const image_pixels& image, std::vector<float>& rows);
 

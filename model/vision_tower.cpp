@@ -16,11 +16,17 @@ int64_t size(const std::vector<float>& v) {
   return static_cast<int64_t>(v.size());
 }
 
+/// A handle to `v`, or null (an absent tensor) where it is empty.
+const float* data_or_null(const std::vector<float>& v) {
+  return v.empty() ? nullptr : v.data();
+}
+
 }  // namespace
 
 int64_t vision_weights::num_parameters() const {
-  int64_t n = size(patch) + size(positions) + size(pre_norm) + size(pre_norm_bias) +
-              size(projector1) + size(projector1_bias) + size(projector2) + size(projector2_bias);
+  int64_t n = size(patch) + size(patch_bias) + size(positions) + size(pre_norm) +
+              size(pre_norm_bias) + size(post_norm) + size(post_norm_bias) + size(projector1) +
+              size(projector1_bias) + size(projector2) + size(projector2_bias) + size(soft_norm);
   for (const auto& l : layers)
     n += size(l.norm1) + size(l.norm1_bias) + size(l.qkv) + size(l.qkv_bias) + size(l.o) +
          size(l.o_bias) + size(l.norm2) + size(l.norm2_bias) + size(l.fc1) + size(l.fc1_bias) +
@@ -37,11 +43,16 @@ vision_weights load_vision_weights(const tensor_store& store, const vision_confi
   vision_weights w;
   w.patch = load(v + "embeddings.patch_embedding.weight",
                  {h, c.num_channels, c.patch_size, c.patch_size});
+  if (c.patch_bias) w.patch_bias = load(v + "embeddings.patch_embedding.bias", {h});
   w.positions = load(v + "embeddings.position_embedding.weight", {c.num_positions(), h});
-  const auto cls = load(v + "embeddings.class_embedding", {h});
-  for (int64_t i = 0; i < h; ++i) w.positions[i] += cls[i];
-  w.pre_norm = load(v + "pre_layrnorm.weight", {h});
-  w.pre_norm_bias = load(v + "pre_layrnorm.bias", {h});
+  if (c.class_token) {
+    const auto cls = load(v + "embeddings.class_embedding", {h});
+    for (int64_t i = 0; i < h; ++i) w.positions[i] += cls[i];
+  }
+  if (c.pre_norm) {
+    w.pre_norm = load(v + "pre_layrnorm.weight", {h});
+    w.pre_norm_bias = load(v + "pre_layrnorm.bias", {h});
+  }
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const std::string p = v + "encoder.layers." + std::to_string(l) + ".";
     const std::string a = p + "self_attn.";
@@ -62,7 +73,22 @@ vision_weights load_vision_weights(const tensor_store& store, const vision_confi
     lw.fc2_bias = load(p + "mlp.fc2.bias", {h});
     w.layers.push_back(std::move(lw));
   }
+  if (c.post_norm) {
+    w.post_norm = load(v + "post_layernorm.weight", {h});
+    w.post_norm_bias = load(v + "post_layernorm.bias", {h});
+  }
   const std::string m = "multi_modal_projector.";
+  if (c.projector == vision_projector::pooled) {
+    // Gemma3RMSNorm scales by (1 + w); the projection is a (hidden, text) parameter applied
+    // as x W, kept here as rows (text, hidden).
+    w.soft_norm = load(m + "mm_soft_emb_norm.weight", {h});
+    for (float& x : w.soft_norm) x += 1.0f;
+    const auto projection = load(m + "mm_input_projection_weight", {h, text});
+    w.projector1.resize(projection.size());
+    for (int64_t i = 0; i < h; ++i)
+      for (int64_t o = 0; o < text; ++o) w.projector1[o * h + i] = projection[i * text + o];
+    return w;
+  }
   w.projector1 = load(m + "linear_1.weight", {text, h});
   w.projector1_bias = load(m + "linear_1.bias", {text});
   w.projector2 = load(m + "linear_2.weight", {text, text});
@@ -75,12 +101,14 @@ vision_tower::vision_tower(const tensor_store& store, const vision_config& confi
   const int64_t h = config_.hidden_size, wide = config_.intermediate_size;
   const int64_t text = config_.text_hidden_size;
   matrices_.reserve(3 + 4 * weights_.layers.size());
-  refs_.patch = {&matrix(weights_.patch, h, config_.num_channels * config_.patch_size *
-                                                config_.patch_size),
-                 nullptr};
+  refs_.patch = linear(weights_.patch, weights_.patch_bias, h,
+                       config_.num_channels * config_.patch_size * config_.patch_size);
   refs_.positions = weights_.positions.data();
-  refs_.pre_norm = weights_.pre_norm.data();
-  refs_.pre_norm_bias = weights_.pre_norm_bias.data();
+  refs_.pre_norm = data_or_null(weights_.pre_norm);
+  refs_.pre_norm_bias = data_or_null(weights_.pre_norm_bias);
+  refs_.post_norm = data_or_null(weights_.post_norm);
+  refs_.post_norm_bias = data_or_null(weights_.post_norm_bias);
+  refs_.soft_norm = data_or_null(weights_.soft_norm);
   for (const vision_layer_weights& l : weights_.layers) {
     vision_layer_refs r;
     r.norm1 = l.norm1.data();
@@ -94,7 +122,8 @@ vision_tower::vision_tower(const tensor_store& store, const vision_config& confi
     refs_.layers.push_back(r);
   }
   refs_.projector1 = linear(weights_.projector1, weights_.projector1_bias, text, h);
-  refs_.projector2 = linear(weights_.projector2, weights_.projector2_bias, text, text);
+  if (!weights_.projector2.empty())
+    refs_.projector2 = linear(weights_.projector2, weights_.projector2_bias, text, text);
 }
 
 cpu::linear_weight& vision_tower::matrix(const std::vector<float>& rows, int64_t out,
@@ -108,7 +137,7 @@ cpu::linear_weight& vision_tower::matrix(const std::vector<float>& rows, int64_t
 
 op_linear vision_tower::linear(const std::vector<float>& rows, const std::vector<float>& bias,
                                int64_t out, int64_t in) {
-  return {&matrix(rows, out, in), bias.data()};
+  return {&matrix(rows, out, in), data_or_null(bias)};
 }
 
 void vision_tower::encode(std::span<const image_pixels> images, cpu::encoder_scratch& scratch,

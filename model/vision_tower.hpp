@@ -24,18 +24,22 @@ struct vision_layer_weights {
 };
 
 struct vision_weights {
-  std::vector<float> patch;      ///< (hidden, channels * patch * patch)
-  std::vector<float> positions;  ///< (num_positions, hidden), the class embedding in row 0
-  std::vector<float> pre_norm, pre_norm_bias;
-  std::vector<vision_layer_weights> layers;  ///< through vision_feature_layer
-  std::vector<float> projector1, projector1_bias;  ///< (text hidden, hidden)
-  std::vector<float> projector2, projector2_bias;  ///< (text hidden, text hidden)
+  std::vector<float> patch, patch_bias;  ///< (hidden, channels * patch * patch); bias: SigLIP
+  std::vector<float> positions;  ///< (num_positions, hidden), CLIP's class embedding in row 0
+  std::vector<float> pre_norm, pre_norm_bias;    ///< CLIP
+  std::vector<vision_layer_weights> layers;      ///< through vision_feature_layer
+  std::vector<float> post_norm, post_norm_bias;  ///< SigLIP
+  /// LLaVA: (text hidden, hidden), then (text hidden, text hidden). Gemma 3: projector1 is the
+  /// projection as rows (text hidden, hidden), after the soft norm's (1 + w).
+  std::vector<float> projector1, projector1_bias;
+  std::vector<float> projector2, projector2_bias;
+  std::vector<float> soft_norm;
   int64_t num_parameters() const;
 };
 
-/// Reads LLaVA's tower (`vision_tower.vision_model.*`) and projector
-/// (`multi_modal_projector.*`); throws std::runtime_error naming a missing tensor or a wrong
-/// shape.
+/// Reads the tower (`vision_tower.vision_model.*`: CLIP's or SigLIP's) and the projector
+/// (`multi_modal_projector.*`: LLaVA's MLP or Gemma 3's norm and projection); throws
+/// std::runtime_error naming a missing tensor or a wrong shape.
 vision_weights load_vision_weights(const tensor_store& store, const vision_config& c);
 
 class vision_tower {

@@ -157,6 +157,7 @@ engine_setup engine_setup::load(const engine_config& config,
   // Mean pooling needs every prompt token's hidden state, so none may come from the cache.
   s.scheduler.enable_prefix_caching = config.cache.enable_prefix_caching && !config.model.embeds();
   s.scheduler.sliding_window = mc.max_sliding_window();
+  s.scheduler.whole_images = mc.vision && mc.vision->bidirectional_image_attention;
   s.scheduler.max_model_len = s.max_model_len;
   s.scheduler.eos_token_ids = mc.eos_token_ids;
   if (s.scheduler.eos_token_ids.empty()) s.scheduler.eos_token_ids = s.tok.eos_ids();

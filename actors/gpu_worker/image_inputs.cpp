@@ -57,10 +57,22 @@ void image_inputs::add_rows(const batch_sequence& s, int32_t first_row, uint64_t
     if (first >= end) continue;
     const std::vector<float>* rows = cache_.find(image.key, step);
     if (!rows) throw std::logic_error("image_inputs::add_rows before prepare");
+    if (bidirectional_ && end != image.end())
+      throw std::runtime_error("a step computes part of an image attended both ways (positions " +
+                               std::to_string(first) + " to " + std::to_string(end) + " of " +
+                               std::to_string(image.offset) + " to " +
+                               std::to_string(image.end()) + ")");
     for (int32_t p = first; p < end; ++p) {
-      batch.embedding_rows.push_back(first_row + (p - s.start_position));
-      const auto row = rows->begin() + static_cast<std::ptrdiff_t>((p - image.offset) * hidden_);
-      batch.embedding_values.insert(batch.embedding_values.end(), row, row + hidden_);
+      const int32_t row = first_row + (p - s.start_position);
+      if (bidirectional_) {
+        if (batch.visible_spans.size() <= 2 * static_cast<size_t>(row))
+          batch.visible_spans.resize(2 * static_cast<size_t>(row) + 2, 0);
+        batch.visible_spans[2 * row] = image.offset;
+        batch.visible_spans[2 * row + 1] = image.end();
+      }
+      batch.embedding_rows.push_back(row);
+      const auto values = rows->begin() + static_cast<std::ptrdiff_t>((p - image.offset) * hidden_);
+      batch.embedding_values.insert(batch.embedding_values.end(), values, values + hidden_);
     }
   }
 }

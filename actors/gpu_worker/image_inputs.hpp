@@ -20,21 +20,26 @@ class image_inputs {
   /// Embeddings of `images`, (rows of each image, hidden) end to end.
   using encoder = std::function<void(std::span<const image_pixels>, std::vector<float>&)>;
 
-  /// `hidden`: the decoder's width; `cache_bytes`: the encoder cache's bound.
-  image_inputs(int64_t hidden, int64_t cache_bytes) : hidden_(hidden), cache_(cache_bytes) {}
+  /// `hidden`: the decoder's width; `cache_bytes`: the encoder cache's bound;
+  /// `bidirectional`: an image's rows attend to all of its rows (Gemma 3).
+  image_inputs(int64_t hidden, int64_t cache_bytes, bool bidirectional = false)
+      : hidden_(hidden), bidirectional_(bidirectional), cache_(cache_bytes) {}
 
   /// Encodes the images the step's work computes positions of and the cache lacks. Returns
   /// how many were encoded. Throws std::runtime_error where the encoder's rows do not match
   /// the images' positions (a broken plan).
   int32_t prepare(const std::vector<batch_sequence>& work, uint64_t step, const encoder& encode);
   /// After `s` was added to `batch` from row `first_row` on: its rows at image positions
-  /// take the images' embeddings (batch.embedding_rows / embedding_values).
+  /// take the images' embeddings (batch.embedding_rows / embedding_values) and, where images
+  /// are attended both ways, see all of their image (batch.visible_spans; the scheduler never
+  /// ends a chunk inside such an image).
   void add_rows(const batch_sequence& s, int32_t first_row, uint64_t step, forward_batch& batch);
 
   const encoder_cache& cache() const { return cache_; }
 
  private:
   int64_t hidden_;
+  bool bidirectional_;
   encoder_cache cache_;
 };
 

@@ -47,7 +47,8 @@ model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runne
     const int64_t image_bytes =
         tower->config().tokens_per_image() * model_->config().hidden_size * 4;
     images_ = std::make_unique<image_inputs>(model_->config().hidden_size,
-                                             std::max<int64_t>(int64_t{256} << 20, 4 * image_bytes));
+                                             std::max<int64_t>(int64_t{256} << 20, 4 * image_bytes),
+                                             tower->config().bidirectional_image_attention);
   }
 }
 
@@ -236,6 +237,9 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
     batch_.use_adapter(adapter_for(s));
   }
   batch_.finalize();
+  // Rows after the last one that attends past itself are causal too.
+  if (!batch_.visible_spans.empty())
+    batch_.visible_spans.resize(2 * static_cast<size_t>(batch_.num_tokens()), 0);
   const bool any_pooled = std::any_of(work.begin(), work.end(), [](const batch_sequence& s) {
     return s.params->pooling != pooling_type::none;
   });

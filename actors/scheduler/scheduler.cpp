@@ -113,6 +113,8 @@ void scheduler::build_chunks(request& r, const budget& b, bool with_drafts) {
       start = r.reads_prefix_cache() ? blocks_.num_cached_tokens(s.token_ids, cache_salt(r)) : 0;
     }
     int32_t num_scheduled = std::min(end - start, num_tokens_left);
+    if (options_.whole_images) num_scheduled = before_split_image(r, start, num_scheduled);
+    if (num_scheduled == 0) continue;  // the image waits for a step with room for all of it
     // Drafts follow a decoding sequence's one new token (a sequence without blocks allocates
     // exactly its tokens' slots first).
     const int32_t num_drafts = with_drafts && end - start == 1 && !is_new
@@ -130,6 +132,15 @@ void scheduler::build_chunks(request& r, const budget& b, bool with_drafts) {
     num_tokens_left -= num_scheduled + num_drafts;
     --num_seqs_left;
   }
+}
+
+int32_t scheduler::before_split_image(const request& r, int32_t start, int32_t num_tokens) {
+  const int32_t end = start + num_tokens;
+  for (const prompt_image& image : r.images) {
+    if (end <= image.offset || end >= image.end()) continue;  // not cut by this chunk's end
+    return image.offset > start ? image.offset - start : 0;
+  }
+  return num_tokens;
 }
 
 int32_t scheduler::num_drafts_to_verify(const request& r, const sequence& s,

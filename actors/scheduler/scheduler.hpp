@@ -53,6 +53,9 @@ struct scheduler_options {
   speculative_config speculative;
   /// Multi-LoRA: distinct adapters among the running requests at most (0: no limit).
   int32_t max_loras = 0;
+  /// The model attends both ways within an image (Gemma 3): a step computes an image's
+  /// positions all at once, so a prefill chunk never ends inside one.
+  bool whole_images = false;
 };
 
 /// Why add_request refused a request: a user's mistake or a full queue, never a crash.
@@ -190,6 +193,10 @@ class scheduler {
   bool build_fitting_chunks(request& r, const budget& b, int32_t num_reserved = 0);
   /// Drafts `s` may verify this step, with `num_tokens_left` of the budget after its token.
   int32_t num_drafts_to_verify(const request& r, const sequence& s, int32_t num_tokens_left) const;
+  /// The tokens of a chunk of `num_tokens` from `start` that end neither inside an image of
+  /// `r` (options_.whole_images): cut back to the image's start, or 0 where the chunk starts
+  /// at or in the image it cannot finish.
+  static int32_t before_split_image(const request& r, int32_t start, int32_t num_tokens);
   /// Proposals to ask for at the end of this step (0: the sequence does not speculate now).
   /// Counts a step of the sequence's pause (speculation_pacer) when it has one.
   int32_t num_lookahead(const request& r, sequence& s) const;

@@ -42,6 +42,11 @@ std::optional<admission_error> scheduler::add_request(std::string request_id,
   if (num_prompt == 0) return error(code::empty_prompt, "the prompt is empty");
   for (size_t i = 0; i < images.size(); ++i) {
     const prompt_image& image = images[i];
+    if (options_.whole_images && image.num_tokens > options_.scheduler.max_num_batched_tokens)
+      return error(code::invalid_params,
+                   "image " + std::to_string(i) + " fills " + std::to_string(image.num_tokens) +
+                       " positions, more than one step computes (--max-num-batched-tokens " +
+                       std::to_string(options_.scheduler.max_num_batched_tokens) + ")");
     const int32_t start = i == 0 ? 0 : images[i - 1].end();
     if (image.num_tokens <= 0 || image.offset < start || image.end() > num_prompt ||
         image.pixels.size() != static_cast<size_t>(image.channels) * image.height * image.width)

@@ -12,32 +12,39 @@ namespace actorllm::cpu {
 
 void cpu_encoder_ops::begin(const encoder_rows& rows) {
   rows_ = rows;
+  s_.rows.fill(0);
   s_.widths.fill(0);
 }
 
-float* cpu_encoder_ops::shape(encoder_buffer b, int64_t width) {
+float* cpu_encoder_ops::shape(encoder_buffer b, int64_t rows, int64_t width) {
   const auto i = static_cast<size_t>(b);
+  s_.rows[i] = rows;
   s_.widths[i] = width;
-  s_.buffers[i].resize(static_cast<size_t>(rows_.num_rows * width));
+  s_.buffers[i].resize(static_cast<size_t>(rows * width));
   return s_.buffers[i].data();
+}
+
+int64_t cpu_encoder_ops::rows(encoder_buffer b) const {
+  return s_.rows[static_cast<size_t>(b)];
 }
 
 int64_t cpu_encoder_ops::width(encoder_buffer b) const {
   return s_.widths[static_cast<size_t>(b)];
 }
 
-void cpu_encoder_ops::write(encoder_buffer b, const float* rows, int64_t width) {
-  std::copy(rows, rows + rows_.num_rows * width, shape(b, width));
+void cpu_encoder_ops::write(encoder_buffer b, const float* values, int64_t width) {
+  std::copy(values, values + rows_.num_rows * width, shape(b, rows_.num_rows, width));
 }
 
 void cpu_encoder_ops::linear(encoder_buffer in, const op_linear& w, encoder_buffer out) {
   const auto* matrix = static_cast<const linear_weight*>(w.matrix);
   if (!matrix || !matrix->dense || matrix->in_features != width(in))
     throw std::logic_error("cpu_encoder_ops::linear: no float32 rows of the input's width");
+  const int64_t n = rows(in);
   const float* x = data(in);
-  float* y = shape(out, matrix->out_features);
-  cpu::linear(x, matrix->dense, static_cast<const float*>(w.bias), rows_.num_rows,
-              matrix->in_features, matrix->out_features, y);
+  float* y = shape(out, n, matrix->out_features);
+  cpu::linear(x, matrix->dense, static_cast<const float*>(w.bias), n, matrix->in_features,
+              matrix->out_features, y);
 }
 
 void cpu_encoder_ops::add_positions(encoder_buffer b, op_weight table) {
@@ -52,11 +59,48 @@ void cpu_encoder_ops::add_positions(encoder_buffer b, op_weight table) {
     }
 }
 
+void cpu_encoder_ops::pool(encoder_buffer in, int64_t side, int64_t kernel, encoder_buffer out) {
+  const int64_t w = width(in), pooled = side / kernel;
+  const float* x = data(in);
+  float* y = shape(out, rows_.num_images * pooled * pooled, w);
+  const float scale = 1.0f / static_cast<float>(kernel * kernel);
+  for (int64_t i = 0; i < rows_.num_images; ++i) {
+    assert(rows_.image_starts[i + 1] - rows_.image_starts[i] == side * side);
+    const float* image = x + static_cast<int64_t>(rows_.image_starts[i]) * w;
+    for (int64_t py = 0; py < pooled; ++py)
+      for (int64_t px = 0; px < pooled; ++px) {
+        float* dst = y + ((i * pooled + py) * pooled + px) * w;
+        std::fill(dst, dst + w, 0.0f);
+        for (int64_t ky = 0; ky < kernel; ++ky)
+          for (int64_t kx = 0; kx < kernel; ++kx) {
+            const float* src = image + ((py * kernel + ky) * side + px * kernel + kx) * w;
+            for (int64_t c = 0; c < w; ++c) dst[c] += src[c];
+          }
+        for (int64_t c = 0; c < w; ++c) dst[c] *= scale;
+      }
+  }
+}
+
+void cpu_encoder_ops::rms_norm(encoder_buffer in, op_weight weight, float eps,
+                               encoder_buffer out) {
+  const int64_t n = rows(in), w = width(in);
+  const auto* gamma = static_cast<const float*>(weight);
+  if (out != in) shape(out, n, w);
+  const float* x = data(in);
+  float* y = data(out);
+  for (int64_t r = 0; r < n; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < w; ++c) sum += double{x[r * w + c]} * x[r * w + c];
+    const auto inv = static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(w) + eps));
+    for (int64_t c = 0; c < w; ++c) y[r * w + c] = x[r * w + c] * inv * gamma[c];
+  }
+}
+
 void cpu_encoder_ops::add(encoder_buffer into, encoder_buffer from) {
-  assert(width(into) == width(from));
+  assert(width(into) == width(from) && rows(into) == rows(from));
   float* a = data(into);
   const float* b = data(from);
-  const int64_t n = rows_.num_rows * width(into);
+  const int64_t n = rows(into) * width(into);
   for (int64_t i = 0; i < n; ++i) a[i] += b[i];
 }
 
@@ -66,10 +110,11 @@ void cpu_encoder_ops::layer_norm(encoder_buffer in, op_weight weight, op_weight 
   const auto* gamma = static_cast<const float*>(weight);
   const auto* beta = static_cast<const float*>(bias);
   // in and out may be the same buffer: each row is read whole before it is written.
-  if (out != in) shape(out, w);
+  const int64_t n = rows(in);
+  if (out != in) shape(out, n, w);
   const float* x = data(in);
   float* y = data(out);
-  for (int64_t r = 0; r < rows_.num_rows; ++r) {
+  for (int64_t r = 0; r < n; ++r) {
     const float* row = x + r * w;
     double mean = 0, var = 0;
     for (int64_t c = 0; c < w; ++c) mean += row[c];
@@ -84,7 +129,7 @@ void cpu_encoder_ops::layer_norm(encoder_buffer in, op_weight weight, op_weight 
 
 void cpu_encoder_ops::activate(encoder_buffer b, encoder_activation act) {
   float* v = data(b);
-  const int64_t n = rows_.num_rows * width(b);
+  const int64_t n = rows(b) * width(b);
   switch (act) {
     case encoder_activation::quick_gelu:
       for (int64_t i = 0; i < n; ++i) v[i] = v[i] / (1.0f + std::exp(-1.702f * v[i]));
@@ -105,7 +150,7 @@ void cpu_encoder_ops::attention(int64_t num_heads, int64_t head_dim, float scale
   const int64_t hidden = num_heads * head_dim;
   assert(width(encoder_buffer::qkv) == 3 * hidden);
   const float* qkv = data(encoder_buffer::qkv);
-  float* out = shape(encoder_buffer::attention, hidden);
+  float* out = shape(encoder_buffer::attention, rows_.num_rows, hidden);
   for (int64_t i = 0; i < rows_.num_images; ++i) {
     const int64_t first = rows_.image_starts[i];
     const int64_t n = rows_.image_starts[i + 1] - first;
@@ -141,9 +186,9 @@ void cpu_encoder_ops::attention(int64_t num_heads, int64_t head_dim, float scale
   }
 }
 
-void cpu_encoder_ops::read(encoder_buffer b, float* rows) {
+void cpu_encoder_ops::read(encoder_buffer b, float* out) {
   const float* v = data(b);
-  std::copy(v, v + rows_.num_rows * width(b), rows);
+  std::copy(v, v + rows(b) * width(b), out);
 }
 
 }  // namespace actorllm::cpu

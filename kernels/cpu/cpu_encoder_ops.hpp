@@ -18,7 +18,7 @@ namespace actorllm::cpu {
 struct encoder_scratch {
   static constexpr size_t num_buffers = 6;
   std::array<std::vector<float>, num_buffers> buffers;
-  std::array<int64_t, num_buffers> widths{};
+  std::array<int64_t, num_buffers> rows{}, widths{};
   std::vector<float> q, k, v_t, scores, head_out;  ///< one head of one image
 };
 
@@ -27,21 +27,24 @@ class cpu_encoder_ops final : public encoder_ops {
   explicit cpu_encoder_ops(encoder_scratch& scratch) : s_(scratch) {}
 
   void begin(const encoder_rows& rows) override;
-  void write(encoder_buffer b, const float* rows, int64_t width) override;
+  void write(encoder_buffer b, const float* values, int64_t width) override;
   void linear(encoder_buffer in, const op_linear& w, encoder_buffer out) override;
   void add_positions(encoder_buffer b, op_weight table) override;
+  void pool(encoder_buffer in, int64_t side, int64_t kernel, encoder_buffer out) override;
+  void rms_norm(encoder_buffer in, op_weight weight, float eps, encoder_buffer out) override;
   void add(encoder_buffer into, encoder_buffer from) override;
   void layer_norm(encoder_buffer in, op_weight weight, op_weight bias, float eps,
                   encoder_buffer out) override;
   void activate(encoder_buffer b, encoder_activation act) override;
   void attention(int64_t num_heads, int64_t head_dim, float scale) override;
-  void read(encoder_buffer b, float* rows) override;
+  void read(encoder_buffer b, float* out) override;
+  int64_t rows(encoder_buffer b) const override;
   int64_t width(encoder_buffer b) const override;
   void end() override {}
 
  private:
   /// b sized to (rows, width); its contents are kept where the size does not change.
-  float* shape(encoder_buffer b, int64_t width);
+  float* shape(encoder_buffer b, int64_t rows, int64_t width);
   float* data(encoder_buffer b) { return s_.buffers[static_cast<size_t>(b)].data(); }
 
   encoder_scratch& s_;

@@ -79,6 +79,10 @@ struct paged_batch {
   const int32_t* block_tables;     ///< (num_seqs, max_blocks_per_seq) physical block ids
   int64_t num_seqs;
   int64_t max_blocks_per_seq;
+  /// (num_tokens, 2) a span [first, end) of positions a query sees besides its causal and
+  /// windowed keys (Gemma 3's images, attended both ways), all in the cache by this call;
+  /// (0, 0), or a null array: none.
+  const int32_t* visible_spans = nullptr;
 };
 
 /// How a layer attends: the softmax scale, a sliding window (a query at position p sees the

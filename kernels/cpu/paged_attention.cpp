@@ -143,20 +143,28 @@ void attend(const float* q, const T* k_cache, const T* v_cache, const paged_batc
     const int32_t q_len = batch.query_start_loc[s + 1] - batch.query_start_loc[s];
     const int32_t position = batch.seq_lens[s] - q_len + (t - batch.query_start_loc[s]);
     const int64_t first_head = kv_head * group;
+    int32_t window_start = options.sliding_window > 0
+                               ? std::max<int32_t>(0, position + 1 - options.sliding_window)
+                               : 0;
+    int32_t visible = position + 1;
+    // A span seen both ways (an image's tokens): its keys too, past the window and ahead.
+    if (const int32_t* span = batch.visible_spans ? batch.visible_spans + 2 * t : nullptr;
+        span && span[1] > span[0]) {
+      window_start = std::min(window_start, span[0]);
+      visible = std::max(visible, span[1]);
+    }
     const detail::attention_item item{
         .query = q + (t * num_heads + first_head) * head_dim,
         .out = out + (t * num_heads + first_head) * head_dim,
         .blocks = batch.block_tables + s * batch.max_blocks_per_seq,
-        .visible = position + 1,
+        .visible = visible,
         .group = group,
         .head_dim = head_dim,
         .block_size = block_size,
         .block_elems = num_kv_heads * block_size * head_dim,
         .head_offset = kv_head * block_size * head_dim,
         .scale = options.scale,
-        .window_start = options.sliding_window > 0
-                            ? std::max<int32_t>(0, position + 1 - options.sliding_window)
-                            : 0,
+        .window_start = window_start,
         .softcap = options.softcap,
     };
     thread_local std::vector<float> scratch;  // per thread: the scores of one item

@@ -1,9 +1,10 @@
-// LLaVA against an independent reference: a random-weight llava-hf checkpoint
+// LLaVA and Gemma 3 against an independent reference: a random-weight checkpoint of each
 // (scripts/make_random_vlm.py) run by our CPU tower, projector and decoder over the paged KV
 // cache, and by tests/reference/vision_reference.py, a float64 numpy forward written from
 // transformers' modeling code, on a prompt with two images of different sizes. The tower's
-// features, then each greedy step's logits, agree within 1e-4 of the largest logit, chunked
-// prefill cutting through the images included.
+// features, then each greedy step's logits, agree within 1e-4 of the largest logit: LLaVA's
+// chunked prefill cutting through the images, Gemma 3's images attended both ways (within and
+// past the sliding window).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -44,18 +45,19 @@ std::vector<float> read_floats(const fs::path& path) {
 }
 
 /// A checkpoint, two PNGs (80x60 and 50x90) and the reference's run of a prompt with both.
-llava_reference make_reference(const std::string& variant_args) {
+llava_reference make_reference(const std::string& variant_args,
+                               const std::string& prompt = "1,5,512,9,13,17,512,21,25") {
   llava_reference r;
   r.dir = fs::temp_directory_path() / ("actorllm-llava-" + std::to_string(::getpid()));
   fs::create_directories(r.dir);
   const std::string py = testing::python(), src = testing::source_dir();
-  run(py + " " + src + "/scripts/make_random_vlm.py --arch llava " + variant_args + " --out " +
+  run(py + " " + src + "/scripts/make_random_vlm.py " + variant_args + " --out " +
       (r.dir / "model").string() + " >/dev/null");
   run(py + " -c \"import numpy as np; from PIL import Image; g = np.random.default_rng(3); "
            "[Image.fromarray(g.integers(0, 256, (h, w, 3), dtype=np.uint8)).save('" +
       r.dir.string() + "/img%d.png' % i) for i, (w, h) in enumerate([(80, 60), (50, 90)])]\"");
   run(py + " " + src + "/tests/reference/vision_reference.py " + (r.dir / "model").string() +
-      " --prompt 1,5,512,9,13,17,512,21,25 --image " + (r.dir / "img0.png").string() +
+      " --prompt " + prompt + " --image " + (r.dir / "img0.png").string() +
       " --image " + (r.dir / "img1.png").string() + " --steps 12 --out " +
       (r.dir / "ref.json").string() + " --pixels-out " + (r.dir / "pixels").string());
   std::ifstream in(r.dir / "ref.json");
@@ -86,10 +88,20 @@ float relative_error(const std::vector<float>& a, const std::vector<float>& b) {
   return worst / largest;
 }
 
-class llava_model : public ::testing::TestWithParam<std::string> {};
+struct vision_case {
+  std::string name, args, prompt;
+  int32_t chunk;  ///< prefill chunk: LLaVA's cut through the images, Gemma 3's never do
+};
 
-TEST_P(llava_model, features_logits_and_greedy_tokens_match_the_reference) {
-  const llava_reference ref = make_reference(GetParam());
+void PrintTo(const vision_case& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class vision_model : public ::testing::TestWithParam<vision_case> {};
+
+TEST_P(vision_model, features_logits_and_greedy_tokens_match_the_reference) {
+  const vision_case& c = GetParam();
+  const llava_reference ref = make_reference(c.args, c.prompt);
   const llama_model model(ref.dir / "model");
   ASSERT_NE(model.vision(), nullptr);
   const vision_config& vc = model.vision()->config();
@@ -110,9 +122,10 @@ TEST_P(llava_model, features_logits_and_greedy_tokens_match_the_reference) {
     EXPECT_LE(relative_error(ours, ref.features[i]), 1e-4f) << "image " << i;
   }
 
-  // The decoder with the images' rows, prefilled in chunks of 7 that cut through the images,
-  // then the reference's tokens fed back one at a time.
-  const int32_t block_size = 8, chunk = 7;
+  // The decoder with the images' rows, prefilled in chunks (LLaVA's of 7 cut through the
+  // images), then the reference's tokens fed back one at a time.
+  const int32_t block_size = 8, chunk = c.chunk;
+  const bool both_ways = vc.bidirectional_image_attention;
   const auto total = static_cast<int32_t>(ref.prompt.size() + ref.tokens.size());
   const int32_t num_blocks = (total + block_size - 1) / block_size;
   kv_cache cache(model.cache_shape(num_blocks, block_size));
@@ -135,6 +148,11 @@ TEST_P(llava_model, features_logits_and_greedy_tokens_match_the_reference) {
       for (int32_t p = std::max(start, computed); p < std::min(start + length, computed + take);
            ++p) {
         batch.embedding_rows.push_back(p - computed);
+        if (both_ways) {
+          batch.visible_spans.resize(2 * static_cast<size_t>(take), 0);
+          batch.visible_spans[2 * (p - computed)] = start;
+          batch.visible_spans[2 * (p - computed) + 1] = start + length;
+        }
         const auto row = embeddings.begin() +
                          static_cast<std::ptrdiff_t>((i * length + (p - start)) * hidden);
         batch.embedding_values.insert(batch.embedding_values.end(), row, row + hidden);
@@ -157,10 +175,18 @@ TEST_P(llava_model, features_logits_and_greedy_tokens_match_the_reference) {
   fs::remove_all(ref.dir);
 }
 
-INSTANTIATE_TEST_SUITE_P(variants, llava_model,
-                         ::testing::Values("", "--vision-feature-select-strategy full "
-                                               "--hidden-act gelu --dtype bf16"),
-                         [](const auto& info) { return info.index == 0 ? "clip" : "full_gelu_bf16"; });
+INSTANTIATE_TEST_SUITE_P(
+    families, vision_model,
+    ::testing::Values(
+        vision_case{"llava", "--arch llava", "1,5,512,9,13,17,512,21,25", 7},
+        vision_case{"llava_full_gelu_bf16",
+                    "--arch llava --vision-feature-select-strategy full --hidden-act gelu "
+                    "--dtype bf16",
+                    "1,5,512,9,13,17,512,21,25", 7},
+        vision_case{"gemma3", "--arch gemma3", "1,512,5,9,512,12", 1000},
+        vision_case{"gemma3_window_inside_image", "--arch gemma3 --mm-tokens-per-image 16",
+                    "1,512,5,9,512,12", 1000}),
+    [](const auto& info) { return info.param.name; });
 
 TEST(llava_config, wrapper_keys_are_read_and_refused_clearly) {
   const fs::path dir = fs::temp_directory_path() / ("actorllm-llava-cfg-" + std::to_string(::getpid()));
