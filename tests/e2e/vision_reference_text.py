@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """The float64 reference's greedy text for a LLaVA chat prompt with images, for vision_test.sh.
 
-  vision_reference_text.py BASE_URL MODEL_DIR QUESTION STEPS IMAGE...
+  vision_reference_text.py BASE_URL MODEL_DIR QUESTION STEPS PLACEHOLDER IMAGE...
 
-Renders llava-1.5's chat template by hand (a message's images first, then its text: the
-checkpoint's template, whose {% generation %} tag plain jinja2 lacks), tokenizes it with the
-server's /tokenize (so both sides share the tokenizer, not the forward), runs
-tests/reference/vision_reference.py on the ids and the images, and prints the generated ids'
-text through the server's /detokenize, as a JSON string.
+The chat prompt of one user message with the images (first) and the question: the server's
+/tokenize renders its chat template and tokenizes it with PLACEHOLDER (the text an image part
+renders to: llava's "<image>\n", Gemma 3's "<start_of_image>") written once per image before
+the question, so both sides share the template and the tokenizer, not the forward. Then
+tests/reference/vision_reference.py runs on the ids and the images, and the generated ids'
+text comes back through the server's /detokenize, printed as a JSON string.
 """
 import json
 import os
@@ -16,8 +17,8 @@ import sys
 import tempfile
 import urllib.request
 
-base, model_dir, question, steps, images = (sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4],
-                                            sys.argv[5:])
+base, model_dir, question, steps, placeholder, images = (sys.argv[1], sys.argv[2], sys.argv[3],
+                                                         sys.argv[4], sys.argv[5], sys.argv[6:])
 
 
 def post(path, body):
@@ -26,8 +27,9 @@ def post(path, body):
     return json.load(urllib.request.urlopen(req))
 
 
-text = "USER: " + "<image>\n" * len(images) + question + " ASSISTANT:"
-ids = post("/tokenize", {"prompt": text, "add_special_tokens": False})["tokens"]
+content = placeholder.encode().decode("unicode_escape") * len(images) + question
+ids = post("/tokenize", {"messages": [{"role": "user", "content": content}],
+                         "add_generation_prompt": True})["tokens"]
 here = os.path.dirname(os.path.abspath(__file__))
 with tempfile.TemporaryDirectory() as tmp:
     out = os.path.join(tmp, "ref.json")

@@ -53,15 +53,18 @@ done
 curl -sf "$base/health" >/dev/null || { echo "FAIL: the server did not start"; cat "$work/serve.log"; exit 1; }
 
 question="What is this?"
+model_dir="$work/model"
+placeholder='<image>\n'  # what llava-1.5's template writes for an image part
 steps=12
-# The text as a JSON string without its leading spaces: a whole sequence's detokenization drops
-# the first token's space that a served answer's keeps.
-same_text='import json, sys; t = json.load(sys.stdin); print(json.dumps(t.lstrip(" ") if isinstance(t, str) else t))'
+# The text as a JSON string without its leading spaces and replacement characters: a whole
+# sequence's detokenization drops the first token's space that a served answer keeps, and
+# renders an incomplete UTF-8 sequence of byte tokens at the start with fewer U+FFFD.
+same_text='import json, sys; t = json.load(sys.stdin); print(json.dumps(t.lstrip(" \ufffd") if isinstance(t, str) else t))'
 
 # reference <image...>: the reference's greedy text (a JSON string) for the chat prompt.
 reference() {
-  "$py" "$ACTORLLM_SOURCE_DIR/tests/e2e/vision_reference_text.py" "$base" "$work/model" \
-    "$question" "$steps" "$@" | "$py" -c "$same_text"
+  "$py" "$ACTORLLM_SOURCE_DIR/tests/e2e/vision_reference_text.py" "$base" "$model_dir" \
+    "$question" "$steps" "$placeholder" "$@" | "$py" -c "$same_text"
 }
 # chat <json content list>: the server's greedy text (a JSON string), or its error body.
 chat() {
@@ -143,5 +146,26 @@ echo "metrics: $images images, $image_tokens image tokens, $encoded encoded"
 check "prompt_images_total counts the 7 images served" test "${images%.*}" -eq 7
 check "prompt_image_tokens_total is 16 per image" test "${image_tokens%.*}" -eq $((16 * ${images%.*}))
 check "the encoder cache spared repeated images (encoded < images)" test "${encoded%.*}" -lt "${images%.*}"
+
+# Gemma 3: SigLIP, the pooled projector, images attended both ways, the processor's "\n\n"
+# around each image.
+"$py" "$ACTORLLM_SOURCE_DIR/scripts/make_random_vlm.py" --arch gemma3 --out "$work/gemma3" >/dev/null
+port=$(free_port)
+"$ACTORLLM_BIN" serve "$work/gemma3" --host 127.0.0.1 --port "$port" --device cpu \
+  --allowed-local-media-path "$work/media" >"$work/gemma3.log" 2>&1 &
+pids+=($!)
+base="http://127.0.0.1:$port"
+for _ in $(seq 1 600); do curl -sf "$base/health" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -sf "$base/health" >/dev/null || { echo "FAIL: the Gemma 3 server did not start"; cat "$work/gemma3.log"; exit 1; }
+model_dir="$work/gemma3"
+placeholder='<start_of_image>'
+want_a=$(reference "$work/media/a.png")
+want_ab=$(reference "$work/media/a.png" "$work/media/b.jpg")
+echo "Gemma 3 reference: a.png $want_a, both $want_ab"
+sdk=$(node "$ACTORLLM_SOURCE_DIR/tests/e2e/vision_client.mjs" "$base" "$work/media/a.png" image/png "$question" |
+  "$py" -c "$same_text")
+check "Gemma 3, openai SDK: the reference's answer ($sdk)" test "$sdk" = "$want_a"
+got=$(chat "[$(part "file://$work/media/a.png"), $(part "http://127.0.0.1:$media_port/b.jpg"), $text_part]")
+check "Gemma 3, two images: the reference's answer ($got)" test "$got" = "$want_ab"
 
 exit $((failures > 0))
