@@ -33,13 +33,14 @@ def wait_healthy(port, seconds=60):
     return False
 
 
-def stream_completion(port, body):
-    """Streams /v1/completions with `body` (stream and usage added): (seconds to the first
-    chunk, completion tokens from the usage, seconds in all). Raises on an HTTP error."""
+def _stream(port, path, body, has_text):
+    """Streams `path` with `body` (stream and usage added): (seconds to the first chunk that
+    `has_text` says carries output, completion tokens from the usage, seconds in all). Raises on
+    an HTTP error."""
     body = dict(body, stream=True, stream_options={"include_usage": True})
     start = time.perf_counter()
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-    c.request("POST", "/v1/completions", json.dumps(body), {"Content-Type": "application/json"})
+    c.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
     r = c.getresponse()
     if r.status != 200:
         raise RuntimeError(f"HTTP {r.status}: {r.read()[:200]!r}")
@@ -48,11 +49,24 @@ def stream_completion(port, body):
         if not line.startswith(b"data: ") or line.strip() == b"data: [DONE]":
             continue
         chunk = json.loads(line[6:])
-        if first is None and chunk["choices"]:
+        if first is None and chunk["choices"] and has_text(chunk["choices"][0]):
             first = time.perf_counter() - start
         if chunk.get("usage"):  # the last chunk: a chunk may carry several tokens
             tokens = chunk["usage"]["completion_tokens"]
     return first, tokens, time.perf_counter() - start
+
+
+def stream_completion(port, body):
+    """Streams /v1/completions with `body`: (seconds to the first chunk, completion tokens,
+    seconds in all)."""
+    return _stream(port, "/v1/completions", body, lambda choice: True)
+
+
+def stream_chat(port, body):
+    """Streams /v1/chat/completions with `body`: (seconds to the first content, completion
+    tokens, seconds in all)."""
+    return _stream(port, "/v1/chat/completions", body,
+                   lambda choice: bool(choice["delta"].get("content")))
 
 
 def metrics_text(port):
@@ -81,25 +95,3 @@ def make_prefill_model(folder):
                     "--hidden", "688", "--vocab", "512", "--max-pos", "4096", "--out", folder],
                    check=True, stdout=subprocess.DEVNULL)
 
-
-def stream_chat(port, body):
-    """Streams /v1/chat/completions with `body` (stream and usage added): (seconds to the
-    first content, completion tokens from the usage, seconds in all). Raises on an HTTP
-    error."""
-    body = dict(body, stream=True, stream_options={"include_usage": True})
-    start = time.perf_counter()
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-    c.request("POST", "/v1/chat/completions", json.dumps(body), {"Content-Type": "application/json"})
-    r = c.getresponse()
-    if r.status != 200:
-        raise RuntimeError(f"HTTP {r.status}: {r.read()[:200]!r}")
-    first, tokens = None, 0
-    for line in r:
-        if not line.startswith(b"data: ") or line.strip() == b"data: [DONE]":
-            continue
-        chunk = json.loads(line[6:])
-        if first is None and chunk["choices"] and chunk["choices"][0]["delta"].get("content"):
-            first = time.perf_counter() - start
-        if chunk.get("usage"):
-            tokens = chunk["usage"]["completion_tokens"]
-    return first, tokens, time.perf_counter() - start

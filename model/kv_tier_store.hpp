@@ -13,11 +13,9 @@
 #include <string>
 #include <vector>
 
-namespace actorllm {
+#include "model/byte_hash.hpp"
 
-/// A 64-bit hash of `bytes` (four multiply-rotate lanes, 32 bytes a round): what a stored
-/// block's contents are checked against.
-uint64_t hash_bytes(std::span<const std::byte> bytes);
+namespace actorllm {
 
 class kv_tier_store {
  public:

@@ -50,11 +50,14 @@ vision_activation read_vision_activation(const field_reader& f, const char* key,
   f.fail(key, "'" + act + "' is not supported (quick_gelu, gelu, gelu_pytorch_tanh)");
 }
 
-/// CLIPVisionConfig's keys, with its defaults.
-void read_clip_tower(const field_reader& f, vision_config& v) {
-  const std::string type = f.string("model_type", "clip_vision_model");
-  if (type != "clip_vision_model")
-    f.fail("model_type", "'" + type + "' is not supported as LLaVA's tower (clip_vision_model)");
+/// A ViT config's keys (CLIPVisionConfig's, SiglipVisionConfig's), with the defaults of the
+/// `model_type` it must name; `tower` names the model in errors.
+void read_vit(const field_reader& f, const char* model_type, const char* tower, int64_t patch,
+              double eps, const char* activation, vision_config& v) {
+  const std::string type = f.string("model_type", model_type);
+  if (type != model_type)
+    f.fail("model_type", "'" + type + "' is not supported as " + tower + "'s tower (" +
+                             model_type + ")");
   v.hidden_size = f.integer("hidden_size", 768, 1, max_vision_hidden);
   v.intermediate_size = f.integer("intermediate_size", 3072, 1, max_vision_intermediate);
   v.num_layers = f.integer("num_hidden_layers", 12, 1, max_vision_layers);
@@ -62,10 +65,10 @@ void read_clip_tower(const field_reader& f, vision_config& v) {
   if (v.hidden_size % v.num_heads != 0)
     f.fail("num_attention_heads", "must divide hidden_size (" + std::to_string(v.hidden_size) + ")");
   v.image_size = f.integer("image_size", 224, 1, max_image_size);
-  v.patch_size = f.integer("patch_size", 32, 1, v.image_size);
+  v.patch_size = f.integer("patch_size", patch, 1, v.image_size);
   v.num_channels = f.integer("num_channels", 3, 3, 3);
-  v.layer_norm_eps = f.number("layer_norm_eps", 1e-5, 0.0, 1.0);
-  v.activation = read_vision_activation(f, "hidden_act", "quick_gelu");
+  v.layer_norm_eps = f.number("layer_norm_eps", eps, 0.0, 1.0);
+  v.activation = read_vision_activation(f, "hidden_act", activation);
 }
 
 /// vision_feature_layer indexes the tower's hidden states (the embeddings, then each
@@ -103,7 +106,8 @@ void fill_gemma3_text_defaults(json& text) {
 
 /// LLaVA: CLIP through vision_feature_layer, its two-layer projector.
 void read_llava_vision(const field_reader& top, const json& vision_json, vision_config& v) {
-  read_clip_tower(field_reader(vision_json, top.path().string() + " (vision_config)"), v);
+  read_vit(field_reader(vision_json, top.path().string() + " (vision_config)"),
+           "clip_vision_model", "LLaVA", 32, 1e-5, "quick_gelu", v);
   v.num_layers = layers_through(top, v.num_layers);
   const std::string strategy = top.string("vision_feature_select_strategy", "default");
   if (strategy != "default" && strategy != "full")
@@ -118,22 +122,9 @@ void read_llava_vision(const field_reader& top, const json& vision_json, vision_
 /// the decoder attends both ways within an image.
 void read_gemma3_vision(const field_reader& top, const json& vision_json, vision_config& v) {
   const field_reader f(vision_json, top.path().string() + " (vision_config)");
-  const std::string type = f.string("model_type", "siglip_vision_model");
-  if (type != "siglip_vision_model")
-    f.fail("model_type", "'" + type + "' is not supported as Gemma 3's tower (siglip_vision_model)");
+  read_vit(f, "siglip_vision_model", "Gemma 3", 16, 1e-6, "gelu_pytorch_tanh", v);
   if (f.boolean("vision_use_head", false)) f.fail("vision_use_head", "true is not supported");
   v.tower = "siglip";
-  v.hidden_size = f.integer("hidden_size", 768, 1, max_vision_hidden);
-  v.intermediate_size = f.integer("intermediate_size", 3072, 1, max_vision_intermediate);
-  v.num_layers = f.integer("num_hidden_layers", 12, 1, max_vision_layers);
-  v.num_heads = f.integer("num_attention_heads", 12, 1, v.hidden_size);
-  if (v.hidden_size % v.num_heads != 0)
-    f.fail("num_attention_heads", "must divide hidden_size (" + std::to_string(v.hidden_size) + ")");
-  v.image_size = f.integer("image_size", 224, 1, max_image_size);
-  v.patch_size = f.integer("patch_size", 16, 1, v.image_size);
-  v.num_channels = f.integer("num_channels", 3, 3, 3);
-  v.layer_norm_eps = f.number("layer_norm_eps", 1e-6, 0.0, 1.0);
-  v.activation = read_vision_activation(f, "hidden_act", "gelu_pytorch_tanh");
   v.class_token = false;
   v.pre_norm = false;
   v.post_norm = true;

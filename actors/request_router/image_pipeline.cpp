@@ -1,37 +1,19 @@
 #include "actors/request_router/image_pipeline.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <span>
 
 #include "media/image_processor.hpp"
+#include "model/byte_hash.hpp"
 
 namespace actorllm {
 
-namespace {
-
-uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
-
 uint64_t pixels_key(const prompt_image& image) {
-  uint64_t h = mix64(0x243f6a8885a308d3ULL ^ static_cast<uint64_t>(image.channels) << 40 ^
-                     static_cast<uint64_t>(image.height) << 20 ^ static_cast<uint64_t>(image.width));
-  const auto* bytes = reinterpret_cast<const uint8_t*>(image.pixels.data());
-  const size_t n = image.pixels.size() * sizeof(float);
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, bytes + i, 8);
-    h = mix64(h ^ word) + 0x9e3779b97f4a7c15ULL;
-  }
-  for (; i < n; ++i) h = mix64(h ^ bytes[i]);
-  return mix64(h ^ n);
+  const int32_t shape[3] = {image.channels, image.height, image.width};
+  const uint64_t parts[2] = {
+      hash_bytes(std::as_bytes(std::span<const int32_t>(shape))),
+      hash_bytes(std::as_bytes(std::span<const float>(image.pixels)))};
+  return hash_bytes(std::as_bytes(std::span<const uint64_t>(parts)));
 }
 
 loaded_image image_pipeline::load(std::string_view url, size_t index) const {
