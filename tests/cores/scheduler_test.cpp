@@ -268,3 +268,52 @@ TEST(Scheduler, AbortFreesEverythingFromAnyQueue) {
 
 }  // namespace
 }  // namespace actorllm
+
+namespace actorllm {
+namespace {
+
+prompt_image image_at(int32_t offset, int32_t num_tokens) {
+  prompt_image image;
+  image.offset = offset;
+  image.num_tokens = num_tokens;
+  image.token_id = 3;
+  image.channels = image.height = image.width = 1;
+  image.pixels = {0.5f};
+  return image;
+}
+
+TEST(SchedulerImages, AChunkNeverEndsInsideAnImageAttendedBothWays) {
+  scheduler_options o = testing::small_options(16);
+  o.whole_images = true;
+  o.scheduler.max_num_batched_tokens = 8;
+  scheduler s(o);
+  // 20 tokens, an image at 6..11: a first chunk of 8 would end inside it.
+  ASSERT_FALSE(s.add_request("a", testing::make_prompt(20), testing::make_params(2), {image_at(6, 6)}));
+  step_plan p1 = s.schedule();
+  ASSERT_EQ(p1.seqs.size(), 1u);
+  EXPECT_EQ(p1.seqs[0].num_scheduled_tokens, 6);  // cut back to the image's start
+  ASSERT_EQ(p1.new_seqs.size(), 1u);
+  EXPECT_EQ(p1.new_seqs[0].images.size(), 1u);  // the workers learn the image with the sequence
+  s.update(sample_all(p1, 7));
+  step_plan p2 = s.schedule();
+  ASSERT_EQ(p2.seqs.size(), 1u);
+  EXPECT_EQ(p2.seqs[0].num_computed_tokens, 6);
+  EXPECT_EQ(p2.seqs[0].num_scheduled_tokens, 8);  // the whole image, and past it
+
+  // An image larger than a step's budget could never run: refused at admission.
+  const auto refused =
+      s.add_request("b", testing::make_prompt(20), testing::make_params(2), {image_at(2, 9)});
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->message.find("--max-num-batched-tokens 8"), std::string::npos)
+      << refused->message;
+
+  // Without the option a chunk cuts through images (LLaVA's run row by row).
+  scheduler_options causal = o;
+  causal.whole_images = false;
+  scheduler c(causal);
+  ASSERT_FALSE(c.add_request("a", testing::make_prompt(20), testing::make_params(2), {image_at(6, 6)}));
+  EXPECT_EQ(c.schedule().seqs[0].num_scheduled_tokens, 8);
+}
+
+}  // namespace
+}  // namespace actorllm
