@@ -99,9 +99,19 @@ prepared_prompt prompt_builder::check_structured_output(const structured_output&
 }
 
 prepared_prompt prompt_builder::check_takes_images(const generate_request& r) const {
-  if (r.image_urls.empty() || images_) return {};
-  return refuse("The model `" + served_model_name_ + "` takes no images; send text only",
-                "messages");
+  if (r.image_urls.empty()) return {};
+  if (!images_)
+    return refuse("The model `" + served_model_name_ + "` takes no images; send text only",
+                  "messages");
+  // Before anything is fetched: images that cannot fit the context are not worth loading.
+  const int64_t positions =
+      static_cast<int64_t>(r.image_urls.size()) * images_->spec().tokens_per_image;
+  if (positions >= max_model_len_)
+    return refuse(std::to_string(r.image_urls.size()) + " images fill " +
+                      std::to_string(positions) + " positions; this model's maximum context " +
+                      "length is " + std::to_string(max_model_len_) + " tokens",
+                  "messages");
+  return {};
 }
 
 prepared_prompt prompt_builder::check_images(const generate_request& r,

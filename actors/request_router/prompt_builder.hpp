@@ -53,7 +53,8 @@ class prompt_builder {
                           std::vector<prompt_image> images = {}) const;
   /// The image side; null for a model that takes no images.
   const image_pipeline* images() const { return images_.get(); }
-  /// The refusal of a request with images for a model that takes none (ok otherwise).
+  /// The refusal of a request with images for a model that takes none, or with more images
+  /// than the context holds (ok otherwise); what the router checks before loading them.
   prepared_prompt check_takes_images(const generate_request& request) const;
   /// check_takes_images, then that `images` are the request's, for a prompt they may fill.
   prepared_prompt check_images(const generate_request& request,

@@ -410,3 +410,23 @@ TEST(prompt_builder_images, placeholders_become_the_images_positions_within_the_
 
 }  // namespace
 }  // namespace actorllm
+
+namespace actorllm {
+namespace {
+
+TEST(prompt_builder_images, more_images_than_the_context_holds_are_refused_before_loading) {
+  image_spec spec;
+  spec.placeholder = spec.image_token = "<image>";
+  spec.tokens_per_image = 5;
+  auto images = std::make_shared<const image_pipeline>(
+      spec, [](std::string_view) { return media::fetched_media{}; });
+  const prompt_builder b(testing::stories_tokenizer(), [](const std::string&, bool) { return "x"; },
+                         "stories", max_model_len, 20, nullptr, nullptr, images);
+  EXPECT_TRUE(b.check_takes_images(chat_with_images({"1", "2", "3"})).ok());  // 15 of 16
+  const auto refused = b.check_takes_images(chat_with_images({"1", "2", "3", "4"}));
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.error.find("4 images fill 20 positions"), std::string::npos) << refused.error;
+}
+
+}  // namespace
+}  // namespace actorllm
