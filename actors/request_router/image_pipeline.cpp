@@ -19,9 +19,9 @@ uint64_t pixels_key(const prompt_image& image) {
 loaded_image image_pipeline::load(std::string_view url, size_t index) const {
   loaded_image out;
   const std::string which = "image " + std::to_string(index) + ": ";
-  media::fetched_media media = fetch_(url);
-  if (!media.ok()) return {{}, which + media.error, media.status};
-  const media::decoded_image decoded = media::decode_image(media.bytes, spec_.limits);
+  const media::fetched_media fetched = fetch_(url);
+  if (!fetched.ok()) return {{}, which + fetched.error, fetched.status};
+  const media::decoded_image decoded = media::decode_image(fetched.bytes, spec_.limits);
   if (!decoded.ok()) return {{}, which + decoded.error, 400};
   media::preprocessed_image pre = media::preprocess(decoded.image, spec_.processor);
   if (!pre.ok()) return {{}, which + pre.error, 400};
@@ -47,26 +47,24 @@ loaded_image image_pipeline::load(std::string_view url, size_t index) const {
 std::string image_pipeline::expand(const std::string& text,
                                    const std::vector<prompt_image>& images,
                                    std::string& expanded) const {
+  if (spec_.placeholder.empty()) return "this model's image placeholder has no text";
+  std::vector<size_t> at;
+  for (size_t p = text.find(spec_.placeholder); p != std::string::npos;
+       p = text.find(spec_.placeholder, p + spec_.placeholder.size()))
+    at.push_back(p);
+  if (at.size() != images.size())
+    return "the prompt has " + std::to_string(at.size()) + " image placeholder" +
+           (at.size() == 1 ? "" : "s") + " for " + std::to_string(images.size()) + " image" +
+           (images.size() == 1 ? "" : "s") + " (does the chat template place every image part?)";
   expanded.clear();
-  size_t from = 0, next = 0;
-  for (size_t at; (at = text.find(spec_.placeholder, from)) != std::string::npos;
-       from = at + spec_.placeholder.size(), ++next) {
-    expanded.append(text, from, at - from);
-    if (next >= images.size()) break;
+  size_t from = 0;
+  for (size_t i = 0; i < at.size(); ++i) {
+    expanded.append(text, from, at[i] - from);
     expanded += spec_.before;
-    for (int32_t i = 0; i < images[next].num_tokens; ++i) expanded += spec_.image_token;
+    for (int32_t t = 0; t < images[i].num_tokens; ++t) expanded += spec_.image_token;
     expanded += spec_.after;
+    from = at[i] + spec_.placeholder.size();
   }
-  size_t num_placeholders = next;
-  for (size_t at = from; next >= images.size() && from < text.size() &&
-                         (at = text.find(spec_.placeholder, at)) != std::string::npos;
-       at += spec_.placeholder.size())
-    ++num_placeholders;
-  if (num_placeholders != images.size())
-    return "the prompt has " + std::to_string(num_placeholders) + " image placeholder" +
-           (num_placeholders == 1 ? "" : "s") + " for " + std::to_string(images.size()) +
-           " image" + (images.size() == 1 ? "" : "s") +
-           " (does the chat template place every image part?)";
   expanded.append(text, from, std::string::npos);
   return "";
 }

@@ -113,8 +113,10 @@ void scheduler::build_chunks(request& r, const budget& b, bool with_drafts) {
       start = r.reads_prefix_cache() ? blocks_.num_cached_tokens(s.token_ids, cache_salt(r)) : 0;
     }
     int32_t num_scheduled = std::min(end - start, num_tokens_left);
-    if (options_.whole_images) num_scheduled = before_split_image(r, start, num_scheduled);
-    if (num_scheduled == 0) continue;  // the image waits for a step with room for all of it
+    if (options_.whole_images) {
+      num_scheduled = before_split_image(r, start, num_scheduled);
+      if (num_scheduled == 0) continue;  // the image waits for a step with room for all of it
+    }
     // Drafts follow a decoding sequence's one new token (a sequence without blocks allocates
     // exactly its tokens' slots first).
     const int32_t num_drafts = with_drafts && end - start == 1 && !is_new
