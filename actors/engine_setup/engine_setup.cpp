@@ -206,6 +206,22 @@ prompt_builder engine_setup::make_prompt_builder() const {
                         config.model.max_logprobs, grammars, loras, images);
 }
 
+namespace {
+
+/// The startup log's line for a vision-language model's image side.
+std::string describe_vision(const vision_tower& tower) {
+  const vision_config& v = tower.config();
+  std::ostringstream out;
+  out << "images " << v.tower << " tower of " << v.num_layers << " layers ("
+      << tower.weights().num_parameters() / 1e6 << "M float32 parameters), " << v.image_size
+      << "x" << v.image_size << " pixels in patches of " << v.patch_size << ", "
+      << v.tokens_per_image() << " prompt positions an image"
+      << (v.bidirectional_image_attention ? ", attended both ways" : "") << "\n";
+  return out.str();
+}
+
+}  // namespace
+
 std::string engine_setup::describe() const {
   const auto& mc = model->config();
   std::ostringstream out;
@@ -213,6 +229,7 @@ std::string engine_setup::describe() const {
       << mc.num_parameters() / 1e6 << "M parameters) served as '" << served_model_name << "'\n"
       << "weights " << backend->describe_weights(*model) << "\n"
       << "attention " << mc.describe_attention() << "\n"
+      << (model->vision() ? describe_vision(*model->vision()) : std::string())
       << (sampling.empty() ? std::string()
                            : "sampling defaults from generation_config.json: " +
                                  sampling.describe() + " (--generation-config vllm: none)\n")
