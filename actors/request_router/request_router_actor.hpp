@@ -57,7 +57,7 @@ struct router_request {
   /// unloaded meanwhile stays in memory for it.
   std::shared_ptr<const lora_adapter> adapter = nullptr;
   /// The prompt's images (a vision-language model), for its scheduler and any it moves to.
-  std::vector<prompt_image> images;
+  std::vector<prompt_image> images = {};
 };
 
 /// What the router reports as it goes (metrics, health). Each may be empty.

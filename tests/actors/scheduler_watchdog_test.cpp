@@ -50,7 +50,7 @@ TEST(scheduler_watchdog, a_worker_that_never_answers_a_step_fails_the_replica_af
   params.max_tokens = 4;
   const auto start = std::chrono::steady_clock::now();
   self->request(scheduler, std::chrono::seconds(5), add_atom::value,
-                engine_request{"r", {1, 2, 3}, params, {}, {}})
+                engine_request{"r", {1, 2, 3}, params, {}, {}, {}})
       .receive([](admission_reply& r) { EXPECT_TRUE(r.error.empty()) << r.error; },
                [](caf::error& e) { ADD_FAILURE() << to_string(e); });
   std::string reason;
