@@ -292,6 +292,32 @@ def grammar():
         write("grammar", name, bytes([kind, len(name)]) + text.encode())
 
 
+def image_decode():
+    """A tiny image in each format the decoder reads (PIL writes them; /usr/bin/python3 has it),
+    and a PNG header that declares more pixels than any limit."""
+    import io
+    import zlib
+    from PIL import Image
+    pixels = Image.frombytes("RGB", (4, 3), bytes(range(36)))
+    rgba = Image.frombytes("RGBA", (3, 2), bytes(range(0, 240, 10)))
+    for name, image, kind, options in [("rgb.png", pixels, "PNG", {}), ("rgba.png", rgba, "PNG", {}),
+                                       ("gray.png", pixels.convert("L"), "PNG", {}),
+                                       ("palette.png", pixels.convert("P"), "PNG", {}),
+                                       ("baseline.jpg", pixels, "JPEG", {"quality": 80}),
+                                       ("progressive.jpg", pixels, "JPEG", {"progressive": True}),
+                                       ("lossy.webp", pixels, "WEBP", {"quality": 50}),
+                                       ("lossless.webp", rgba, "WEBP", {"lossless": True}),
+                                       ("frame.gif", pixels.convert("P"), "GIF", {})]:
+        out = io.BytesIO()
+        image.save(out, kind, **options)
+        write("image_decode", name, out.getvalue())
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    header = struct.pack(">IIBBBBB", 30000, 30000, 8, 2, 0, 0, 0)
+    write("image_decode", "bomb.png", b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b""))
+
+
 def main():
     if CORPUS.exists():
         shutil.rmtree(CORPUS)
@@ -304,6 +330,7 @@ def main():
     http_session()
     websocket()
     grammar()
+    image_decode()
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 source scripts/clang_14.sh
 
 targets=(openai_request tokenizer_encode tokenizer_load jinja safetensors model_config
-         http_session websocket grammar)
+         http_session websocket grammar image_decode)
 build_dir=build-asan
 lock="${ACTORLLM_BUILD_LOCK:-/tmp/actorllm-build.lock}"
 

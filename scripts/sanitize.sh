@@ -50,7 +50,8 @@ run_preset() {
 ctest_args=("$@")
 if [[ "$which_one" == asan || "$which_one" == all ]]; then
   run_preset asan config_tests kernels_tests tokenizer_tests chat_template_tests grammar_tests tool_calls_tests \
-    model_tests monitoring_tests cores_tests actors_tests app_tests api_tests net_tests fuzzers
+    media_tests model_tests monitoring_tests cores_tests actors_tests app_tests api_tests net_tests \
+    fuzzers
 fi
 if [[ "$which_one" == tsan || "$which_one" == all ]]; then
   # TSAN_SUITES picks among the three (CI runs cores only, for time: the net tests' Beast files
