@@ -2,11 +2,13 @@
 """Images in the prompt, served (issue 44): the vision tower's time per image and the served
 throughput with one image per request, at concurrency 1 and 8.
 
-  python3 bench/vision.py [--bin build/actorllm] [--requests 24] [--answer 32]
+  python3 bench/vision.py [--bin build/actorllm] [--arch llava|gemma3] [--requests 24] [--answer 32]
 
-The model: a random LLaVA (scripts/make_random_vlm.py) whose tower has the shape of CLIP
-ViT-B/16 at 224 pixels (12 layers of 768, 196 patches; vision_feature_layer -2 runs 11 of
-them) and whose language model is a small Llama (8 layers of 512, the stories260K tokenizer).
+The model: a random checkpoint (scripts/make_random_vlm.py) whose tower has the shape of a
+ViT-B/16 at 224 pixels (12 layers of 768, 196 patches) and whose language model is small (8
+layers of 512, the stories260K tokenizer): LLaVA (CLIP; vision_feature_layer -2 runs 11 layers;
+196 positions an image) or Gemma 3 (SigLIP, all 12 layers; pooled to 49 positions an image,
+attended both ways).
 Every request is a chat message with one 640x480 PNG (data: URL) and a question, and streams
 ANSWER tokens (ignore_eos).
 
@@ -39,13 +41,19 @@ PY = "/usr/bin/python3"
 QUESTION = "Describe this picture in a few words, please."
 
 
-def make_model(folder):
-    subprocess.run([PY, os.path.join(ROOT, "scripts", "make_random_vlm.py"), "--arch", "llava",
+def make_model(folder, arch):
+    shape = {"llava": ["--vocab", "514"],
+             "gemma3": ["--mm-tokens-per-image", "49", "--head-dim", "64", "--sliding-window", "512"]}
+    subprocess.run([PY, os.path.join(ROOT, "scripts", "make_random_vlm.py"), "--arch", arch,
                     "--image-size", "224", "--patch-size", "16", "--vision-dim", "768",
                     "--vision-hidden", "3072", "--vision-heads", "12", "--vision-layers", "12",
                     "--dim", "512", "--hidden", "1376", "--layers", "8", "--heads", "8",
-                    "--kv-heads", "8", "--vocab", "514", "--max-pos", "2048", "--out", folder],
+                    "--kv-heads", "8", "--max-pos", "2048", "--out", folder] + shape[arch],
                    check=True, stdout=subprocess.DEVNULL)
+
+
+# Text tokens standing in for an image's positions in the baseline.
+POSITIONS = {"llava": 196, "gemma3": 49}
 
 
 def make_images(count):
@@ -69,11 +77,11 @@ def start_server(binary, model, log):
     return proc, port
 
 
-def body_for(kind, image, answer, index=0):
+def body_for(kind, image, answer, index=0, positions=196):
     if kind == "text":
-        # The image's 196 positions as ordinary text tokens: a prompt of the same length, and
+        # The image's positions as ordinary text tokens: a prompt of about the same length, and
         # a number first so that no two requests share a prefix-cache block.
-        content = f"{index} " + " ".join(["the"] * 196) + " " + QUESTION
+        content = f"{index} " + " ".join(["the"] * positions) + " " + QUESTION
     else:
         content = [{"type": "image_url", "image_url": {"url": image}},
                    {"type": "text", "text": QUESTION}]
@@ -81,7 +89,7 @@ def body_for(kind, image, answer, index=0):
             "ignore_eos": True, "temperature": 0}
 
 
-def run(binary, model, kind, images, concurrency, requests, answer, log):
+def run(binary, model, kind, images, concurrency, requests, answer, log, positions):
     proc, port = start_server(binary, model, log)
     try:
         stream_chat(port, body_for("text", None, 2, -1))  # warm: weights packed, threads up
@@ -95,7 +103,7 @@ def run(binary, model, kind, images, concurrency, requests, answer, log):
                         return
                     i = queue.pop(0)
                 image = images[i % len(images)] if kind == "distinct" else images[0]
-                first, n, _ = stream_chat(port, body_for(kind, image, answer, i))
+                first, n, _ = stream_chat(port, body_for(kind, image, answer, i, positions))
                 with lock:
                     ttfts.append(first)
                     tokens[0] += n
@@ -125,28 +133,31 @@ def run(binary, model, kind, images, concurrency, requests, answer, log):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "actorllm"))
+    ap.add_argument("--arch", choices=sorted(POSITIONS), default="llava")
     ap.add_argument("--requests", type=int, default=24)
     ap.add_argument("--answer", type=int, default=32)
     ap.add_argument("--results", default=os.path.join(ROOT, "bench", "results"))
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="actorllm-vision-")
     model = os.path.join(work, "model")
-    make_model(model)
+    make_model(model, args.arch)
     images = make_images(args.requests)
     rows = []
     with open(os.path.join(work, "serve.log"), "w") as log:
         for concurrency in (1, 8):
             for kind in ("text", "distinct", "repeated"):
                 rows.append(run(args.bin, model, kind, images, concurrency, args.requests,
-                                args.answer, log))
+                                args.answer, log, POSITIONS[args.arch]))
                 print(json.dumps(rows[-1]), flush=True)
     for row in rows:
         base = next(r for r in rows if r["kind"] == "text" and r["concurrency"] == row["concurrency"])
         row["tok_per_s_ratio"] = row["output_tok_per_s"] / base["output_tok_per_s"]
         row["ttft_p50_ratio"] = row["ttft_p50_ms"] / base["ttft_p50_ms"]
     os.makedirs(args.results, exist_ok=True)
-    with open(os.path.join(args.results, "vision.json"), "w") as f:
-        json.dump({"requests": args.requests, "answer_tokens": args.answer, "runs": rows}, f, indent=1)
+    name = "vision.json" if args.arch == "llava" else f"vision_{args.arch}.json"
+    with open(os.path.join(args.results, name), "w") as f:
+        json.dump({"arch": args.arch, "requests": args.requests, "answer_tokens": args.answer,
+                   "runs": rows}, f, indent=1)
     print("\n| run | concurrency | req/s | tok/s (ratio to text) | TTFT p50 (ratio) | TTFT p99 | "
           "tower per image |")
     print("|---|---|---|---|---|---|---|")
