@@ -18,12 +18,23 @@ engine_client::engine_client(caf::actor_system& system, router_actor router, mod
       loras_(std::move(loras)),
       lora_runtime_updates_(lora_runtime_updates) {
   const actor_thread_release release;
+  delivery_->client = this;
   gateway_ = system_.spawn<caf::detached>(
-      http_gateway, router_, [this](std::vector<request_output>& outs) { deliver(outs); },
+      http_gateway, router_,
+      [to = delivery_](std::vector<request_output>& outs) {
+        std::lock_guard lock(to->mutex);
+        if (to->client) to->client->deliver(outs);
+      },
       monitoring_ ? monitoring_->probe_for("http_gateway") : mailbox_probe{});
 }
 
 engine_client::~engine_client() {
+  {
+    // The gateway may be delivering outputs on its thread right now: it finishes first, and
+    // delivers nothing after.
+    std::lock_guard lock(delivery_->mutex);
+    delivery_->client = nullptr;
+  }
   caf::anon_send_exit(gateway_, caf::exit_reason::user_shutdown);
 }
 

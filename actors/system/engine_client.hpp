@@ -5,6 +5,7 @@
 #include <atomic>
 #include <caf/all.hpp>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -64,7 +65,14 @@ class engine_client final : public engine_port {
     int32_t num_open_choices = 1;
     bool started = false;
   };
+  /// Where the gateway (its own thread) delivers outputs: this client until its destructor
+  /// lets go, under the lock, so that no delivery runs into a client being destroyed.
+  struct delivery {
+    std::mutex mutex;
+    engine_client* client = nullptr;
+  };
   caf::actor_system& system_;
+  std::shared_ptr<delivery> delivery_ = std::make_shared<delivery>();
   router_actor router_;
   gateway_actor gateway_;
   model_info info_;
