@@ -35,7 +35,8 @@ namespace {
 /// `in m.content`, `message['content'] | selectattr`, ...
 bool reads_content_as_parts(const std::string& source) {
   static const std::regex loop(R"(\bin\s+\w+(\[\s*['"]content['"]\s*\]|\.content\b)\s*(%|-|\|))");
-  static const std::regex filter(R"(\w+(\[\s*['"]content['"]\s*\]|\.content\b)\s*\|\s*(selectattr|rejectattr|map|select))");
+  static const std::regex filter(
+      R"(\w+(\[\s*['"]content['"]\s*\]|\.content\b)\s*\|\s*(selectattr|rejectattr|map|select))");
   return std::regex_search(source, loop) || std::regex_search(source, filter);
 }
 

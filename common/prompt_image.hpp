@@ -13,10 +13,10 @@
 namespace actorllm {
 
 struct prompt_image {
-  uint64_t key = 0;         ///< a hash of the pixels: the encoder cache's key
-  int32_t offset = 0;       ///< the first prompt position it fills
-  int32_t num_tokens = 0;   ///< positions it fills (its embedding rows)
-  int32_t token_id = -1;    ///< the model's placeholder token at those positions
+  uint64_t key = 0;        ///< a hash of the pixels: the encoder cache's key
+  int32_t offset = 0;      ///< the first prompt position it fills
+  int32_t num_tokens = 0;  ///< positions it fills (its embedding rows)
+  int32_t token_id = -1;   ///< the model's placeholder token at those positions
   int32_t channels = 0, height = 0, width = 0;
   std::vector<float> pixels;  ///< (channels, height, width), preprocessed
 

@@ -10,10 +10,10 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <string_view>
-#include <utility>
 #include <set>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
 #include "kernels/cpu/float8.hpp"
 
@@ -256,8 +256,7 @@ std::string canonical_name(const std::string& name) {
       {"model.multi_modal_projector.", "multi_modal_projector."},
   };
   for (const auto& [from, to] : renames)
-    if (name.compare(0, from.size(), from) == 0)
-      return std::string(to) + name.substr(from.size());
+    if (name.compare(0, from.size(), from) == 0) return std::string(to) + name.substr(from.size());
   return name;
 }
 

@@ -32,11 +32,10 @@ const std::map<std::string, std::string>& text_architectures() {
 
 /// transformers' LlamaConfig defaults: llava-hf's configs give only the keys that differ.
 void fill_llama_defaults(json& text) {
-  const json defaults = {{"vocab_size", 32000},         {"hidden_size", 4096},
-                         {"intermediate_size", 11008},  {"num_hidden_layers", 32},
-                         {"num_attention_heads", 32},   {"max_position_embeddings", 2048},
-                         {"rms_norm_eps", 1e-6},        {"rope_theta", 10000.0},
-                         {"tie_word_embeddings", false}};
+  const json defaults = {
+      {"vocab_size", 32000},     {"hidden_size", 4096},       {"intermediate_size", 11008},
+      {"num_hidden_layers", 32}, {"num_attention_heads", 32}, {"max_position_embeddings", 2048},
+      {"rms_norm_eps", 1e-6},    {"rope_theta", 10000.0},     {"tie_word_embeddings", false}};
   for (const auto& [key, value] : defaults.items())
     if (!text.contains(key) || text[key].is_null()) text[key] = value;
 }
@@ -56,14 +55,15 @@ void read_vit(const field_reader& f, const char* model_type, const char* tower, 
               double eps, const char* activation, vision_config& v) {
   const std::string type = f.string("model_type", model_type);
   if (type != model_type)
-    f.fail("model_type", "'" + type + "' is not supported as " + tower + "'s tower (" +
-                             model_type + ")");
+    f.fail("model_type",
+           "'" + type + "' is not supported as " + tower + "'s tower (" + model_type + ")");
   v.hidden_size = f.integer("hidden_size", 768, 1, max_vision_hidden);
   v.intermediate_size = f.integer("intermediate_size", 3072, 1, max_vision_intermediate);
   v.num_layers = f.integer("num_hidden_layers", 12, 1, max_vision_layers);
   v.num_heads = f.integer("num_attention_heads", 12, 1, v.hidden_size);
   if (v.hidden_size % v.num_heads != 0)
-    f.fail("num_attention_heads", "must divide hidden_size (" + std::to_string(v.hidden_size) + ")");
+    f.fail("num_attention_heads",
+           "must divide hidden_size (" + std::to_string(v.hidden_size) + ")");
   v.image_size = f.integer("image_size", 224, 1, max_image_size);
   v.patch_size = f.integer("patch_size", patch, 1, v.image_size);
   v.num_channels = f.integer("num_channels", 3, 3, 3);
@@ -106,12 +106,13 @@ void fill_gemma3_text_defaults(json& text) {
 
 /// LLaVA: CLIP through vision_feature_layer, its two-layer projector.
 void read_llava_vision(const field_reader& top, const json& vision_json, vision_config& v) {
-  read_vit(field_reader(vision_json, top.path().string() + " (vision_config)"),
-           "clip_vision_model", "LLaVA", 32, 1e-5, "quick_gelu", v);
+  read_vit(field_reader(vision_json, top.path().string() + " (vision_config)"), "clip_vision_model",
+           "LLaVA", 32, 1e-5, "quick_gelu", v);
   v.num_layers = layers_through(top, v.num_layers);
   const std::string strategy = top.string("vision_feature_select_strategy", "default");
   if (strategy != "default" && strategy != "full")
-    top.fail("vision_feature_select_strategy", "'" + strategy + "' is not supported (default, full)");
+    top.fail("vision_feature_select_strategy",
+             "'" + strategy + "' is not supported (default, full)");
   v.keep_class_token = strategy == "full";
   v.projector_activation = read_vision_activation(top, "projector_hidden_act", "gelu");
   if (!top.boolean("multimodal_projector_bias", true))
@@ -132,7 +133,8 @@ void read_gemma3_vision(const field_reader& top, const json& vision_json, vision
   v.projector = vision_projector::pooled;
   v.projector_norm_eps = v.layer_norm_eps;
   v.pooled_tokens = top.integer("mm_tokens_per_image", 256, 1, v.num_patches());
-  const auto side = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(v.pooled_tokens))));
+  const auto side =
+      static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(v.pooled_tokens))));
   if (side * side != v.pooled_tokens || v.patches_per_side() % side != 0)
     top.fail("mm_tokens_per_image", "must be a square whose side divides the " +
                                         std::to_string(v.patches_per_side()) + " patches a side");
@@ -150,8 +152,8 @@ multimodal_config_parts split_multimodal_config(const json& j, const std::filesy
   const field_reader top(j, path);
   const bool gemma3 = j["architectures"][0] == "Gemma3ForConditionalGeneration";
   multimodal_config_parts parts;
-  parts.text = j.contains("text_config") && !j["text_config"].is_null() ? j["text_config"]
-                                                                       : json::object();
+  parts.text =
+      j.contains("text_config") && !j["text_config"].is_null() ? j["text_config"] : json::object();
   if (!parts.text.is_object()) top.fail("text_config", "must be an object");
   const std::string text_type = field_reader(parts.text, path.string() + " (text_config)")
                                     .string("model_type", gemma3 ? "gemma3_text" : "llama");

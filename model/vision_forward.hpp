@@ -27,7 +27,7 @@ struct vision_layer_refs {
 
 /// The tower's and projector's weights as a backend's handles (null: absent).
 struct vision_refs {
-  op_linear patch;  ///< the patch convolution as (hidden, channels * patch * patch)
+  op_linear patch;                ///< the patch convolution as (hidden, channels * patch * patch)
   op_weight positions = nullptr;  ///< (num_positions, hidden); CLIP's row 0 adds the class's
   op_weight pre_norm = nullptr, pre_norm_bias = nullptr;
   std::vector<vision_layer_refs> layers;  ///< those that run

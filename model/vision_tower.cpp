@@ -61,8 +61,8 @@ vision_weights load_vision_weights(const tensor_store& store, const vision_confi
     lw.norm1_bias = load(p + "layer_norm1.bias", {h});
     lw.qkv = concat({load(a + "q_proj.weight", {h, h}), load(a + "k_proj.weight", {h, h}),
                      load(a + "v_proj.weight", {h, h})});
-    lw.qkv_bias = concat({load(a + "q_proj.bias", {h}), load(a + "k_proj.bias", {h}),
-                          load(a + "v_proj.bias", {h})});
+    lw.qkv_bias = concat(
+        {load(a + "q_proj.bias", {h}), load(a + "k_proj.bias", {h}), load(a + "v_proj.bias", {h})});
     lw.o = load(a + "out_proj.weight", {h, h});
     lw.o_bias = load(a + "out_proj.bias", {h});
     lw.norm2 = load(p + "layer_norm2.weight", {h});
@@ -126,8 +126,7 @@ vision_tower::vision_tower(const tensor_store& store, const vision_config& confi
     refs_.projector2 = linear(weights_.projector2, weights_.projector2_bias, text, text);
 }
 
-cpu::linear_weight& vision_tower::matrix(const std::vector<float>& rows, int64_t out,
-                                         int64_t in) {
+cpu::linear_weight& vision_tower::matrix(const std::vector<float>& rows, int64_t out, int64_t in) {
   cpu::linear_weight w;
   w.dense = rows.data();
   w.out_features = out;

@@ -133,8 +133,9 @@ engine_metrics::engine_metrics(metrics_registry& r, const engine_labels& labels,
                           "Time one step spent computing structured-output token masks (beside "
                           "the forward pass)."),
               removers_, base, buckets::mask_time())),
-      prompt_images_(add(r.counter("prompt_images_total", "Images in the prompts of accepted requests."),
-                         removers_, base)),
+      prompt_images_(
+          add(r.counter("prompt_images_total", "Images in the prompts of accepted requests."),
+              removers_, base)),
       prompt_image_tokens_(
           add(r.counter("prompt_image_tokens_total",
                         "Prompt positions filled by images (their embedding rows)."),

@@ -37,7 +37,8 @@ std::shared_ptr<const image_pipeline> make_image_pipeline(const vision_config& v
   spec.image_size = static_cast<int32_t>(vision.image_size);
   spec.limits.max_bytes = policy.max_bytes;
   const auto path = (model_dir / "preprocessor_config.json").string();
-  const auto kind = gemma3 ? media::image_processor_kind::siglip : media::image_processor_kind::clip;
+  const auto kind =
+      gemma3 ? media::image_processor_kind::siglip : media::image_processor_kind::clip;
   if (auto read = media::read_image_processor_config(model_dir, kind)) {
     if (!read->ok()) throw std::runtime_error(path + ": " + read->error);
     spec.processor = read->config;
@@ -54,10 +55,10 @@ std::shared_ptr<const image_pipeline> make_image_pipeline(const vision_config& v
     }
   }
   const media::image_processor_config& p = spec.processor;
-  const bool square = p.do_center_crop
-                          ? p.crop_height == spec.image_size && p.crop_width == spec.image_size
-                          : p.shortest_edge == 0 && p.height == spec.image_size &&
-                                p.width == spec.image_size;
+  const bool square =
+      p.do_center_crop
+          ? p.crop_height == spec.image_size && p.crop_width == spec.image_size
+          : p.shortest_edge == 0 && p.height == spec.image_size && p.width == spec.image_size;
   if (p.kind != kind || !square)
     throw std::runtime_error(path + ": the processor does not give the " +
                              std::to_string(spec.image_size) + "x" +

@@ -20,8 +20,7 @@ class cpu_backend : public forward_backend {
   /// The second tier's store (null: none); tests change its bytes to see loads refused.
   kv_tier_store* tier_store() { return tier_.get(); }
   void forward(const forward_batch& batch, std::vector<float>& logits) override;
-  void encode_images(std::span<const image_pixels> images,
-                     std::vector<float>& embeddings) override;
+  void encode_images(std::span<const image_pixels> images, std::vector<float>& embeddings) override;
   void forward_hidden(const forward_batch& batch, std::vector<float>& logits,
                       std::vector<float>& hidden) override;
 

@@ -60,8 +60,8 @@ void image_inputs::add_rows(const batch_sequence& s, int32_t first_row, uint64_t
     if (bidirectional_ && end != image.end())
       throw std::runtime_error("a step computes part of an image attended both ways (positions " +
                                std::to_string(first) + " to " + std::to_string(end) + " of " +
-                               std::to_string(image.offset) + " to " +
-                               std::to_string(image.end()) + ")");
+                               std::to_string(image.offset) + " to " + std::to_string(image.end()) +
+                               ")");
     for (int32_t p = first; p < end; ++p) {
       const int32_t row = first_row + (p - s.start_position);
       if (bidirectional_) {

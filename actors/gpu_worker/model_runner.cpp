@@ -198,9 +198,8 @@ step_result model_runner::run_plan(const step_plan& plan, std::vector<batch_sequ
 
   if (images_) {
     const auto started = std::chrono::steady_clock::now();
-    result.num_encoded_images =
-        images_->prepare(work, plan.step, [&](std::span<const image_pixels> images,
-                                              std::vector<float>& rows) {
+    result.num_encoded_images = images_->prepare(
+        work, plan.step, [&](std::span<const image_pixels> images, std::vector<float>& rows) {
           backend_->encode_images(images, rows);
         });
     if (result.num_encoded_images > 0)

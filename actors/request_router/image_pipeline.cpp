@@ -10,9 +10,8 @@ namespace actorllm {
 
 uint64_t pixels_key(const prompt_image& image) {
   const int32_t shape[3] = {image.channels, image.height, image.width};
-  const uint64_t parts[2] = {
-      hash_bytes(std::as_bytes(std::span<const int32_t>(shape))),
-      hash_bytes(std::as_bytes(std::span<const float>(image.pixels)))};
+  const uint64_t parts[2] = {hash_bytes(std::as_bytes(std::span<const int32_t>(shape))),
+                             hash_bytes(std::as_bytes(std::span<const float>(image.pixels)))};
   return hash_bytes(std::as_bytes(std::span<const uint64_t>(parts)));
 }
 
@@ -44,8 +43,7 @@ loaded_image image_pipeline::load(std::string_view url, size_t index) const {
   return out;
 }
 
-std::string image_pipeline::expand(const std::string& text,
-                                   const std::vector<prompt_image>& images,
+std::string image_pipeline::expand(const std::string& text, const std::vector<prompt_image>& images,
                                    std::string& expanded) const {
   if (spec_.placeholder.empty()) return "this model's image placeholder has no text";
   std::vector<size_t> at;

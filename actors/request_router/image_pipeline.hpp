@@ -13,8 +13,8 @@
 
 #include "common/prompt_image.hpp"
 #include "media/image_decode.hpp"
-#include "media/media_fetch.hpp"
 #include "media/image_processor_config.hpp"
+#include "media/media_fetch.hpp"
 
 namespace actorllm {
 

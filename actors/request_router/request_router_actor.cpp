@@ -283,8 +283,9 @@ router_actor::behavior_type request_router(router_self self,
         if (st.requests.count(req.request_id) || st.compiling.count(req.request_id))
           return send_one(self, client, error_output(req.request_id, "duplicate request id", 400));
         if (auto refused = st.prompts->check_takes_images(req); !refused.ok())
-          return send_one(self, client, error_output(req.request_id, refused.error,
-                                                     refused.status, refused.error_param));
+          return send_one(
+              self, client,
+              error_output(req.request_id, refused.error, refused.status, refused.error_param));
         if (!req.image_urls.empty() || st.prompts->needs_compile(req.params.structured))
           return prepare_then_admit(self, req, client);
         admit(self, req, client);

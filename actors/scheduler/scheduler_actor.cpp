@@ -191,9 +191,9 @@ scheduler_actor::behavior_type scheduler_shell(scheduler_self self, scheduler_op
         int64_t num_image_tokens = 0;
         for (const prompt_image& image : req.images) num_image_tokens += image.num_tokens;
         const auto num_images = static_cast<int32_t>(req.images.size());
-        auto refused = self->state.core->resume_request(
-            req.request_id, std::move(req.prompt_token_ids), req.params, std::move(resumed),
-            std::move(req.images));
+        auto refused =
+            self->state.core->resume_request(req.request_id, std::move(req.prompt_token_ids),
+                                             req.params, std::move(resumed), std::move(req.images));
         if (refused) {
           const int32_t status = refused->kind == admission_error::code::queue_full ? 503 : 400;
           return {refused->message, status};

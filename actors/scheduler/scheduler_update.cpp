@@ -50,8 +50,8 @@ std::optional<admission_error> scheduler::add_request(std::string request_id,
     const int32_t start = i == 0 ? 0 : images[i - 1].end();
     if (image.num_tokens <= 0 || image.offset < start || image.end() > num_prompt ||
         image.pixels.size() != static_cast<size_t>(image.channels) * image.height * image.width)
-      return error(code::invalid_params, "image " + std::to_string(i) +
-                                             " does not fit the prompt's positions in order");
+      return error(code::invalid_params,
+                   "image " + std::to_string(i) + " does not fit the prompt's positions in order");
   }
   if (num_prompt > options_.max_model_len || (num_prompt == options_.max_model_len && !pooling)) {
     return error(code::prompt_too_long, "the prompt has " + std::to_string(num_prompt) +

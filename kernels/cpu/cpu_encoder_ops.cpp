@@ -81,8 +81,7 @@ void cpu_encoder_ops::pool(encoder_buffer in, int64_t side, int64_t kernel, enco
   }
 }
 
-void cpu_encoder_ops::rms_norm(encoder_buffer in, op_weight weight, float eps,
-                               encoder_buffer out) {
+void cpu_encoder_ops::rms_norm(encoder_buffer in, op_weight weight, float eps, encoder_buffer out) {
   const int64_t n = rows(in), w = width(in);
   const auto* gamma = static_cast<const float*>(weight);
   if (out != in) shape(out, n, w);

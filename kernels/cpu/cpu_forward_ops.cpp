@@ -173,8 +173,8 @@ void cpu_forward_ops::qkv_to_cache(int64_t layer, const op_linear& qkv, const qk
 }
 
 void cpu_forward_ops::attention(int64_t layer, const attention_params& p) {
-  const paged_batch paged{rows_.query_start_loc, rows_.seq_lens,          rows_.block_tables,
-                          rows_.num_seqs,          rows_.max_blocks_per_seq, rows_.visible_spans};
+  const paged_batch paged{rows_.query_start_loc, rows_.seq_lens,           rows_.block_tables,
+                          rows_.num_seqs,        rows_.max_blocks_per_seq, rows_.visible_spans};
   const attention_options options{p.scale, p.sliding_window, p.softcap};
   auto attend = [&](auto* k_cache, auto* v_cache) {
     cpu::paged_attention(s_.q.data(), k_cache, v_cache, paged, dims_.num_heads, dims_.num_kv_heads,

@@ -128,7 +128,8 @@ namespace {
 TEST(chat_template, templates_that_iterate_content_parts_are_told_apart) {
   // vLLM's "openai" content format: a loop over, or a filter of, a message's content.
   for (const char* source :
-       {"{% for m in messages %}{% for part in m['content'] %}{{ part.text }}{% endfor %}{% endfor %}",
+       {"{% for m in messages %}{% for part in m['content'] %}{{ part.text }}{% endfor %}{% endfor "
+        "%}",
         "{% for m in messages %}{% for c in m.content | selectattr('type', 'equalto', 'text') %}"
         "{{ c.text }}{% endfor %}{% endfor %}",
         "{% for message in messages %}{% for content in message['content'] | selectattr('type', "

@@ -1,12 +1,13 @@
 // The engine's image plumbing without a model: the router's placeholder expansion and keys,
 // the prefix cache telling images apart through their key tokens, the workers' mirror putting
 // the placeholder back, the encoder cache, and the embedding rows of a chunk that cuts an image.
+#include "actors/gpu_worker/image_inputs.hpp"
+
 #include <gtest/gtest.h>
 
 #include <numeric>
 
 #include "actors/gpu_worker/encoder_cache.hpp"
-#include "actors/gpu_worker/image_inputs.hpp"
 #include "actors/gpu_worker/sequence_mirror.hpp"
 #include "actors/request_router/image_pipeline.hpp"
 #include "actors/scheduler/block_manager.hpp"
@@ -42,7 +43,8 @@ std::string expand_ids(std::vector<int32_t>& tokens, std::vector<prompt_image>& 
   std::vector<int32_t> out;
   size_t next = 0;
   for (int32_t id : tokens) {
-    const int32_t copies = id == placeholder && next < images.size() ? images[next++].num_tokens : 1;
+    const int32_t copies =
+        id == placeholder && next < images.size() ? images[next++].num_tokens : 1;
     out.insert(out.end(), static_cast<size_t>(copies), id);
   }
   tokens = std::move(out);

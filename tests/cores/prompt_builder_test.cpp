@@ -364,8 +364,9 @@ prompt_image loaded(float value) {
 }
 
 TEST(prompt_builder_images, a_model_without_a_vision_tower_refuses_images_by_name) {
-  const auto refused = builder([](const std::string&, bool) { return "a"; })
-                           .prepare(chat_with_images({"data:image/png;base64,AAAA"}));
+  const auto refused = builder([](const std::string&, bool) {
+                         return "a";
+                       }).prepare(chat_with_images({"data:image/png;base64,AAAA"}));
   EXPECT_EQ(refused.status, 400);
   EXPECT_EQ(refused.error_param, "messages");
   EXPECT_NE(refused.error.find("The model `stories` takes no images"), std::string::npos)
@@ -379,9 +380,10 @@ TEST(prompt_builder_images, placeholders_become_the_images_positions_within_the_
   spec.image_token_id = 317;
   auto images = std::make_shared<const image_pipeline>(
       spec, [](std::string_view) { return media::fetched_media{}; });
-  const prompt_builder b(testing::stories_tokenizer(),
-                         [](const std::string&, bool) { return "was<image> was<image>"; }, "stories",
-                         max_model_len, 20, nullptr, nullptr, images);
+  const prompt_builder b(
+      testing::stories_tokenizer(),
+      [](const std::string&, bool) { return "was<image> was<image>"; }, "stories", max_model_len,
+      20, nullptr, nullptr, images);
   const auto p = b.prepare(chat_with_images({"u0", "u1"}), {loaded(0.1f), loaded(0.2f)});
   ASSERT_TRUE(p.ok()) << p.error;
   ASSERT_EQ(p.images.size(), 2u);
@@ -396,9 +398,10 @@ TEST(prompt_builder_images, placeholders_become_the_images_positions_within_the_
   const auto mismatch = b.prepare(chat_with_images({"u0"}), {loaded(0.1f)});
   EXPECT_NE(mismatch.error.find("2 image placeholders for 1 image"), std::string::npos)
       << mismatch.error;
-  const prompt_builder six(testing::stories_tokenizer(),
-                           [](const std::string&, bool) { return "<image><image><image><image><image><image>"; },
-                           "stories", max_model_len, 20, nullptr, nullptr, images);
+  const prompt_builder six(
+      testing::stories_tokenizer(),
+      [](const std::string&, bool) { return "<image><image><image><image><image><image>"; },
+      "stories", max_model_len, 20, nullptr, nullptr, images);
   const auto too_long = six.prepare(chat_with_images({"1", "2", "3", "4", "5", "6"}),
                                     std::vector<prompt_image>(6, loaded(0.3f)));
   EXPECT_NE(too_long.error.find("maximum context length"), std::string::npos) << too_long.error;
@@ -420,8 +423,9 @@ TEST(prompt_builder_images, more_images_than_the_context_holds_are_refused_befor
   spec.tokens_per_image = 5;
   auto images = std::make_shared<const image_pipeline>(
       spec, [](std::string_view) { return media::fetched_media{}; });
-  const prompt_builder b(testing::stories_tokenizer(), [](const std::string&, bool) { return "x"; },
-                         "stories", max_model_len, 20, nullptr, nullptr, images);
+  const prompt_builder b(
+      testing::stories_tokenizer(), [](const std::string&, bool) { return "x"; }, "stories",
+      max_model_len, 20, nullptr, nullptr, images);
   EXPECT_TRUE(b.check_takes_images(chat_with_images({"1", "2", "3"})).ok());  // 15 of 16
   const auto refused = b.check_takes_images(chat_with_images({"1", "2", "3", "4"}));
   EXPECT_EQ(refused.status, 400);

@@ -288,7 +288,8 @@ TEST(SchedulerImages, AChunkNeverEndsInsideAnImageAttendedBothWays) {
   o.scheduler.max_num_batched_tokens = 8;
   scheduler s(o);
   // 20 tokens, an image at 6..11: a first chunk of 8 would end inside it.
-  ASSERT_FALSE(s.add_request("a", testing::make_prompt(20), testing::make_params(2), {image_at(6, 6)}));
+  ASSERT_FALSE(
+      s.add_request("a", testing::make_prompt(20), testing::make_params(2), {image_at(6, 6)}));
   step_plan p1 = s.schedule();
   ASSERT_EQ(p1.seqs.size(), 1u);
   EXPECT_EQ(p1.seqs[0].num_scheduled_tokens, 6);  // cut back to the image's start
@@ -311,7 +312,8 @@ TEST(SchedulerImages, AChunkNeverEndsInsideAnImageAttendedBothWays) {
   scheduler_options causal = o;
   causal.whole_images = false;
   scheduler c(causal);
-  ASSERT_FALSE(c.add_request("a", testing::make_prompt(20), testing::make_params(2), {image_at(6, 6)}));
+  ASSERT_FALSE(
+      c.add_request("a", testing::make_prompt(20), testing::make_params(2), {image_at(6, 6)}));
   EXPECT_EQ(c.schedule().seqs[0].num_scheduled_tokens, 8);
 }
 

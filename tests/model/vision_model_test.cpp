@@ -60,14 +60,15 @@ llava_reference make_reference(const std::string& variant_args, const std::strin
   const std::string py = testing::python(), src = testing::source_dir();
   run(py + " " + src + "/scripts/make_random_vlm.py " + variant_args + " --out " +
       (r.dir / "model").string() + " >/dev/null");
-  run(py + " -c \"import numpy as np; from PIL import Image; g = np.random.default_rng(3); "
-           "[Image.fromarray(g.integers(0, 256, (h, w, 3), dtype=np.uint8)).save('" +
+  run(py +
+      " -c \"import numpy as np; from PIL import Image; g = np.random.default_rng(3); "
+      "[Image.fromarray(g.integers(0, 256, (h, w, 3), dtype=np.uint8)).save('" +
       r.dir.string() + "/img%d.png' % i) for i, (w, h) in enumerate([(80, 60), (50, 90)])]\"");
   run(py + " " + src + "/tests/reference/vision_reference.py " + (r.dir / "model").string() +
       " --prompt " + prompt + " --image " + (r.dir / "img0.png").string() +
-      (num_images > 1 ? " --image " + (r.dir / "img1.png").string() : std::string()) +
-      " --steps " + std::to_string(num_steps) + " --out " +
-      (r.dir / "ref.json").string() + " --pixels-out " + (r.dir / "pixels").string());
+      (num_images > 1 ? " --image " + (r.dir / "img1.png").string() : std::string()) + " --steps " +
+      std::to_string(num_steps) + " --out " + (r.dir / "ref.json").string() + " --pixels-out " +
+      (r.dir / "pixels").string());
   std::ifstream in(r.dir / "ref.json");
   const auto j = nlohmann::json::parse(in);
   r.prompt = j["prompt"].get<std::vector<int32_t>>();
@@ -148,7 +149,8 @@ TEST_P(vision_model, features_logits_and_greedy_tokens_match_the_reference) {
   for (size_t i = 0; i < num_images; ++i) {
     ASSERT_EQ(ref.image_ranges[i].second, vc.tokens_per_image());
     const auto first = embeddings.begin() + static_cast<std::ptrdiff_t>(i * ref.features[0].size());
-    const std::vector<float> ours(first, first + static_cast<std::ptrdiff_t>(ref.features[i].size()));
+    const std::vector<float> ours(first,
+                                  first + static_cast<std::ptrdiff_t>(ref.features[i].size()));
     EXPECT_LE(relative_error(ours, ref.features[i]), 1e-4f) << "image " << i;
   }
 
@@ -183,8 +185,8 @@ TEST_P(vision_model, features_logits_and_greedy_tokens_match_the_reference) {
           batch.visible_spans[2 * (p - computed)] = start;
           batch.visible_spans[2 * (p - computed) + 1] = start + length;
         }
-        const auto row = embeddings.begin() +
-                         static_cast<std::ptrdiff_t>((i * length + (p - start)) * hidden);
+        const auto row =
+            embeddings.begin() + static_cast<std::ptrdiff_t>((i * length + (p - start)) * hidden);
         batch.embedding_values.insert(batch.embedding_values.end(), row, row + hidden);
       }
     }
@@ -221,9 +223,10 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.name; });
 
 TEST(llava_config, wrapper_keys_are_read_and_refused_clearly) {
-  const fs::path dir = fs::temp_directory_path() / ("actorllm-llava-cfg-" + std::to_string(::getpid()));
-  run(testing::python() + " " + testing::source_dir() + "/scripts/make_random_vlm.py --arch llava --out " +
-      dir.string() + " >/dev/null");
+  const fs::path dir =
+      fs::temp_directory_path() / ("actorllm-llava-cfg-" + std::to_string(::getpid()));
+  run(testing::python() + " " + testing::source_dir() +
+      "/scripts/make_random_vlm.py --arch llava --out " + dir.string() + " >/dev/null");
   const model_config_hf c = load_model_config(dir);
   EXPECT_EQ(c.architecture, "LlavaForConditionalGeneration");
   ASSERT_TRUE(c.vision.has_value());
@@ -237,26 +240,31 @@ TEST(llava_config, wrapper_keys_are_read_and_refused_clearly) {
     auto j = nlohmann::json::parse(in);
     change(j);
     std::ofstream(dir / "config.json.bad") << j.dump();
-    fs::copy_file(dir / "config.json", dir / "config.json.good", fs::copy_options::overwrite_existing);
-    fs::copy_file(dir / "config.json.bad", dir / "config.json", fs::copy_options::overwrite_existing);
+    fs::copy_file(dir / "config.json", dir / "config.json.good",
+                  fs::copy_options::overwrite_existing);
+    fs::copy_file(dir / "config.json.bad", dir / "config.json",
+                  fs::copy_options::overwrite_existing);
     std::string what;
     try {
       load_model_config(dir);
     } catch (const std::exception& e) {
       what = e.what();
     }
-    fs::copy_file(dir / "config.json.good", dir / "config.json", fs::copy_options::overwrite_existing);
+    fs::copy_file(dir / "config.json.good", dir / "config.json",
+                  fs::copy_options::overwrite_existing);
     return what;
   };
-  EXPECT_NE(rewrite([](auto& j) { j["vision_feature_select_strategy"] = "pad"; })
-                .find("vision_feature_select_strategy"),
+  EXPECT_NE(rewrite([](auto& j) {
+              j["vision_feature_select_strategy"] = "pad";
+            }).find("vision_feature_select_strategy"),
             std::string::npos);
   EXPECT_NE(rewrite([](auto& j) { j["text_config"]["model_type"] = "gpt2"; }).find("text_config"),
             std::string::npos);
   EXPECT_NE(rewrite([](auto& j) { j["image_token_index"] = 99999; }).find("image_token_index"),
             std::string::npos);
-  EXPECT_NE(rewrite([](auto& j) { j["vision_config"]["num_attention_heads"] = 3; })
-                .find("num_attention_heads"),
+  EXPECT_NE(rewrite([](auto& j) {
+              j["vision_config"]["num_attention_heads"] = 3;
+            }).find("num_attention_heads"),
             std::string::npos);
   fs::remove_all(dir);
 }
