@@ -22,12 +22,16 @@ enum class encoder_buffer : uint8_t {
   qkv,        ///< (rows, 3 hidden) queries, keys and values
   attention,  ///< (rows, hidden) attention's output
   wide,       ///< (rows, intermediate) the MLP's inner activations
+  gated,      ///< (rows, intermediate) a gated MLP's act(gate) * up
+  rotary,     ///< (rows, head_dim) each row's rotary cosines then sines, written by the caller
+  merged,     ///< (rows / group, group * width) rows concatenated in groups
 };
 
 enum class encoder_activation : uint8_t {
   quick_gelu,  ///< x * sigmoid(1.702 x) (CLIP)
   gelu,        ///< the exact, erf form
   gelu_tanh,   ///< the tanh approximation
+  silu,        ///< x * sigmoid(x)
 };
 
 /// One batch of images: image i's rows are image_starts[i] .. image_starts[i + 1]. Host
@@ -62,8 +66,22 @@ class encoder_ops {
   virtual void rms_norm(encoder_buffer in, op_weight weight, float eps, encoder_buffer out) = 0;
   /// b = act(b), element by element.
   virtual void activate(encoder_buffer b, encoder_activation act) = 0;
+  /// out = act(in's first half of columns) * its second half (a gated MLP whose gate and up
+  /// rows were fused, gate first).
+  virtual void glu(encoder_buffer in, encoder_activation act, encoder_buffer out) = 0;
+  /// out's row i = in's rows group * i .. group * i + group - 1 side by side. Every image's
+  /// rows are a multiple of group.
+  virtual void group_rows(encoder_buffer in, int64_t group, encoder_buffer out) = 0;
+  /// Rotates each head of qkv's q and k columns by its row of the rotary buffer, in halves
+  /// (transformers' rotate_half): x' = x cos + rotate_half(x) sin.
+  virtual void rotate(int64_t num_heads, int64_t head_dim) = 0;
   /// attention = softmax(q kᵀ * scale) v per image and head, from qkv's (q | k | v) columns.
   virtual void attention(int64_t num_heads, int64_t head_dim, float scale) = 0;
+  /// As attention, within each segment of rows instead of each image: segment i's rows are
+  /// segment_starts[i] .. segment_starts[i + 1] (num_segments + 1 host values covering the
+  /// batch's rows; Qwen2.5-VL's windows).
+  virtual void segment_attention(int64_t num_heads, int64_t head_dim, float scale,
+                                 const int32_t* segment_starts, int64_t num_segments) = 0;
   /// Every row of b to host float32 (b's rows, b's width).
   virtual void read(encoder_buffer b, float* rows) = 0;
   /// b's rows and width now.

@@ -10,6 +10,7 @@
 /// begin_step; the forward never reads them. Weights are handles into the backend's own table
 /// (whatever the backend made of the model's tensors: float32 rows, packed panels, device
 /// copies); a null handle is an absent tensor (no bias, no q/k norm). C++17.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -86,6 +87,9 @@ struct step_rows {
   /// [first, end) of positions each row sees besides its causal and windowed keys, written to
   /// the cache in this step at the latest; (0, 0), or a null array: none.
   const int32_t* visible_spans = nullptr;
+  /// M-RoPE: (num_tokens, 3) each row's temporal, height and width rotary rows, the rotation's
+  /// pairs split between them by qkv_params::rotary_sections; null: `positions` for every pair.
+  const int32_t* axis_positions = nullptr;
 };
 
 /// How the q/k/v projection's output reaches attention: per-head RMSNorm of q and k (both
@@ -95,6 +99,9 @@ struct qkv_params {
   op_weight q_norm = nullptr;
   op_weight k_norm = nullptr;
   op_weight rotary = nullptr;
+  /// M-RoPE: rotary pairs [0, s0) take the temporal axis' row, [s0, s0 + s1) the height's,
+  /// the rest the width's (step_rows::axis_positions); unused where the step has none.
+  std::array<int32_t, 3> rotary_sections{};
   float eps = 1e-5f;
   op_loras q_lora = nullptr, k_lora = nullptr, v_lora = nullptr;
 };

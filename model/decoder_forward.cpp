@@ -66,6 +66,7 @@ step_rows rows_of(const forward_batch& b, const int32_t* rotary_positions) {
   r.hidden_indices = b.hidden_indices.data();
   r.num_hidden = static_cast<int64_t>(b.hidden_indices.size());
   if (!b.visible_spans.empty()) r.visible_spans = b.visible_spans.data();
+  if (!b.axis_positions.empty()) r.axis_positions = b.axis_positions.data();
   if (!b.token_adapters.empty()) {
     r.adapter_of_row = b.token_adapters.data();
     r.num_adapters = static_cast<int64_t>(b.adapters.size());
@@ -116,6 +117,7 @@ void decoder_forward(const model_config_hf& c, const decoder_refs& w, const forw
     qkv.q_norm = layer.q_norm;
     qkv.k_norm = layer.k_norm;
     qkv.rotary = window > 0 && w.local_rotary ? w.local_rotary : w.rotary;
+    qkv.rotary_sections = c.mrope_section;
     qkv.eps = eps;
     qkv.q_lora = loras.of(lora_target::q_proj);
     qkv.k_lora = loras.of(lora_target::k_proj);

@@ -8,6 +8,7 @@ void forward_batch::clear() {
   embedding_rows.clear();
   embedding_values.clear();
   visible_spans.clear();
+  axis_positions.clear();
   token_ids.clear();
   positions.clear();
   slot_mapping.clear();

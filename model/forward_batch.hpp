@@ -33,6 +33,9 @@ struct forward_batch {
   /// [first, end) of positions it sees besides its causal (and windowed) keys, (0, 0) for
   /// none; (num_tokens, 2), or empty: every row causal.
   std::vector<int32_t> visible_spans;
+  /// M-RoPE (Qwen2-VL's decoder): each token row's temporal, height and width rotary
+  /// positions, (num_tokens, 3); empty: `positions` on every axis.
+  std::vector<int32_t> axis_positions;
 
   int64_t num_tokens() const { return static_cast<int64_t>(token_ids.size()); }
   int64_t num_seqs() const { return static_cast<int64_t>(seq_lens.size()); }

@@ -31,7 +31,17 @@ constexpr int64_t max_rotary_floats = int64_t{1} << 29;  // 2 GiB of float32
 void read_rope_scaling(const field_reader& rs, const field_reader& top, model_config_hf& c) {
   auto& r = c.rope_scaling;
   r.kind = rs.string("rope_type", rs.string("type", "none"));
-  if (r.kind == "default") r.kind = "none";
+  // Qwen2-VL's "mrope" is the default rotary with its pairs split between three position axes
+  // (mrope_section), as transformers reads it.
+  if (r.kind == "default" || r.kind == "mrope") r.kind = "none";
+  if (rs.has("mrope_section")) {
+    const std::vector<int32_t> section = rs.integers("mrope_section", 0, c.head_dim / 2);
+    if (section.size() != 3 || 2 * (int64_t{section[0]} + section[1] + section[2]) != c.head_dim)
+      rs.fail("mrope_section",
+              "must be three numbers of rotary pairs that add up to head_dim / 2 (" +
+                  std::to_string(c.head_dim / 2) + ")");
+    c.mrope_section = {section[0], section[1], section[2]};
+  }
   // Phi-3 calls LongRoPE "su" (and once "longrope"); older YaRN configs say "yarn".
   if (r.kind == "su") r.kind = "longrope";
   static const char* const kinds[] = {"none", "linear", "dynamic", "yarn", "llama3", "longrope"};

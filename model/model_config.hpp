@@ -1,5 +1,6 @@
 #pragma once
 /// The architecture hyper-parameters of a Hugging Face causal LM (config.json).
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -51,6 +52,9 @@ struct model_config_hf {
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
   rope_scaling_config rope_scaling;
+  /// M-RoPE (Qwen2-VL's decoder): the rotary pairs of the temporal, height and width position
+  /// axes, in that order (they add up to head_dim / 2); all zero: one position per token.
+  std::array<int32_t, 3> mrope_section{};
   bool tie_word_embeddings = false;
   bool attention_bias = false;  ///< q/k/v projections carry biases (Qwen2)
   int32_t bos_token_id = -1;

@@ -253,6 +253,7 @@ std::string canonical_name(const std::string& name) {
       {"language_model.lm_head.", "lm_head."},
       {"model.language_model.", "model."},
       {"model.vision_tower.", "vision_tower."},
+      {"model.visual.", "visual."},
       {"model.multi_modal_projector.", "multi_modal_projector."},
   };
   for (const auto& [from, to] : renames)

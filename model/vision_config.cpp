@@ -46,7 +46,8 @@ vision_activation read_vision_activation(const field_reader& f, const char* key,
   if (act == "quick_gelu") return vision_activation::quick_gelu;
   if (act == "gelu") return vision_activation::gelu;
   if (act == "gelu_pytorch_tanh" || act == "gelu_new") return vision_activation::gelu_tanh;
-  f.fail(key, "'" + act + "' is not supported (quick_gelu, gelu, gelu_pytorch_tanh)");
+  if (act == "silu") return vision_activation::silu;
+  f.fail(key, "'" + act + "' is not supported (quick_gelu, gelu, gelu_pytorch_tanh, silu)");
 }
 
 /// A ViT config's keys (CLIPVisionConfig's, SiglipVisionConfig's), with the defaults of the
@@ -141,15 +142,106 @@ void read_gemma3_vision(const field_reader& top, const json& vision_json, vision
   v.bidirectional_image_attention = true;
 }
 
+/// transformers' Qwen2_5_VLTextConfig defaults. The published configs give the text model's
+/// keys at the top level beside vision_config; transformers >= 4.52 saves a text_config.
+json qwen2_5_vl_text(const json& top) {
+  json text = json::object();
+  if (top.contains("text_config") && !top["text_config"].is_null()) {
+    text = top["text_config"];
+  } else {
+    for (const auto& [key, value] : top.items())
+      if (key != "vision_config" && key != "architectures" && key != "model_type")
+        text[key] = value;
+  }
+  if (!text.is_object()) return text;
+  const json defaults = {{"vocab_size", 152064},         {"hidden_size", 8192},
+                         {"intermediate_size", 29568},   {"num_hidden_layers", 80},
+                         {"num_attention_heads", 64},    {"num_key_value_heads", 8},
+                         {"hidden_act", "silu"},         {"max_position_embeddings", 32768},
+                         {"rms_norm_eps", 1e-5},         {"rope_theta", 1000000.0},
+                         {"tie_word_embeddings", false}, {"use_sliding_window", false}};
+  for (const auto& [key, value] : defaults.items())
+    if (!text.contains(key) || text[key].is_null()) text[key] = value;
+  if (top.contains("tie_word_embeddings")) text["tie_word_embeddings"] = top["tie_word_embeddings"];
+  text["model_type"] = "qwen2";
+  return text;
+}
+
+/// Qwen2.5-VL's tower (Qwen2_5_VisionTransformerPretrainedModel's config keys, with
+/// Qwen2_5_VLVisionConfig's defaults) and its merger.
+void read_qwen2_5_vl_vision(const field_reader& top, const json& vision_json, vision_config& v) {
+  const field_reader f(vision_json, top.path().string() + " (vision_config)");
+  v.tower = "qwen2_5_vl";
+  v.hidden_size = f.integer("hidden_size", 3584, 1, max_vision_hidden);
+  v.intermediate_size = f.integer("intermediate_size", 3420, 1, max_vision_intermediate);
+  v.num_layers = f.integer("depth", 32, 1, max_vision_layers);
+  v.num_heads = f.integer("num_heads", 16, 1, v.hidden_size);
+  if (v.hidden_size % v.num_heads != 0 || v.head_dim() % 4 != 0)
+    f.fail("num_heads", "must divide hidden_size (" + std::to_string(v.hidden_size) +
+                            ") into heads of a multiple of 4 (2-D rotary pairs)");
+  v.num_channels = f.integer("in_channels", f.integer("in_chans", 3, 3, 3), 3, 3);
+  v.patch_size = f.integer("patch_size", 14, 1, 64);
+  v.merge_size = f.integer("spatial_merge_size", 2, 1, 8);
+  v.temporal_patch_size = f.integer("temporal_patch_size", 2, 1, 4);
+  v.window_size = f.integer("window_size", 112, 1, max_image_size);
+  if (v.window_size % (v.patch_size * v.merge_size) != 0)
+    f.fail("window_size", "must be a multiple of patch_size * spatial_merge_size (" +
+                              std::to_string(v.patch_size * v.merge_size) + ")");
+  v.activation = read_vision_activation(f, "hidden_act", "silu");
+  for (int32_t layer : f.integers("fullatt_block_indexes", 0, v.num_layers - 1))
+    v.full_attention_layers.push_back(layer);
+  if (!f.has("fullatt_block_indexes")) {
+    for (int64_t layer : {7, 15, 23, 31})
+      if (layer < v.num_layers) v.full_attention_layers.push_back(layer);
+  }
+  v.class_token = false;
+  v.pre_norm = false;
+  v.projector = vision_projector::merger;
+  v.projector_activation = vision_activation::gelu;
+  v.layer_norm_eps = 1e-6;  // the blocks' and the merger's RMSNorm
+  v.text_hidden_size = f.integer("out_hidden_size", 3584, 1, int64_t{1} << 16);
+}
+
+/// Qwen2_5_VLForConditionalGeneration: a Qwen2 decoder with M-RoPE, the tower and merger.
+multimodal_config_parts split_qwen2_5_vl_config(const field_reader& top) {
+  multimodal_config_parts parts;
+  parts.text = qwen2_5_vl_text(top.json());
+  if (!parts.text.is_object()) top.fail("text_config", "must be an object");
+  json& text = parts.text;
+  if ((!text.contains("rope_scaling") || text["rope_scaling"].is_null()) &&
+      text.contains("rope_parameters"))
+    text["rope_scaling"] = text["rope_parameters"];
+  if (!text.contains("rope_scaling") || !text["rope_scaling"].is_object() ||
+      !text["rope_scaling"].contains("mrope_section"))
+    top.fail("rope_scaling", "must give mrope_section (M-RoPE's rotary pairs per axis)");
+  text["architectures"] = json::array({"Qwen2ForCausalLM"});
+  const json vision_json = top.has("vision_config") ? top.json()["vision_config"] : json::object();
+  if (!vision_json.is_object()) top.fail("vision_config", "must be an object");
+  vision_config& v = parts.vision;
+  read_qwen2_5_vl_vision(top, vision_json, v);
+  const field_reader t(text, top.path().string() + " (text_config)");
+  if (v.text_hidden_size != t.integer("hidden_size", std::nullopt, 1, int64_t{1} << 16))
+    top.fail("vision_config", "out_hidden_size (" + std::to_string(v.text_hidden_size) +
+                                  ") must equal the language model's hidden_size");
+  const int64_t vocab = t.integer("vocab_size", std::nullopt, 1, int64_t{1} << 22);
+  v.image_token_id = static_cast<int32_t>(top.integer("image_token_id", 151655, 0, vocab - 1));
+  v.vision_start_token_id =
+      static_cast<int32_t>(top.integer("vision_start_token_id", 151652, 0, vocab - 1));
+  return parts;
+}
+
 }  // namespace
 
 bool is_multimodal_architecture(const std::string& architecture) {
   return architecture == "LlavaForConditionalGeneration" ||
-         architecture == "Gemma3ForConditionalGeneration";
+         architecture == "Gemma3ForConditionalGeneration" ||
+         architecture == "Qwen2_5_VLForConditionalGeneration";
 }
 
 multimodal_config_parts split_multimodal_config(const json& j, const std::filesystem::path& path) {
   const field_reader top(j, path);
+  if (j["architectures"][0] == "Qwen2_5_VLForConditionalGeneration")
+    return split_qwen2_5_vl_config(top);
   const bool gemma3 = j["architectures"][0] == "Gemma3ForConditionalGeneration";
   multimodal_config_parts parts;
   parts.text =

@@ -7,17 +7,20 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace actorllm {
 
-enum class vision_activation : uint8_t { quick_gelu, gelu, gelu_tanh };
+enum class vision_activation : uint8_t { quick_gelu, gelu, gelu_tanh, silu };
 
-/// How the tower's last rows become the decoder's: LLaVA's two-layer MLP, or Gemma 3's average
-/// pooling to pooled_tokens rows, (1 + w) RMSNorm and one projection.
-enum class vision_projector : uint8_t { mlp, pooled };
+/// How the tower's last rows become the decoder's: LLaVA's two-layer MLP, Gemma 3's average
+/// pooling to pooled_tokens rows, (1 + w) RMSNorm and one projection, or Qwen2.5-VL's merger
+/// (RMSNorm, each merge_size x merge_size block of rows concatenated, a two-layer MLP).
+enum class vision_projector : uint8_t { mlp, pooled, merger };
 
 struct vision_config {
-  std::string tower = "clip";  ///< the encoder's family: clip (LLaVA), siglip (Gemma 3)
+  /// The encoder's family: clip (LLaVA), siglip (Gemma 3), qwen2_5_vl.
+  std::string tower = "clip";
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
   int64_t num_layers = 0;  ///< the tower's layers that run (through vision_feature_layer)
@@ -50,13 +53,33 @@ struct vision_config {
   /// Gemma 3: the decoder attends both ways among one image's tokens.
   bool bidirectional_image_attention = false;
 
+  /// Qwen2.5-VL: each image at its own resolution (sides multiples of patch_size *
+  /// merge_size), patches of temporal_patch_size frames (a still image repeated), attention
+  /// within windows of window_size pixels a side except in full_attention_layers, 2-D rotary
+  /// over the patches' rows and columns; each merge_size x merge_size block of patches becomes
+  /// one token. The decoder places the tokens with M-RoPE (model_config_hf::mrope_section).
+  int64_t merge_size = 1;
+  int64_t temporal_patch_size = 1;
+  int64_t window_size = 0;
+  std::vector<int64_t> full_attention_layers;
+  int32_t vision_start_token_id = -1;
+
+  bool dynamic_resolution() const { return tower == "qwen2_5_vl"; }
   int64_t head_dim() const { return hidden_size / num_heads; }
+  /// Qwen2.5-VL's input row: one patch's values over (channel, frame, y, x).
+  int64_t patch_dim() const { return num_channels * temporal_patch_size * patch_size * patch_size; }
+  /// Prompt tokens of an image of height x width pixels at dynamic resolution (Qwen2.5-VL).
+  int64_t tokens_for(int64_t height, int64_t width) const {
+    return (height / patch_size) * (width / patch_size) / (merge_size * merge_size);
+  }
   int64_t patches_per_side() const { return image_size / patch_size; }
   int64_t num_patches() const { return patches_per_side() * patches_per_side(); }
   /// Rows of the tower's sequence: the patches, and the CLS token where there is one.
   int64_t num_positions() const { return num_patches() + (class_token ? 1 : 0); }
-  /// Prompt tokens (and embeddings) one image fills.
+  /// Prompt tokens (and embeddings) one image fills at a fixed resolution; 0 at a dynamic one
+  /// (tokens_for).
   int64_t tokens_per_image() const {
+    if (dynamic_resolution()) return 0;
     if (projector == vision_projector::pooled) return pooled_tokens;
     return num_patches() + (class_token && keep_class_token ? 1 : 0);
   }

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "model/qwen_vision_layout.hpp"
+
 namespace actorllm {
 
 namespace {
@@ -15,10 +17,79 @@ encoder_activation encoder_activation_of(vision_activation a) {
       return encoder_activation::quick_gelu;
     case vision_activation::gelu:
       return encoder_activation::gelu;
+    case vision_activation::silu:
+      return encoder_activation::silu;
     case vision_activation::gelu_tanh:
       break;
   }
   return encoder_activation::gelu_tanh;
+}
+
+/// Qwen2.5-VL: the images' patches window by window (qwen_vision_layout), the blocks (RMSNorm,
+/// 2-D rotary attention within a window or, in the full-attention blocks, the image; RMSNorm,
+/// gated MLP), the merger; each image's rows back in raster order.
+void qwen_vision_forward(const vision_config& c, const vision_refs& w,
+                         std::span<const image_pixels> images, encoder_ops& ops,
+                         std::vector<float>& embeddings) {
+  qwen_vision_layout layout;
+  for (const image_pixels& image : images) {
+    const grid_result g = qwen_patch_grid(c, image.channels, image.height, image.width);
+    if (!g.error.empty()) throw std::invalid_argument(g.error);
+    append_qwen_image(c, image.values, g.grid, layout);
+  }
+  encoder_rows rows;
+  rows.image_starts = layout.image_starts.data();
+  rows.num_images = static_cast<int64_t>(images.size());
+  rows.num_rows = layout.image_starts.back();
+  const auto eps = static_cast<float>(c.layer_norm_eps);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim()));
+  const auto windows = static_cast<int64_t>(layout.window_starts.size()) - 1;
+  const int64_t group = c.merge_size * c.merge_size;
+  using b = encoder_buffer;
+
+  ops.begin(rows);
+  ops.write(b::input, layout.patches.data(), c.patch_dim());
+  ops.write(b::rotary, layout.rotary.data(), c.head_dim());
+  ops.linear(b::input, w.patch, b::residual);
+  for (size_t l = 0; l < w.layers.size(); ++l) {
+    const vision_layer_refs& layer = w.layers[l];
+    const bool full = std::find(c.full_attention_layers.begin(), c.full_attention_layers.end(),
+                                static_cast<int64_t>(l)) != c.full_attention_layers.end();
+    ops.rms_norm(b::residual, layer.norm1, eps, b::x);
+    ops.linear(b::x, layer.qkv, b::qkv);
+    ops.rotate(c.num_heads, c.head_dim());
+    if (full)
+      ops.attention(c.num_heads, c.head_dim(), scale);
+    else
+      ops.segment_attention(c.num_heads, c.head_dim(), scale, layout.window_starts.data(), windows);
+    ops.linear(b::attention, layer.o, b::x);
+    ops.add(b::residual, b::x);
+    ops.rms_norm(b::residual, layer.norm2, eps, b::x);
+    ops.linear(b::x, layer.fc1, b::wide);
+    ops.glu(b::wide, encoder_activation_of(c.activation), b::gated);
+    ops.linear(b::gated, layer.fc2, b::x);
+    ops.add(b::residual, b::x);
+  }
+  ops.rms_norm(b::residual, w.merger_norm, eps, b::x);
+  ops.group_rows(b::x, group, b::merged);
+  ops.linear(b::merged, w.projector1, b::wide);
+  ops.activate(b::wide, encoder_activation_of(c.projector_activation));
+  ops.linear(b::wide, w.projector2, b::x);
+  std::vector<float> projected(static_cast<size_t>(ops.rows(b::x) * ops.width(b::x)));
+  ops.read(b::x, projected.data());
+  ops.end();
+
+  // Unit k of an image ran at window position k; its raster position is unit_order[k].
+  const int64_t hidden = c.text_hidden_size;
+  embeddings.resize(projected.size());
+  for (size_t k = 0, base = 0, image = 0; k < layout.unit_order.size(); ++k) {
+    if (static_cast<int64_t>(k) * group >= layout.image_starts[image + 1]) {
+      base = k;
+      ++image;
+    }
+    std::copy_n(projected.data() + static_cast<int64_t>(k) * hidden, hidden,
+                embeddings.data() + static_cast<int64_t>(base + layout.unit_order[k]) * hidden);
+  }
 }
 
 }  // namespace
@@ -47,6 +118,7 @@ void patch_rows(const vision_config& c, const image_pixels& image, std::vector<f
 void vision_forward(const vision_config& c, const vision_refs& w,
                     std::span<const image_pixels> images, encoder_ops& ops,
                     std::vector<float>& embeddings) {
+  if (c.dynamic_resolution()) return qwen_vision_forward(c, w, images, ops, embeddings);
   const int64_t positions = c.num_positions();
   std::vector<float> input;
   std::vector<int32_t> starts{0};

@@ -26,6 +26,9 @@ struct vision_layer_refs {
 };
 
 /// The tower's and projector's weights as a backend's handles (null: absent).
+/// Qwen2.5-VL's tower reads norm1 and norm2 as RMSNorm weights (no biases), fc1 as the gate and
+/// up rows fused (gate first), fc2 as the down projection, projector1 and projector2 as the
+/// merger's two layers after merger_norm.
 struct vision_refs {
   op_linear patch;                ///< the patch convolution as (hidden, channels * patch * patch)
   op_weight positions = nullptr;  ///< (num_positions, hidden); CLIP's row 0 adds the class's
@@ -34,6 +37,7 @@ struct vision_refs {
   op_weight post_norm = nullptr, post_norm_bias = nullptr;
   op_linear projector1, projector2;  ///< LLaVA's two layers; Gemma 3's projection alone
   op_weight soft_norm = nullptr;     ///< Gemma 3's norm before its projection, (1 + w) folded
+  op_weight merger_norm = nullptr;   ///< Qwen2.5-VL's ln_q
 };
 
 /// The tower's input rows of one image: the class token's row where there is one (zeros: its
@@ -44,7 +48,8 @@ struct vision_refs {
 void patch_rows(const vision_config& c, const image_pixels& image, std::vector<float>& rows);
 
 /// Runs `images` through the tower and the projector: each image's embeddings,
-/// (c.tokens_per_image(), c.text_hidden_size) rows, images end to end, into `embeddings`.
+/// (c.tokens_per_image() or, at dynamic resolution, c.tokens_for(height, width),
+/// c.text_hidden_size) rows, images end to end, into `embeddings`.
 void vision_forward(const vision_config& c, const vision_refs& weights,
                     std::span<const image_pixels> images, encoder_ops& ops,
                     std::vector<float>& embeddings);

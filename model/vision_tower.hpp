@@ -34,11 +34,15 @@ struct vision_weights {
   std::vector<float> projector1, projector1_bias;
   std::vector<float> projector2, projector2_bias;
   std::vector<float> soft_norm;
+  /// Qwen2.5-VL: the merger's norm (its layers are projector1 and projector2); the blocks'
+  /// norms have no biases, and fc1 is the gate's rows then the up's.
+  std::vector<float> merger_norm;
   int64_t num_parameters() const;
 };
 
 /// Reads the tower (`vision_tower.vision_model.*`: CLIP's or SigLIP's) and the projector
-/// (`multi_modal_projector.*`: LLaVA's MLP or Gemma 3's norm and projection); throws
+/// (`multi_modal_projector.*`: LLaVA's MLP or Gemma 3's norm and projection), or Qwen2.5-VL's
+/// (`visual.*`); throws
 /// std::runtime_error naming a missing tensor or a wrong shape.
 vision_weights load_vision_weights(const tensor_store& store, const vision_config& c);
 

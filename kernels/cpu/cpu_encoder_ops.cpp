@@ -126,9 +126,10 @@ void cpu_encoder_ops::layer_norm(encoder_buffer in, op_weight weight, op_weight 
   }
 }
 
-void cpu_encoder_ops::activate(encoder_buffer b, encoder_activation act) {
-  float* v = data(b);
-  const int64_t n = rows(b) * width(b);
+namespace {
+
+/// v[i] = act(v[i]) for i < n.
+void apply(encoder_activation act, float* v, int64_t n) {
   switch (act) {
     case encoder_activation::quick_gelu:
       for (int64_t i = 0; i < n; ++i) v[i] = v[i] / (1.0f + std::exp(-1.702f * v[i]));
@@ -142,17 +143,77 @@ void cpu_encoder_ops::activate(encoder_buffer b, encoder_activation act) {
         v[i] = 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
       }
       break;
+    case encoder_activation::silu:
+      for (int64_t i = 0; i < n; ++i) v[i] = v[i] / (1.0f + std::exp(-v[i]));
+      break;
+  }
+}
+
+}  // namespace
+
+void cpu_encoder_ops::activate(encoder_buffer b, encoder_activation act) {
+  apply(act, data(b), rows(b) * width(b));
+}
+
+void cpu_encoder_ops::glu(encoder_buffer in, encoder_activation act, encoder_buffer out) {
+  const int64_t n = rows(in), half = width(in) / 2;
+  assert(in != out && width(in) == 2 * half);
+  const float* x = data(in);
+  float* y = shape(out, n, half);
+  for (int64_t r = 0; r < n; ++r) {
+    float* dst = y + r * half;
+    std::copy_n(x + r * 2 * half, half, dst);
+    apply(act, dst, half);
+    const float* up = x + r * 2 * half + half;
+    for (int64_t c = 0; c < half; ++c) dst[c] *= up[c];
+  }
+}
+
+void cpu_encoder_ops::group_rows(encoder_buffer in, int64_t group, encoder_buffer out) {
+  const int64_t n = rows(in), w = width(in);
+  assert(in != out && n % group == 0);
+  // Rows are stored back to back, so a group of rows is already one wider row.
+  const float* x = data(in);
+  std::copy(x, x + n * w, shape(out, n / group, w * group));
+}
+
+void cpu_encoder_ops::rotate(int64_t num_heads, int64_t head_dim) {
+  const int64_t hidden = num_heads * head_dim, half = head_dim / 2;
+  assert(width(encoder_buffer::qkv) == 3 * hidden && width(encoder_buffer::rotary) == head_dim);
+  float* qkv = data(encoder_buffer::qkv);
+  const float* table = data(encoder_buffer::rotary);
+  for (int64_t r = 0; r < rows_.num_rows; ++r) {
+    const float* cos = table + r * head_dim;
+    const float* sin = cos + half;
+    // q's heads, then k's: 2 * num_heads vectors side by side.
+    float* heads = qkv + r * 3 * hidden;
+    for (int64_t h = 0; h < 2 * num_heads; ++h) {
+      float* v = heads + h * head_dim;
+      for (int64_t i = 0; i < half; ++i) {
+        const float a = v[i], b = v[i + half];
+        v[i] = a * cos[i] - b * sin[i];
+        v[i + half] = b * cos[i] + a * sin[i];
+      }
+    }
   }
 }
 
 void cpu_encoder_ops::attention(int64_t num_heads, int64_t head_dim, float scale) {
+  segment_attention(num_heads, head_dim, scale, rows_.image_starts, rows_.num_images);
+}
+
+void cpu_encoder_ops::segment_attention(int64_t num_heads, int64_t head_dim, float scale,
+                                        const int32_t* segment_starts, int64_t num_segments) {
   const int64_t hidden = num_heads * head_dim;
   assert(width(encoder_buffer::qkv) == 3 * hidden);
+  if (num_segments < 1 || segment_starts[0] != 0 || segment_starts[num_segments] != rows_.num_rows)
+    throw std::logic_error("cpu_encoder_ops::segment_attention: segments do not cover the rows");
   const float* qkv = data(encoder_buffer::qkv);
   float* out = shape(encoder_buffer::attention, rows_.num_rows, hidden);
-  for (int64_t i = 0; i < rows_.num_images; ++i) {
-    const int64_t first = rows_.image_starts[i];
-    const int64_t n = rows_.image_starts[i + 1] - first;
+  for (int64_t i = 0; i < num_segments; ++i) {
+    const int64_t first = segment_starts[i];
+    const int64_t n = segment_starts[i + 1] - first;
+    if (n <= 0) continue;
     s_.q.resize(static_cast<size_t>(n * head_dim));
     s_.k.resize(s_.q.size());
     s_.v_t.resize(s_.q.size());

@@ -16,7 +16,7 @@ namespace actorllm::cpu {
 
 /// Buffers of the CPU encoder, grown to the largest batch and reused.
 struct encoder_scratch {
-  static constexpr size_t num_buffers = 6;
+  static constexpr size_t num_buffers = 9;
   std::array<std::vector<float>, num_buffers> buffers;
   std::array<int64_t, num_buffers> rows{}, widths{};
   std::vector<float> q, k, v_t, scores, head_out;  ///< one head of one image
@@ -36,7 +36,12 @@ class cpu_encoder_ops final : public encoder_ops {
   void layer_norm(encoder_buffer in, op_weight weight, op_weight bias, float eps,
                   encoder_buffer out) override;
   void activate(encoder_buffer b, encoder_activation act) override;
+  void glu(encoder_buffer in, encoder_activation act, encoder_buffer out) override;
+  void group_rows(encoder_buffer in, int64_t group, encoder_buffer out) override;
+  void rotate(int64_t num_heads, int64_t head_dim) override;
   void attention(int64_t num_heads, int64_t head_dim, float scale) override;
+  void segment_attention(int64_t num_heads, int64_t head_dim, float scale,
+                         const int32_t* segment_starts, int64_t num_segments) override;
   void read(encoder_buffer b, float* out) override;
   int64_t rows(encoder_buffer b) const override;
   int64_t width(encoder_buffer b) const override;

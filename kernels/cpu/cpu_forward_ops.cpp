@@ -155,8 +155,14 @@ void cpu_forward_ops::qkv_to_cache(int64_t layer, const op_linear& qkv, const qk
     cpu::rms_norm(s_.k.data(), floats(p.k_norm), n * dims_.num_kv_heads, dims_.head_dim, p.eps,
                   s_.k.data());
   }
-  cpu::rotary_embedding(rows_.positions, s_.q.data(), s_.k.data(), n, dims_.num_heads,
-                        dims_.num_kv_heads, dims_.head_dim, floats(p.rotary), dims_.head_dim, true);
+  if (rows_.axis_positions)
+    cpu::sectioned_rotary_embedding(rows_.axis_positions, p.rotary_sections.data(), s_.q.data(),
+                                    s_.k.data(), n, dims_.num_heads, dims_.num_kv_heads,
+                                    dims_.head_dim, floats(p.rotary));
+  else
+    cpu::rotary_embedding(rows_.positions, s_.q.data(), s_.k.data(), n, dims_.num_heads,
+                          dims_.num_kv_heads, dims_.head_dim, floats(p.rotary), dims_.head_dim,
+                          true);
   auto store = [&](auto* k_cache, auto* v_cache) {
     cpu::reshape_and_cache(s_.k.data(), s_.v.data(), k_cache, v_cache, rows_.slot_mapping, n,
                            dims_.num_kv_heads, dims_.head_dim, cache_.block_size);

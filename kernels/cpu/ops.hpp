@@ -41,6 +41,13 @@ void rotary_embedding(const int32_t* positions, float* q, float* k, int64_t n, i
                       int64_t num_kv_heads, int64_t head_dim, const float* cos_sin, int64_t rot_dim,
                       bool neox);
 
+/// M-RoPE (neox halves): row t's pair i takes its cosine and sine from the table row of the
+/// axis whose section holds i: axis_positions[3 t + a], a = 0 for i < sections[0], 1 for i <
+/// sections[0] + sections[1], else 2. The sections add up to head_dim / 2.
+void sectioned_rotary_embedding(const int32_t* axis_positions, const int32_t* sections, float* q,
+                                float* k, int64_t n, int64_t num_heads, int64_t num_kv_heads,
+                                int64_t head_dim, const float* cos_sin);
+
 /// out(n, hidden) = silu(gate_up[:, :hidden]) * gate_up[:, hidden:].  gate_up: (n, 2 * hidden)
 void silu_and_mul(const float* gate_up, int64_t n, int64_t hidden, float* out);
 /// The same with GELU's tanh approximation (GeGLU: Gemma's gelu_pytorch_tanh).

@@ -1,4 +1,7 @@
 // Rotary position embedding, in place, for neox (halves) and GPT-J (pairs) layouts.
+#include <algorithm>
+#include <vector>
+
 #include "kernels/cpu/ops.hpp"
 
 namespace actorllm::cpu {
@@ -38,6 +41,30 @@ void rotary_embedding(const int32_t* positions, float* q, float* k, int64_t n, i
       const float* sin = cos + half;
       rotate_heads(q + t * num_heads * head_dim, num_heads, head_dim, cos, sin, half, neox);
       rotate_heads(k + t * num_kv_heads * head_dim, num_kv_heads, head_dim, cos, sin, half, neox);
+    }
+  });
+}
+
+void sectioned_rotary_embedding(const int32_t* axis_positions, const int32_t* sections, float* q,
+                                float* k, int64_t n, int64_t num_heads, int64_t num_kv_heads,
+                                int64_t head_dim, const float* cos_sin) {
+  const int64_t half = head_dim / 2;
+  parallel_for(n, 1, 8, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(static_cast<size_t>(head_dim));  // this token's cosines then sines
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t i = 0;
+      for (int64_t axis = 0; axis < 3; ++axis) {
+        const float* table =
+            cos_sin + static_cast<int64_t>(axis_positions[3 * t + axis]) * head_dim;
+        for (const int64_t stop = std::min(half, i + sections[axis]); i < stop; ++i) {
+          row[i] = table[i];
+          row[half + i] = table[half + i];
+        }
+      }
+      rotate_heads(q + t * num_heads * head_dim, num_heads, head_dim, row.data(), row.data() + half,
+                   half, true);
+      rotate_heads(k + t * num_kv_heads * head_dim, num_kv_heads, head_dim, row.data(),
+                   row.data() + half, half, true);
     }
   });
 }

@@ -15,6 +15,8 @@ step_extent check_host_batch(const step_rows& b, int64_t num_blocks, int64_t blo
   require(n > 0 && num_seqs > 0, "empty batch");
   require(b.num_logits >= 0 && b.num_logits <= n, "more logits rows than tokens");
   require(b.max_blocks_per_seq > 0, "max_blocks_per_seq must be positive");
+  // M-RoPE and image spans are the CPU's until a device run proves them here.
+  require(b.axis_positions == nullptr, "M-RoPE positions (a Qwen2-VL decoder) are not supported");
   require(b.query_start_loc[0] == 0 && b.query_start_loc[num_seqs] == n,
           "query_start_loc must run from 0 to num_tokens");
   step_extent extent;

@@ -22,15 +22,14 @@
 #include "model/kv_cache.hpp"
 #include "model/llama_model.hpp"
 #include "tests/support/random_models.hpp"
+#include "tests/support/reference_runs.hpp"
 
 namespace actorllm {
 namespace {
 
 namespace fs = std::filesystem;
-
-void run(const std::string& command) {
-  ASSERT_EQ(std::system(command.c_str()), 0) << command;
-}
+using testing::read_floats;
+using testing::relative_error;
 
 struct llava_reference {
   fs::path dir;
@@ -40,13 +39,6 @@ struct llava_reference {
   std::vector<double> margins;
   std::vector<std::vector<float>> pixels;  // per image, (3, size, size)
 };
-
-std::vector<float> read_floats(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<float> v(fs::file_size(path) / sizeof(float));
-  in.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
-  return v;
-}
 
 constexpr int num_steps = 32;
 
@@ -58,13 +50,15 @@ llava_reference make_reference(const std::string& variant_args, const std::strin
   r.dir = fs::temp_directory_path() / ("actorllm-llava-" + std::to_string(::getpid()));
   fs::create_directories(r.dir);
   const std::string py = testing::python(), src = testing::source_dir();
-  run(py + " " + src + "/scripts/make_random_vlm.py " + variant_args + " --out " +
-      (r.dir / "model").string() + " >/dev/null");
-  run(py +
+  testing::run_command(py + " " + src + "/scripts/make_random_vlm.py " + variant_args + " --out " +
+                       (r.dir / "model").string() + " >/dev/null");
+  testing::run_command(
+      py +
       " -c \"import numpy as np; from PIL import Image; g = np.random.default_rng(3); "
       "[Image.fromarray(g.integers(0, 256, (h, w, 3), dtype=np.uint8)).save('" +
       r.dir.string() + "/img%d.png' % i) for i, (w, h) in enumerate([(80, 60), (50, 90)])]\"");
-  run(py + " " + src + "/tests/reference/vision_reference.py " + (r.dir / "model").string() +
+  testing::run_command(
+      py + " " + src + "/tests/reference/vision_reference.py " + (r.dir / "model").string() +
       " --prompt " + prompt + " --image " + (r.dir / "img0.png").string() +
       (num_images > 1 ? " --image " + (r.dir / "img1.png").string() : std::string()) + " --steps " +
       std::to_string(num_steps) + " --out " + (r.dir / "ref.json").string() + " --pixels-out " +
@@ -85,16 +79,6 @@ llava_reference make_reference(const std::string& variant_args, const std::strin
   for (size_t i = 0; i < r.image_ranges.size(); ++i)
     r.pixels.push_back(read_floats(r.dir / ("pixels" + std::to_string(i) + ".f32")));
   return r;
-}
-
-/// Largest |a - b| over the largest |b| (at least 1).
-float relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-  float largest = 1.0f, worst = 0.0f;
-  for (size_t i = 0; i < b.size(); ++i) {
-    largest = std::max(largest, std::abs(b[i]));
-    worst = std::max(worst, std::abs(a[i] - b[i]));
-  }
-  return worst / largest;
 }
 
 struct vision_case {
@@ -225,8 +209,9 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(llava_config, wrapper_keys_are_read_and_refused_clearly) {
   const fs::path dir =
       fs::temp_directory_path() / ("actorllm-llava-cfg-" + std::to_string(::getpid()));
-  run(testing::python() + " " + testing::source_dir() +
-      "/scripts/make_random_vlm.py --arch llava --out " + dir.string() + " >/dev/null");
+  testing::run_command(testing::python() + " " + testing::source_dir() +
+                       "/scripts/make_random_vlm.py --arch llava --out " + dir.string() +
+                       " >/dev/null");
   const model_config_hf c = load_model_config(dir);
   EXPECT_EQ(c.architecture, "LlavaForConditionalGeneration");
   ASSERT_TRUE(c.vision.has_value());
