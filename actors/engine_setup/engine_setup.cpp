@@ -213,10 +213,16 @@ std::string describe_vision(const vision_tower& tower) {
   const vision_config& v = tower.config();
   std::ostringstream out;
   out << "images " << v.tower << " tower of " << v.num_layers << " layers ("
-      << tower.weights().num_parameters() / 1e6 << "M float32 parameters), " << v.image_size << "x"
-      << v.image_size << " pixels in patches of " << v.patch_size << ", " << v.tokens_per_image()
-      << " prompt positions an image"
-      << (v.bidirectional_image_attention ? ", attended both ways" : "") << "\n";
+      << tower.weights().num_parameters() / 1e6 << "M float32 parameters), ";
+  if (v.dynamic_resolution())
+    out << "each image at its own size, one prompt position per " << v.patch_size * v.merge_size
+        << "x" << v.patch_size * v.merge_size << " pixels, windows of " << v.window_size
+        << " pixels, M-RoPE";
+  else
+    out << v.image_size << "x" << v.image_size << " pixels in patches of " << v.patch_size << ", "
+        << v.tokens_per_image() << " prompt positions an image"
+        << (v.bidirectional_image_attention ? ", attended both ways" : "");
+  out << "\n";
   return out.str();
 }
 

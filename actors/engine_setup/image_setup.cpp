@@ -7,6 +7,34 @@
 
 namespace actorllm {
 
+namespace {
+
+/// Qwen2.5-VL: Qwen2_5_VLProcessor repeats "<|image_pad|>" once per merged patch, the chat
+/// template having wrapped it in <|vision_start|> and <|vision_end|>; the image's size comes
+/// from Qwen2VLImageProcessor's smart_resize, whose patch grid must be the tower's.
+void set_dynamic_resolution(const vision_config& vision, const std::filesystem::path& model_dir,
+                            image_spec& spec) {
+  spec.placeholder = spec.image_token;
+  spec.token_side = static_cast<int32_t>(vision.patch_size * vision.merge_size);
+  const auto path = (model_dir / "preprocessor_config.json").string();
+  const auto kind = media::image_processor_kind::qwen2_vl;
+  if (auto read = media::read_image_processor_config(model_dir, kind)) {
+    if (!read->ok()) throw std::runtime_error(path + ": " + read->error);
+    spec.processor = read->config;
+  } else {
+    spec.processor = media::default_image_processor_config(kind);
+  }
+  const media::image_processor_config& p = spec.processor;
+  if (p.kind != kind || !p.do_resize || p.patch_size != vision.patch_size ||
+      p.merge_size != vision.merge_size || p.temporal_patch_size != vision.temporal_patch_size)
+    throw std::runtime_error(path + ": the processor's patches (" + std::to_string(p.patch_size) +
+                             " pixels, merged " + std::to_string(p.merge_size) + " a side, " +
+                             std::to_string(p.temporal_patch_size) +
+                             " frames) are not the vision tower's");
+}
+
+}  // namespace
+
 std::shared_ptr<const image_pipeline> make_image_pipeline(const vision_config& vision,
                                                           const std::filesystem::path& model_dir,
                                                           const media_policy& policy,
@@ -18,6 +46,12 @@ std::shared_ptr<const image_pipeline> make_image_pipeline(const vision_config& v
                              std::to_string(vision.image_token_id) +
                              " is not in the tokenizer's vocabulary");
   spec.image_token = tok.id_to_piece(vision.image_token_id);
+  spec.limits.max_bytes = policy.max_bytes;
+  media_fetcher fetch = [policy](std::string_view url) { return media::fetch_media(url, policy); };
+  if (vision.dynamic_resolution()) {
+    set_dynamic_resolution(vision, model_dir, spec);
+    return std::make_shared<const image_pipeline>(std::move(spec), std::move(fetch));
+  }
   const bool gemma3 = vision.projector == vision_projector::pooled;
   if (gemma3) {
     // Gemma3Processor: each "<start_of_image>" becomes "\n\n<start_of_image>", the image's soft
@@ -35,7 +69,6 @@ std::shared_ptr<const image_pipeline> make_image_pipeline(const vision_config& v
   }
   spec.tokens_per_image = static_cast<int32_t>(vision.tokens_per_image());
   spec.image_size = static_cast<int32_t>(vision.image_size);
-  spec.limits.max_bytes = policy.max_bytes;
   const auto path = (model_dir / "preprocessor_config.json").string();
   const auto kind =
       gemma3 ? media::image_processor_kind::siglip : media::image_processor_kind::clip;
@@ -63,7 +96,6 @@ std::shared_ptr<const image_pipeline> make_image_pipeline(const vision_config& v
     throw std::runtime_error(path + ": the processor does not give the " +
                              std::to_string(spec.image_size) + "x" +
                              std::to_string(spec.image_size) + " images the vision tower takes");
-  media_fetcher fetch = [policy](std::string_view url) { return media::fetch_media(url, policy); };
   return std::make_shared<const image_pipeline>(std::move(spec), std::move(fetch));
 }
 

@@ -43,12 +43,16 @@ model_runner::model_runner(std::shared_ptr<llama_model> model, const model_runne
       constraints_(config.grammars, config.eos_token_ids, config.reasoning_end_token),
       proposer_(make_ngram_proposer(config.speculative)) {
   if (const vision_tower* tower = model_->vision()) {
+    const vision_config& vision = tower->config();
+    image_inputs::options o;
+    o.hidden = model_->config().hidden_size;
     // The cache holds at least four images' rows, and 256 MiB where that is more.
-    const int64_t image_bytes =
-        tower->config().tokens_per_image() * model_->config().hidden_size * 4;
-    images_ = std::make_unique<image_inputs>(model_->config().hidden_size,
-                                             std::max<int64_t>(int64_t{256} << 20, 4 * image_bytes),
-                                             tower->config().bidirectional_image_attention);
+    o.cache_bytes =
+        std::max<int64_t>(int64_t{256} << 20, 4 * vision.tokens_per_image() * o.hidden * 4);
+    o.bidirectional = vision.bidirectional_image_attention;
+    if (model_->config().mrope_section != std::array<int32_t, 3>{})
+      o.mrope_token_side = static_cast<int32_t>(vision.patch_size * vision.merge_size);
+    images_ = std::make_unique<image_inputs>(o);
   }
 }
 

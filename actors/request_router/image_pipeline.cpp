@@ -25,19 +25,30 @@ loaded_image image_pipeline::load(std::string_view url, size_t index) const {
   media::preprocessed_image pre = media::preprocess(decoded.image, spec_.processor);
   if (!pre.ok()) return {{}, which + pre.error, 400};
   const media::pixel_tensor& t = pre.tensor;
-  if (t.channels != 3 || t.height != spec_.image_size || t.width != spec_.image_size)
+  prompt_image& image = out.image;
+  if (spec_.token_side > 0) {
+    const int32_t side = spec_.token_side;
+    if (t.channels != 3 || t.height % side != 0 || t.width % side != 0)
+      return {{},
+              which + "preprocessing gave " + std::to_string(t.height) + "x" +
+                  std::to_string(t.width) + " pixels, not multiples of the " +
+                  std::to_string(side) + " pixels of a token (check preprocessor_config.json)",
+              500};
+    image.num_tokens = (t.height / side) * (t.width / side);
+  } else if (t.channels != 3 || t.height != spec_.image_size || t.width != spec_.image_size) {
     return {{},
             which + "preprocessing gave " + std::to_string(t.height) + "x" +
                 std::to_string(t.width) + " pixels; the vision tower takes " +
                 std::to_string(spec_.image_size) + "x" + std::to_string(spec_.image_size) +
                 " (check preprocessor_config.json)",
             500};
-  prompt_image& image = out.image;
+  } else {
+    image.num_tokens = spec_.tokens_per_image;
+  }
   image.channels = t.channels;
   image.height = t.height;
   image.width = t.width;
   image.pixels = std::move(pre.tensor.values);
-  image.num_tokens = spec_.tokens_per_image;
   image.token_id = spec_.image_token_id;
   image.key = pixels_key(image);
   return out;

@@ -34,6 +34,10 @@ struct image_spec {
   int32_t tokens_per_image = 0;
   /// The tower's input: (channels, size, size) after preprocessing, else refused.
   int32_t image_size = 0;
+  /// Dynamic resolution (Qwen2.5-VL), where image_size and tokens_per_image are 0: each token
+  /// covers token_side x token_side pixels (patch_size * merge_size), the image's sides being
+  /// multiples of it after preprocessing.
+  int32_t token_side = 0;
   media::image_processor_config processor;
   media::image_limits limits;
 };

@@ -168,7 +168,7 @@ TEST(encoder_cache, evicts_the_least_recently_used_but_never_what_the_step_uses)
 
 TEST(image_inputs, a_chunk_takes_its_share_of_the_image_rows_and_encodes_once) {
   const int64_t hidden = 2;
-  image_inputs inputs(hidden, 1 << 20);
+  image_inputs inputs({.hidden = hidden, .cache_bytes = 1 << 20});
   std::vector<int32_t> tokens = {1, placeholder, 2};
   std::vector<prompt_image> images = {image_of(0.5f)};
   ASSERT_EQ(expand_ids(tokens, images), "");
@@ -197,6 +197,30 @@ TEST(image_inputs, a_chunk_takes_its_share_of_the_image_rows_and_encodes_once) {
   inputs.add_rows(s, 0, 2, next);
   EXPECT_EQ(next.embedding_rows, (std::vector<int32_t>{0}));
   EXPECT_EQ(next.embedding_values, (std::vector<float>{106, 107}));
+}
+
+TEST(image_inputs, mrope_gives_every_row_of_a_chunk_its_three_positions) {
+  // One 56 x 84-pixel image at positions 2..7: a grid of 2 x 3 tokens of 28 pixels.
+  image_inputs inputs({.hidden = 1, .cache_bytes = 1 << 20, .mrope_token_side = 28});
+  prompt_image image = image_of(0.5f, 6);
+  image.height = 56;
+  image.width = 84;
+  image.offset = 2;
+  const std::vector<prompt_image> images = {image};
+  const std::vector<int32_t> tokens(12, placeholder);
+  const image_inputs::encoder encode = [](std::span<const image_pixels>, std::vector<float>& rows) {
+    rows.assign(6, 1.0f);
+  };
+  batch_sequence s;
+  s.images = images;
+  s.start_position = 5;  // the image's last three tokens (its second row), then text
+  s.token_ids = std::span<const int32_t>(tokens).subspan(5, 5);
+  ASSERT_EQ(inputs.prepare({s}, 1, encode), 1);
+  forward_batch batch;
+  inputs.add_rows(s, 0, 1, batch);
+  // The image sits at (2, 2 + row, 2 + column); the text after it goes on from 2 + 3.
+  EXPECT_EQ(batch.axis_positions,
+            (std::vector<int32_t>{2, 3, 2, 2, 3, 3, 2, 3, 4, 5, 5, 5, 6, 6, 6}));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 # Anthropic's image block; two images of different sizes in one message too. Hostile images
 # (truncated, a 30000 x 30000 header, wrong magic, 0 x 0) and refused URLs are 400s that name
 # the image, and the server stays up; the metrics count the images and the encoder's work.
+# Gemma 3 and Qwen2.5-VL answer as their references do too.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SOURCE_DIR:?}"
@@ -167,5 +168,28 @@ sdk=$(node "$ACTORLLM_SOURCE_DIR/tests/e2e/vision_client.mjs" "$base" "$work/med
 check "Gemma 3, openai SDK: the reference's answer ($sdk)" test "$sdk" = "$want_a"
 got=$(chat "[$(part "file://$work/media/a.png"), $(part "http://127.0.0.1:$media_port/b.jpg"), $text_part]")
 check "Gemma 3, two images: the reference's answer ($got)" test "$got" = "$want_ab"
+
+# Qwen2.5-VL: each image at its own size (a.png 6 positions, b.jpg 6 in another grid), the
+# tower's windows, M-RoPE in the decoder.
+"$py" "$ACTORLLM_SOURCE_DIR/scripts/make_random_vlm.py" --arch qwen2_5_vl --out "$work/qwen" >/dev/null
+port=$(free_port)
+"$ACTORLLM_BIN" serve "$work/qwen" --host 127.0.0.1 --port "$port" --device cpu \
+  --allowed-local-media-path "$work/media" >"$work/qwen.log" 2>&1 &
+pids+=($!)
+base="http://127.0.0.1:$port"
+for _ in $(seq 1 600); do curl -sf "$base/health" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -sf "$base/health" >/dev/null || { echo "FAIL: the Qwen2.5-VL server did not start"; cat "$work/qwen.log"; exit 1; }
+model_dir="$work/qwen"
+placeholder='<|vision_start|><|image_pad|><|vision_end|>'
+want_a=$(reference "$work/media/a.png")
+want_ab=$(reference "$work/media/a.png" "$work/media/b.jpg")
+echo "Qwen2.5-VL reference: a.png $want_a, both $want_ab"
+sdk=$(node "$ACTORLLM_SOURCE_DIR/tests/e2e/vision_client.mjs" "$base" "$work/media/a.png" image/png "$question" |
+  "$py" -c "$same_text")
+check "Qwen2.5-VL, openai SDK: the reference's answer ($sdk)" test "$sdk" = "$want_a"
+got=$(chat "[$(part "file://$work/media/a.png"), $(part "http://127.0.0.1:$media_port/b.jpg"), $text_part]")
+check "Qwen2.5-VL, two images of different grids: the reference's answer ($got)" test "$got" = "$want_ab"
+code=$(status "[$(part "file://$work/media/bomb.png"), $text_part]")
+check "Qwen2.5-VL: a 30000 x 30000 header is a 400 ($code)" test "$code" = 400
 
 exit $((failures > 0))
