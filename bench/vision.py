@@ -2,13 +2,16 @@
 """Images in the prompt, served (issue 44): the vision tower's time per image and the served
 throughput with one image per request, at concurrency 1 and 8.
 
-  python3 bench/vision.py [--bin build/actorllm] [--arch llava|gemma3] [--requests 24] [--answer 32]
+  python3 bench/vision.py [--bin build/actorllm] [--arch llava|gemma3|qwen2_5_vl] [--requests 24]
+                          [--answer 32]
 
 The model: a random checkpoint (scripts/make_random_vlm.py) whose tower has the shape of a
 ViT-B/16 at 224 pixels (12 layers of 768, 196 patches) and whose language model is small (8
 layers of 512, the stories260K tokenizer): LLaVA (CLIP; vision_feature_layer -2 runs 11 layers;
 196 positions an image) or Gemma 3 (SigLIP, all 12 layers; pooled to 49 positions an image,
-attended both ways).
+attended both ways) or Qwen2.5-VL (12 layers of 768 in windows of 112 pixels, full attention in
+every third; a 640x480 image resized to 252x168 by max_pixels 224^2: 216 patches of 14, merged
+to 54 positions, M-RoPE in the decoder).
 Every request is a chat message with one 640x480 PNG (data: URL) and a question, and streams
 ANSWER tokens (ignore_eos).
 
@@ -42,10 +45,14 @@ QUESTION = "Describe this picture in a few words, please."
 
 
 def make_model(folder, arch):
-    shape = {"llava": ["--vocab", "514"],
-             "gemma3": ["--mm-tokens-per-image", "49", "--head-dim", "64", "--sliding-window", "512"]}
+    shape = {"llava": ["--image-size", "224", "--patch-size", "16", "--vocab", "514"],
+             "gemma3": ["--image-size", "224", "--patch-size", "16", "--mm-tokens-per-image", "49",
+                        "--head-dim", "64", "--sliding-window", "512"],
+             # 640x480 becomes 252x168 under max_pixels 224^2: 216 patches of 14, 54 positions.
+             "qwen2_5_vl": ["--patch-size", "14", "--window-size", "112", "--fullatt-block-indexes",
+                            "2,5,8,11", "--max-pixels", str(224 * 224), "--mrope-section", "8,12,12"]}
     subprocess.run([PY, os.path.join(ROOT, "scripts", "make_random_vlm.py"), "--arch", arch,
-                    "--image-size", "224", "--patch-size", "16", "--vision-dim", "768",
+                    "--vision-dim", "768",
                     "--vision-hidden", "3072", "--vision-heads", "12", "--vision-layers", "12",
                     "--dim", "512", "--hidden", "1376", "--layers", "8", "--heads", "8",
                     "--kv-heads", "8", "--max-pos", "2048", "--out", folder] + shape[arch],
@@ -53,7 +60,7 @@ def make_model(folder, arch):
 
 
 # Text tokens standing in for an image's positions in the baseline.
-POSITIONS = {"llava": 196, "gemma3": 49}
+POSITIONS = {"llava": 196, "gemma3": 49, "qwen2_5_vl": 54}
 
 
 def make_images(count):
