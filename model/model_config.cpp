@@ -33,6 +33,8 @@ void read_rope_scaling(const field_reader& rs, const field_reader& top, model_co
   r.kind = rs.string("rope_type", rs.string("type", "none"));
   // Qwen2-VL's "mrope" is the default rotary with its pairs split between three position axes
   // (mrope_section), as transformers reads it.
+  if (r.kind == "mrope" && !rs.has("mrope_section"))
+    rs.fail("mrope_section", "is required for mrope (the rotary pairs of each position axis)");
   if (r.kind == "default" || r.kind == "mrope") r.kind = "none";
   if (rs.has("mrope_section")) {
     const std::vector<int32_t> section = rs.integers("mrope_section", 0, c.head_dim / 2);

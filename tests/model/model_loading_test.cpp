@@ -117,7 +117,11 @@ TEST(model_loading, absurd_config_values_are_refused_naming_the_field) {
       {[](auto& c) {
          c["rope_scaling"] = {{"rope_type", "mrope"}};
        },
-       "unsupported rope_scaling type 'mrope'"},
+       "field 'mrope_section' is required for mrope"},
+      {[](auto& c) {
+         c["rope_scaling"] = {{"rope_type", "mrope"}, {"mrope_section", {2, 3, 4}}};
+       },
+       "field 'mrope_section' must be three numbers of rotary pairs"},
       {[](auto& c) {
          c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 9e5}};
        },
