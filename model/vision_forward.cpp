@@ -25,6 +25,20 @@ encoder_activation encoder_activation_of(vision_activation a) {
   return encoder_activation::gelu_tanh;
 }
 
+/// A two-layer projector (LLaVA's, Qwen2.5-VL's merger) over `in`: its rows, read to the host
+/// as (rows, text hidden); ends the batch.
+std::vector<float> project(const vision_config& c, const vision_refs& w, encoder_buffer in,
+                           encoder_ops& ops) {
+  using b = encoder_buffer;
+  ops.linear(in, w.projector1, b::wide);
+  ops.activate(b::wide, encoder_activation_of(c.projector_activation));
+  ops.linear(b::wide, w.projector2, b::x);
+  std::vector<float> projected(static_cast<size_t>(ops.rows(b::x) * ops.width(b::x)));
+  ops.read(b::x, projected.data());
+  ops.end();
+  return projected;
+}
+
 /// Qwen2.5-VL: the images' patches window by window (qwen_vision_layout), the blocks (RMSNorm,
 /// 2-D rotary attention within a window or, in the full-attention blocks, the image; RMSNorm,
 /// gated MLP), the merger; each image's rows back in raster order.
@@ -72,12 +86,7 @@ void qwen_vision_forward(const vision_config& c, const vision_refs& w,
   }
   ops.rms_norm(b::residual, w.merger_norm, eps, b::x);
   ops.group_rows(b::x, group, b::merged);
-  ops.linear(b::merged, w.projector1, b::wide);
-  ops.activate(b::wide, encoder_activation_of(c.projector_activation));
-  ops.linear(b::wide, w.projector2, b::x);
-  std::vector<float> projected(static_cast<size_t>(ops.rows(b::x) * ops.width(b::x)));
-  ops.read(b::x, projected.data());
-  ops.end();
+  const std::vector<float> projected = project(c, w, b::merged, ops);
 
   // Unit k of an image ran at window position k; its raster position is unit_order[k].
   const int64_t hidden = c.text_hidden_size;
@@ -165,12 +174,7 @@ void vision_forward(const vision_config& c, const vision_refs& w,
   }
   // LLaVA's projector works row by row, so it runs on the class token's rows too; they are
   // dropped below where the strategy drops them.
-  ops.linear(b::residual, w.projector1, b::wide);
-  ops.activate(b::wide, encoder_activation_of(c.projector_activation));
-  ops.linear(b::wide, w.projector2, b::x);
-  std::vector<float> projected(static_cast<size_t>(ops.rows(b::x) * ops.width(b::x)));
-  ops.read(b::x, projected.data());
-  ops.end();
+  const std::vector<float> projected = project(c, w, b::residual, ops);
 
   const int64_t hidden = c.text_hidden_size;
   const int64_t skip = c.class_token && !c.keep_class_token ? 1 : 0;

@@ -22,6 +22,7 @@
 #include "model/kv_cache.hpp"
 #include "model/llama_model.hpp"
 #include "tests/support/random_models.hpp"
+#include "tests/support/reference_decoding.hpp"
 #include "tests/support/reference_runs.hpp"
 
 namespace actorllm {
@@ -140,25 +141,8 @@ TEST_P(vision_model, features_logits_and_greedy_tokens_match_the_reference) {
 
   // The decoder with the images' rows, prefilled in chunks (LLaVA's of 7 cut through the
   // images), then the reference's tokens fed back one at a time.
-  const int32_t block_size = 8, chunk = c.chunk;
   const bool both_ways = vc.bidirectional_image_attention;
-  const auto total = static_cast<int32_t>(ref.prompt.size() + ref.tokens.size());
-  const int32_t num_blocks = (total + block_size - 1) / block_size;
-  kv_cache cache(model.cache_shape(num_blocks, block_size));
-  std::vector<int32_t> table(num_blocks);
-  std::iota(table.rbegin(), table.rend(), 0);
-  std::vector<int32_t> tokens = ref.prompt;
-  forward_batch batch;
-  forward_workspace ws;
-  std::vector<float> logits;
-  int32_t computed = 0, agreeing = 0, decisive = 0;
-  size_t step = 0;
-  while (step < ref.tokens.size()) {
-    const int32_t take = std::min(static_cast<int32_t>(tokens.size()) - computed, chunk);
-    const bool sample = computed + take == static_cast<int32_t>(tokens.size());
-    batch.clear();
-    batch.add_sequence(std::span(tokens).subspan(computed, take), computed, table, block_size,
-                       sample);
+  const auto image_rows = [&](int32_t computed, int32_t take, forward_batch& batch) {
     for (size_t i = 0; i < num_images; ++i) {
       const auto [start, length] = ref.image_ranges[i];
       for (int32_t p = std::max(start, computed); p < std::min(start + length, computed + take);
@@ -174,20 +158,9 @@ TEST_P(vision_model, features_logits_and_greedy_tokens_match_the_reference) {
         batch.embedding_values.insert(batch.embedding_values.end(), row, row + hidden);
       }
     }
-    batch.finalize();
-    model.forward(batch, cache, ws, logits);
-    computed += take;
-    if (!sample) continue;
-    const std::vector<float> ours(logits.begin(), logits.begin() + model.config().vocab_size);
-    EXPECT_LE(relative_error(ours, ref.logits[step]), 1e-4f) << "step " << step;
-    if (ref.margins[step] > 1e-3) {
-      ++decisive;
-      agreeing += std::max_element(ours.begin(), ours.end()) - ours.begin() == ref.tokens[step];
-    }
-    tokens.push_back(ref.tokens[step++]);
-  }
-  EXPECT_EQ(agreeing, decisive) << "greedy tokens where the margin is clear";
-  EXPECT_GT(decisive, num_steps / 2);
+  };
+  testing::expect_greedy_run_matches(model, {ref.prompt, ref.tokens, ref.logits, ref.margins},
+                                     c.chunk, image_rows);
   fs::remove_all(ref.dir);
 }
 
