@@ -148,47 +148,37 @@ check "prompt_images_total counts the 7 images served" test "${images%.*}" -eq 7
 check "prompt_image_tokens_total is 16 per image" test "${image_tokens%.*}" -eq $((16 * ${images%.*}))
 check "the encoder cache spared repeated images (encoded < images)" test "${encoded%.*}" -lt "${images%.*}"
 
+# another_model <name> <arch> <placeholder>: serves a random <arch> model and checks that its
+# answers about a.png, and about a.png and b.jpg together, are the reference's.
+another_model() {
+  local name=$1 arch=$2
+  "$py" "$ACTORLLM_SOURCE_DIR/scripts/make_random_vlm.py" --arch "$arch" --out "$work/$arch" >/dev/null
+  port=$(free_port)
+  "$ACTORLLM_BIN" serve "$work/$arch" --host 127.0.0.1 --port "$port" --device cpu \
+    --allowed-local-media-path "$work/media" >"$work/$arch.log" 2>&1 &
+  pids+=($!)
+  base="http://127.0.0.1:$port"
+  for _ in $(seq 1 600); do curl -sf "$base/health" >/dev/null 2>&1 && break; sleep 0.1; done
+  curl -sf "$base/health" >/dev/null || { echo "FAIL: the $name server did not start"; cat "$work/$arch.log"; exit 1; }
+  model_dir="$work/$arch"
+  placeholder=$3
+  want_a=$(reference "$work/media/a.png")
+  want_ab=$(reference "$work/media/a.png" "$work/media/b.jpg")
+  echo "$name reference: a.png $want_a, both $want_ab"
+  sdk=$(node "$ACTORLLM_SOURCE_DIR/tests/e2e/vision_client.mjs" "$base" "$work/media/a.png" image/png "$question" |
+    "$py" -c "$same_text")
+  check "$name, openai SDK: the reference's answer ($sdk)" test "$sdk" = "$want_a"
+  got=$(chat "[$(part "file://$work/media/a.png"), $(part "http://127.0.0.1:$media_port/b.jpg"), $text_part]")
+  check "$name, two images: the reference's answer ($got)" test "$got" = "$want_ab"
+}
+
 # Gemma 3: SigLIP, the pooled projector, images attended both ways, the processor's "\n\n"
 # around each image.
-"$py" "$ACTORLLM_SOURCE_DIR/scripts/make_random_vlm.py" --arch gemma3 --out "$work/gemma3" >/dev/null
-port=$(free_port)
-"$ACTORLLM_BIN" serve "$work/gemma3" --host 127.0.0.1 --port "$port" --device cpu \
-  --allowed-local-media-path "$work/media" >"$work/gemma3.log" 2>&1 &
-pids+=($!)
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 600); do curl -sf "$base/health" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -sf "$base/health" >/dev/null || { echo "FAIL: the Gemma 3 server did not start"; cat "$work/gemma3.log"; exit 1; }
-model_dir="$work/gemma3"
-placeholder='<start_of_image>'
-want_a=$(reference "$work/media/a.png")
-want_ab=$(reference "$work/media/a.png" "$work/media/b.jpg")
-echo "Gemma 3 reference: a.png $want_a, both $want_ab"
-sdk=$(node "$ACTORLLM_SOURCE_DIR/tests/e2e/vision_client.mjs" "$base" "$work/media/a.png" image/png "$question" |
-  "$py" -c "$same_text")
-check "Gemma 3, openai SDK: the reference's answer ($sdk)" test "$sdk" = "$want_a"
-got=$(chat "[$(part "file://$work/media/a.png"), $(part "http://127.0.0.1:$media_port/b.jpg"), $text_part]")
-check "Gemma 3, two images: the reference's answer ($got)" test "$got" = "$want_ab"
+another_model "Gemma 3" gemma3 '<start_of_image>'
 
 # Qwen2.5-VL: each image at its own size (a.png 6 positions, b.jpg 6 in another grid), the
 # tower's windows, M-RoPE in the decoder.
-"$py" "$ACTORLLM_SOURCE_DIR/scripts/make_random_vlm.py" --arch qwen2_5_vl --out "$work/qwen" >/dev/null
-port=$(free_port)
-"$ACTORLLM_BIN" serve "$work/qwen" --host 127.0.0.1 --port "$port" --device cpu \
-  --allowed-local-media-path "$work/media" >"$work/qwen.log" 2>&1 &
-pids+=($!)
-base="http://127.0.0.1:$port"
-for _ in $(seq 1 600); do curl -sf "$base/health" >/dev/null 2>&1 && break; sleep 0.1; done
-curl -sf "$base/health" >/dev/null || { echo "FAIL: the Qwen2.5-VL server did not start"; cat "$work/qwen.log"; exit 1; }
-model_dir="$work/qwen"
-placeholder='<|vision_start|><|image_pad|><|vision_end|>'
-want_a=$(reference "$work/media/a.png")
-want_ab=$(reference "$work/media/a.png" "$work/media/b.jpg")
-echo "Qwen2.5-VL reference: a.png $want_a, both $want_ab"
-sdk=$(node "$ACTORLLM_SOURCE_DIR/tests/e2e/vision_client.mjs" "$base" "$work/media/a.png" image/png "$question" |
-  "$py" -c "$same_text")
-check "Qwen2.5-VL, openai SDK: the reference's answer ($sdk)" test "$sdk" = "$want_a"
-got=$(chat "[$(part "file://$work/media/a.png"), $(part "http://127.0.0.1:$media_port/b.jpg"), $text_part]")
-check "Qwen2.5-VL, two images of different grids: the reference's answer ($got)" test "$got" = "$want_ab"
+another_model "Qwen2.5-VL" qwen2_5_vl '<|vision_start|><|image_pad|><|vision_end|>'
 code=$(status "[$(part "file://$work/media/bomb.png"), $text_part]")
 check "Qwen2.5-VL: a 30000 x 30000 header is a 400 ($code)" test "$code" = 400
 
