@@ -22,9 +22,12 @@ constexpr int64_t width = packed_matrix::panel_width;
 /// Rows per block: 96 rows of 4096 floats are 1.5 MB, within L3 and mostly in L2 for the
 /// usual widths; weights are read once per block, so large prefills read them a few times.
 constexpr int64_t block_rows = 96;
-/// Input features per depth block: a panel's block (256 x 16 floats, 16 KB) stays in L1
-/// while every row tile of the block passes over it.
-constexpr int64_t block_depth = 256;
+using panels::block_depth;
+/// Rows of a block up to which its first row tile asks for the next block of a float32 panel
+/// (block_groups::prefetch_next_block): decode batches, whose weights each serve few rows.
+/// Measured (gemm_bench, 2 threads, interleaved runs): float32 at 8 and 32 rows about 1.25x;
+/// at 128 rows and more, and for 16-bit panels, no gain.
+constexpr int64_t few_rows = 48;
 /// Panels per unit of work handed to a member: 64 output features.
 constexpr int64_t panels_per_chunk = 4;
 /// The same for the integer path: 256 output features, so that each member
@@ -201,6 +204,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       // one pass over the panel whatever its height.
       const int64_t max_rows = access.kernels.max_rows;
       const int64_t num_tiles = (rows_in_block + max_rows - 1) / max_rows;
+      const bool next_block_ahead = w.format == weight_format::f32 && rows_in_block <= few_rows;
       for (int64_t p = first; p < last; ++p) {
         const unsigned char* panel = access.base + p * in * access.row_bytes;
         const int64_t col0 = p * width, cols = std::min(width, out - col0);
@@ -237,6 +241,8 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
           for (int64_t i = 0; i < num_tiles; ++i) {
             const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
             block_groups tile_groups = groups;
+            // The first row tile asks for the next block; the others find it asked for.
+            tile_groups.prefetch_next_block = next_block_ahead && i == 0;
             if (groups.x_sums) tile_groups.x_sums += (r0 + r) * blocks.num_segments;
             tiles[rows](x + (r0 + r) * in + k0, in, depth, block, tile_groups,
                         last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);

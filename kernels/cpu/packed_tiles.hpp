@@ -19,7 +19,16 @@ struct block_groups {
   const uint8_t* zeros;
   const float* x_sums;
   int64_t ld_sums;
+  /// A tile of several rows over a float32 panel asks, for each input feature it reads, for
+  /// the panel row block_depth features on: the next depth block, or past the panel's last the
+  /// next panel's (they lie end to end), into L2. A prefetch never faults, so the matrix's
+  /// last block may ask past its end.
+  bool prefetch_next_block = false;
 };
+
+/// Input features per depth block of the packed GEMM: a panel's block (256 x 16 floats, 16 KB)
+/// stays in L1 while every row tile of a block passes over it.
+constexpr int64_t block_depth = 256;
 
 /// y rows [0, rows) x panel columns [0, cols) (+)= x rows @ panel over `depth` input
 /// features; ldx is x's row stride, ldy y's. `accumulate_y`: add to what y holds (a later

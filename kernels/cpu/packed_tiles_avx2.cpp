@@ -20,13 +20,45 @@ constexpr int64_t tile_rows = 6;
 /// M(r) for every row r of a tile.
 #define ACTORLLM_EACH_ROW(M) M(0) M(1) M(2) M(3) M(4) M(5)
 
+#define ACTORLLM_ACCUMULATOR_PARAMS                                                          \
+  __m256 &a00, __m256 &a01, __m256 &a10, __m256 &a11, __m256 &a20, __m256 &a21, __m256 &a30, \
+      __m256 &a31, __m256 &a40, __m256 &a41, __m256 &a50, __m256 &a51
+#define ACTORLLM_ACCUMULATORS a00, a01, a10, a11, a20, a21, a30, a31, a40, a41, a50, a51
+
+/// Several rows: one panel row a step into each row's two accumulators; with NEXT, the panel
+/// row block_depth features on asked for too (block_groups::prefetch_next_block; as the
+/// AVX-512 tiles).
+template <weight_format F, int ROWS, bool NEXT>
+ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate_rows(
+    const float* x, int64_t ldx, const typename panel_loader<F>::element* panel, int64_t k0,
+    int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
+  using loader = panel_loader<F>;
+  constexpr int64_t stride = loader::k_stride;
+  constexpr int64_t prefetch_k = 1024 / (stride * sizeof(typename loader::element));
+#pragma GCC unroll 4
+  for (int64_t k = k0; k < k1; ++k) {
+    _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
+    if constexpr (NEXT)
+      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride), _MM_HINT_T1);
+    __m256 w0, w1;
+    loader::load(panel + k * stride, w0, w1);
+#define ACTORLLM_FMA_ROW(r)                                 \
+  if constexpr (ROWS > r) {                                 \
+    const __m256 xr = _mm256_broadcast_ss(x + r * ldx + k); \
+    a##r##0 = _mm256_fmadd_ps(xr, w0, a##r##0);             \
+    a##r##1 = _mm256_fmadd_ps(xr, w1, a##r##1);             \
+  }
+    ACTORLLM_EACH_ROW(ACTORLLM_FMA_ROW)
+#undef ACTORLLM_FMA_ROW
+  }
+}
+
 /// Adds x rows [0, ROWS) times panel rows [k0, k1) to the accumulators a<r>0, a<r>1 (ldx:
 /// x's row stride). Inlined into the tile, so that the accumulators stay in registers.
 template <weight_format F, int ROWS>
 ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
-    const float* x, int64_t ldx, const typename panel_loader<F>::element* panel, int64_t k0,
-    int64_t k1, __m256& a00, __m256& a01, __m256& a10, __m256& a11, __m256& a20, __m256& a21,
-    __m256& a30, __m256& a31, __m256& a40, __m256& a41, __m256& a50, __m256& a51) {
+    const float* x, int64_t ldx, const typename panel_loader<F>::element* panel,
+    bool prefetch_next_block, int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
   using loader = panel_loader<F>;
   constexpr int64_t stride = loader::k_stride;
   // The panel comes from DRAM on the first row tile of a block: ask for it this many bytes
@@ -58,21 +90,10 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
       a00 = _mm256_fmadd_ps(xk, w0, a00);
       a01 = _mm256_fmadd_ps(xk, w1, a01);
     }
+  } else if (prefetch_next_block) {
+    accumulate_rows<F, ROWS, true>(x, ldx, panel, k0, k1, ACTORLLM_ACCUMULATORS);
   } else {
-#pragma GCC unroll 4
-    for (int64_t k = k0; k < k1; ++k) {
-      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
-      __m256 w0, w1;
-      loader::load(panel + k * stride, w0, w1);
-#define ACTORLLM_FMA_ROW(r)                                 \
-  if constexpr (ROWS > r) {                                 \
-    const __m256 xr = _mm256_broadcast_ss(x + r * ldx + k); \
-    a##r##0 = _mm256_fmadd_ps(xr, w0, a##r##0);             \
-    a##r##1 = _mm256_fmadd_ps(xr, w1, a##r##1);             \
-  }
-      ACTORLLM_EACH_ROW(ACTORLLM_FMA_ROW)
-#undef ACTORLLM_FMA_ROW
-    }
+    accumulate_rows<F, ROWS, false>(x, ldx, panel, k0, k1, ACTORLLM_ACCUMULATORS);
   }
 }
 
@@ -111,8 +132,8 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
   }
 #undef ACTORLLM_LOAD_ROW
   if constexpr (!scaled) {
-    accumulate<F, ROWS>(x, ldx, panel, 0, depth, a00, a01, a10, a11, a20, a21, a30, a31, a40, a41,
-                        a50, a51);
+    accumulate<F, ROWS>(x, ldx, panel, groups.prefetch_next_block, 0, depth, a00, a01, a10, a11,
+                        a20, a21, a30, a31, a40, a41, a50, a51);
     if constexpr (ROWS == 1) {
       a00 = _mm256_add_ps(a00, a10);
       a01 = _mm256_add_ps(a01, a11);
@@ -132,8 +153,9 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
     for (int64_t g0 = 0; g0 < depth; g0 += group) {
       const int64_t g = g0 / group;
       a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = a40 = a41 = a50 = a51 = _mm256_setzero_ps();
-      accumulate<F, ROWS>(x, ldx, panel, g0, std::min(depth, g0 + group), a00, a01, a10, a11, a20,
-                          a21, a30, a31, a40, a41, a50, a51);
+      accumulate<F, ROWS>(x, ldx, panel, groups.prefetch_next_block, g0,
+                          std::min(depth, g0 + group), a00, a01, a10, a11, a20, a21, a30, a31, a40,
+                          a41, a50, a51);
       if constexpr (ROWS == 1) {
         a00 = _mm256_add_ps(a00, a10);
         a01 = _mm256_add_ps(a01, a11);
