@@ -220,6 +220,7 @@ ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const block_groups& grou
                                float* dst) {
   using loader = panel_loader<F>;
   constexpr int64_t stride = loader::k_stride;
+  constexpr int64_t row_bytes = stride * sizeof(typename loader::element);
   const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
   const int64_t group = groups.group;
   for (int64_t g0 = 0; g0 < depth; g0 += group) {
@@ -229,6 +230,11 @@ ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const block_groups& grou
       f = factors_of<F>(groups.scale + g * width,
                         groups.zeros ? groups.zeros + g * width : nullptr);
     for (int64_t k = g0; k < std::min(depth, g0 + group); ++k) {
+      // The next block toward L2 while the row tiles run over this one's copy (as the float32
+      // tiles' prefetch_next_block), one prefetch per cache line.
+      if (groups.prefetch_next_block && (k * row_bytes) % 64 == 0)
+        _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride),
+                     _MM_HINT_T1);
       __m256 w0, w1;
       loader::load(panel + k * stride, w0, w1);
       if constexpr (is_scaled<F>) {

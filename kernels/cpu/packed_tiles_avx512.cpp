@@ -265,6 +265,7 @@ ACTORLLM_AVX512 void widen_block(const void* panel_bytes, const block_groups& gr
                                  float* dst) {
   using loader = loader512<F>;
   constexpr int64_t stride = loader::k_stride;
+  constexpr int64_t row_bytes = stride * sizeof(typename loader::element);
   const auto* panel = static_cast<const typename loader::element*>(panel_bytes);
   const int64_t group = groups.group;
   for (int64_t g0 = 0; g0 < depth; g0 += group) {
@@ -274,6 +275,11 @@ ACTORLLM_AVX512 void widen_block(const void* panel_bytes, const block_groups& gr
       f = factors_of<F>(groups.scale + g * width,
                         groups.zeros ? groups.zeros + g * width : nullptr);
     for (int64_t k = g0; k < std::min(depth, g0 + group); ++k) {
+      // The next block toward L2 while the row tiles run over this one's copy (as the float32
+      // tiles' prefetch_next_block), one prefetch per cache line.
+      if (groups.prefetch_next_block && (k * row_bytes) % 64 == 0)
+        _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride),
+                     _MM_HINT_T1);
       __m512 w = loader::load(panel + k * stride);
       if constexpr (is_scaled<F>) w = _mm512_mul_ps(_mm512_sub_ps(w, f.zero), f.scale);
       _mm512_store_ps(dst + k * width, w);
