@@ -32,7 +32,6 @@ namespace actorllm {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::read_floats;
 using testing::relative_error;
 
 constexpr int qwen_steps = 32;
@@ -48,16 +47,11 @@ void PrintTo(const qwen_case& c, std::ostream* os) {
   *os << c.name;
 }
 
-struct qwen_reference {
-  fs::path dir;
-  std::vector<int32_t> prompt, tokens;
-  std::vector<std::pair<int32_t, int32_t>> image_ranges;  // (start, length)
-  std::vector<std::array<int32_t, 3>> grids;              // (t, h, w) in patches
-  std::vector<int32_t> positions;                         // (prompt length, 3)
+/// The reference's run; its pixels are each image's patches, (rows, patch_dim).
+struct qwen_reference : testing::vision_reference_run {
+  std::vector<std::array<int32_t, 3>> grids;  // (t, h, w) in patches
+  std::vector<int32_t> positions;             // (prompt length, 3)
   int32_t delta = 0;
-  std::vector<std::vector<float>> logits, features;
-  std::vector<double> margins;
-  std::vector<std::vector<float>> patches;  // per image, (rows, patch_dim)
 };
 
 /// The chat template's shape: <|im_start|> 20 (<|vision_start|><|image_pad|><|vision_end|> 5 9)
@@ -93,26 +87,13 @@ qwen_reference make_reference(const qwen_case& c) {
                        (r.dir / "model").string() + " --prompt " + prompt + images + " --steps " +
                        std::to_string(qwen_steps) + " --out " + (r.dir / "ref.json").string() +
                        " --pixels-out " + (r.dir / "pixels").string());
-  std::ifstream in(r.dir / "ref.json");
-  const auto j = nlohmann::json::parse(in);
-  r.prompt = j["prompt"].get<std::vector<int32_t>>();
-  r.tokens = j["tokens"].get<std::vector<int32_t>>();
-  r.logits = j["logits"].get<std::vector<std::vector<float>>>();
-  r.margins = j["margins"].get<std::vector<double>>();
+  static_cast<testing::vision_reference_run&>(r) = testing::read_vision_reference(r.dir);
+  const nlohmann::json& j = r.json;
   r.delta = j["mrope_position_delta"].get<int32_t>();
-  for (const auto& range : j["image_token_ranges"]) r.image_ranges.emplace_back(range[0], range[1]);
   for (const auto& g : j["image_grid_thw"]) r.grids.push_back({g[0], g[1], g[2]});
   const auto axes = j["mrope_positions"].get<std::vector<std::vector<int32_t>>>();
   for (size_t p = 0; p < r.prompt.size(); ++p)
     for (size_t a = 0; a < 3; ++a) r.positions.push_back(axes[a][p]);
-  for (const auto& f : j["image_features"]) {
-    std::vector<float> flat;
-    for (const auto& row : f)
-      for (double v : row) flat.push_back(static_cast<float>(v));
-    r.features.push_back(std::move(flat));
-  }
-  for (size_t i = 0; i < r.image_ranges.size(); ++i)
-    r.patches.push_back(read_floats(r.dir / ("pixels" + std::to_string(i) + ".f32")));
   return r;
 }
 
@@ -153,7 +134,7 @@ TEST_P(qwen_vl_model, patches_positions_features_and_logits_match_the_reference)
         our_pixels(ref.dir / "model", ref.dir / ("img" + std::to_string(i) + ".png"), config));
     const media::patchified_image patches = media::patchify_qwen2_vl(pixels.back(), config);
     ASSERT_TRUE(patches.ok()) << patches.error;
-    EXPECT_EQ(patches.patches.values, ref.patches[i]) << "image " << i;
+    EXPECT_EQ(patches.patches.values, ref.pixels[i]) << "image " << i;
     EXPECT_EQ(patches.patches.grid_h, ref.grids[i][1]);
     EXPECT_EQ(patches.patches.grid_w, ref.grids[i][2]);
     const media::pixel_tensor& t = pixels.back();
@@ -205,8 +186,7 @@ TEST_P(qwen_vl_model, patches_positions_features_and_logits_match_the_reference)
       row += static_cast<size_t>(length);
     }
   };
-  testing::expect_greedy_run_matches(model, {ref.prompt, ref.tokens, ref.logits, ref.margins},
-                                     c.chunk, image_rows);
+  testing::expect_greedy_run_matches(model, ref.greedy(), c.chunk, image_rows);
   fs::remove_all(ref.dir);
 }
 

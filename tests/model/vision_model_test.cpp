@@ -29,17 +29,9 @@ namespace actorllm {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::read_floats;
 using testing::relative_error;
 
-struct llava_reference {
-  fs::path dir;
-  std::vector<int32_t> prompt, tokens;
-  std::vector<std::pair<int32_t, int32_t>> image_ranges;  // (start, length)
-  std::vector<std::vector<float>> logits, features;       // features: per image, rows flat
-  std::vector<double> margins;
-  std::vector<std::vector<float>> pixels;  // per image, (3, size, size)
-};
+using llava_reference = testing::vision_reference_run;
 
 constexpr int num_steps = 32;
 
@@ -64,22 +56,7 @@ llava_reference make_reference(const std::string& variant_args, const std::strin
       (num_images > 1 ? " --image " + (r.dir / "img1.png").string() : std::string()) + " --steps " +
       std::to_string(num_steps) + " --out " + (r.dir / "ref.json").string() + " --pixels-out " +
       (r.dir / "pixels").string());
-  std::ifstream in(r.dir / "ref.json");
-  const auto j = nlohmann::json::parse(in);
-  r.prompt = j["prompt"].get<std::vector<int32_t>>();
-  r.tokens = j["tokens"].get<std::vector<int32_t>>();
-  r.logits = j["logits"].get<std::vector<std::vector<float>>>();
-  r.margins = j["margins"].get<std::vector<double>>();
-  for (const auto& range : j["image_token_ranges"]) r.image_ranges.emplace_back(range[0], range[1]);
-  for (const auto& image : j["image_features"]) {
-    std::vector<float> flat;
-    for (const auto& row : image)
-      for (double v : row) flat.push_back(static_cast<float>(v));
-    r.features.push_back(std::move(flat));
-  }
-  for (size_t i = 0; i < r.image_ranges.size(); ++i)
-    r.pixels.push_back(read_floats(r.dir / ("pixels" + std::to_string(i) + ".f32")));
-  return r;
+  return testing::read_vision_reference(r.dir);
 }
 
 struct vision_case {
@@ -159,8 +136,7 @@ TEST_P(vision_model, features_logits_and_greedy_tokens_match_the_reference) {
       }
     }
   };
-  testing::expect_greedy_run_matches(model, {ref.prompt, ref.tokens, ref.logits, ref.margins},
-                                     c.chunk, image_rows);
+  testing::expect_greedy_run_matches(model, ref.greedy(), c.chunk, image_rows);
   fs::remove_all(ref.dir);
 }
 

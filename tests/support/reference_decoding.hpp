@@ -6,9 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "model/kv_cache.hpp"
@@ -23,6 +28,45 @@ struct reference_greedy {
   const std::vector<std::vector<float>>& logits;  ///< per generated token
   const std::vector<double>& margins;             ///< top-1 minus top-2 per generated token
 };
+
+/// A run of tests/reference/vision_reference.py (--out DIR/ref.json --pixels-out DIR/pixels):
+/// the expanded prompt, the greedy tokens with their logits and margins, and each image's
+/// positions, tower features and preprocessed pixels.
+struct vision_reference_run {
+  std::filesystem::path dir;
+  std::vector<int32_t> prompt, tokens;
+  std::vector<std::pair<int32_t, int32_t>> image_ranges;  ///< (start, length)
+  std::vector<std::vector<float>> logits;
+  std::vector<std::vector<float>> features;  ///< per image, its rows flat
+  std::vector<double> margins;
+  std::vector<std::vector<float>> pixels;  ///< per image, as --pixels-out wrote them
+  nlohmann::json json;                     ///< the whole output, for architecture's own fields
+
+  reference_greedy greedy() const { return {prompt, tokens, logits, margins}; }
+};
+
+/// Reads the run written to `dir`.
+inline vision_reference_run read_vision_reference(const std::filesystem::path& dir) {
+  vision_reference_run r;
+  r.dir = dir;
+  std::ifstream in(dir / "ref.json");
+  r.json = nlohmann::json::parse(in);
+  const nlohmann::json& j = r.json;
+  r.prompt = j["prompt"].get<std::vector<int32_t>>();
+  r.tokens = j["tokens"].get<std::vector<int32_t>>();
+  r.logits = j["logits"].get<std::vector<std::vector<float>>>();
+  r.margins = j["margins"].get<std::vector<double>>();
+  for (const auto& range : j["image_token_ranges"]) r.image_ranges.emplace_back(range[0], range[1]);
+  for (const auto& image : j["image_features"]) {
+    std::vector<float> flat;
+    for (const auto& row : image)
+      for (double v : row) flat.push_back(static_cast<float>(v));
+    r.features.push_back(std::move(flat));
+  }
+  for (size_t i = 0; i < r.image_ranges.size(); ++i)
+    r.pixels.push_back(read_floats(dir / ("pixels" + std::to_string(i) + ".f32")));
+  return r;
+}
 
 /// Adds the inputs of positions first .. first + count - 1 to `batch` (their tokens are in).
 using chunk_inputs = std::function<void(int32_t first, int32_t count, forward_batch& batch)>;
