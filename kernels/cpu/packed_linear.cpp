@@ -23,10 +23,10 @@ constexpr int64_t width = packed_matrix::panel_width;
 /// usual widths; weights are read once per block, so large prefills read them a few times.
 constexpr int64_t block_rows = 96;
 using panels::block_depth;
-/// Rows of a block up to which its first row tile asks for the next block of a float32 panel,
-/// and the widener of any other format's (block_groups::prefetch_next_block): decode batches,
-/// whose weights each serve few rows. Measured (gemm_bench, 2 threads, interleaved runs):
-/// float32 at 8 and 32 rows about 1.25x; at 128 rows and more no gain.
+/// Rows of a block up to which its first row tile asks for the next block of a float32 or
+/// 16-bit panel, and the widener of an 8-bit one (block_groups::prefetch_next_block): decode
+/// batches, whose weights each serve few rows. Measured (gemm_bench, 2 threads, interleaved
+/// runs): float32 at 8 and 32 rows about 1.25x; at 128 rows and more no gain.
 constexpr int64_t few_rows = 48;
 /// Panels per unit of work handed to a member: 64 output features.
 constexpr int64_t panels_per_chunk = 4;
@@ -204,7 +204,12 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       // one pass over the panel whatever its height.
       const int64_t max_rows = access.kernels.max_rows;
       const int64_t num_tiles = (rows_in_block + max_rows - 1) / max_rows;
-      const bool next_block_ahead = w.format == weight_format::f32 && rows_in_block <= few_rows;
+      // Decode-sized blocks of 16-bit panels: the tiles read the panel itself, converting as
+      // they go, instead of a widened copy (bf16 at 8 and 32 rows: about 1.1x).
+      const bool decode_sized = rows_in_block <= few_rows;
+      const bool sixteen_bit = w.format == weight_format::bf16 || w.format == weight_format::f16;
+      const bool reads_panel_itself = decode_sized && sixteen_bit;
+      const bool next_block_ahead = decode_sized && (w.format == weight_format::f32 || sixteen_bit);
       for (int64_t p = first; p < last; ++p) {
         const unsigned char* panel = access.base + p * in * access.row_bytes;
         const int64_t col0 = p * width, cols = std::min(width, out - col0);
@@ -232,7 +237,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
             continue;
           }
           const tile_fn* tiles = access.kernels.tiles;
-          if (access.kernels.widen && num_tiles > 1) {
+          if (access.kernels.widen && num_tiles > 1 && !reads_panel_itself) {
             // Decode-sized: the widener asks for the next block while it reads this one
             // (bf16 at 32 rows: about 1.1x, AVX2 at 8 rows about 1.35x).
             block_groups widen_groups = groups;

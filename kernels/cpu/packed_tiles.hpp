@@ -19,8 +19,8 @@ struct block_groups {
   const uint8_t* zeros;
   const float* x_sums;
   int64_t ld_sums;
-  /// A tile of several rows over a float32 panel, or a widener, asks, for each input feature
-  /// it reads, for the panel row block_depth features on: the next depth block, or past the
+  /// A tile of several rows over a float32 or 16-bit panel, or a widener, asks, for each input
+  /// feature it reads, for the panel row block_depth features on: the next depth block, or past the
   /// panel's last the next panel's (they lie end to end), into L2. A prefetch never faults,
   /// so the matrix's last block may ask past its end.
   bool prefetch_next_block = false;
