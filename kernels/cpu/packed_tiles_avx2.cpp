@@ -61,10 +61,10 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
     bool prefetch_next_block, int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
   using loader = panel_loader<F>;
   constexpr int64_t stride = loader::k_stride;
-  // The panel comes from DRAM on the first row tile of a block: ask for it this many bytes
-  // ahead. One row (single-stream decode) is a pure stream and needs to run further ahead.
+  // One row (single-stream decode) is a pure stream: it asks 4 KB ahead (several rows:
+  // accumulate_rows, 1 KB).
   constexpr int64_t row_bytes = stride * sizeof(typename loader::element);
-  constexpr int64_t prefetch_k = (ROWS == 1 ? 4096 : 1024) / row_bytes;
+  constexpr int64_t prefetch_k = 4096 / row_bytes;
   if constexpr (ROWS == 1) {
     // One row has one FMA per accumulator per k: the FMA's latency, not memory, would bound
     // a 16-bit or int8 stream. Even and odd k go to two chains (a1x are free with one row).

@@ -166,9 +166,8 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate(
   using loader = loader512<F>;
   constexpr int64_t stride = loader::k_stride;
   constexpr int64_t row_bytes = stride * sizeof(typename loader::element);
-  // As the AVX2 tiles: the panel comes from DRAM on a block's first row tile; a single row
-  // is a pure stream and asks further ahead.
-  constexpr int64_t prefetch_k = (ROWS == 1 ? 4096 : 1024) / row_bytes;
+  // One row is a pure stream: it asks 4 KB ahead (several rows: accumulate_rows, 1 KB).
+  constexpr int64_t prefetch_k = 4096 / row_bytes;
   const auto prefetch = [&](int64_t k) {
     _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
   };
