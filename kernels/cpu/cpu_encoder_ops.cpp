@@ -183,18 +183,9 @@ void cpu_encoder_ops::rotate(int64_t num_heads, int64_t head_dim) {
   float* qkv = data(encoder_buffer::qkv);
   const float* table = data(encoder_buffer::rotary);
   for (int64_t r = 0; r < rows_.num_rows; ++r) {
-    const float* cos = table + r * head_dim;
-    const float* sin = cos + half;
     // q's heads, then k's: 2 * num_heads vectors side by side.
-    float* heads = qkv + r * 3 * hidden;
-    for (int64_t h = 0; h < 2 * num_heads; ++h) {
-      float* v = heads + h * head_dim;
-      for (int64_t i = 0; i < half; ++i) {
-        const float a = v[i], b = v[i + half];
-        v[i] = a * cos[i] - b * sin[i];
-        v[i + half] = b * cos[i] + a * sin[i];
-      }
-    }
+    const float* cos = table + r * head_dim;
+    cpu::rotate_halves(qkv + r * 3 * hidden, 2 * num_heads, head_dim, cos, cos + half);
   }
 }
 

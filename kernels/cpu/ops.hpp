@@ -41,6 +41,11 @@ void rotary_embedding(const int32_t* positions, float* q, float* k, int64_t n, i
                       int64_t num_kv_heads, int64_t head_dim, const float* cos_sin, int64_t rot_dim,
                       bool neox);
 
+/// Rotates each of num_vectors vectors of head_dim (side by side from x) in halves (neox,
+/// transformers' rotate_half) by cos and sin, head_dim / 2 each.
+void rotate_halves(float* x, int64_t num_vectors, int64_t head_dim, const float* cos,
+                   const float* sin);
+
 /// M-RoPE (neox halves): row t's pair i takes its cosine and sine from the table row of the
 /// axis whose section holds i: axis_positions[3 t + a], a = 0 for i < sections[0], 1 for i <
 /// sections[0] + sections[1], else 2. The sections add up to head_dim / 2.

@@ -45,6 +45,11 @@ void rotary_embedding(const int32_t* positions, float* q, float* k, int64_t n, i
   });
 }
 
+void rotate_halves(float* x, int64_t num_vectors, int64_t head_dim, const float* cos,
+                   const float* sin) {
+  rotate_heads(x, num_vectors, head_dim, cos, sin, head_dim / 2, true);
+}
+
 void sectioned_rotary_embedding(const int32_t* axis_positions, const int32_t* sections, float* q,
                                 float* k, int64_t n, int64_t num_heads, int64_t num_kv_heads,
                                 int64_t head_dim, const float* cos_sin) {
