@@ -51,11 +51,12 @@ void append_qwen_image(const vision_config& c, const float* pixels, patch_grid g
     }
   };
   int32_t rows = layout.image_starts.back();
+  const auto first_unit = static_cast<int32_t>(layout.unit_order.size());
   for (int64_t wy = 0; wy * window < units_high; ++wy)
     for (int64_t wx = 0; wx * window < units_wide; ++wx) {
       for (int64_t uy = wy * window; uy < std::min(units_high, (wy + 1) * window); ++uy)
         for (int64_t ux = wx * window; ux < std::min(units_wide, (wx + 1) * window); ++ux) {
-          layout.unit_order.push_back(static_cast<int32_t>(uy * units_wide + ux));
+          layout.unit_order.push_back(first_unit + static_cast<int32_t>(uy * units_wide + ux));
           for (int64_t my = 0; my < m; ++my)
             for (int64_t mx = 0; mx < m; ++mx) add_patch(uy * m + my, ux * m + mx);
           rows += static_cast<int32_t>(m * m);

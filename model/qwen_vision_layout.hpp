@@ -20,9 +20,9 @@ struct patch_grid {
 struct qwen_vision_layout {
   std::vector<float> patches;  ///< (rows, patch_dim), window order
   std::vector<float> rotary;   ///< (rows, head_dim): cosines then sines, window order
-  /// Each image's merge units in window order, images end to end: entry k of an image is the
-  /// row-major index, over its (height / merge, width / merge) grid, of the unit that ran k-th
-  /// (get_window_index's window_index, per image).
+  /// For the unit (merged patch) that ran k-th, its output row: images end to end, each in
+  /// raster order over its (height / merge, width / merge) grid (get_window_index's
+  /// window_index, offset by the units of the images before).
   std::vector<int32_t> unit_order;
   std::vector<int32_t> image_starts{0};   ///< (images + 1) rows
   std::vector<int32_t> window_starts{0};  ///< (windows + 1) rows, no empty window

@@ -88,17 +88,12 @@ void qwen_vision_forward(const vision_config& c, const vision_refs& w,
   ops.group_rows(b::x, group, b::merged);
   const std::vector<float> projected = project(c, w, b::merged, ops);
 
-  // Unit k of an image ran at window position k; its raster position is unit_order[k].
+  // The unit that ran k-th goes to output row unit_order[k].
   const int64_t hidden = c.text_hidden_size;
   embeddings.resize(projected.size());
-  for (size_t k = 0, base = 0, image = 0; k < layout.unit_order.size(); ++k) {
-    if (static_cast<int64_t>(k) * group >= layout.image_starts[image + 1]) {
-      base = k;
-      ++image;
-    }
+  for (size_t k = 0; k < layout.unit_order.size(); ++k)
     std::copy_n(projected.data() + static_cast<int64_t>(k) * hidden, hidden,
-                embeddings.data() + static_cast<int64_t>(base + layout.unit_order[k]) * hidden);
-  }
+                embeddings.data() + static_cast<int64_t>(layout.unit_order[k]) * hidden);
 }
 
 }  // namespace

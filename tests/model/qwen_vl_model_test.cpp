@@ -222,6 +222,11 @@ TEST(qwen_vision_layout, windows_run_row_major_with_the_partial_ones_last_in_the
             (std::vector<int32_t>{0, 1, 5, 6, 2, 3, 7, 8, 4, 9, 10, 11, 12, 13, 14}));
   EXPECT_EQ(layout.window_starts, (std::vector<int32_t>{0, 16, 32, 40, 48, 56, 60}));
   EXPECT_EQ(layout.image_starts, (std::vector<int32_t>{0, 60}));
+  // A second image's units go to the output rows after the first image's 15.
+  append_qwen_image(c, pixels.data(), qwen_patch_grid(c, 3, 4, 4).grid, layout);
+  EXPECT_EQ(std::vector<int32_t>(layout.unit_order.begin() + 15, layout.unit_order.end()),
+            (std::vector<int32_t>{15, 16, 17, 18}));
+  EXPECT_EQ(layout.window_starts.back(), 76);
   EXPECT_FALSE(qwen_patch_grid(c, 3, 6, 9).error.empty());
   EXPECT_FALSE(qwen_patch_grid(c, 1, 6, 10).error.empty());
 }
