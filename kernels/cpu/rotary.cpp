@@ -55,7 +55,9 @@ void sectioned_rotary_embedding(const int32_t* axis_positions, const int32_t* se
                                 int64_t head_dim, const float* cos_sin) {
   const int64_t half = head_dim / 2;
   parallel_for(n, 1, 8, [&](int64_t begin, int64_t end) {
-    std::vector<float> row(static_cast<size_t>(head_dim));  // this token's cosines then sines
+    // This token's cosines then sines; kept per thread, as the step runs every layer.
+    thread_local std::vector<float> row;
+    row.resize(static_cast<size_t>(head_dim));
     for (int64_t t = begin; t < end; ++t) {
       int64_t i = 0;
       for (int64_t axis = 0; axis < 3; ++axis) {
