@@ -194,6 +194,10 @@ void evaluator::exec_set(const stmt& s, value v) {
   for (size_t i = 0; i < parts.size(); ++i) assign(s.names[i], parts[i]);
 }
 
+/// Macro calls in progress at most: far deeper than any chat template's recursion (a schema's
+/// nesting), far shallower than a thread's stack.
+constexpr int max_macro_depth = 100;
+
 value evaluator::define_macro(const stmt& s) {
   // Defaults are evaluated at definition time here (Jinja evaluates them per call; chat
   // templates use literals, for which both agree).
@@ -202,6 +206,16 @@ value evaluator::define_macro(const stmt& s) {
   const stmt* node = &s;
   return value(
       value_function{s.name, [this, node, defaults](value_list& args, keyword_args& kwargs) {
+                       // A template is a model folder's or a client's: a macro that calls
+                       // itself without end is an error, not a stack overflow.
+                       if (macro_depth_ >= max_macro_depth)
+                         throw error("macro '" + node->name + "' nests more than " +
+                                     std::to_string(max_macro_depth) + " calls deep");
+                       ++macro_depth_;
+                       struct leave {
+                         int& depth;
+                         ~leave() { --depth; }
+                       } on_return{macro_depth_};
                        frame locals;
                        for (size_t i = 0; i < node->names.size(); ++i)
                          locals[node->names[i]] = i < args.size() ? args[i] : defaults[i];

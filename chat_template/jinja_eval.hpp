@@ -33,6 +33,7 @@ class evaluator {
   void assign(const std::string& name, value v);
 
   std::vector<frame> frames_;
+  int macro_depth_ = 0;  ///< macro calls in progress (a recursive macro is bounded)
 };
 
 }  // namespace actorllm::jinja
