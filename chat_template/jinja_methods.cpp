@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "chat_template/jinja_builtins.hpp"
 #include "text/unicode.hpp"
 
 namespace actorllm::jinja {
@@ -167,7 +168,8 @@ value string_method(const std::string& s, const std::string& name, value_list& a
   if (name == "join") {
     std::string out;
     bool first = true;
-    for (const value& v : a0.as_list()) {
+    // Python's str.join takes any iterable: a string's characters, a dict's keys.
+    for (const value& v : iterate(a0)) {
       if (!first) out += s;
       first = false;
       out += v.str();
