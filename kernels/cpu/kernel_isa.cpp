@@ -10,10 +10,15 @@ namespace actorllm::cpu {
 
 namespace {
 
+/// The widest set the CPU runs. avx512_bf16 rounds x to bf16 where bf16 weights meet batches
+/// of more than one row, as vLLM's bf16 models keep their activations in bf16 (and as
+/// avx512_vnni rounds x to 8 bits for int8 and int4 weights): 1.6x a 32-stream decode step
+/// of the 110M model in bf16 (bench/README section 25).
 std::atomic<kernel_isa>& chosen_isa() {
-  static std::atomic<kernel_isa> isa{cpu_runs(kernel_isa::avx512_vnni) ? kernel_isa::avx512_vnni
-                                     : cpu_runs(kernel_isa::avx512)    ? kernel_isa::avx512
-                                                                       : kernel_isa::avx2_int8};
+  static std::atomic<kernel_isa> isa{cpu_runs(kernel_isa::avx512_bf16)   ? kernel_isa::avx512_bf16
+                                     : cpu_runs(kernel_isa::avx512_vnni) ? kernel_isa::avx512_vnni
+                                     : cpu_runs(kernel_isa::avx512)      ? kernel_isa::avx512
+                                                                         : kernel_isa::avx2_int8};
   return isa;
 }
 

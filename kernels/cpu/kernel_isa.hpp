@@ -1,8 +1,9 @@
 #pragma once
 /// The instruction sets the CPU kernels come in (the packed GEMM and paged attention). The
 /// best one the CPU runs is used unless set_kernel_isa picks another. avx2 and avx512 compute
-/// the same products (the order of the sums aside); avx2_int8 and avx512_vnni round the
-/// activations that meet int8 and int4 weights to 8 bits.
+/// the same products (the order of the sums aside); avx2_int8, avx512_vnni and avx512_bf16
+/// round the activations that meet int8 and int4 weights to 8 bits, and avx512_bf16 those
+/// that meet bf16 weights in batches to bf16.
 #include <cstdint>
 #include <string>
 
@@ -18,9 +19,10 @@ enum class kernel_isa {
   /// AVX-512 VNNI and VBMI besides: the integer dot products of avx2_int8 through vpdpbusd;
   /// the rest as avx512. Not exact: x is rounded to 8 bits.
   avx512_vnni,
-  /// AVX-512 BF16 besides: bf16 weights in batches of more than one row tile (12 rows) meet x
-  /// rounded to bf16 in vdpbf16ps (twice the multiply-adds of an FMA); the rest as
-  /// avx512_vnni. Never the default: x loses 16 of its bits where it applies.
+  /// AVX-512 BF16 besides: bf16 weights in batches of more than one row meet x rounded to
+  /// bf16 in vdpbf16ps (twice the multiply-adds of an FMA); the rest as avx512_vnni. Not
+  /// exact: x keeps 8 significant bits where it applies, as in vLLM's bf16 models. One row (a
+  /// single stream, bound by memory either way) keeps x in float32.
   avx512_bf16,
 };
 const char* to_string(kernel_isa isa);

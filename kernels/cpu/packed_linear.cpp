@@ -144,15 +144,15 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   const panel_access access = access_of(w);
   const depth_blocks blocks = depth_blocks_of(w);
   // bf16 weights where the set multiplies bf16 pairs, in batches of more than one row tile:
-  // x rounded to bf16 once, each block paired once for all of its row tiles
+  // x rounded to bf16 once, the panels read as they are packed, in pairs
   // (packed_tiles_bf16.cpp). Fewer rows stream the weights through the float32 tiles.
   thread_local panels::bf16_activations x_bf16_rows;
   const panels::bf16_activations* x_bf16 = nullptr;
   const panels::pair_kernels pairs = isa == kernel_isa::avx512_bf16
                                          ? panels::avx512_bf16_pair_kernels()
-                                         : panels::pair_kernels{nullptr, nullptr};
+                                         : panels::pair_kernels{nullptr};
   if (pairs.tiles && w.format == weight_format::bf16 && in % 2 == 0 &&
-      n > access.kernels.max_rows) {
+      n > 1) {
     panels::round_activations_to_bf16(x, n, in, x_bf16_rows);
     x_bf16 = &x_bf16_rows;
   }
@@ -196,8 +196,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       }
       return;
     }
-    alignas(64) float widened[block_depth * width];        // one block of a 16-bit or int8 panel
-    alignas(64) uint32_t paired[block_depth / 2 * width];  // one bf16 block in pairs
+    alignas(64) float widened[block_depth * width];  // one block of a 16-bit or int8 panel
     for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
       const int64_t rows_in_block = std::min(block_rows, n - r0);
       // Tiles of nearly equal height (AVX2, 32 rows: 6 6 5 5 5 5, not 6 6 6 6 6 2): a tile costs
@@ -211,7 +210,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       const bool reads_panel_itself = decode_sized && sixteen_bit;
       const bool next_block_ahead = decode_sized && (w.format == weight_format::f32 || sixteen_bit);
       for (int64_t p = first; p < last; ++p) {
-        const unsigned char* panel = access.base + p * in * access.row_bytes;
+        const unsigned char* panel = access.base + p * w.panel_rows() * access.row_bytes;
         const int64_t col0 = p * width, cols = std::min(width, out - col0);
         const float* b = bias ? bias + col0 : nullptr;
         const target t = target_of(col0);
@@ -225,12 +224,14 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
                                     w.zeros.empty() ? nullptr : w.zeros.data() + at,
                                     x_sums ? x_sums + d.first_segment : nullptr,
                                     blocks.num_segments};
-          if (x_bf16 && num_tiles > 1) {
-            pairs.pair(block, depth, paired);
+          if (x_bf16) {
+            // The panel is in pairs already (packed_matrix::panels16): the tiles read it.
+            const auto* paired = static_cast<const uint32_t*>(block);
             const int64_t ldx = x_bf16->pairs_per_row;
             for (int64_t i = 0, r = 0; i < num_tiles; ++i) {
               const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
               pairs.tiles[rows](x_bf16->pairs + (r0 + r) * ldx + k0 / 2, ldx, depth / 2, paired,
+                                next_block_ahead && i == 0,
                                 last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
               r += rows;
             }

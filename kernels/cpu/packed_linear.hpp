@@ -50,7 +50,13 @@ struct packed_matrix {
   int64_t out_features = 0;
   int64_t in_features = 0;
   std::vector<float, streamed_allocator<float>> panels;          // f32: (num_panels, in, 16)
-  std::vector<uint16_t, streamed_allocator<uint16_t>> panels16;  // f16, bf16: the same
+  /// f16: (num_panels, in, 16). bf16: (num_panels, panel_rows(), 16) in pairs of input
+  /// features, the operand layout of vdpbf16ps: pair row j holds, for each feature f, input
+  /// features 2j and 2j + 1 side by side (2j's in the low half), so that one 64-byte line
+  /// gives two panel rows to the float tiles and one pair row to the bf16 dot products
+  /// without a pass that pairs them (offset16 says where each weight sits). An odd in_features
+  /// leaves the last pair's high halves zero.
+  std::vector<uint16_t, streamed_allocator<uint16_t>> panels16;
   std::vector<int8_t, streamed_allocator<int8_t>> panels8;       // q8, fp8: the same
   /// q4: (num_panels, in, 8) bytes; byte j of a row holds feature j in its low nibble and
   /// feature j + 8 in its high one.
@@ -67,12 +73,24 @@ struct packed_matrix {
   std::vector<int32_t> input_order;
 
   int64_t num_panels() const { return (out_features + panel_width - 1) / panel_width; }
+  /// Rows of each panel: in_features, rounded up to a whole pair for bf16.
+  int64_t panel_rows() const {
+    return format == weight_format::bf16 ? in_features + (in_features & 1) : in_features;
+  }
   int64_t group_length() const { return group_size > 0 ? group_size : in_features; }
   int64_t num_groups() const { return in_features == 0 ? 1 : in_features / group_length(); }
   bool empty() const { return out_features == 0; }
   /// Bytes the panels (and scales) take.
   int64_t bytes() const;
 };
+
+/// Where the weight of panel row k (an input feature) and lane `lane` (an output feature)
+/// of a 16-bit panel sits, in elements from the panel's start (packed_matrix::panels16).
+constexpr int64_t offset16(weight_format format, int64_t k, int64_t lane) {
+  constexpr int64_t width = packed_matrix::panel_width;
+  return format == weight_format::bf16 ? (k & ~int64_t(1)) * width + 2 * lane + (k & 1)
+                                       : k * width + lane;
+}
 
 packed_matrix pack_matrix(const float* w, int64_t out_features, int64_t in_features);
 

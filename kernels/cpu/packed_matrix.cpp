@@ -94,17 +94,15 @@ void pack_row(packed_matrix& w, int64_t panel, int64_t lane, source_row row,
       for (int64_t k = 0; k < in; ++k) w.panels[base + k * width] = value(k);
       return;
     case weight_format::f16:
-    case weight_format::bf16:
-      if (row.format == w.format) {
-        for (int64_t k = 0; k < in; ++k) w.panels16[base + k * width] = raw16(row.data, k);
-      } else {
-        const bool f16 = w.format == weight_format::f16;
-        for (int64_t k = 0; k < in; ++k) {
-          const float f = value(k);
-          w.panels16[base + k * width] = f16 ? float_to_f16(f) : float_to_bf16(f);
-        }
-      }
+    case weight_format::bf16: {
+      uint16_t* panel16 = w.panels16.data() + panel * w.panel_rows() * width;
+      const bool f16 = w.format == weight_format::f16;
+      for (int64_t k = 0; k < in; ++k)
+        panel16[offset16(w.format, k, lane)] =
+            row.format == w.format ? raw16(row.data, k)
+                                   : (f16 ? float_to_f16(value(k)) : float_to_bf16(value(k)));
       return;
+    }
     case weight_format::q8: {
       scratch.resize(in);
       float max_abs = 0.0f;
@@ -169,7 +167,8 @@ float panel_value(const packed_matrix& w, int64_t panel, int64_t lane, int64_t j
     case weight_format::f16:
       return f16_to_float(w.panels16[at]);
     case weight_format::bf16:
-      return bf16_to_float(w.panels16[at]);
+      return bf16_to_float(
+          w.panels16[panel * w.panel_rows() * width + offset16(weight_format::bf16, j, lane)]);
     case weight_format::q8:
       return w.panels8[at] * w.scales[group];
     case weight_format::fp8:
@@ -244,7 +243,7 @@ packed_matrix pack_matrix(std::span<const matrix_rows> parts, int64_t in_feature
                       part.format, part.row_scales ? part.row_scales[r] : 1.0f});
   if (format == weight_format::q4) return quantize_q4(rows, in_features);
   p.out_features = static_cast<int64_t>(rows.size());
-  const size_t n = p.num_panels() * in_features * width;
+  const size_t n = p.num_panels() * p.panel_rows() * width;
   switch (format) {
     case weight_format::f32:
       p.panels.assign(n, 0.0f);
@@ -297,9 +296,9 @@ void unpack_matrix_bits16(const packed_matrix& w, uint16_t* out) {
                                 to_string(w.format) + ", not a 16-bit type");
   const int64_t in = w.in_features;
   for (int64_t o = 0; o < w.out_features; ++o) {
-    const uint16_t* column = w.panels16.data() + (o / width) * in * width + o % width;
+    const uint16_t* panel = w.panels16.data() + (o / width) * w.panel_rows() * width;
     uint16_t* row = out + o * in;
-    for (int64_t j = 0; j < in; ++j) row[j] = column[j * width];
+    for (int64_t j = 0; j < in; ++j) row[j] = panel[offset16(w.format, j, o % width)];
   }
 }
 

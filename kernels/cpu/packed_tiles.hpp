@@ -129,17 +129,16 @@ struct bf16_activations {
 void round_activations_to_bf16(const float* x, int64_t n, int64_t in, bf16_activations& out);
 
 /// y rows [0, rows) x panel columns [0, cols) (+)= x pairs @ a paired block over `pairs` pairs
-/// of input features (ldx: x's row stride in pairs); accumulate_y and bias as tile_fn's.
+/// of input features (ldx: x's row stride in pairs); prefetch_next_block as block_groups',
+/// accumulate_y and bias as tile_fn's.
 using pair_tile_fn = void (*)(const uint32_t* x, int64_t ldx, int64_t pairs, const uint32_t* w,
-                              const float* bias, int64_t cols, bool accumulate_y, float* y,
-                              int64_t ldy);
-/// dst (depth / 2, 16) = a bf16 panel block's rows k and k + 1 side by side per feature.
-using pair_fn = void (*)(const void* panel, int64_t depth, uint32_t* dst);
+                              bool prefetch_next_block, const float* bias, int64_t cols,
+                              bool accumulate_y, float* y, int64_t ldy);
 /// The pair tiles run the AVX-512 tiles' row blocks: tiles[rows] for rows in 1..12, the
-/// avx512 set's max_rows ([0] unused).
+/// avx512 set's max_rows ([0] unused). They read a bf16 panel's blocks as packed, in pairs
+/// (packed_matrix::panels16).
 struct pair_kernels {
   const pair_tile_fn* tiles;
-  pair_fn pair;
 };
 /// AVX-512 BF16 (vdpbf16ps): packed_tiles_bf16.cpp.
 pair_kernels avx512_bf16_pair_kernels();

@@ -41,7 +41,7 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate_rows(
     if constexpr (NEXT)
       _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride), _MM_HINT_T1);
     __m256 w0, w1;
-    loader::load(panel + k * stride, w0, w1);
+    panel_row<F>(panel, k, w0, w1);
 #define ACTORLLM_FMA_ROW(r)                                 \
   if constexpr (ROWS > r) {                                 \
     const __m256 xr = _mm256_broadcast_ss(x + r * ldx + k); \
@@ -75,8 +75,8 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
         _mm_prefetch(reinterpret_cast<const char*>(panel + (k + 1 + prefetch_k) * stride),
                      _MM_HINT_T0);
       __m256 w0, w1, v0, v1;
-      loader::load(panel + k * stride, w0, w1);
-      loader::load(panel + (k + 1) * stride, v0, v1);
+      panel_row<F>(panel, k, w0, w1);
+      panel_row<F>(panel, k + 1, v0, v1);
       const __m256 xk = _mm256_broadcast_ss(x + k), xn = _mm256_broadcast_ss(x + k + 1);
       a00 = _mm256_fmadd_ps(xk, w0, a00);
       a01 = _mm256_fmadd_ps(xk, w1, a01);
@@ -85,7 +85,7 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
     }
     if (k < k1) {
       __m256 w0, w1;
-      loader::load(panel + k * stride, w0, w1);
+      panel_row<F>(panel, k, w0, w1);
       const __m256 xk = _mm256_broadcast_ss(x + k);
       a00 = _mm256_fmadd_ps(xk, w0, a00);
       a01 = _mm256_fmadd_ps(xk, w1, a01);
@@ -236,7 +236,7 @@ ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const block_groups& grou
         _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride),
                      _MM_HINT_T1);
       __m256 w0, w1;
-      loader::load(panel + k * stride, w0, w1);
+      panel_row<F>(panel, k, w0, w1);
       if constexpr (is_scaled<F>) {
         // (loaded - zero) * scale: exactly unpack_matrix's weight (group_factors).
         w0 = _mm256_mul_ps(_mm256_sub_ps(w0, f.zero0), f.scale0);

@@ -47,14 +47,16 @@ struct loader512<weight_format::f16> {
   }
 };
 
+/// bf16 panels hold input features in pairs (packed_matrix::panels16): panel row k is the
+/// low (k even) or high (k odd) half of each lane of pair row k / 2, moved to a float32's top.
 template <>
 struct loader512<weight_format::bf16> {
   using element = uint16_t;
-  static constexpr int64_t k_stride = width;
-  ACTORLLM_AVX512 static __m512 load(const uint16_t* p) {
-    const __m512i wide =
-        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  static constexpr int64_t k_stride = width;  // on average: a pair row is two panel rows
+  ACTORLLM_AVX512 static __m512 row(const uint16_t* panel, int64_t k) {
+    const __m512i pair = _mm512_loadu_si512(panel + (k & ~int64_t(1)) * width);
+    const __m512i top = _mm512_sll_epi32(pair, _mm_cvtsi32_si128(16 - 16 * int(k & 1)));
+    return _mm512_castsi512_ps(_mm512_and_si512(top, _mm512_set1_epi32(int(0xffff0000u))));
   }
 };
 
@@ -93,6 +95,16 @@ struct loader512<weight_format::q4> {
     return _mm512_cvtepi32_ps(_mm512_and_si512(bytes, nibbles));
   }
 };
+
+/// Panel row k of `panel` as float32 (or codes): row() where the format pairs its rows.
+template <weight_format F>
+ACTORLLM_AVX512 __attribute__((always_inline)) inline __m512 panel_row(
+    const typename loader512<F>::element* panel, int64_t k) {
+  if constexpr (F == weight_format::bf16)
+    return loader512<F>::row(panel, k);
+  else
+    return loader512<F>::load(panel + k * loader512<F>::k_stride);
+}
 
 /// A group's factors, as panel_loaders.hpp's group_factors in one register each: q8 and fp8
 /// their scales; q4 its scales (8-15's over 16) and zero points (8-15's times 16).
@@ -151,7 +163,7 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate_rows(
     _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
     if constexpr (NEXT)
       _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride), _MM_HINT_T1);
-    const __m512 w = loader::load(panel + k * stride);
+    const __m512 w = panel_row<F>(panel, k);
 #define ACTORLLM_FMA_ROW(r) \
   if constexpr (ROWS > r) a##r = _mm512_fmadd_ps(_mm512_set1_ps(x[r * ldx + k]), w, a##r);
     ACTORLLM_EACH_ROW12(ACTORLLM_FMA_ROW)
@@ -181,13 +193,13 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate(
         prefetch(k + 2);
         prefetch(k + 3);
       }
-      a0 = _mm512_fmadd_ps(_mm512_set1_ps(x[k]), loader::load(panel + k * stride), a0);
-      a1 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 1]), loader::load(panel + (k + 1) * stride), a1);
-      a2 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 2]), loader::load(panel + (k + 2) * stride), a2);
-      a3 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 3]), loader::load(panel + (k + 3) * stride), a3);
+      a0 = _mm512_fmadd_ps(_mm512_set1_ps(x[k]), panel_row<F>(panel, k), a0);
+      a1 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 1]), panel_row<F>(panel, k + 1), a1);
+      a2 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 2]), panel_row<F>(panel, k + 2), a2);
+      a3 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 3]), panel_row<F>(panel, k + 3), a3);
     }
     for (; k < k1; ++k)
-      a0 = _mm512_fmadd_ps(_mm512_set1_ps(x[k]), loader::load(panel + k * stride), a0);
+      a0 = _mm512_fmadd_ps(_mm512_set1_ps(x[k]), panel_row<F>(panel, k), a0);
   } else if (prefetch_next_block) {
     accumulate_rows<F, ROWS, true>(x, ldx, panel, k0, k1, ACTORLLM_ACCUMULATORS);
   } else {
@@ -279,7 +291,7 @@ ACTORLLM_AVX512 void widen_block(const void* panel_bytes, const block_groups& gr
       if (groups.prefetch_next_block && (k * row_bytes) % 64 == 0)
         _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride),
                      _MM_HINT_T1);
-      __m512 w = loader::load(panel + k * stride);
+      __m512 w = panel_row<F>(panel, k);
       if constexpr (is_scaled<F>) w = _mm512_mul_ps(_mm512_sub_ps(w, f.zero), f.scale);
       _mm512_store_ps(dst + k * width, w);
     }

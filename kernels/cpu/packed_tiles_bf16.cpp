@@ -4,9 +4,10 @@
 // FMA does 16 after widening the weights. For batches of more than one row tile, where the
 // FMAs bound the step (one tile streams the weights and stays on the float32 tiles).
 //
-// A block of a panel is paired once (rows k and k + 1 of each feature side by side, the
-// operand layout of vdpbf16ps) and every row tile of the block reads the pairs; x is rounded
-// to bf16 once per GEMM (bf16_activations), round to nearest even as vcvtne2ps2bf16 does.
+// bf16 panels are packed in pairs (rows k and k + 1 of each feature side by side, the operand
+// layout of vdpbf16ps; packed_matrix::panels16), so every row tile reads the panel as it is;
+// x is rounded to bf16 once per GEMM (bf16_activations), round to nearest even as
+// vcvtne2ps2bf16 does.
 #include <immintrin.h>
 
 // GCC 12's AVX-512 conversion intrinsics pass an _mm512_undefined_* operand that its own
@@ -33,12 +34,37 @@ constexpr int64_t tile_rows = 12;
 /// M(r) for every row r of a tile.
 #define ACTORLLM_EACH_BF16_ROW(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11)
 
+/// Adds x pair rows [0, ROWS) times pair rows [0, pairs) of w to the accumulators: one pair
+/// row a step, asked for 1 KB ahead. With NEXT the step also asks for the pair row a depth
+/// block on into L2 (block_groups::prefetch_next_block: the first row tile of a decode-sized
+/// block). A template flag, not a test in the loop: the 12-row loop has no register to spare.
+template <int ROWS, bool NEXT>
+ACTORLLM_AVX512_BF16 __attribute__((always_inline)) inline void dot_pairs(
+    const uint32_t* x, int64_t ldx, int64_t pairs, const uint32_t* w, __m512& a0, __m512& a1,
+    __m512& a2, __m512& a3, __m512& a4, __m512& a5, __m512& a6, __m512& a7, __m512& a8,
+    __m512& a9, __m512& a10, __m512& a11) {
+  constexpr int64_t ahead = 1024 / (width * sizeof(uint32_t));
+#pragma GCC unroll 4
+  for (int64_t k = 0; k < pairs; ++k) {
+    _mm_prefetch(reinterpret_cast<const char*>(w + (k + ahead) * width), _MM_HINT_T0);
+    if constexpr (NEXT)
+      _mm_prefetch(reinterpret_cast<const char*>(w + (k + block_depth / 2) * width), _MM_HINT_T1);
+    const __m512bh weights = (__m512bh)_mm512_loadu_si512(w + k * width);
+#define ACTORLLM_DOT_ROW(r)                                                                      \
+  if constexpr (ROWS > r)                                                                        \
+    a##r = _mm512_dpbf16_ps(a##r, (__m512bh)_mm512_set1_epi32(static_cast<int>(x[r * ldx + k])), \
+                            weights);
+    ACTORLLM_EACH_BF16_ROW(ACTORLLM_DOT_ROW)
+#undef ACTORLLM_DOT_ROW
+  }
+}
+
 /// y rows [0, ROWS) x panel columns [0, cols) (+)= x pairs @ paired block over `pairs` pairs
 /// of input features; bias (may be null) added.
 template <int ROWS>
 ACTORLLM_AVX512_BF16 void pair_tile(const uint32_t* x, int64_t ldx, int64_t pairs,
-                                    const uint32_t* w, const float* bias, int64_t cols,
-                                    bool accumulate_y, float* y, int64_t ldy) {
+                                    const uint32_t* w, bool prefetch_next_block, const float* bias,
+                                    int64_t cols, bool accumulate_y, float* y, int64_t ldy) {
   const __mmask16 lanes =
       cols >= width ? __mmask16(0xffff) : static_cast<__mmask16>((1u << cols) - 1);
   // Named accumulators, not an array: GCC keeps an array of vectors on the stack.
@@ -50,38 +76,15 @@ ACTORLLM_AVX512_BF16 void pair_tile(const uint32_t* x, int64_t ldx, int64_t pair
     ACTORLLM_EACH_BF16_ROW(ACTORLLM_LOAD_ROW)
 #undef ACTORLLM_LOAD_ROW
   }
-#pragma GCC unroll 4
-  for (int64_t k = 0; k < pairs; ++k) {
-    const __m512bh weights = (__m512bh)_mm512_load_si512(w + k * width);
-#define ACTORLLM_DOT_ROW(r)                                                                      \
-  if constexpr (ROWS > r)                                                                        \
-    a##r = _mm512_dpbf16_ps(a##r, (__m512bh)_mm512_set1_epi32(static_cast<int>(x[r * ldx + k])), \
-                            weights);
-    ACTORLLM_EACH_BF16_ROW(ACTORLLM_DOT_ROW)
-#undef ACTORLLM_DOT_ROW
-  }
+  if (prefetch_next_block)
+    dot_pairs<ROWS, true>(x, ldx, pairs, w, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
+  else
+    dot_pairs<ROWS, false>(x, ldx, pairs, w, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
   const __m512 b = bias ? _mm512_maskz_loadu_ps(lanes, bias) : _mm512_setzero_ps();
 #define ACTORLLM_STORE_ROW(r) \
   if constexpr (ROWS > r) _mm512_mask_storeu_ps(y + r * ldy, lanes, _mm512_add_ps(a##r, b));
   ACTORLLM_EACH_BF16_ROW(ACTORLLM_STORE_ROW)
 #undef ACTORLLM_STORE_ROW
-}
-
-/// dst (depth / 2, 16) pairs: panel rows k and k + 1 of each feature in one 32-bit lane (k's
-/// in the low half), features in order. depth is even.
-ACTORLLM_AVX512_BF16 void pair_block(const void* panel_bytes, int64_t depth, uint32_t* dst) {
-  const auto* panel = static_cast<const uint16_t*>(panel_bytes);
-  for (int64_t k = 0; k < depth; k += 2) {
-    const __m256i even = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + k * width));
-    const __m256i odd =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + (k + 1) * width));
-    const __m256i low = _mm256_unpacklo_epi16(even, odd);   // features 0-3 | 8-11
-    const __m256i high = _mm256_unpackhi_epi16(even, odd);  // features 4-7 | 12-15
-    uint32_t* out = dst + k / 2 * width;
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out), _mm256_permute2x128_si256(low, high, 0x20));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(out + 8),
-                       _mm256_permute2x128_si256(low, high, 0x31));
-  }
 }
 
 constexpr pair_tile_fn pair_tiles[tile_rows + 1] = {
@@ -92,7 +95,7 @@ constexpr pair_tile_fn pair_tiles[tile_rows + 1] = {
 }  // namespace
 
 pair_kernels avx512_bf16_pair_kernels() {
-  return {pair_tiles, pair_block};
+  return {pair_tiles};
 }
 
 ACTORLLM_AVX512_BF16 void round_activations_to_bf16(const float* x, int64_t n, int64_t in,

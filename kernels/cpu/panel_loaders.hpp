@@ -41,15 +41,19 @@ struct panel_loader<weight_format::f16> : full_width_rows {
   }
 };
 
+/// bf16 panels hold input features in pairs (packed_matrix::panels16): panel row k is the
+/// low (k even) or high (k odd) half of each lane of pair row k / 2, moved to a float32's top.
 template <>
-struct panel_loader<weight_format::bf16> : full_width_rows {
+struct panel_loader<weight_format::bf16> : full_width_rows {  // k_stride: on average
   using element = uint16_t;
-  ACTORLLM_AVX2 static void load(const uint16_t* p, __m256& w0, __m256& w1) {
-    const __m256i lo = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    const __m256i hi =
-        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
-    w0 = _mm256_castsi256_ps(_mm256_slli_epi32(lo, 16));
-    w1 = _mm256_castsi256_ps(_mm256_slli_epi32(hi, 16));
+  ACTORLLM_AVX2 static void row(const uint16_t* panel, int64_t k, __m256& w0, __m256& w1) {
+    const uint16_t* pair = panel + (k & ~int64_t(1)) * width;
+    const __m128i shift = _mm_cvtsi32_si128(16 - 16 * int(k & 1));
+    const __m256i top = _mm256_set1_epi32(int(0xffff0000u));
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(pair + 16));
+    w0 = _mm256_castsi256_ps(_mm256_and_si256(_mm256_sll_epi32(lo, shift), top));
+    w1 = _mm256_castsi256_ps(_mm256_and_si256(_mm256_sll_epi32(hi, shift), top));
   }
 };
 
@@ -90,6 +94,16 @@ struct panel_loader<weight_format::q4> {
     w1 = _mm256_cvtepi32_ps(_mm256_and_si256(bytes, _mm256_set1_epi32(0xf0)));
   }
 };
+
+/// Panel row k of `panel` in two registers: row() where the format pairs its rows.
+template <weight_format F>
+ACTORLLM_AVX2 __attribute__((always_inline)) inline void panel_row(
+    const typename panel_loader<F>::element* panel, int64_t k, __m256& w0, __m256& w1) {
+  if constexpr (F == weight_format::bf16)
+    panel_loader<F>::row(panel, k, w0, w1);
+  else
+    panel_loader<F>::load(panel + k * panel_loader<F>::k_stride, w0, w1);
+}
 
 /// What turns a group's sums of loaded weights into y: sum * scale - zero * scale * (the sum of
 /// x over the group), per feature (0-7 in the first register of each pair, 8-15 in the
