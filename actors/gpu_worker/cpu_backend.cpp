@@ -93,7 +93,9 @@ std::string cpu_backend_provider::describe_weights(const llama_model& model) con
   const bool bf16_projections = packed && !packed->layers.empty() &&
                                 packed->layers.front().qkv.format == cpu::weight_format::bf16;
   if (isa == cpu::kernel_isa::avx512_bf16 && bf16_projections)
-    line += " (batches over 12 rows meet the bf16 projections with x rounded to bf16)";
+    line +=
+        " (batches of more than one row meet the bf16 projections with x rounded to bf16; "
+        "ACTORLLM_CPU_ISA=avx512_vnni keeps it float32)";
   return line;
 }
 

@@ -151,8 +151,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   const panels::pair_kernels pairs = isa == kernel_isa::avx512_bf16
                                          ? panels::avx512_bf16_pair_kernels()
                                          : panels::pair_kernels{nullptr};
-  if (pairs.tiles && w.format == weight_format::bf16 && in % 2 == 0 &&
-      n > 1) {
+  if (pairs.tiles && w.format == weight_format::bf16 && in % 2 == 0 && n > 1) {
     panels::round_activations_to_bf16(x, n, in, x_bf16_rows);
     x_bf16 = &x_bf16_rows;
   }
@@ -231,8 +230,8 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
             for (int64_t i = 0, r = 0; i < num_tiles; ++i) {
               const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
               pairs.tiles[rows](x_bf16->pairs + (r0 + r) * ldx + k0 / 2, ldx, depth / 2, paired,
-                                next_block_ahead && i == 0,
-                                last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
+                                next_block_ahead && i == 0, last_block ? b : nullptr, cols, k0 > 0,
+                                y + r * t.ld, t.ld);
               r += rows;
             }
             continue;

@@ -49,7 +49,7 @@ struct packed_matrix {
   weight_format format = weight_format::f32;
   int64_t out_features = 0;
   int64_t in_features = 0;
-  std::vector<float, streamed_allocator<float>> panels;          // f32: (num_panels, in, 16)
+  std::vector<float, streamed_allocator<float>> panels;  // f32: (num_panels, in, 16)
   /// f16: (num_panels, in, 16). bf16: (num_panels, panel_rows(), 16) in pairs of input
   /// features, the operand layout of vdpbf16ps: pair row j holds, for each feature f, input
   /// features 2j and 2j + 1 side by side (2j's in the low half), so that one 64-byte line
@@ -57,7 +57,7 @@ struct packed_matrix {
   /// without a pass that pairs them (offset16 says where each weight sits). An odd in_features
   /// leaves the last pair's high halves zero.
   std::vector<uint16_t, streamed_allocator<uint16_t>> panels16;
-  std::vector<int8_t, streamed_allocator<int8_t>> panels8;       // q8, fp8: the same
+  std::vector<int8_t, streamed_allocator<int8_t>> panels8;  // q8, fp8: the same
   /// q4: (num_panels, in, 8) bytes; byte j of a row holds feature j in its low nibble and
   /// feature j + 8 in its high one.
   std::vector<uint8_t, streamed_allocator<uint8_t>> panels4;

@@ -198,8 +198,7 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate(
       a2 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 2]), panel_row<F>(panel, k + 2), a2);
       a3 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 3]), panel_row<F>(panel, k + 3), a3);
     }
-    for (; k < k1; ++k)
-      a0 = _mm512_fmadd_ps(_mm512_set1_ps(x[k]), panel_row<F>(panel, k), a0);
+    for (; k < k1; ++k) a0 = _mm512_fmadd_ps(_mm512_set1_ps(x[k]), panel_row<F>(panel, k), a0);
   } else if (prefetch_next_block) {
     accumulate_rows<F, ROWS, true>(x, ldx, panel, k0, k1, ACTORLLM_ACCUMULATORS);
   } else {

@@ -41,8 +41,8 @@ constexpr int64_t tile_rows = 12;
 template <int ROWS, bool NEXT>
 ACTORLLM_AVX512_BF16 __attribute__((always_inline)) inline void dot_pairs(
     const uint32_t* x, int64_t ldx, int64_t pairs, const uint32_t* w, __m512& a0, __m512& a1,
-    __m512& a2, __m512& a3, __m512& a4, __m512& a5, __m512& a6, __m512& a7, __m512& a8,
-    __m512& a9, __m512& a10, __m512& a11) {
+    __m512& a2, __m512& a3, __m512& a4, __m512& a5, __m512& a6, __m512& a7, __m512& a8, __m512& a9,
+    __m512& a10, __m512& a11) {
   constexpr int64_t ahead = 1024 / (width * sizeof(uint32_t));
 #pragma GCC unroll 4
   for (int64_t k = 0; k < pairs; ++k) {

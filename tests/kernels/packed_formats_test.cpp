@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/ops.hpp"
 #include "kernels/cpu/packed_linear.hpp"
+#include "tests/support/kernel_isa.hpp"
 #include "tests/support/random_vectors.hpp"
 
 namespace actorllm {
@@ -83,6 +84,8 @@ TEST(packed_formats, bf16_sources_pack_bit_for_bit_and_the_kernel_widens_them_ex
   const cpu::matrix_rows parts[] = {{raw.data(), weight_format::bf16, 20},
                                     {raw.data() + 20 * in, weight_format::bf16, out - 20}};
   const auto packed = cpu::pack_matrix(parts, in, weight_format::bf16);
+  // The float tiles widen bf16 exactly (avx512_bf16 rounds x instead: packed_isa_test).
+  const testing::scoped_kernel_isa exact(testing::best_float_isa());
   ASSERT_EQ(packed.panels16.size(), size_t(3 * in * 16));
   EXPECT_TRUE(packed.panels.empty());
   EXPECT_EQ(packed.bytes(), 3 * in * 16 * 2);
@@ -90,6 +93,38 @@ TEST(packed_formats, bf16_sources_pack_bit_for_bit_and_the_kernel_widens_them_ex
   for (size_t i = 0; i < want.size(); ++i) want[i] = from_bf16(raw[i]);
   EXPECT_EQ(cpu::unpack_matrix(packed), want);
   expect_kernel_matches(packed, want, in, out);
+}
+
+// bf16 panels hold input features in pairs (vdpbf16ps's operand layout): panel row k of
+// lane f at (k & ~1) * 16 + 2f + (k & 1); an odd count pads the last pair with zeros. Every
+// reader (unpacking, the 16-bit upload, the float tiles, the pair tiles' gate) agrees.
+TEST(packed_formats, bf16_panels_hold_input_features_in_pairs_and_an_odd_count_pads_the_last) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  const int in = 301, out = 20;
+  const auto raw = to_bf16(random_vector(out * in, 11));
+  const cpu::matrix_rows rows{raw.data(), weight_format::bf16, out};
+  const auto packed = cpu::pack_matrix({&rows, 1}, in, weight_format::bf16);
+  ASSERT_EQ(packed.panel_rows(), in + 1);
+  ASSERT_EQ(packed.panels16.size(), size_t(2 * (in + 1) * 16));
+  for (int o = 0; o < out; ++o) {
+    const uint16_t* panel = packed.panels16.data() + (o / 16) * (in + 1) * 16;
+    for (int k = 0; k < in; ++k)
+      ASSERT_EQ(panel[(k / 2) * 32 + 2 * (o % 16) + k % 2], raw[o * in + k]) << o << " " << k;
+    EXPECT_EQ(panel[(in / 2) * 32 + 2 * (o % 16) + 1], 0) << "the pad of feature " << o;
+  }
+  std::vector<float> want(out * in);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = from_bf16(raw[i]);
+  EXPECT_EQ(cpu::unpack_matrix(packed), want);
+  std::vector<uint16_t> bits(out * in);
+  cpu::unpack_matrix_bits16(packed, bits.data());
+  EXPECT_EQ(bits, raw);
+  for (cpu::kernel_isa isa :
+       {cpu::kernel_isa::avx2, cpu::kernel_isa::avx512, cpu::kernel_isa::avx512_bf16}) {
+    if (!cpu::cpu_runs(isa)) continue;
+    // An odd count keeps x in float32 in every set (the pair tiles take pairs of x).
+    const testing::scoped_kernel_isa use(isa);
+    expect_kernel_matches(packed, want, in, out);
+  }
 }
 
 TEST(packed_formats, f16_sources_at_odd_addresses_pack_bit_for_bit) {

@@ -283,9 +283,10 @@ TEST(packed_isa, every_set_is_found_by_its_name) {
 TEST(packed_isa, the_default_is_the_best_set_the_cpu_runs) {
   if (!cpu::cpu_runs(cpu::kernel_isa::avx2)) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
   EXPECT_EQ(cpu::kernel_isa_in_use(),
-            cpu::cpu_runs(cpu::kernel_isa::avx512_vnni) ? cpu::kernel_isa::avx512_vnni
-            : cpu::cpu_runs(cpu::kernel_isa::avx512)    ? cpu::kernel_isa::avx512
-                                                        : cpu::kernel_isa::avx2_int8);
+            cpu::cpu_runs(cpu::kernel_isa::avx512_bf16)   ? cpu::kernel_isa::avx512_bf16
+            : cpu::cpu_runs(cpu::kernel_isa::avx512_vnni) ? cpu::kernel_isa::avx512_vnni
+            : cpu::cpu_runs(cpu::kernel_isa::avx512)      ? cpu::kernel_isa::avx512
+                                                          : cpu::kernel_isa::avx2_int8);
   if (!cpu::cpu_runs(cpu::kernel_isa::avx512)) {
     EXPECT_THROW(cpu::set_kernel_isa(cpu::kernel_isa::avx512), std::invalid_argument);
   }

@@ -24,6 +24,7 @@
 #include "model/llama_model.hpp"
 #include "model/mrope_positions.hpp"
 #include "model/qwen_vision_layout.hpp"
+#include "tests/support/kernel_isa.hpp"
 #include "tests/support/random_models.hpp"
 #include "tests/support/reference_decoding.hpp"
 #include "tests/support/reference_runs.hpp"
@@ -116,6 +117,9 @@ class qwen_vl_model : public ::testing::TestWithParam<qwen_case> {};
 
 TEST_P(qwen_vl_model, patches_positions_features_and_logits_match_the_reference) {
   const qwen_case& c = GetParam();
+  // The reference multiplies float32 activations by the bf16 weights: the float tiles, not
+  // avx512_bf16's bf16 activations (packed_isa_test and weight_storage_test bound those).
+  const testing::scoped_kernel_isa exact(testing::best_float_isa());
   const qwen_reference ref = make_reference(c);
   const llama_model model(ref.dir / "model");
   ASSERT_NE(model.vision(), nullptr);

@@ -21,6 +21,7 @@
 #include "media/image_processor_config.hpp"
 #include "model/kv_cache.hpp"
 #include "model/llama_model.hpp"
+#include "tests/support/kernel_isa.hpp"
 #include "tests/support/random_models.hpp"
 #include "tests/support/reference_decoding.hpp"
 #include "tests/support/reference_runs.hpp"
@@ -87,6 +88,9 @@ class vision_model : public ::testing::TestWithParam<vision_case> {};
 
 TEST_P(vision_model, features_logits_and_greedy_tokens_match_the_reference) {
   const vision_case& c = GetParam();
+  // The reference multiplies float32 activations by the bf16 weights: the float tiles, not
+  // avx512_bf16's bf16 activations (packed_isa_test and weight_storage_test bound those).
+  const testing::scoped_kernel_isa exact(testing::best_float_isa());
   const llava_reference ref = make_reference(c.args, c.prompt, c.num_images);
   const llama_model model(ref.dir / "model");
   ASSERT_NE(model.vision(), nullptr);

@@ -19,6 +19,7 @@
 #include "model/llama_model.hpp"
 #include "model/safetensors.hpp"
 #include "tests/model/weight_test_support.hpp"
+#include "tests/support/kernel_isa.hpp"
 #include "tests/support/random_models.hpp"
 
 namespace actorllm {
@@ -109,11 +110,23 @@ TEST(weight_storage, a_bf16_checkpoint_stays_bf16_and_reads_back_bit_for_bit) {
   EXPECT_EQ(model.cpu_weights()->layers[0].qkv.format, weight_format::bf16);
   expect_matrices(model, tensor_store(ckpt.dir()), as_is);
 
-  // bf16 widens exactly: only the order of the sums differs from float32's forward.
+  // bf16 widens exactly in the float tiles: only the order of the sums differs from float32's
+  // forward.
   const llama_model float32(ckpt.dir(), {}, {"float32", "none"});
   EXPECT_EQ(float32.storage().description, "float32 (--dtype float32)");
-  const kl_stats kl = kl_from_float32(float32, model);
-  EXPECT_LT(kl.max, 1e-9) << kl.mean;
+  {
+    const testing::scoped_kernel_isa exact(testing::best_float_isa());
+    const kl_stats kl = kl_from_float32(float32, model);
+    EXPECT_LT(kl.max, 1e-9) << kl.mean;
+  }
+  // avx512_bf16 (the default where the CPU runs it) rounds the prompt's x to bf16 for the
+  // pair tiles: close, not exact (measured: max 2e-5).
+  if (cpu::cpu_runs(cpu::kernel_isa::avx512_bf16)) {
+    const testing::scoped_kernel_isa pairs(cpu::kernel_isa::avx512_bf16);
+    const kl_stats kl = kl_from_float32(float32, model);
+    EXPECT_GT(kl.max, 1e-9) << "the pair tiles did not run";
+    EXPECT_LT(kl.max, 1e-3) << kl.mean;
+  }
   EXPECT_LT(model.bytes_read_per_token(), float32.bytes_read_per_token() * 0.51);
 }
 
