@@ -89,11 +89,13 @@ ACTORLLM_AVX512_VNNI void dot_panel(const int8_activations& x, const packed_matr
   const auto* panel_bytes = static_cast<const char*>(panel);
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t k0 = b * block;
-    // The stream runs ahead of the hardware prefetcher: the block 2 KB on (in this panel or,
+    // 4-bit codes run ahead of the hardware prefetcher: the block 2 KB on (in this panel or,
     // past its end, the next, which the same member most often takes next; a prefetch never
-    // faults).
-    for (int64_t line = 0; line < block_bytes; line += 64)
-      _mm_prefetch(panel_bytes + b * block_bytes + prefetch_bytes + line, _MM_HINT_T0);
+    // faults). int8 codes, twice the bytes a step, stream faster without it (one stream of
+    // the 110M model, alternated: 2.66 - 2.72 against 3.06 - 3.12 ms a step).
+    if constexpr (F == weight_format::q4)
+      for (int64_t line = 0; line < block_bytes; line += 64)
+        _mm_prefetch(panel_bytes + b * block_bytes + prefetch_bytes + line, _MM_HINT_T0);
     __m512i dot[ROWS];
     for (auto& d : dot) d = _mm512_setzero_si512();
     __m512i weight_sum = _mm512_setzero_si512();  // q8: 128 * the block's codes, per feature
