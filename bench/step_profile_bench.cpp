@@ -8,7 +8,7 @@
 //
 //   build/bench/step_profile_bench [--concurrency 1,32] [--prompt-len 32] [--decode-tokens 64]
 //       [--threads 0] [--dtype auto] [--quantization none] [--kv-cache-dtype auto]
-//       [--prefill 0|1] [--out FILE.json] MODEL
+//       [--prefill 0|1] [--cpu-bind none|cores] [--out FILE.json] MODEL
 //
 // Each concurrency: every stream is prefilled, then the profile starts and `decode_tokens`
 // steps run; times are per step, and as shares of the steps' wall time. With --prefill 1 the
@@ -30,7 +30,7 @@ namespace {
 struct options {
   std::string concurrency = "1,32";
   int prompt_len = 32, decode_tokens = 64, threads = 0, prefill = 0;
-  std::string dtype = "auto", quantization = "none", kv_cache_dtype = "auto";
+  std::string dtype = "auto", quantization = "none", kv_cache_dtype = "auto", cpu_bind = "none";
   std::string model, out;
 };
 
@@ -56,6 +56,7 @@ engine_config config_for(const options& o, int streams) {
   c.scheduler.max_num_seqs = streams;
   c.scheduler.max_num_batched_tokens = std::max(8192, streams * o.prompt_len);
   c.parallel.cpu_threads = o.threads;
+  c.parallel.cpu_bind = o.cpu_bind;
   c.parallel.device = "cpu";
   c.server.log_stats_interval = 0;
   return c;
@@ -129,6 +130,7 @@ int main(int argc, char** argv) {
                     {"--prompt-len", bench::int_flag(o.prompt_len)},
                     {"--decode-tokens", bench::int_flag(o.decode_tokens)},
                     {"--threads", bench::int_flag(o.threads)},
+                    {"--cpu-bind", bench::string_flag(o.cpu_bind)},
                     {"--dtype", bench::string_flag(o.dtype)},
                     {"--quantization", bench::string_flag(o.quantization)},
                     {"--prefill", bench::int_flag(o.prefill)},

@@ -90,6 +90,8 @@ std::vector<std::string> engine_config::validate() const {
             "--lora-modules and --enable-lora-runtime-updates need --enable-lora");
   }
   require(parallel.cpu_threads >= 0, "--cpu-threads: must be >= 0");
+  require(parallel.cpu_bind == "none" || parallel.cpu_bind == "cores",
+          "--cpu-bind: must be none or cores (got '" + parallel.cpu_bind + "')");
   require(parallel.device == "auto" || parallel.device == "cpu" || parallel.device == "cuda",
           "--device: must be auto, cpu or cuda (got '" + parallel.device + "')");
   require(server.port != 0, "--port: must be in 1..65535");

@@ -132,9 +132,10 @@ std::string parse_lora_module(std::string_view text, lora_config& out);
 
 struct parallel_config {
   int32_t tensor_parallel_size = 1;
-  int32_t replicas = 1;                                  ///< engine replicas behind one router
-  int32_t cpu_threads = 0;                               ///< threads for the CPU math; 0: all cores
-  std::string device = "auto";                           ///< auto | cpu | cuda
+  int32_t replicas = 1;           ///< engine replicas behind one router
+  int32_t cpu_threads = 0;        ///< threads for the CPU math; 0: all cores
+  std::string cpu_bind = "none";  ///< none | cores: bind the CPU math's threads to cores
+  std::string device = "auto";    ///< auto | cpu | cuda
   routing_policy routing = routing_policy::cache_aware;  ///< how the router picks a replica
   int64_t routing_balance_tokens = 16384;  ///< cache_aware: the load margin a prefix may win by
 };

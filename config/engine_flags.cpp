@@ -141,6 +141,10 @@ void add_engine_flags(flag_parser& p, engine_config& c) {
                "own device(s) and KV cache",
                c.parallel.replicas);
   p.add_number("--cpu-threads", "threads for the CPU math; 0: all cores", c.parallel.cpu_threads);
+  p.add_string("--cpu-bind",
+               "none (default: the OS places the CPU math's threads) or cores (each worker's "
+               "math threads bound to consecutive cores of the process's affinity mask)",
+               c.parallel.cpu_bind);
   p.add_choice("--routing-policy",
                "how the router picks a replica: cache_aware (default: the longest cached prefix "
                "of the prompt, within --routing-balance-tokens of the least load), least_load, "

@@ -76,6 +76,7 @@ engine_setup engine_setup::load(const engine_config& config,
   engine_setup s(tokenizer::load(tokenizer_dir));
   s.config = config;
   cpu::set_num_threads(config.parallel.cpu_threads);
+  cpu::set_core_binding(config.parallel.cpu_bind == "cores");
   const int32_t tp = config.parallel.tensor_parallel_size;
   if (tp > 1 && backend)
     if (const std::string why = backend->tensor_parallel_refusal(); !why.empty())

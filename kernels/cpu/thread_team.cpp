@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +31,39 @@ thread_local bool inside_team_body = false;
 /// team.
 std::atomic<int> configured_threads{0};
 
+std::atomic<bool> bind_to_cores{false};
+/// The process's cores in order (its affinity mask when binding was first turned on), and
+/// the first core the next bound team takes.
+std::vector<int> binding_cores;
+std::atomic<int> next_bound_core{0};
+
+std::vector<int> affinity_cores() {
+  std::vector<int> cores;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cores.push_back(c);
+  return cores;
+}
+
+/// Binds the calling thread to `core` (where the OS allows: a failure leaves it unbound).
+void bind_this_thread(int core) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(core, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/// `count` cores for a new team when binding is on, else none.
+std::vector<int> cores_for_team(int count) {
+  if (!bind_to_cores.load() || binding_cores.empty()) return {};
+  const int first = next_bound_core.fetch_add(count);
+  std::vector<int> cores(count);
+  for (int i = 0; i < count; ++i)
+    cores[i] = binding_cores[(first + i) % static_cast<int>(binding_cores.size())];
+  return cores;
+}
+
 /// OpenBLAS (the OpenMP build) takes its thread count from the caller's OpenMP setting: one,
 /// so that a GEMM called from a slot works on that slot's share alone.
 void make_blas_single_threaded() {
@@ -51,10 +85,14 @@ bool spin_until(Pred pred, std::chrono::microseconds budget) {
 
 }  // namespace
 
-thread_team::thread_team(int num_threads) {
+thread_team::thread_team(int num_threads, std::vector<int> cores) : cores_(std::move(cores)) {
   if (pthread_getcpuclockid(pthread_self(), &leader_clock_) != 0) leader_clock_ = clockid_t(-1);
+  if (static_cast<int>(cores_.size()) != num_threads) cores_.clear();
+  // The process's main thread stays unbound: the threads it starts later (the actors', the
+  // network's) would inherit its one core.
+  if (!cores_.empty() && gettid() != getpid()) bind_this_thread(cores_[0]);
   for (int member = 1; member < num_threads; ++member)
-    helpers_.emplace_back([this] { helper_loop(); });
+    helpers_.emplace_back([this, member] { helper_loop(cores_.empty() ? -1 : cores_[member]); });
 }
 
 thread_team::~thread_team() {
@@ -119,8 +157,9 @@ bool thread_team::spin_while_leader_runs(Pred pred) const {
   return pred();
 }
 
-void thread_team::helper_loop() {
+void thread_team::helper_loop(int core) {
   pthread_setname_np(pthread_self(), "actorllm.math");  // what `top -H` shows
+  if (core >= 0) bind_this_thread(core);
   make_blas_single_threaded();
   inside_team_body = true;  // a helper never leads a team of its own
   uint64_t seen = 0;        // the generation last worked on
@@ -146,6 +185,16 @@ int usable_cores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+void set_core_binding(bool bind) {
+  static const std::vector<int> process_cores = affinity_cores();
+  if (bind && binding_cores.empty()) binding_cores = process_cores;
+  bind_to_cores.store(bind);
+}
+
+bool core_binding() {
+  return bind_to_cores.load();
+}
+
 void set_num_threads(int num_threads) {
   configured_threads.store(num_threads > 0 ? num_threads : usable_cores());
 }
@@ -161,7 +210,7 @@ thread_team& this_thread_team() {
   if (!team || team->size() != wanted) {
     team.reset();
     make_blas_single_threaded();
-    team = std::make_unique<thread_team>(wanted);
+    team = std::make_unique<thread_team>(wanted, cores_for_team(wanted));
   }
   return *team;
 }

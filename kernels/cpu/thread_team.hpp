@@ -60,12 +60,17 @@ constexpr int64_t min_parallel_macs = int64_t(1) << 15;
 class thread_team {
  public:
   /// num_threads slots in all, the calling thread's included (so num_threads - 1 helpers).
-  explicit thread_team(int num_threads);
+  /// With `cores` (num_threads of them), the calling thread is bound to cores[0] (unless it is
+  /// the process's main thread, whose later threads would inherit the binding) and helper i to
+  /// cores[i]; empty: the OS places them.
+  explicit thread_team(int num_threads, std::vector<int> cores = {});
   ~thread_team();
   thread_team(const thread_team&) = delete;
   thread_team& operator=(const thread_team&) = delete;
 
   int size() const { return static_cast<int>(helpers_.size()) + 1; }
+  /// The cores the team's threads are bound to (empty: not bound), the leader's first.
+  const std::vector<int>& cores() const { return cores_; }
   /// Helpers blocked until the next run (for tests).
   int num_sleeping() const { return num_sleeping_.load(); }
 
@@ -78,7 +83,7 @@ class thread_team {
   void run(function_ref<void(int slot)> body);
 
  private:
-  void helper_loop();
+  void helper_loop(int core);
   /// Spins until pred() holds (true), or returns false once the idle spin is over or the
   /// leader has been off every core for a whole check interval: then the helper should sleep,
   /// for its spinning only keeps the leader, or the network, from a core.
@@ -94,6 +99,7 @@ class thread_team {
   int64_t leader_cpu_ns() const;
 
   clockid_t leader_clock_{};  // the CPU clock of the thread that made the team: the leader
+  std::vector<int> cores_;
   std::vector<std::thread> helpers_;
   // The body of the current run. Written before the run's generation is published, read by a
   // helper before it claims a slot: a successful claim proves the read was of this run's body.
@@ -109,6 +115,16 @@ void set_num_threads(int num_threads);
 int num_threads();
 /// The cores this process may run on (its affinity mask, as `taskset` leaves it).
 int usable_cores();
+
+/// Whether each team made from now on binds its threads to cores (--cpu-bind cores), as
+/// vLLM's CPU backend binds its OpenMP threads: the leader to the team's first core, each
+/// helper to one of the others. Teams take consecutive cores of the process's affinity mask
+/// (read when binding is first turned on), in the order they are made, wrapping around: one
+/// worker's team on a machine of its own gets every core once. Off by default: on a machine
+/// shared with other processes the OS's placement moves a math thread off a busy core, which a
+/// bound thread cannot.
+void set_core_binding(bool bind);
+bool core_binding();
 
 /// The calling thread's team, made on first use with num_threads() slots (and remade if
 /// that number changed since).

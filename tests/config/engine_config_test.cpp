@@ -84,6 +84,18 @@ TEST(engine_config, the_responses_store_flags_parse_and_are_checked) {
                                       "--responses-store-max-bytes: must be positive"}));
 }
 
+TEST(engine_config, cpu_bind_takes_none_or_cores) {
+  EXPECT_EQ(engine_config{}.parallel.cpu_bind, "none");
+  engine_config c;
+  EXPECT_FALSE(parse(c, {"m", "--cpu-bind", "cores", "--cpu-threads", "2"}));
+  EXPECT_EQ(c.parallel.cpu_bind, "cores");
+  EXPECT_TRUE(c.validate().empty());
+  engine_config bad;
+  EXPECT_FALSE(parse(bad, {"m", "--cpu-bind", "0-3"}));
+  EXPECT_EQ(bad.validate(),
+            std::vector<std::string>{"--cpu-bind: must be none or cores (got '0-3')"});
+}
+
 // A launch script written for vLLM runs unchanged: its common flags parse, the no-ops say so
 // in --help, and the ones with an effect here take it.
 TEST(engine_config, vllms_common_launch_flags_are_accepted) {

@@ -260,6 +260,73 @@ TEST(thread_team, a_helper_keeps_spinning_while_its_leader_runs) {
                                << " looks with the leader on its core found the helper asleep";
 }
 
+/// The cores the calling thread may run on.
+std::vector<int> cores_of_this_thread() {
+  cpu_set_t set;
+  std::vector<int> cores;
+  if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0) return cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cores.push_back(c);
+  return cores;
+}
+
+// --cpu-bind cores: a bound team runs its leader on its first core and its helper on the
+// second (slot 1 is made to run on the helper: slot 0, the leader's, waits for it); a team
+// made without cores leaves its threads where the OS puts them. Run on a thread of its own, so
+// that the test binary's main thread stays unbound (a main thread never binds itself).
+TEST(thread_team, bound_teams_put_each_thread_on_a_core_of_its_own) {
+  if (cpu::usable_cores() < 2) GTEST_SKIP() << "one core: nothing to bind apart";
+  std::thread([] {
+    const std::vector<int> process = cores_of_this_thread();
+    cpu::thread_team bound(2, {process[0], process[1]});
+    EXPECT_EQ(bound.cores(), (std::vector<int>{process[0], process[1]}));
+    EXPECT_EQ(cores_of_this_thread(), (std::vector<int>{process[0]})) << "the leader's core";
+    for (int round = 0; round < 20; ++round) {
+      std::atomic<bool> helper_ran{false};
+      std::vector<int> helper_cores;
+      bound.run([&](int slot) {
+        if (slot == 1) {
+          helper_cores = cores_of_this_thread();
+          helper_ran.store(true);
+          return;
+        }
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (!helper_ran.load() && std::chrono::steady_clock::now() < deadline)
+          std::this_thread::yield();
+      });
+      ASSERT_TRUE(helper_ran.load());
+      EXPECT_EQ(helper_cores, (std::vector<int>{process[1]})) << "round " << round;
+    }
+  }).join();
+  std::thread([] {
+    const std::vector<int> before = cores_of_this_thread();
+    cpu::thread_team unbound(2);
+    EXPECT_TRUE(unbound.cores().empty());
+    std::vector<int> helper_cores;
+    unbound.run([&](int slot) {
+      if (slot == 1) helper_cores = cores_of_this_thread();
+    });
+    EXPECT_EQ(cores_of_this_thread(), before);
+    if (!helper_cores.empty()) EXPECT_EQ(helper_cores, before);
+  }).join();
+}
+
+// The team of a thread that runs ops takes its cores from the process's mask once binding is
+// on (this_thread_team, as a worker's thread makes it).
+TEST(thread_team, this_thread_team_binds_when_binding_is_on) {
+  if (cpu::usable_cores() < 2) GTEST_SKIP() << "one core: nothing to bind apart";
+  const threads_guard guard;
+  cpu::set_num_threads(2);
+  std::thread([] {
+    cpu::set_core_binding(true);
+    const std::vector<int>& cores = cpu::this_thread_team().cores();
+    cpu::set_core_binding(false);
+    ASSERT_EQ(cores.size(), 2u);
+    EXPECT_NE(cores[0], cores[1]);
+    EXPECT_EQ(cores_of_this_thread(), (std::vector<int>{cores[0]}));
+  }).join();
+}
+
 TEST(thread_team, parallel_for_covers_each_index_once_for_any_team_size) {
   threads_guard guard;
   for (int threads : {1, 2, 3, 5}) {
