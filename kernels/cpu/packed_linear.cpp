@@ -143,9 +143,9 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   }
   const panel_access access = access_of(w);
   const depth_blocks blocks = depth_blocks_of(w);
-  // bf16 weights where the set multiplies bf16 pairs, in batches of more than one row tile:
-  // x rounded to bf16 once, the panels read as they are packed, in pairs
-  // (packed_tiles_bf16.cpp). Fewer rows stream the weights through the float32 tiles.
+  // bf16 weights where the set multiplies bf16 pairs, in batches of more than one row: x
+  // rounded to bf16 once, the panels read as they are packed, in pairs (packed_tiles_bf16.cpp).
+  // One row streams the weights through the float32 tiles, x exact, at the memory's pace.
   thread_local panels::bf16_activations x_bf16_rows;
   const panels::bf16_activations* x_bf16 = nullptr;
   const panels::pair_kernels pairs = isa == kernel_isa::avx512_bf16

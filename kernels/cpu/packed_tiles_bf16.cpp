@@ -1,8 +1,8 @@
 // The packed GEMM's bf16 dot-product tiles (the avx512_bf16 set): bf16 weights meet x rounded
 // to bf16 in vdpbf16ps, which multiplies two bf16 pairs per 32-bit lane and adds both
 // products to a float32 accumulator: 32 multiply-adds an instruction where the float32 tiles'
-// FMA does 16 after widening the weights. For batches of more than one row tile, where the
-// FMAs bound the step (one tile streams the weights and stays on the float32 tiles).
+// FMA does 16 after widening the weights. For batches of more than one row, where the
+// multiply-adds weigh (one row streams the weights and stays on the float32 tiles).
 //
 // bf16 panels are packed in pairs (rows k and k + 1 of each feature side by side, the operand
 // layout of vdpbf16ps; packed_matrix::panels16), so every row tile reads the panel as it is;
