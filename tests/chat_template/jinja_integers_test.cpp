@@ -6,18 +6,10 @@
 #include <string>
 
 #include "chat_template/chat_template.hpp"
+#include "tests/chat_template/render_source.hpp"
 
 namespace actorllm {
 namespace {
-
-/// Renders `source` with no variables; a parse error comes back as the result's error.
-chat_template::result render(const std::string& source) {
-  try {
-    return chat_template(source).render(nlohmann::ordered_json::object());
-  } catch (const std::runtime_error& e) {
-    return {"", e.what()};
-  }
-}
 
 TEST(jinja_integers, overflow_is_an_error_naming_it) {
   for (const char* source :
@@ -26,31 +18,36 @@ TEST(jinja_integers, overflow_is_an_error_naming_it) {
         "{{ (-9223372036854775807 - 1) // -1 }}", "{{ (-9223372036854775807 - 1) | abs }}",
         "{{ [9223372036854775807, 1] | sum }}", "{{ 1e300 | int }}",
         "{{ 99999999999999999999 }}"}) {
-    const auto r = render(source);
+    const auto r = testing::render_source(source);
     EXPECT_FALSE(r.ok()) << source << " gave " << r.text;
     EXPECT_NE(r.error.find("overflow"), std::string::npos) << source << ": " << r.error;
   }
 }
 
 TEST(jinja_integers, exact_results_near_the_limits_stay_exact) {
-  EXPECT_EQ(render("{{ 2 ** 62 + (2 ** 62 - 1) }}").text, "9223372036854775807");
-  EXPECT_EQ(render("{{ 3 ** 39 }}").text, "4052555153018976267");
-  EXPECT_EQ(render("{{ 1 ** 999999999999 }},{{ (-1) ** 999999999999 }},{{ 0 ** 0 }}").text,
-            "1,-1,1");
-  EXPECT_EQ(render("{{ -7 // 2 }},{{ -7 % 2 }},{{ 7 % -2 }}").text, "-4,1,-1");
-  EXPECT_EQ(render("{{ (-9223372036854775807 - 1) % -1 }}").text, "0");
-  EXPECT_EQ(render("{{ (-9223372036854775807 - 1) // 1 }}").text, "-9223372036854775808");
-  EXPECT_EQ(render("{{ [1, 2, 3][0:3:9223372036854775807] }}").text, "[1]");
-  EXPECT_EQ(render("{{ [1, 2, 3][::-9223372036854775807] }}").text, "[3]");
+  EXPECT_EQ(testing::render_source("{{ 2 ** 62 + (2 ** 62 - 1) }}").text, "9223372036854775807");
+  EXPECT_EQ(testing::render_source("{{ 3 ** 39 }}").text, "4052555153018976267");
+  EXPECT_EQ(
+      testing::render_source("{{ 1 ** 999999999999 }},{{ (-1) ** 999999999999 }},{{ 0 ** 0 }}")
+          .text,
+      "1,-1,1");
+  EXPECT_EQ(testing::render_source("{{ -7 // 2 }},{{ -7 % 2 }},{{ 7 % -2 }}").text, "-4,1,-1");
+  EXPECT_EQ(testing::render_source("{{ (-9223372036854775807 - 1) % -1 }}").text, "0");
+  EXPECT_EQ(testing::render_source("{{ (-9223372036854775807 - 1) // 1 }}").text,
+            "-9223372036854775808");
+  EXPECT_EQ(testing::render_source("{{ [1, 2, 3][0:3:9223372036854775807] }}").text, "[1]");
+  EXPECT_EQ(testing::render_source("{{ [1, 2, 3][::-9223372036854775807] }}").text, "[3]");
 }
 
 TEST(jinja_integers, range_is_bounded_as_in_the_sandbox) {
-  EXPECT_EQ(render("{{ range(100000) | length }}").text, "100000");
-  EXPECT_EQ(render("{{ range(9223372036854775806, 9223372036854775807, 5) | list }}").text,
-            "[9223372036854775806]");
+  EXPECT_EQ(testing::render_source("{{ range(100000) | length }}").text, "100000");
+  EXPECT_EQ(
+      testing::render_source("{{ range(9223372036854775806, 9223372036854775807, 5) | list }}")
+          .text,
+      "[9223372036854775806]");
   for (const char* source : {"{{ range(100001) | length }}",
                              "{{ range(-9223372036854775807, 9223372036854775807) | length }}"}) {
-    const auto r = render(source);
+    const auto r = testing::render_source(source);
     EXPECT_FALSE(r.ok()) << source;
     EXPECT_NE(r.error.find("range too big"), std::string::npos) << source << ": " << r.error;
   }

@@ -6,27 +6,20 @@
 #include <string>
 
 #include "chat_template/chat_template.hpp"
+#include "tests/chat_template/render_source.hpp"
 
 namespace actorllm {
 namespace {
 
-chat_template::result render_join(const std::string& source) {
-  try {
-    return chat_template(source).render(nlohmann::ordered_json::object());
-  } catch (const std::runtime_error& e) {
-    return {"", e.what()};
-  }
-}
-
 TEST(jinja_join, joins_any_iterable_as_python_does) {
-  EXPECT_EQ(render_join("{{ '-'.join(['a', 'b']) }}").text, "a-b");
-  EXPECT_EQ(render_join("{{ '-'.join('ab') }}").text, "a-b");
-  EXPECT_EQ(render_join("{{ '-'.join({'x': 1, 'y': 2}) }}").text, "x-y");
-  EXPECT_EQ(render_join("{{ '-'.join('', ['12']) }}").text, "");
+  EXPECT_EQ(testing::render_source("{{ '-'.join(['a', 'b']) }}").text, "a-b");
+  EXPECT_EQ(testing::render_source("{{ '-'.join('ab') }}").text, "a-b");
+  EXPECT_EQ(testing::render_source("{{ '-'.join({'x': 1, 'y': 2}) }}").text, "x-y");
+  EXPECT_EQ(testing::render_source("{{ '-'.join('', ['12']) }}").text, "");
 }
 
 TEST(jinja_join, a_value_that_is_not_iterable_is_an_error) {
-  const auto r = render_join("{{ '-'.join(3) }}");
+  const auto r = testing::render_source("{{ '-'.join(3) }}");
   EXPECT_FALSE(r.ok()) << r.text;
   EXPECT_NE(r.error.find("not iterable"), std::string::npos) << r.error;
 }

@@ -6,21 +6,14 @@
 #include <string>
 
 #include "chat_template/chat_template.hpp"
+#include "tests/chat_template/render_source.hpp"
 
 namespace actorllm {
 namespace {
 
-chat_template::result render_template(const std::string& source) {
-  try {
-    return chat_template(source).render(nlohmann::ordered_json::object());
-  } catch (const std::runtime_error& e) {
-    return {"", e.what()};
-  }
-}
-
 TEST(jinja_recursion, a_macro_that_calls_itself_forever_is_an_error_naming_it) {
-  const auto r =
-      render_template("{% macro greet(name) %}{{ greet(name) }}{% endmacro %}{{ greet('A') }}");
+  const auto r = testing::render_source(
+      "{% macro greet(name) %}{{ greet(name) }}{% endmacro %}{{ greet('A') }}");
   EXPECT_FALSE(r.ok()) << r.text;
   EXPECT_NE(r.error.find("macro 'greet' nests more than 100"), std::string::npos) << r.error;
 }
@@ -28,7 +21,7 @@ TEST(jinja_recursion, a_macro_that_calls_itself_forever_is_an_error_naming_it) {
 TEST(jinja_recursion, bounded_recursion_renders_and_the_depth_comes_back) {
   const std::string countdown =
       "{% macro down(n) %}{{ n }}{% if n > 0 %}{{ down(n - 1) }}{% endif %}{% endmacro %}";
-  const auto r = render_template(countdown + "{{ down(90) }}|{{ down(90) }}");
+  const auto r = testing::render_source(countdown + "{{ down(90) }}|{{ down(90) }}");
   // Two 91-deep calls in a row: each gives its depth back, so the second is not refused.
   std::string down;
   for (int n = 90; n >= 0; --n) down += std::to_string(n);
