@@ -31,12 +31,6 @@ thread_local bool inside_team_body = false;
 /// team.
 std::atomic<int> configured_threads{0};
 
-std::atomic<bool> bind_to_cores{false};
-/// The process's cores in order (its affinity mask when binding was first turned on), and
-/// the first core the next bound team takes.
-std::vector<int> binding_cores;
-std::atomic<int> next_bound_core{0};
-
 std::vector<int> affinity_cores() {
   std::vector<int> cores;
   cpu_set_t set;
@@ -45,6 +39,13 @@ std::vector<int> affinity_cores() {
       if (CPU_ISSET(c, &set)) cores.push_back(c);
   return cores;
 }
+
+/// The cores this process may run on, in order: read once at load, on the main thread before
+/// any thread is bound (a bound thread's own mask is its one core).
+const std::vector<int> process_cores = affinity_cores();
+
+std::atomic<bool> bind_to_cores{false};
+std::atomic<int> next_bound_core{0};  // the first of process_cores the next bound team takes
 
 /// Binds the calling thread to `core` (where the OS allows: a failure leaves it unbound).
 void bind_this_thread(int core) {
@@ -56,11 +57,11 @@ void bind_this_thread(int core) {
 
 /// `count` cores for a new team when binding is on, else none.
 std::vector<int> cores_for_team(int count) {
-  if (!bind_to_cores.load() || binding_cores.empty()) return {};
+  if (!bind_to_cores.load() || process_cores.empty()) return {};
   const int first = next_bound_core.fetch_add(count);
   std::vector<int> cores(count);
   for (int i = 0; i < count; ++i)
-    cores[i] = binding_cores[(first + i) % static_cast<int>(binding_cores.size())];
+    cores[i] = process_cores[(first + i) % static_cast<int>(process_cores.size())];
   return cores;
 }
 
@@ -180,19 +181,12 @@ void thread_team::helper_loop(int core) {
 }
 
 int usable_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  if (!process_cores.empty()) return static_cast<int>(process_cores.size());
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
 void set_core_binding(bool bind) {
-  static const std::vector<int> process_cores = affinity_cores();
-  if (bind && binding_cores.empty()) binding_cores = process_cores;
   bind_to_cores.store(bind);
-}
-
-bool core_binding() {
-  return bind_to_cores.load();
 }
 
 void set_num_threads(int num_threads) {

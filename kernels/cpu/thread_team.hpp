@@ -113,18 +113,18 @@ class thread_team {
 /// Number of threads the CPU ops use per calling thread. 0: all cores.
 void set_num_threads(int num_threads);
 int num_threads();
-/// The cores this process may run on (its affinity mask, as `taskset` leaves it).
+/// The cores this process may run on (its affinity mask at load, as `taskset` leaves it; not
+/// the calling thread's, which binding narrows).
 int usable_cores();
 
 /// Whether each team made from now on binds its threads to cores (--cpu-bind cores), as
 /// vLLM's CPU backend binds its OpenMP threads: the leader to the team's first core, each
 /// helper to one of the others. Teams take consecutive cores of the process's affinity mask
-/// (read when binding is first turned on), in the order they are made, wrapping around: one
+/// (usable_cores'), in the order they are made, wrapping around: one
 /// worker's team on a machine of its own gets every core once. Off by default: on a machine
 /// shared with other processes the OS's placement moves a math thread off a busy core, which a
 /// bound thread cannot.
 void set_core_binding(bool bind);
-bool core_binding();
 
 /// The calling thread's team, made on first use with num_threads() slots (and remade if
 /// that number changed since).
