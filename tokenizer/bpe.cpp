@@ -9,6 +9,10 @@
 namespace actorllm {
 namespace {
 
+/// The largest vocabulary id read from a file: 16M, far past any model's vocabulary, so that a
+/// hostile id cannot size the id table (one string per id up to the largest) past memory.
+constexpr int64_t max_token_id = (int64_t(1) << 24) - 1;
+
 constexpr size_t max_cached_word_bytes = 64;
 constexpr size_t max_cache_entries = 1 << 17;
 
@@ -42,7 +46,14 @@ bpe_model::bpe_model(const nlohmann::json& spec) {
                              "' (only BPE is implemented)");
   if (spec.contains("dropout") && !spec["dropout"].is_null() && spec["dropout"].get<double>() > 0)
     throw std::runtime_error("BPE dropout is not supported");
-  for (const auto& [token, id] : spec.at("vocab").items()) add_token(id.get<int32_t>(), token);
+  for (const auto& [token, id] : spec.at("vocab").items()) {
+    // A hostile file's id: a float (whose cast to int is undefined past its range) or a
+    // number that would size the id table past any vocabulary is an error naming the token.
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > max_token_id)
+      throw std::runtime_error("vocab id of '" + token + "' is not a whole number in [0, " +
+                               std::to_string(max_token_id) + "]");
+    add_token(static_cast<int32_t>(id.get<int64_t>()), token);
+  }
   auto text_or_empty = [&](const char* key) {
     return spec.contains(key) && spec[key].is_string() ? spec[key].get<std::string>() : "";
   };

@@ -64,6 +64,12 @@ void read_post_processor(const json& spec, tokenizer::state& s) {
         (after ? s.suffix_ids : s.prefix_ids).push_back(id);
     }
   } else if (type == "RobertaProcessing" || type == "BertProcessing") {
+    // Whole numbers only (a float's cast to int is undefined past its range); the ids are
+    // checked against the vocabulary after.
+    for (const char* key : {"cls", "sep"})
+      if (!spec.at(key).at(1).is_number_integer())
+        throw std::runtime_error(std::string("post_processor's ") + key +
+                                 " id is not a whole number");
     s.prefix_ids.push_back(spec.at("cls").at(1).get<int32_t>());
     s.suffix_ids.push_back(spec.at("sep").at(1).get<int32_t>());
   } else if (type == "Sequence") {

@@ -163,5 +163,30 @@ TEST(tokenizer, post_processor_ids_outside_the_vocabulary_are_refused) {
   std::filesystem::remove_all(dir);
 }
 
+// Found by fuzz/tokenizer_load_fuzz.cpp: a vocabulary id written as a float too large for an
+// int (its cast is undefined), and ids that would size the id table past memory, are refused
+// at load, naming the token.
+TEST(tokenizer, vocab_ids_that_are_not_small_whole_numbers_are_refused) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("actorllm-tok-vocab-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const char* id : {"1e300", "2.5", "2147483647", "-1"}) {
+    std::ofstream(dir / "tokenizer.json")
+        << R"({"version": "1.0", "added_tokens": [], "normalizer": null, "pre_tokenizer": null,
+    "decoder": null, "post_processor": null,
+    "model": {"type": "BPE", "unk_token": null, "vocab": {"<unk>": 0, "a": )"
+        << id << R"(}, "merges": []}})";
+    try {
+      tokenizer::load(dir / "tokenizer.json");
+      ADD_FAILURE() << "loaded with id " << id;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("vocab id of 'a' is not a whole number"),
+                std::string::npos)
+          << id << ": " << e.what();
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace actorllm
