@@ -31,7 +31,7 @@ namespace {
 constexpr int64_t width = packed_matrix::panel_width;
 constexpr int64_t block = int8_activations::block;
 /// How far ahead of the block being read its codes are prefetched.
-constexpr int64_t prefetch_bytes = 2048;
+constexpr int64_t prefetch_bytes = 4096;
 
 /// vpermb indices. q8: byte f * 4 + j takes byte j * 16 + f of four panel rows, feature f's
 /// codes of the four input features in one 32-bit lane. Made once, not per panel.
@@ -97,15 +97,16 @@ ACTORLLM_AVX512_VNNI void dot_panel(const int8_activations& x, const packed_matr
   const auto* panel_bytes = static_cast<const char*>(panel);
   for (int64_t b = 0; b < blocks; ++b) {
     const int64_t k0 = b * block;
-    // 4-bit codes run ahead of the hardware prefetcher: the block 2 KB on (in this panel or,
-    // past its end, the next, which the same member most often takes next; a prefetch never
-    // faults), non-temporal, for they are read once a step (one stream of the 110M model,
-    // alternated four times: 2.29 - 2.54 against 2.49 - 2.93 ms a step with _MM_HINT_T0; 32
-    // streams even). int8 codes, twice the bytes a step, stream faster without it (2.66 -
-    // 2.72 against 3.06 - 3.12 ms).
-    if constexpr (F == weight_format::q4)
-      for (int64_t line = 0; line < block_bytes; line += 64)
-        _mm_prefetch(panel_bytes + b * block_bytes + prefetch_bytes + line, _MM_HINT_NTA);
+    // The codes run 4 KB ahead of the hardware prefetcher (in this panel or, past its end,
+    // the next, which the same member most often takes next; a prefetch never faults), into
+    // L1. On an Intel Xeon with AVX-512 (2 cores), one stream of the 110M model: int4 6.1 ms
+    // a step with the non-temporal hint this used to give 4-bit codes (it keeps the lines
+    // out of L2, where that core's streamer works) and 2.4 - 3.3 ms with none, against 1.9 -
+    // 2.0 ms; int8 4.8 - 5.5 ms with none, against 3.5 - 4.2 ms (about its read bound). On
+    // the AMD EPYC of the earlier figures the non-temporal hint was about 10 % ahead for int4
+    // and none about 15 % ahead for int8 (bench/README section 25).
+    for (int64_t line = 0; line < block_bytes; line += 64)
+      _mm_prefetch(panel_bytes + b * block_bytes + prefetch_bytes + line, _MM_HINT_T0);
     __m512i dot[ROWS];
     for (auto& d : dot) d = _mm512_setzero_si512();
     if constexpr (F == weight_format::q4) {
