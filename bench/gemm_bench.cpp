@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
   std::vector<cpu::kernel_isa> isas;
   for (cpu::kernel_isa isa :
        {cpu::kernel_isa::avx2, cpu::kernel_isa::avx2_int8, cpu::kernel_isa::avx512,
-        cpu::kernel_isa::avx512_vnni, cpu::kernel_isa::avx512_bf16})
+        cpu::kernel_isa::avx512_vnni, cpu::kernel_isa::avx512_bf16, cpu::kernel_isa::amx})
     if (cpu::cpu_runs(isa)) isas.push_back(isa);
   const cpu::kernel_isa best = cpu::kernel_isa_in_use();
   // qkv (fused), o, gate_up (fused), down, LM head.
@@ -149,8 +149,8 @@ int main(int argc, char** argv) {
   if (!out_path.empty()) std::ofstream(out_path) << rows.dump(2) << "\n";
   bench::print_report("projections of one layer + LM head (GFLOP/s; weight GB/s in the best set)",
                       {"weights", "rows", "avx2_gflops", "avx2_int8_gflops", "avx512_gflops",
-                       "avx512_vnni_gflops", "avx512_bf16_gflops", "best_vs_avx2", "weight_GBps",
-                       "openblas_gflops", "vs_openblas", "threads"},
+                       "avx512_vnni_gflops", "avx512_bf16_gflops", "amx_gflops", "best_vs_avx2",
+                       "weight_GBps", "openblas_gflops", "vs_openblas", "threads"},
                       rows);
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/packed_tiles.hpp"
 #include "kernels/cpu/vector_math.hpp"
 
 namespace actorllm::cpu {
@@ -13,9 +14,11 @@ namespace {
 /// The widest set the CPU runs. avx512_bf16 rounds x to bf16 where bf16 weights meet batches
 /// of more than one row, as vLLM's bf16 models keep their activations in bf16 (and as
 /// avx512_vnni rounds x to 8 bits for int8 and int4 weights): 1.6x a 32-stream decode step
-/// of the 110M model in bf16 (bench/README section 25).
+/// of the 110M model in bf16 (bench/README section 25). amx multiplies the same bf16 x in
+/// the tiles.
 std::atomic<kernel_isa>& chosen_isa() {
-  static std::atomic<kernel_isa> isa{cpu_runs(kernel_isa::avx512_bf16)   ? kernel_isa::avx512_bf16
+  static std::atomic<kernel_isa> isa{cpu_runs(kernel_isa::amx)           ? kernel_isa::amx
+                                     : cpu_runs(kernel_isa::avx512_bf16) ? kernel_isa::avx512_bf16
                                      : cpu_runs(kernel_isa::avx512_vnni) ? kernel_isa::avx512_vnni
                                      : cpu_runs(kernel_isa::avx512)      ? kernel_isa::avx512
                                                                          : kernel_isa::avx2_int8};
@@ -36,16 +39,19 @@ const char* to_string(kernel_isa isa) {
       return "avx512_vnni";
     case kernel_isa::avx512_bf16:
       return "avx512_bf16";
+    case kernel_isa::amx:
+      return "amx";
   }
   return "?";
 }
 
 kernel_isa kernel_isa_named(const std::string& name) {
   for (kernel_isa isa : {kernel_isa::avx2, kernel_isa::avx2_int8, kernel_isa::avx512,
-                         kernel_isa::avx512_vnni, kernel_isa::avx512_bf16})
+                         kernel_isa::avx512_vnni, kernel_isa::avx512_bf16, kernel_isa::amx})
     if (name == to_string(isa)) return isa;
-  throw std::invalid_argument("unknown CPU kernel set '" + name +
-                              "' (choose avx2, avx2_int8, avx512, avx512_vnni or avx512_bf16)");
+  throw std::invalid_argument(
+      "unknown CPU kernel set '" + name +
+      "' (choose avx2, avx2_int8, avx512, avx512_vnni, avx512_bf16 or amx)");
 }
 
 bool cpu_runs(kernel_isa isa) {
@@ -59,18 +65,24 @@ bool cpu_runs(kernel_isa isa) {
       return cpu_has_avx512_vnni();
     case kernel_isa::avx512_bf16:
       return cpu_has_avx512_bf16();
+    case kernel_isa::amx:
+      return panels::amx_bf16_ready();
   }
   return false;
 }
 
 bool uses_avx512(kernel_isa isa) {
   return isa == kernel_isa::avx512 || isa == kernel_isa::avx512_vnni ||
-         isa == kernel_isa::avx512_bf16;
+         isa == kernel_isa::avx512_bf16 || isa == kernel_isa::amx;
 }
 
 bool rounds_activations(kernel_isa isa) {
   return isa == kernel_isa::avx2_int8 || isa == kernel_isa::avx512_vnni ||
-         isa == kernel_isa::avx512_bf16;
+         isa == kernel_isa::avx512_bf16 || isa == kernel_isa::amx;
+}
+
+bool rounds_activations_to_bf16(kernel_isa isa) {
+  return isa == kernel_isa::avx512_bf16 || isa == kernel_isa::amx;
 }
 
 kernel_isa kernel_isa_in_use() {

@@ -148,13 +148,15 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   // One row streams the weights through the float32 tiles, x exact, at the memory's pace.
   thread_local panels::bf16_activations x_bf16_rows;
   const panels::bf16_activations* x_bf16 = nullptr;
-  const panels::pair_kernels pairs = isa == kernel_isa::avx512_bf16
+  const panels::pair_kernels pairs = rounds_activations_to_bf16(isa)
                                          ? panels::avx512_bf16_pair_kernels()
                                          : panels::pair_kernels{nullptr};
   if (pairs.tiles && w.format == weight_format::bf16 && in % 2 == 0 && n > 1) {
     panels::round_activations_to_bf16(x, n, in, x_bf16_rows);
     x_bf16 = &x_bf16_rows;
   }
+  // The amx set multiplies the same bf16 x in the tiles, 32 input features a step.
+  const bool amx_tiles = x_bf16 && isa == kernel_isa::amx && in % 32 == 0;
   // q4: each row's sum of x over each segment, for the zero points' share (block_groups).
   // (Read through a pointer: the team's other threads see their own thread_locals.)
   thread_local std::vector<float> x_sum_buffer;
@@ -182,6 +184,17 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
     return target{nullptr, 0};  // unreachable: the widths sum to out_features
   };
   auto run_panels = [&](int64_t first, int64_t last) {
+    if (amx_tiles) {
+      panels::amx_bf16_panels(*x_bf16, n, in / 2, last - first, [&](int64_t i, int64_t r0) {
+        const int64_t p = first + i, col0 = p * width;
+        const target t = target_of(col0);
+        const auto* pairs =
+            reinterpret_cast<const uint32_t*>(w.panels16.data()) + p * w.panel_rows() / 2 * width;
+        return panels::amx_panel{pairs, bias ? bias + col0 : nullptr, std::min(width, out - col0),
+                                 t.dst + r0 * t.ld, t.ld};
+      });
+      return;
+    }
     if (x_int8) {
       for (int64_t p = first; p < last; ++p) {
         const int64_t col0 = p * width;
@@ -265,7 +278,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   if (n * in * out < min_parallel_macs) return run_panels(0, w.num_panels());
   // Panels are handed out a few at a time rather than split in halves up front: a member
   // that was preempted, or whose weights came slower from memory, takes fewer.
-  const int64_t per_chunk = x_int8 ? integer_panels_per_chunk : panels_per_chunk;
+  const int64_t per_chunk = x_int8 || amx_tiles ? integer_panels_per_chunk : panels_per_chunk;
   const int64_t num_chunks = (w.num_panels() + per_chunk - 1) / per_chunk;
   parallel_for_dynamic(num_chunks, 1, [&](int, int64_t c) {
     run_panels(c * per_chunk, std::min(w.num_panels(), (c + 1) * per_chunk));

@@ -3,6 +3,7 @@
 // files packed_tiles_avx2.cpp and packed_tiles_avx512.cpp): what one tile computes, and the
 // set of tiles one instruction set offers for one panel format.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "kernels/cpu/packed_linear.hpp"
@@ -142,5 +143,28 @@ struct pair_kernels {
 };
 /// AVX-512 BF16 (vdpbf16ps): packed_tiles_bf16.cpp.
 pair_kernels avx512_bf16_pair_kernels();
+
+/// Whether this CPU and OS run the AMX bf16 tiles (packed_tiles_amx.cpp): AVX-512 BF16, AMX
+/// tiles and AMX-BF16, and the tiles' state granted to this process (asked for on the first
+/// call).
+bool amx_bf16_ready();
+
+/// One panel of an AMX GEMM: its pair rows (packed_matrix::panels16), bias (may be null),
+/// width (1 to 16), and where the output rows from the asked-for row on go (ldy apart).
+struct amx_panel {
+  const uint32_t* w;
+  const float* bias;
+  int64_t cols;
+  float* y;
+  int64_t ldy;
+};
+/// panel_of(i, r0): panel i of the call's (0-based) with y at output row r0.
+using amx_panel_fn = std::function<amx_panel(int64_t panel, int64_t r0)>;
+
+/// y = x rows [0, n) @ `num_panels` bf16 panels over `pairs` pair rows (a multiple of 16:
+/// in_features a multiple of 32) + bias, through the AMX tiles (amx_bf16_ready()). Each
+/// panel's y is written whole, not accumulated.
+void amx_bf16_panels(const bf16_activations& x, int64_t n, int64_t pairs, int64_t num_panels,
+                     const amx_panel_fn& panel_of);
 
 }  // namespace actorllm::cpu::panels

@@ -105,11 +105,11 @@ class cpu_backend_under_test final : public backend_under_test {
     // 8-bit activations (the integer dot products, at every batch size: the MLP rounds x
     // before both of its projections, as llama.cpp's Q8_0 activations do; packed_isa_test
     // checks each projection against its own rounding bound), bf16 activations (avx512_bf16's
-    // tiles).
+    // pair tiles, amx's tiles).
     if (through_projection && int_weights && cpu::rounds_activations(cpu::kernel_isa_in_use()))
       tol = 6e-2;
     if (through_projection && format_ == weight_format::bf16 &&
-        cpu::kernel_isa_in_use() == cpu::kernel_isa::avx512_bf16)
+        cpu::rounds_activations_to_bf16(cpu::kernel_isa_in_use()))
       tol = 2e-2;
     if (through_cache && element_ == cpu::cache_element::f16) tol = std::max(tol, 2e-3);
     if (through_cache && element_ == cpu::cache_element::f8) tol = std::max(tol, 2.5e-1);
@@ -175,8 +175,9 @@ TEST(backend_ops, every_op_on_every_cpu_isa_format_and_cache_matches_the_referen
   const cpu::cache_element elements[] = {cpu::cache_element::f32, cpu::cache_element::f16,
                                          cpu::cache_element::f8};
   int rows = 0, failures = 0;
-  for (const auto isa : {cpu::kernel_isa::avx2, cpu::kernel_isa::avx2_int8, cpu::kernel_isa::avx512,
-                         cpu::kernel_isa::avx512_vnni, cpu::kernel_isa::avx512_bf16}) {
+  for (const auto isa :
+       {cpu::kernel_isa::avx2, cpu::kernel_isa::avx2_int8, cpu::kernel_isa::avx512,
+        cpu::kernel_isa::avx512_vnni, cpu::kernel_isa::avx512_bf16, cpu::kernel_isa::amx}) {
     if (!cpu::cpu_runs(isa)) continue;
     scoped_kernel_isa use(isa);
     for (const auto& f : formats)

@@ -118,8 +118,8 @@ TEST(packed_formats, bf16_panels_hold_input_features_in_pairs_and_an_odd_count_p
   std::vector<uint16_t> bits(out * in);
   cpu::unpack_matrix_bits16(packed, bits.data());
   EXPECT_EQ(bits, raw);
-  for (cpu::kernel_isa isa :
-       {cpu::kernel_isa::avx2, cpu::kernel_isa::avx512, cpu::kernel_isa::avx512_bf16}) {
+  for (cpu::kernel_isa isa : {cpu::kernel_isa::avx2, cpu::kernel_isa::avx512,
+                              cpu::kernel_isa::avx512_bf16, cpu::kernel_isa::amx}) {
     if (!cpu::cpu_runs(isa)) continue;
     // An odd count keeps x in float32 in every set (the pair tiles take pairs of x).
     const testing::scoped_kernel_isa use(isa);

@@ -72,9 +72,9 @@ bool integer_path_runs(const cpu::packed_matrix& packed, int64_t n) {
 }
 
 /// Whether linear_packed rounds x to bf16 for `packed` and n rows (the avx512_bf16 set's
-/// pair tiles: bf16 panels, batches of more than one row).
+/// pair tiles and the amx set's tiles: bf16 panels, batches of more than one row).
 bool bf16_pairs_run(const cpu::packed_matrix& packed, int64_t n) {
-  return cpu::kernel_isa_in_use() == cpu::kernel_isa::avx512_bf16 &&
+  return cpu::rounds_activations_to_bf16(cpu::kernel_isa_in_use()) &&
          packed.format == weight_format::bf16 && n > 1 && packed.in_features % 2 == 0;
 }
 /// bf16 keeps 8 significant bits: rounding moves x by at most 2^-8 of itself.
@@ -231,18 +231,18 @@ TEST(packed_isa, avx512_bf16_matches_the_unpacked_weights_within_x_s_rounding) {
   expect_isa_matches_unpacked(cpu::kernel_isa::avx512_bf16);
 }
 
-// With x on bf16's grid the pair tiles' products are the float tiles' (a bf16 product is
-// exact in float32); off it they differ, so the pair tiles ran. One row (a single stream,
-// which reads the weights at the memory's pace either way) keeps the float tiles, and equals
-// them.
-TEST(packed_isa, avx512_bf16_is_exact_for_x_on_its_grid) {
-  if (!cpu::cpu_runs(cpu::kernel_isa::avx512_bf16)) GTEST_SKIP() << "no AVX-512 BF16 here";
-  const int64_t out = 37, in = 288;
+/// With x on bf16's grid the products of `isa` (avx512_bf16's pair tiles, amx's tiles) are
+/// the float tiles' (a bf16 product is exact in float32); off it they differ, so the bf16
+/// products ran. One row (a single stream, which reads the weights at the memory's pace
+/// either way) keeps the float tiles, and equals them. Batches of 2 to 200 rows: one and two
+/// 16-row tiles, whole 32-row blocks and a shorter last one; 37 features: two panels and one.
+void expect_bf16_products_exact_for_x_on_their_grid(cpu::kernel_isa isa, int64_t in) {
+  const int64_t out = 37;
   const auto w_float = random_vector(out * in, 9);
   const cpu::matrix_rows rows{w_float.data(), weight_format::f32, out};
   const cpu::packed_matrix packed = cpu::pack_matrix({&rows, 1}, in, weight_format::bf16);
   const std::vector<float> w = cpu::unpack_matrix(packed);
-  for (int n : {1, 2, 12, 13, 40, 200}) {
+  for (int n : {1, 2, 12, 13, 16, 17, 32, 40, 200}) {
     std::mt19937 rng(static_cast<uint32_t>(n));
     std::vector<float> on_grid(n * in);  // whole multiples of 1/8 below 16: 8 bits or fewer
     for (auto& v : on_grid) v = static_cast<float>(static_cast<int>(rng() % 255) - 127) / 8.0f;
@@ -253,7 +253,7 @@ TEST(packed_isa, avx512_bf16_is_exact_for_x_on_its_grid) {
       cpu::linear_packed(on_grid.data(), packed, nullptr, n, want.data());
       cpu::linear_packed(off_grid.data(), packed, nullptr, n, float_tiles.data());
     }
-    const scoped_kernel_isa use(cpu::kernel_isa::avx512_bf16);
+    const scoped_kernel_isa use(isa);
     cpu::linear_packed(on_grid.data(), packed, nullptr, n, got.data());
     cpu::linear_packed(off_grid.data(), packed, nullptr, n, rounded.data());
     for (int64_t i = 0; i < n; ++i)
@@ -270,11 +270,50 @@ TEST(packed_isa, avx512_bf16_is_exact_for_x_on_its_grid) {
   }
 }
 
+TEST(packed_isa, avx512_bf16_is_exact_for_x_on_its_grid) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::avx512_bf16)) GTEST_SKIP() << "no AVX-512 BF16 here";
+  expect_bf16_products_exact_for_x_on_their_grid(cpu::kernel_isa::avx512_bf16, 288);
+}
+
+TEST(packed_isa, amx_matches_the_unpacked_weights_within_x_s_rounding) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::amx)) GTEST_SKIP() << "no AMX tiles here";
+  expect_isa_matches_unpacked(cpu::kernel_isa::amx);
+}
+
+// 288 input features: nine steps of the tiles. 290 (not a multiple of 32) leaves the tiles
+// for avx512_bf16's pair tiles.
+TEST(packed_isa, amx_is_exact_for_x_on_its_grid) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::amx)) GTEST_SKIP() << "no AMX tiles here";
+  expect_bf16_products_exact_for_x_on_their_grid(cpu::kernel_isa::amx, 288);
+  expect_bf16_products_exact_for_x_on_their_grid(cpu::kernel_isa::amx, 290);
+}
+
+// The tiles, not the pair tiles, take a batch where in_features is a multiple of 32: their
+// float32 sums come in another order, so some outputs differ in their last bits, within
+// bf16's rounding of x of each other.
+TEST(packed_isa, amx_tiles_take_the_batches) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::amx)) GTEST_SKIP() << "no AMX tiles here";
+  const int64_t out = 48, in = 512, n = 32;
+  const auto w_float = random_vector(out * in, 19);
+  const cpu::matrix_rows rows{w_float.data(), weight_format::f32, out};
+  const cpu::packed_matrix packed = cpu::pack_matrix({&rows, 1}, in, weight_format::bf16);
+  const auto x = random_vector(n * in, 20);
+  std::vector<float> pairs(n * out), tiles(n * out);
+  {
+    const scoped_kernel_isa use(cpu::kernel_isa::avx512_bf16);
+    cpu::linear_packed(x.data(), packed, nullptr, n, pairs.data());
+  }
+  const scoped_kernel_isa use(cpu::kernel_isa::amx);
+  cpu::linear_packed(x.data(), packed, nullptr, n, tiles.data());
+  EXPECT_NE(pairs, tiles);
+  for (int64_t i = 0; i < n * out; ++i) ASSERT_NEAR(tiles[i], pairs[i], 1e-4) << i;
+}
+
 // Every set is named, and its name names it (ACTORLLM_CPU_ISA reads the names).
 TEST(packed_isa, every_set_is_found_by_its_name) {
   for (cpu::kernel_isa isa :
        {cpu::kernel_isa::avx2, cpu::kernel_isa::avx2_int8, cpu::kernel_isa::avx512,
-        cpu::kernel_isa::avx512_vnni, cpu::kernel_isa::avx512_bf16})
+        cpu::kernel_isa::avx512_vnni, cpu::kernel_isa::avx512_bf16, cpu::kernel_isa::amx})
     EXPECT_EQ(cpu::kernel_isa_named(cpu::to_string(isa)), isa) << cpu::to_string(isa);
   EXPECT_THROW(cpu::kernel_isa_named("sse2"), std::invalid_argument);
 }
@@ -283,7 +322,8 @@ TEST(packed_isa, every_set_is_found_by_its_name) {
 TEST(packed_isa, the_default_is_the_best_set_the_cpu_runs) {
   if (!cpu::cpu_runs(cpu::kernel_isa::avx2)) GTEST_SKIP() << "no AVX2/FMA/F16C on this CPU";
   EXPECT_EQ(cpu::kernel_isa_in_use(),
-            cpu::cpu_runs(cpu::kernel_isa::avx512_bf16)   ? cpu::kernel_isa::avx512_bf16
+            cpu::cpu_runs(cpu::kernel_isa::amx)           ? cpu::kernel_isa::amx
+            : cpu::cpu_runs(cpu::kernel_isa::avx512_bf16) ? cpu::kernel_isa::avx512_bf16
             : cpu::cpu_runs(cpu::kernel_isa::avx512_vnni) ? cpu::kernel_isa::avx512_vnni
             : cpu::cpu_runs(cpu::kernel_isa::avx512)      ? cpu::kernel_isa::avx512
                                                           : cpu::kernel_isa::avx2_int8);
