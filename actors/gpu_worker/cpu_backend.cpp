@@ -92,7 +92,7 @@ std::string cpu_backend_provider::describe_weights(const llama_model& model) con
             (cpu::uses_avx512(isa) ? "avx512" : "avx2") + " keeps it float32)";
   const bool bf16_projections = packed && !packed->layers.empty() &&
                                 packed->layers.front().qkv.format == cpu::weight_format::bf16;
-  if (isa == cpu::kernel_isa::avx512_bf16 && bf16_projections)
+  if (cpu::rounds_activations_to_bf16(isa) && bf16_projections)
     line +=
         " (batches of more than one row meet the bf16 projections with x rounded to bf16; "
         "ACTORLLM_CPU_ISA=avx512_vnni keeps it float32)";

@@ -119,13 +119,14 @@ TEST(weight_storage, a_bf16_checkpoint_stays_bf16_and_reads_back_bit_for_bit) {
     const kl_stats kl = kl_from_float32(float32, model);
     EXPECT_LT(kl.max, 1e-9) << kl.mean;
   }
-  // avx512_bf16 (the default where the CPU runs it) rounds the prompt's x to bf16 for the
-  // pair tiles: close, not exact (measured: max 2e-5).
-  if (cpu::cpu_runs(cpu::kernel_isa::avx512_bf16)) {
-    const testing::scoped_kernel_isa pairs(cpu::kernel_isa::avx512_bf16);
+  // avx512_bf16 and amx (the default where the CPU runs either) round the prompt's x to bf16
+  // for the pair tiles or the AMX tiles: close, not exact (measured: max 2e-5).
+  for (const auto isa : {cpu::kernel_isa::avx512_bf16, cpu::kernel_isa::amx}) {
+    if (!cpu::cpu_runs(isa)) continue;
+    const testing::scoped_kernel_isa rounded(isa);
     const kl_stats kl = kl_from_float32(float32, model);
-    EXPECT_GT(kl.max, 1e-9) << "the pair tiles did not run";
-    EXPECT_LT(kl.max, 1e-3) << kl.mean;
+    EXPECT_GT(kl.max, 1e-9) << cpu::to_string(isa) << "'s bf16 products did not run";
+    EXPECT_LT(kl.max, 1e-3) << cpu::to_string(isa) << " " << kl.mean;
   }
   EXPECT_LT(model.bytes_read_per_token(), float32.bytes_read_per_token() * 0.51);
 }
