@@ -96,6 +96,15 @@ bool slices_on_panels(std::span<const output_slice> slices) {
   return true;
 }
 
+/// Rows from which the amx set's tiles take int8 and int4 batches (fewer: the integer dot
+/// products, which stream the codes as they are).
+constexpr int64_t amx_quantized_rows = 32;
+
+bool amx_takes_quantized(const packed_matrix& w, int64_t n) {
+  return (w.format == weight_format::q8 || w.format == weight_format::q4) &&
+         n >= amx_quantized_rows && w.in_features % 32 == 0 && w.group_length() % 2 == 0;
+}
+
 }  // namespace
 
 bool packed_linear_supported() {
@@ -137,11 +146,16 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   const kernel_isa isa = kernel_isa_in_use();
   const panels::integer_dot_fn integer_dot =
       uses_avx512(isa) ? panels::integer_dot_panel_vnni : panels::integer_dot_panel_avx2;
-  if (rounds_activations(isa) && panels::integer_dot_applies(w, n)) {
+  const panel_access access = access_of(w);
+  // The amx set's tiles take int8 and int4 batches of amx_quantized_rows rows or more instead:
+  // each panel widened and rounded to bf16 pairs once per GEMM, x rounded to bf16 (as vLLM's
+  // W8A16 and W4A16 kernels dequantize the weights to 16 bits and keep x in 16).
+  const bool amx_quantized =
+      isa == kernel_isa::amx && amx_takes_quantized(w, n) && access.kernels.widen != nullptr;
+  if (rounds_activations(isa) && panels::integer_dot_applies(w, n) && !amx_quantized) {
     panels::quantize_activations(x, n, in, x_codes);
     x_int8 = &x_codes;
   }
-  const panel_access access = access_of(w);
   const depth_blocks blocks = depth_blocks_of(w);
   // bf16 weights where the set multiplies bf16 pairs, in batches of more than one row: x
   // rounded to bf16 once, the panels read as they are packed, in pairs (packed_tiles_bf16.cpp).
@@ -151,7 +165,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   const panels::pair_kernels pairs = rounds_activations_to_bf16(isa)
                                          ? panels::avx512_bf16_pair_kernels()
                                          : panels::pair_kernels{nullptr};
-  if (pairs.tiles && w.format == weight_format::bf16 && in % 2 == 0 && n > 1) {
+  if ((pairs.tiles && w.format == weight_format::bf16 && in % 2 == 0 && n > 1) || amx_quantized) {
     panels::round_activations_to_bf16(x, n, in, x_bf16_rows);
     x_bf16 = &x_bf16_rows;
   }
@@ -161,7 +175,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   // (Read through a pointer: the team's other threads see their own thread_locals.)
   thread_local std::vector<float> x_sum_buffer;
   const float* x_sums = nullptr;
-  if (w.format == weight_format::q4 && !x_int8) {
+  if (w.format == weight_format::q4 && !x_int8 && !amx_tiles) {
     const int64_t num_segments = blocks.num_segments;
     x_sum_buffer.assign(n * num_segments, 0.0f);
     for (const auto& b : blocks.list)
@@ -185,13 +199,32 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   };
   auto run_panels = [&](int64_t first, int64_t last) {
     if (amx_tiles) {
-      panels::amx_bf16_panels(*x_bf16, n, in / 2, last - first, [&](int64_t i, int64_t r0) {
+      // Quantized panels: widened block by block, then rounded to pairs, into one of two
+      // scratch panels (the tiles take two panels at a time: i and i + 1, i even).
+      thread_local std::vector<uint32_t> scratch[2];
+      alignas(64) float widened[block_depth * width];
+      panels::amx_bf16_panels(*x_bf16, n, in / 2, last - first, [&](int64_t i) {
         const int64_t p = first + i, col0 = p * width;
         const target t = target_of(col0);
-        const auto* pairs =
-            reinterpret_cast<const uint32_t*>(w.panels16.data()) + p * w.panel_rows() / 2 * width;
+        const uint32_t* pairs = nullptr;
+        if (amx_quantized) {
+          std::vector<uint32_t>& paired = scratch[i % 2];
+          paired.resize(in / 2 * width);
+          const unsigned char* panel = access.base + p * w.panel_rows() * access.row_bytes;
+          for (const auto& d : blocks.list) {
+            const int64_t at = (p * w.num_groups() + d.k0 / w.group_length()) * width;
+            const block_groups groups{d.group, w.scales.data() + at,
+                                      w.zeros.empty() ? nullptr : w.zeros.data() + at, nullptr, 0};
+            access.kernels.widen(panel + d.k0 * access.row_bytes, groups, d.depth, widened);
+            panels::round_rows_to_bf16_pairs(widened, d.depth, paired.data() + d.k0 / 2 * width);
+          }
+          pairs = paired.data();
+        } else {
+          pairs =
+              reinterpret_cast<const uint32_t*>(w.panels16.data()) + p * w.panel_rows() / 2 * width;
+        }
         return panels::amx_panel{pairs, bias ? bias + col0 : nullptr, std::min(width, out - col0),
-                                 t.dst + r0 * t.ld, t.ld};
+                                 t.dst, t.ld};
       });
       return;
     }

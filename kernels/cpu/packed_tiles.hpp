@@ -150,7 +150,7 @@ pair_kernels avx512_bf16_pair_kernels();
 bool amx_bf16_ready();
 
 /// One panel of an AMX GEMM: its pair rows (packed_matrix::panels16), bias (may be null),
-/// width (1 to 16), and where the output rows from the asked-for row on go (ldy apart).
+/// width (1 to 16), and where its output rows go (ldy apart).
 struct amx_panel {
   const uint32_t* w;
   const float* bias;
@@ -158,8 +158,15 @@ struct amx_panel {
   float* y;
   int64_t ldy;
 };
-/// panel_of(i, r0): panel i of the call's (0-based) with y at output row r0.
-using amx_panel_fn = std::function<amx_panel(int64_t panel, int64_t r0)>;
+/// panel_of(i): panel i of the call's (0-based), y at its first output row. Asked for once
+/// or twice a panel (whole 32-row blocks, then a shorter last one), for i and i + 1 (i even)
+/// before either is multiplied.
+using amx_panel_fn = std::function<amx_panel(int64_t panel)>;
+
+/// pairs (depth / 2, 16) = float32 rows (depth, 16; 64-byte aligned) rounded to bf16 (to
+/// nearest even), rows 2j and 2j + 1 of each feature side by side, 2j's in the low half: a
+/// widened block of an int8 or int4 panel as the tiles' B operand. depth even.
+void round_rows_to_bf16_pairs(const float* rows, int64_t depth, uint32_t* pairs);
 
 /// y = x rows [0, n) @ `num_panels` bf16 panels over `pairs` pair rows (a multiple of 16:
 /// in_features a multiple of 32) + bias, through the AMX tiles (amx_bf16_ready()). Each

@@ -140,6 +140,21 @@ ACTORLLM_AMX void multiply_block(const uint32_t* x, int64_t ldx, int64_t rows, i
 
 }  // namespace
 
+ACTORLLM_AMX void round_rows_to_bf16_pairs(const float* rows, int64_t depth, uint32_t* pairs) {
+  // vcvtne2ps2bf16 gives row 2j's 16 values, then row 2j + 1's; the permutation interleaves
+  // them feature by feature.
+  alignas(64) static const uint16_t interleave[32] = {0,  16, 1,  17, 2,  18, 3,  19, 4,  20, 5,
+                                                      21, 6,  22, 7,  23, 8,  24, 9,  25, 10, 26,
+                                                      11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  const __m512i index = _mm512_load_si512(interleave);
+  for (int64_t j = 0; j < depth / 2; ++j) {
+    const __m512 even = _mm512_load_ps(rows + 2 * j * width);
+    const __m512 odd = _mm512_load_ps(rows + (2 * j + 1) * width);
+    const __m512i both = (__m512i)_mm512_cvtne2ps_pbh(odd, even);
+    _mm512_storeu_si512(pairs + j * width, _mm512_permutexvar_epi16(index, both));
+  }
+}
+
 bool amx_bf16_ready() {
   static const bool yes = [] {
     if (!cpu_has_avx512_bf16()) return false;
@@ -168,9 +183,10 @@ ACTORLLM_AMX void amx_bf16_panels(const bf16_activations& x, int64_t n, int64_t 
     configure(std::min(rows, tile_rows), rows - std::min(rows, tile_rows));
     for (int64_t p = 0; p < num_panels; p += 2) {
       const int count = p + 1 < num_panels ? 2 : 1;
+      const amx_panel panel[2] = {panel_of(p), count == 2 ? panel_of(p + 1) : amx_panel{}};
       for (int64_t r0 = r_begin; r0 < r_end; r0 += block) {
-        amx_panel targets[2];
-        for (int i = 0; i < count; ++i) targets[i] = panel_of(p + i, r0);
+        amx_panel targets[2] = {panel[0], panel[1]};
+        for (auto& t : targets) t.y += r0 * t.ldy;
         multiply_block(x.pairs + r0 * x.pairs_per_row, x.pairs_per_row, rows, pairs, targets,
                        count);
       }

@@ -62,13 +62,22 @@ std::vector<cpu::packed_matrix> packed_in_every_format(int64_t out, int64_t in, 
   return packed;
 }
 
+/// Whether the amx set's tiles take `packed` (int8 or int4) at n rows: batches of 32 rows or
+/// more, in_features a multiple of 32; the weights and x both rounded to bf16.
+bool amx_takes_quantized(const cpu::packed_matrix& packed, int64_t n) {
+  return cpu::kernel_isa_in_use() == cpu::kernel_isa::amx &&
+         (packed.format == weight_format::q8 || packed.format == weight_format::q4) && n >= 32 &&
+         packed.in_features % 32 == 0;
+}
+
 /// Whether linear_packed rounds x to 8 bits for `packed` and n rows (the integer path of
-/// avx2_int8 and avx512_vnni: int8 and int4 panels, any number of rows, blocks of 32 that tile
-/// the groups).
+/// avx2_int8, avx512_vnni and the rest: int8 and int4 panels, any number of rows, blocks of 32
+/// that tile the groups; amx's batches aside).
 bool integer_path_runs(const cpu::packed_matrix& packed, int64_t n) {
   return cpu::rounds_activations(cpu::kernel_isa_in_use()) &&
          (packed.format == weight_format::q8 || packed.format == weight_format::q4) && n >= 1 &&
-         packed.in_features % 32 == 0 && packed.group_length() % 32 == 0;
+         packed.in_features % 32 == 0 && packed.group_length() % 32 == 0 &&
+         !amx_takes_quantized(packed, n);
 }
 
 /// Whether linear_packed rounds x to bf16 for `packed` and n rows (the avx512_bf16 set's
@@ -97,7 +106,8 @@ double activation_rounding_bound(const std::vector<float>& x_row, const float* w
 }
 
 /// linear_packed under the current instruction set against y = x w^T + bias in double, within
-/// float rounding, plus what rounding x to 8 bits can cost where the set does that.
+/// float rounding, plus what rounding x to 8 bits (or x and the weights to bf16) can cost
+/// where the set does that.
 void expect_tiles_match_unpacked(const cpu::packed_matrix& packed, const std::vector<int>& rows) {
   const int64_t in = packed.in_features, out = packed.out_features;
   const std::vector<float> w = cpu::unpack_matrix(packed);
@@ -115,6 +125,7 @@ void expect_tiles_match_unpacked(const cpu::packed_matrix& packed, const std::ve
         }
         double rounding = 0.0;
         if (bf16_pairs_run(packed, n)) rounding = magnitude * bf16_unit_roundoff;
+        if (amx_takes_quantized(packed, n)) rounding = magnitude * 2 * bf16_unit_roundoff;
         if (integer_path_runs(packed, n)) {
           const std::vector<float> row(x.begin() + i * in, x.begin() + (i + 1) * in);
           rounding = activation_rounding_bound(row, w.data() + o * in, packed.input_order);
