@@ -89,6 +89,33 @@ depth_blocks depth_blocks_of(const packed_matrix& w) {
   return blocks;
 }
 
+/// Row tiles of nearly equal height in a block of rows (AVX2, 32 rows: 6 6 5 5 5 5, not
+/// 6 6 6 6 6 2): a tile costs one pass over the panel whatever its height.
+int64_t tiles_in_block(int64_t rows_in_block, int64_t max_rows) {
+  return (rows_in_block + max_rows - 1) / max_rows;
+}
+int64_t tile_height(int64_t rows_in_block, int64_t num_tiles, int64_t i) {
+  return rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
+}
+
+/// x (n, in) as the float tiles read it (tile_fn): block by block of block_rows, tile by tile,
+/// each tile's rows k-major, so that the tile of rows [r, r + h) starts at r * in.
+void tile_rows_k_major(const float* x, int64_t n, int64_t in, int64_t max_rows,
+                       std::vector<float>& out) {
+  out.resize(n * in);
+  for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
+    const int64_t rows_in_block = std::min(block_rows, n - r0);
+    const int64_t num_tiles = tiles_in_block(rows_in_block, max_rows);
+    for (int64_t i = 0, r = r0; i < num_tiles; ++i) {
+      const int64_t rows = tile_height(rows_in_block, num_tiles, i);
+      float* tile = out.data() + r * in;
+      for (int64_t j = 0; j < rows; ++j)
+        for (int64_t k = 0; k < in; ++k) tile[k * rows + j] = x[(r + j) * in + k];
+      r += rows;
+    }
+  }
+}
+
 /// Whether every slice but the last ends on a panel boundary (then panels write in place).
 bool slices_on_panels(std::span<const output_slice> slices) {
   for (size_t i = 0; i + 1 < slices.size(); ++i)
@@ -184,6 +211,13 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
           x_sum_buffer[i * num_segments + b.first_segment + (k - b.k0) / b.group] += x[i * in + k];
     x_sums = x_sum_buffer.data();
   }
+  // The float tiles read x k-major, tile by tile (tile_fn).
+  thread_local std::vector<float> x_tiles_buffer;
+  const float* x_tiles = x;
+  if (!x_int8 && !x_bf16 && n > 1) {
+    tile_rows_k_major(x, n, in, access.kernels.max_rows, x_tiles_buffer);
+    x_tiles = x_tiles_buffer.data();
+  }
   // Where panel p's features go: its slice's tensor, column and row stride.
   struct target {
     float* dst;
@@ -244,10 +278,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
     alignas(64) float widened[block_depth * width];  // one block of a 16-bit or int8 panel
     for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
       const int64_t rows_in_block = std::min(block_rows, n - r0);
-      // Tiles of nearly equal height (AVX2, 32 rows: 6 6 5 5 5 5, not 6 6 6 6 6 2): a tile costs
-      // one pass over the panel whatever its height.
-      const int64_t max_rows = access.kernels.max_rows;
-      const int64_t num_tiles = (rows_in_block + max_rows - 1) / max_rows;
+      const int64_t num_tiles = tiles_in_block(rows_in_block, access.kernels.max_rows);
       // Decode-sized blocks of 16-bit panels: the tiles read the panel itself, converting as
       // they go, instead of a widened copy (bf16 at 8 and 32 rows: about 1.1x).
       const bool decode_sized = rows_in_block <= few_rows;
@@ -295,12 +326,12 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
           }
           int64_t r = 0;
           for (int64_t i = 0; i < num_tiles; ++i) {
-            const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
+            const int64_t rows = tile_height(rows_in_block, num_tiles, i);
             block_groups tile_groups = groups;
             // The first row tile asks for the next block; the others find it asked for.
             tile_groups.prefetch_next_block = next_block_ahead && i == 0;
             if (groups.x_sums) tile_groups.x_sums += (r0 + r) * blocks.num_segments;
-            tiles[rows](x + (r0 + r) * in + k0, in, depth, block, tile_groups,
+            tiles[rows](x_tiles + (r0 + r) * in + k0 * rows, depth, block, tile_groups,
                         last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
             r += rows;
           }

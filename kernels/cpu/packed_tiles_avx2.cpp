@@ -30,8 +30,8 @@ constexpr int64_t tile_rows = 6;
 /// AVX-512 tiles).
 template <weight_format F, int ROWS, bool NEXT>
 ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate_rows(
-    const float* x, int64_t ldx, const typename panel_loader<F>::element* panel, int64_t k0,
-    int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
+    const float* x, const typename panel_loader<F>::element* panel, int64_t k0, int64_t k1,
+    ACTORLLM_ACCUMULATOR_PARAMS) {
   using loader = panel_loader<F>;
   constexpr int64_t stride = loader::k_stride;
   constexpr int64_t prefetch_k = 1024 / (stride * sizeof(typename loader::element));
@@ -42,23 +42,23 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate_rows(
       _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride), _MM_HINT_T1);
     __m256 w0, w1;
     panel_row<F>(panel, k, w0, w1);
-#define ACTORLLM_FMA_ROW(r)                                 \
-  if constexpr (ROWS > r) {                                 \
-    const __m256 xr = _mm256_broadcast_ss(x + r * ldx + k); \
-    a##r##0 = _mm256_fmadd_ps(xr, w0, a##r##0);             \
-    a##r##1 = _mm256_fmadd_ps(xr, w1, a##r##1);             \
+#define ACTORLLM_FMA_ROW(r)                                  \
+  if constexpr (ROWS > r) {                                  \
+    const __m256 xr = _mm256_broadcast_ss(x + k * ROWS + r); \
+    a##r##0 = _mm256_fmadd_ps(xr, w0, a##r##0);              \
+    a##r##1 = _mm256_fmadd_ps(xr, w1, a##r##1);              \
   }
     ACTORLLM_EACH_ROW(ACTORLLM_FMA_ROW)
 #undef ACTORLLM_FMA_ROW
   }
 }
 
-/// Adds x rows [0, ROWS) times panel rows [k0, k1) to the accumulators a<r>0, a<r>1 (ldx:
-/// x's row stride). Inlined into the tile, so that the accumulators stay in registers.
+/// Adds x rows [0, ROWS) (k-major: tile_fn) times panel rows [k0, k1) to the accumulators
+/// a<r>0, a<r>1. Inlined into the tile, so that the accumulators stay in registers.
 template <weight_format F, int ROWS>
 ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
-    const float* x, int64_t ldx, const typename panel_loader<F>::element* panel,
-    bool prefetch_next_block, int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
+    const float* x, const typename panel_loader<F>::element* panel, bool prefetch_next_block,
+    int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
   using loader = panel_loader<F>;
   constexpr int64_t stride = loader::k_stride;
   // One row (single-stream decode) is a pure stream: it asks 4 KB ahead (several rows:
@@ -91,18 +91,18 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
       a01 = _mm256_fmadd_ps(xk, w1, a01);
     }
   } else if (prefetch_next_block) {
-    accumulate_rows<F, ROWS, true>(x, ldx, panel, k0, k1, ACTORLLM_ACCUMULATORS);
+    accumulate_rows<F, ROWS, true>(x, panel, k0, k1, ACTORLLM_ACCUMULATORS);
   } else {
-    accumulate_rows<F, ROWS, false>(x, ldx, panel, k0, k1, ACTORLLM_ACCUMULATORS);
+    accumulate_rows<F, ROWS, false>(x, panel, k0, k1, ACTORLLM_ACCUMULATORS);
   }
 }
 
 /// y rows [0, ROWS) x panel columns [0, cols) (+)= x rows @ panel over `depth` input
-/// features; ldx is x's row stride. `accumulate_y`: add to what y holds (a later depth
+/// features (x k-major: tile_fn). `accumulate_y`: add to what y holds (a later depth
 /// block). bias (may be null) is added by the caller's last depth block. Scaled formats (q8,
 /// fp8, q4): each group's sum becomes y's through its group_factors.
 template <weight_format F, int ROWS>
-ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* panel_bytes,
+ACTORLLM_AVX2 void tile(const float* x, int64_t depth, const void* panel_bytes,
                         const block_groups& groups, const float* bias, int64_t cols,
                         bool accumulate_y, float* y, int64_t ldy) {
   using loader = panel_loader<F>;
@@ -132,8 +132,8 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
   }
 #undef ACTORLLM_LOAD_ROW
   if constexpr (!scaled) {
-    accumulate<F, ROWS>(x, ldx, panel, groups.prefetch_next_block, 0, depth, a00, a01, a10, a11,
-                        a20, a21, a30, a31, a40, a41, a50, a51);
+    accumulate<F, ROWS>(x, panel, groups.prefetch_next_block, 0, depth, a00, a01, a10, a11, a20,
+                        a21, a30, a31, a40, a41, a50, a51);
     if constexpr (ROWS == 1) {
       a00 = _mm256_add_ps(a00, a10);
       a01 = _mm256_add_ps(a01, a11);
@@ -153,9 +153,8 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t ldx, int64_t depth, const void* 
     for (int64_t g0 = 0; g0 < depth; g0 += group) {
       const int64_t g = g0 / group;
       a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = a40 = a41 = a50 = a51 = _mm256_setzero_ps();
-      accumulate<F, ROWS>(x, ldx, panel, groups.prefetch_next_block, g0,
-                          std::min(depth, g0 + group), a00, a01, a10, a11, a20, a21, a30, a31, a40,
-                          a41, a50, a51);
+      accumulate<F, ROWS>(x, panel, groups.prefetch_next_block, g0, std::min(depth, g0 + group),
+                          a00, a01, a10, a11, a20, a21, a30, a31, a40, a41, a50, a51);
       if constexpr (ROWS == 1) {
         a00 = _mm256_add_ps(a00, a10);
         a01 = _mm256_add_ps(a01, a11);

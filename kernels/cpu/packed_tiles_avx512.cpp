@@ -137,14 +137,14 @@ constexpr bool is_scaled =
       __m512 &a8, __m512 &a9, __m512 &a10, __m512 &a11
 #define ACTORLLM_ACCUMULATORS a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11
 
-/// Adds x rows [0, ROWS) times panel rows [k0, k1) to the accumulators a<r> (ldx: x's row
-/// stride); one row spreads over a0-a3, four chains of alternate input features, so that the
+/// Adds x rows [0, ROWS) (k-major: tile_fn) times panel rows [k0, k1) to the accumulators
+/// a<r>; one row spreads over a0-a3, four chains of alternate input features, so that the
 /// FMA's latency does not bound a single stream. Inlined into the tile, so that the
 /// accumulators stay in registers. Several rows: accumulate_rows.
 template <weight_format F, int ROWS>
 ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate(
-    const float* x, int64_t ldx, const typename loader512<F>::element* panel,
-    bool prefetch_next_block, int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS);
+    const float* x, const typename loader512<F>::element* panel, bool prefetch_next_block,
+    int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS);
 
 /// Several rows: one panel row a step, FMA'd into each row's accumulator. With NEXT the step
 /// also asks for the panel row block_depth features on (block_groups::prefetch_next_block):
@@ -153,8 +153,8 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate(
 /// 12-row loop has no register to spare.
 template <weight_format F, int ROWS, bool NEXT>
 ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate_rows(
-    const float* x, int64_t ldx, const typename loader512<F>::element* panel, int64_t k0,
-    int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
+    const float* x, const typename loader512<F>::element* panel, int64_t k0, int64_t k1,
+    ACTORLLM_ACCUMULATOR_PARAMS) {
   using loader = loader512<F>;
   constexpr int64_t stride = loader::k_stride;
   constexpr int64_t prefetch_k = 1024 / (stride * sizeof(typename loader::element));
@@ -165,7 +165,7 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate_rows(
       _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride), _MM_HINT_T1);
     const __m512 w = panel_row<F>(panel, k);
 #define ACTORLLM_FMA_ROW(r) \
-  if constexpr (ROWS > r) a##r = _mm512_fmadd_ps(_mm512_set1_ps(x[r * ldx + k]), w, a##r);
+  if constexpr (ROWS > r) a##r = _mm512_fmadd_ps(_mm512_set1_ps(x[k * ROWS + r]), w, a##r);
     ACTORLLM_EACH_ROW12(ACTORLLM_FMA_ROW)
 #undef ACTORLLM_FMA_ROW
   }
@@ -173,8 +173,8 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate_rows(
 
 template <weight_format F, int ROWS>
 ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate(
-    const float* x, int64_t ldx, const typename loader512<F>::element* panel,
-    bool prefetch_next_block, int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
+    const float* x, const typename loader512<F>::element* panel, bool prefetch_next_block,
+    int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
   using loader = loader512<F>;
   constexpr int64_t stride = loader::k_stride;
   constexpr int64_t row_bytes = stride * sizeof(typename loader::element);
@@ -200,15 +200,15 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate(
     }
     for (; k < k1; ++k) a0 = _mm512_fmadd_ps(_mm512_set1_ps(x[k]), panel_row<F>(panel, k), a0);
   } else if (prefetch_next_block) {
-    accumulate_rows<F, ROWS, true>(x, ldx, panel, k0, k1, ACTORLLM_ACCUMULATORS);
+    accumulate_rows<F, ROWS, true>(x, panel, k0, k1, ACTORLLM_ACCUMULATORS);
   } else {
-    accumulate_rows<F, ROWS, false>(x, ldx, panel, k0, k1, ACTORLLM_ACCUMULATORS);
+    accumulate_rows<F, ROWS, false>(x, panel, k0, k1, ACTORLLM_ACCUMULATORS);
   }
 }
 
 /// The tile_fn of ROWS rows (packed_tiles.hpp).
 template <weight_format F, int ROWS>
-ACTORLLM_AVX512 void tile(const float* x, int64_t ldx, int64_t depth, const void* panel_bytes,
+ACTORLLM_AVX512 void tile(const float* x, int64_t depth, const void* panel_bytes,
                           const block_groups& groups, const float* bias, int64_t cols,
                           bool accumulate_y, float* y, int64_t ldy) {
   using loader = loader512<F>;
@@ -225,7 +225,7 @@ ACTORLLM_AVX512 void tile(const float* x, int64_t ldx, int64_t depth, const void
 #undef ACTORLLM_LOAD_ROW
   }
   if constexpr (!is_scaled<F>) {
-    accumulate<F, ROWS>(x, ldx, panel, groups.prefetch_next_block, 0, depth, ACTORLLM_ACCUMULATORS);
+    accumulate<F, ROWS>(x, panel, groups.prefetch_next_block, 0, depth, ACTORLLM_ACCUMULATORS);
     if constexpr (ROWS == 1) a0 = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
   } else {
     // What y holds (or 0) plus each group's scaled sum, kept here while the accumulators
@@ -239,8 +239,8 @@ ACTORLLM_AVX512 void tile(const float* x, int64_t ldx, int64_t depth, const void
     for (int64_t g0 = 0; g0 < depth; g0 += group) {
       const int64_t g = g0 / group;
       a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = _mm512_setzero_ps();
-      accumulate<F, ROWS>(x, ldx, panel, groups.prefetch_next_block, g0,
-                          std::min(depth, g0 + group), ACTORLLM_ACCUMULATORS);
+      accumulate<F, ROWS>(x, panel, groups.prefetch_next_block, g0, std::min(depth, g0 + group),
+                          ACTORLLM_ACCUMULATORS);
       if constexpr (ROWS == 1) a0 = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
       const factors512 f = factors_of<F>(groups.scale + g * width,
                                          groups.zeros ? groups.zeros + g * width : nullptr);
