@@ -191,7 +191,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   const panels::bf16_activations* x_bf16 = nullptr;
   const panels::pair_kernels pairs = rounds_activations_to_bf16(isa)
                                          ? panels::avx512_bf16_pair_kernels()
-                                         : panels::pair_kernels{nullptr};
+                                         : panels::pair_kernels{nullptr, 0};
   if ((pairs.tiles && w.format == weight_format::bf16 && in % 2 == 0 && n > 1) || amx_quantized) {
     panels::round_activations_to_bf16(x, n, in, x_bf16_rows);
     x_bf16 = &x_bf16_rows;
@@ -304,8 +304,9 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
             // The panel is in pairs already (packed_matrix::panels16): the tiles read it.
             const auto* paired = static_cast<const uint32_t*>(block);
             const int64_t ldx = x_bf16->pairs_per_row;
-            for (int64_t i = 0, r = 0; i < num_tiles; ++i) {
-              const int64_t rows = rows_in_block / num_tiles + (i < rows_in_block % num_tiles);
+            const int64_t pair_tiles = tiles_in_block(rows_in_block, pairs.max_rows);
+            for (int64_t i = 0, r = 0; i < pair_tiles; ++i) {
+              const int64_t rows = tile_height(rows_in_block, pair_tiles, i);
               pairs.tiles[rows](x_bf16->pairs + (r0 + r) * ldx + k0 / 2, ldx, depth / 2, paired,
                                 next_block_ahead && i == 0, last_block ? b : nullptr, cols, k0 > 0,
                                 y + r * t.ld, t.ld);

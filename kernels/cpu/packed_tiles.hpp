@@ -81,7 +81,7 @@ tile_kernels kernels_of(weight_format format) {
 
 /// AVX2 + FMA + F16C: tiles of up to 6 rows, two 8-float registers per row.
 tile_kernels avx2_tiles(weight_format format);
-/// AVX-512 (F, BW, VL, DQ): tiles of up to 12 rows, one 16-float register per row.
+/// AVX-512 (F, BW, VL, DQ): tiles of up to 16 rows, one 16-float register per row.
 tile_kernels avx512_tiles(weight_format format);
 
 /// x rows quantized to int8 for the integer path (int8_activations.cpp), per block of `block`
@@ -139,11 +139,12 @@ void round_activations_to_bf16(const float* x, int64_t n, int64_t in, bf16_activ
 using pair_tile_fn = void (*)(const uint32_t* x, int64_t ldx, int64_t pairs, const uint32_t* w,
                               bool prefetch_next_block, const float* bias, int64_t cols,
                               bool accumulate_y, float* y, int64_t ldy);
-/// The pair tiles run the AVX-512 tiles' row blocks: tiles[rows] for rows in 1..12, the
-/// avx512 set's max_rows ([0] unused). They read a bf16 panel's blocks as packed, in pairs
+/// The pair tiles: tiles[rows] for rows in 1..max_rows ([0] unused), over row blocks as the
+/// AVX-512 tiles'. They read a bf16 panel's blocks as packed, in pairs
 /// (packed_matrix::panels16).
 struct pair_kernels {
   const pair_tile_fn* tiles;
+  int64_t max_rows;
 };
 /// AVX-512 BF16 (vdpbf16ps): packed_tiles_bf16.cpp.
 pair_kernels avx512_bf16_pair_kernels();

@@ -1,4 +1,4 @@
-// The packed GEMM's AVX-512 tiles: a register tile of up to 12 rows by one 16-feature panel,
+// The packed GEMM's AVX-512 tiles: a register tile of up to 16 rows by one 16-feature panel,
 // one 16-float accumulator a row (AVX2 needs two), so a row costs one FMA per input feature
 // and a panel's weights widen in one or two instructions. Same products and the same group
 // folding as the AVX2 tiles (packed_tiles_avx2.cpp); partial panels use masked loads and
@@ -23,7 +23,7 @@ namespace actorllm::cpu::panels {
 namespace {
 
 constexpr int64_t width = packed_matrix::panel_width;
-constexpr int64_t tile_rows = 12;
+constexpr int64_t tile_rows = 16;
 
 /// The 16 weights of one input feature in a panel, as one register of float32: exactly for
 /// f32, f16 and bf16; the codes for q8, fp8 (2^8 small) and q4 (features 8-15 16 times
@@ -131,11 +131,13 @@ constexpr bool is_scaled =
     F == weight_format::q8 || F == weight_format::fp8 || F == weight_format::q4;
 
 /// M(r) for every row r of a tile.
-#define ACTORLLM_EACH_ROW12(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11)
+#define ACTORLLM_EACH_ROW16(M) \
+  M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15)
 #define ACTORLLM_ACCUMULATOR_PARAMS                                                               \
   __m512 &a0, __m512 &a1, __m512 &a2, __m512 &a3, __m512 &a4, __m512 &a5, __m512 &a6, __m512 &a7, \
-      __m512 &a8, __m512 &a9, __m512 &a10, __m512 &a11
-#define ACTORLLM_ACCUMULATORS a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11
+      __m512 &a8, __m512 &a9, __m512 &a10, __m512 &a11, __m512 &a12, __m512 &a13, __m512 &a14,    \
+      __m512 &a15
+#define ACTORLLM_ACCUMULATORS a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15
 
 /// Adds x rows [0, ROWS) (k-major: tile_fn) times panel rows [k0, k1) to the accumulators
 /// a<r>; one row spreads over a0-a3, four chains of alternate input features, so that the
@@ -150,7 +152,7 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate(
 /// also asks for the panel row block_depth features on (block_groups::prefetch_next_block):
 /// the first row tile of a block would otherwise wait on DRAM while the others find the
 /// block in L1 (float32, 32 rows: about 1.2x). A template flag, not a test in the loop: the
-/// 12-row loop has no register to spare.
+/// 16-row loop has few registers to spare.
 template <weight_format F, int ROWS, bool NEXT>
 ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate_rows(
     const float* x, const typename loader512<F>::element* panel, int64_t k0, int64_t k1,
@@ -166,7 +168,7 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate_rows(
     const __m512 w = panel_row<F>(panel, k);
 #define ACTORLLM_FMA_ROW(r) \
   if constexpr (ROWS > r) a##r = _mm512_fmadd_ps(_mm512_set1_ps(x[k * ROWS + r]), w, a##r);
-    ACTORLLM_EACH_ROW12(ACTORLLM_FMA_ROW)
+    ACTORLLM_EACH_ROW16(ACTORLLM_FMA_ROW)
 #undef ACTORLLM_FMA_ROW
   }
 }
@@ -216,12 +218,13 @@ ACTORLLM_AVX512 void tile(const float* x, int64_t depth, const void* panel_bytes
   const __mmask16 lanes =
       cols >= width ? __mmask16(0xffff) : static_cast<__mmask16>((1u << cols) - 1);
   // Named accumulators, not an array: GCC keeps an array of vectors on the stack.
-  __m512 a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11;
-  a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = _mm512_setzero_ps();
+  __m512 a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15;
+  a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = a12 = a13 = a14 = a15 =
+      _mm512_setzero_ps();
   if (accumulate_y) {
 #define ACTORLLM_LOAD_ROW(r) \
   if constexpr (ROWS > r) a##r = _mm512_maskz_loadu_ps(lanes, y + r * ldy);
-    ACTORLLM_EACH_ROW12(ACTORLLM_LOAD_ROW)
+    ACTORLLM_EACH_ROW16(ACTORLLM_LOAD_ROW)
 #undef ACTORLLM_LOAD_ROW
   }
   if constexpr (!is_scaled<F>) {
@@ -233,12 +236,13 @@ ACTORLLM_AVX512 void tile(const float* x, int64_t depth, const void* panel_bytes
     alignas(64) float total[ROWS * width];
 #define ACTORLLM_SAVE_ROW(r) \
   if constexpr (ROWS > r) _mm512_store_ps(total + r * width, a##r);
-    ACTORLLM_EACH_ROW12(ACTORLLM_SAVE_ROW)
+    ACTORLLM_EACH_ROW16(ACTORLLM_SAVE_ROW)
 #undef ACTORLLM_SAVE_ROW
     const int64_t group = groups.group;
     for (int64_t g0 = 0; g0 < depth; g0 += group) {
       const int64_t g = g0 / group;
-      a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = _mm512_setzero_ps();
+      a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = a12 = a13 = a14 = a15 =
+          _mm512_setzero_ps();
       accumulate<F, ROWS>(x, panel, groups.prefetch_next_block, g0, std::min(depth, g0 + group),
                           ACTORLLM_ACCUMULATORS);
       if constexpr (ROWS == 1) a0 = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
@@ -253,18 +257,18 @@ ACTORLLM_AVX512 void tile(const float* x, int64_t depth, const void* panel_bytes
       t = _mm512_fnmadd_ps(zero_scale, _mm512_set1_ps(groups.x_sums[r * groups.ld_sums + g]), t); \
     _mm512_store_ps(total + r * width, t);                                                        \
   }
-      ACTORLLM_EACH_ROW12(ACTORLLM_FOLD_ROW)
+      ACTORLLM_EACH_ROW16(ACTORLLM_FOLD_ROW)
 #undef ACTORLLM_FOLD_ROW
     }
 #define ACTORLLM_TOTAL_ROW(r) \
   if constexpr (ROWS > r) a##r = _mm512_load_ps(total + r * width);
-    ACTORLLM_EACH_ROW12(ACTORLLM_TOTAL_ROW)
+    ACTORLLM_EACH_ROW16(ACTORLLM_TOTAL_ROW)
 #undef ACTORLLM_TOTAL_ROW
   }
   const __m512 b = bias ? _mm512_maskz_loadu_ps(lanes, bias) : _mm512_setzero_ps();
 #define ACTORLLM_STORE_ROW(r) \
   if constexpr (ROWS > r) _mm512_mask_storeu_ps(y + r * ldy, lanes, _mm512_add_ps(a##r, b));
-  ACTORLLM_EACH_ROW12(ACTORLLM_STORE_ROW)
+  ACTORLLM_EACH_ROW16(ACTORLLM_STORE_ROW)
 #undef ACTORLLM_STORE_ROW
 }
 
@@ -299,8 +303,9 @@ ACTORLLM_AVX512 void widen_block(const void* panel_bytes, const block_groups& gr
 
 template <weight_format F>
 constexpr tile_fn tiles_of[tile_rows + 1] = {
-    nullptr,    tile<F, 1>, tile<F, 2>, tile<F, 3>,  tile<F, 4>,  tile<F, 5>, tile<F, 6>,
-    tile<F, 7>, tile<F, 8>, tile<F, 9>, tile<F, 10>, tile<F, 11>, tile<F, 12>};
+    nullptr,     tile<F, 1>,  tile<F, 2>,  tile<F, 3>,  tile<F, 4>,  tile<F, 5>,
+    tile<F, 6>,  tile<F, 7>,  tile<F, 8>,  tile<F, 9>,  tile<F, 10>, tile<F, 11>,
+    tile<F, 12>, tile<F, 13>, tile<F, 14>, tile<F, 15>, tile<F, 16>};
 
 struct avx512_set {
   static constexpr int64_t max_rows = tile_rows;

@@ -95,7 +95,7 @@ constexpr pair_tile_fn pair_tiles[tile_rows + 1] = {
 }  // namespace
 
 pair_kernels avx512_bf16_pair_kernels() {
-  return {pair_tiles};
+  return {pair_tiles, tile_rows};
 }
 
 ACTORLLM_AVX512_BF16 void round_activations_to_bf16(const float* x, int64_t n, int64_t in,
