@@ -58,8 +58,12 @@ std::optional<quantized_host_matrix> device_layout_of(const cpu::packed_matrix& 
     const int64_t panel = o / width, lane = o % width;
     for (int64_t g = 0; g < groups; ++g) {
       const size_t from = static_cast<size_t>((panel * groups + g) * width + lane);
-      m.scales[o * groups + g] = p.scales[from] / scale_divisor;
-      if (!m.zeros.empty()) m.zeros[o * groups + g] = p.zeros[from];
+      if (m.code == cuda::weight_code::q4) {
+        m.scales[o * groups + g] = p.q4_scale(static_cast<int64_t>(from));
+        m.zeros[o * groups + g] = static_cast<uint8_t>(p.q4_zero(static_cast<int64_t>(from)));
+      } else {
+        m.scales[o * groups + g] = p.scales[from] / scale_divisor;
+      }
     }
     if (m.code == cuda::weight_code::q4) {
       // Panel row bytes hold feature `lane % 8` in the low nibble, `lane % 8 + 8` in the high.

@@ -77,6 +77,13 @@ ACTORLLM_AVX2_INT8 inline floats16 regrouped(const float* v) {
   return {_mm256_permute2f128_ps(low, high, 0x20), _mm256_permute2f128_ps(low, high, 0x31)};
 }
 
+/// 16 float16 scales as floats in the regrouped order.
+ACTORLLM_AVX2_INT8 inline floats16 regrouped_halves(const uint16_t* v) {
+  const __m256 low = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v)));
+  const __m256 high = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v + 8)));
+  return {_mm256_permute2f128_ps(low, high, 0x20), _mm256_permute2f128_ps(low, high, 0x31)};
+}
+
 /// 16 zero points (bytes) as floats in the regrouped order.
 ACTORLLM_AVX2_INT8 inline floats16 regrouped_zeros(const uint8_t* zeros) {
   const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(zeros));
@@ -107,6 +114,7 @@ ACTORLLM_AVX2_INT8 void dot_panel(const int8_activations& x, const packed_matrix
           ? static_cast<const void*>(w.panels8.data() + panel_index * in * width)
           : static_cast<const void*>(w.panels4.data() + panel_index * in * (width / 2));
   const int64_t blocks = in / block;
+  const __m256 common_zero = _mm256_set1_ps(static_cast<float>(w.common_zero));
   __m256 total[ROWS][2];
   for (auto& t : total) t[0] = t[1] = _mm256_setzero_ps();
   constexpr int64_t block_bytes = block * (F == weight_format::q8 ? width : width / 2);
@@ -133,9 +141,12 @@ ACTORLLM_AVX2_INT8 void dot_panel(const int8_activations& x, const packed_matrix
       }
     }
     const int64_t at = (panel_index * groups + k0 / group) * width;
-    const floats16 scale = regrouped(w.scales.data() + at);
+    const floats16 scale = F == weight_format::q4 ? regrouped_halves(w.half_scales.data() + at)
+                                                  : regrouped(w.scales.data() + at);
     floats16 zero{_mm256_setzero_ps(), _mm256_setzero_ps()};
-    if constexpr (F == weight_format::q4) zero = regrouped_zeros(w.zeros.data() + at);
+    if constexpr (F == weight_format::q4)
+      zero = w.zeros.empty() ? floats16{common_zero, common_zero}
+                             : regrouped_zeros(w.zeros.data() + at);
     for (int r = 0; r < ROWS; ++r) {
       const __m256 x_scale = _mm256_set1_ps(x.scales[r * blocks + b]);
       __m256 sum_first = _mm256_cvtepi32_ps(dot[r][0]);
@@ -153,7 +164,9 @@ ACTORLLM_AVX2_INT8 void dot_panel(const int8_activations& x, const packed_matrix
     alignas(32) float out[width];
     _mm256_store_ps(out, _mm256_permute2f128_ps(total[r][0], total[r][1], 0x20));
     _mm256_store_ps(out + 8, _mm256_permute2f128_ps(total[r][0], total[r][1], 0x31));
-    for (int64_t c = 0; c < cols; ++c) y[r * ldy + c] = out[c] + (bias ? bias[c] : 0.0f);
+    // q4's scales are float16 of scale / scale_unit (1 for q8).
+    for (int64_t c = 0; c < cols; ++c)
+      y[r * ldy + c] = out[c] * w.scale_unit + (bias ? bias[c] : 0.0f);
   }
 }
 

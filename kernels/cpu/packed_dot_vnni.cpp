@@ -90,6 +90,10 @@ ACTORLLM_AVX512_VNNI void dot_panel(const int8_activations& x, const packed_matr
   const __m512i second_index = _mm512_load_si512(regroup_indices.q4_second);
   const __m512i offset = _mm512_set1_epi8(static_cast<char>(0x80));
   const int64_t blocks = in / block;
+  // What comes off each block's dot products: q8 codes go in as code + 128; q4 codes minus
+  // the common zero point, or (per_group_zeros) each group's.
+  const bool per_group_zeros = F == weight_format::q4 && !w.zeros.empty();
+  const int32_t offset_codes = F == weight_format::q8 ? 128 : w.common_zero;
   __m512 total[ROWS];
   for (auto& t : total) t = _mm512_setzero_ps();
   // A block's codes: 32 panel rows of 16 (q8) or 8 (q4) bytes.
@@ -156,20 +160,24 @@ ACTORLLM_AVX512_VNNI void dot_panel(const int8_activations& x, const packed_matr
         }
       }
     }
-    const int64_t g = k0 / group;
-    const __m512 scale = _mm512_loadu_ps(w.scales.data() + (panel_index * groups + g) * width);
+    const int64_t at = (panel_index * groups + k0 / group) * width;
+    const __m512 scale = F == weight_format::q4
+                             ? _mm512_cvtph_ps(_mm256_loadu_si256(
+                                   reinterpret_cast<const __m256i*>(w.half_scales.data() + at)))
+                             : _mm512_loadu_ps(w.scales.data() + at);
     __m512 zero = _mm512_setzero_ps();
-    if constexpr (F == weight_format::q4)
-      zero = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(
-          reinterpret_cast<const __m128i*>(w.zeros.data() + (panel_index * groups + g) * width))));
+    if (per_group_zeros)
+      zero = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(w.zeros.data() + at))));
     for (int r = 0; r < ROWS; ++r) {
       __m512 sum;
-      if constexpr (F == weight_format::q8) {
-        sum = _mm512_cvtepi32_ps(
-            _mm512_sub_epi32(dot[r], _mm512_set1_epi32(128 * x.sums[r * blocks + b])));
-      } else {
+      if (per_group_zeros) {
         const float code_sum = static_cast<float>(x.sums[r * blocks + b]);
         sum = _mm512_fnmadd_ps(zero, _mm512_set1_ps(code_sum), _mm512_cvtepi32_ps(dot[r]));
+      } else {
+        // The integer sums take the common offset off exactly: int8's 128, or int4's zero.
+        sum = _mm512_cvtepi32_ps(
+            _mm512_sub_epi32(dot[r], _mm512_set1_epi32(offset_codes * x.sums[r * blocks + b])));
       }
       total[r] = _mm512_fmadd_ps(
           sum, _mm512_mul_ps(scale, _mm512_set1_ps(x.scales[r * blocks + b])), total[r]);
@@ -178,8 +186,10 @@ ACTORLLM_AVX512_VNNI void dot_panel(const int8_activations& x, const packed_matr
   const __mmask16 lanes =
       cols >= width ? __mmask16(0xffff) : static_cast<__mmask16>((1u << cols) - 1);
   const __m512 add = bias ? _mm512_maskz_loadu_ps(lanes, bias) : _mm512_setzero_ps();
+  // q4's scales are float16 of scale / scale_unit (1 for q8).
+  const __m512 unit = _mm512_set1_ps(w.scale_unit);
   for (int r = 0; r < ROWS; ++r)
-    _mm512_mask_storeu_ps(y + r * ldy, lanes, _mm512_add_ps(total[r], add));
+    _mm512_mask_storeu_ps(y + r * ldy, lanes, _mm512_fmadd_ps(total[r], unit, add));
 }
 
 template <weight_format F>

@@ -116,6 +116,21 @@ void tile_rows_k_major(const float* x, int64_t n, int64_t in, int64_t max_rows,
   }
 }
 
+/// The groups of panel p's depth block d (block_groups), with x's sums where q4's float tiles
+/// need them.
+block_groups groups_of(const packed_matrix& w, int64_t p, const depth_blocks::block& d,
+                       const float* x_sums, int64_t ld_sums) {
+  const int64_t at = (p * w.num_groups() + d.k0 / w.group_length()) * width;
+  return {d.group,
+          w.scales.empty() ? nullptr : w.scales.data() + at,
+          w.half_scales.empty() ? nullptr : w.half_scales.data() + at,
+          w.scale_unit,
+          w.zeros.empty() ? nullptr : w.zeros.data() + at,
+          w.common_zero,
+          x_sums,
+          ld_sums};
+}
+
 /// Whether every slice but the last ends on a panel boundary (then panels write in place).
 bool slices_on_panels(std::span<const output_slice> slices) {
   for (size_t i = 0; i + 1 < slices.size(); ++i)
@@ -246,9 +261,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
           paired.resize(in / 2 * width);
           const unsigned char* panel = access.base + p * w.panel_rows() * access.row_bytes;
           for (const auto& d : blocks.list) {
-            const int64_t at = (p * w.num_groups() + d.k0 / w.group_length()) * width;
-            const block_groups groups{d.group, w.scales.data() + at,
-                                      w.zeros.empty() ? nullptr : w.zeros.data() + at, nullptr, 0};
+            const block_groups groups = groups_of(w, p, d, nullptr, 0);
             access.kernels.widen(panel + d.k0 * access.row_bytes, groups, d.depth, widened);
             panels::round_rows_to_bf16_pairs(widened, d.depth, paired.data() + d.k0 / 2 * width);
           }
@@ -295,11 +308,8 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
           const int64_t k0 = d.k0, depth = d.depth;
           const bool last_block = k0 + depth == in;
           const void* block = panel + k0 * access.row_bytes;
-          const int64_t at = (p * w.num_groups() + k0 / w.group_length()) * width;
-          const block_groups groups{d.group, w.scales.empty() ? nullptr : w.scales.data() + at,
-                                    w.zeros.empty() ? nullptr : w.zeros.data() + at,
-                                    x_sums ? x_sums + d.first_segment : nullptr,
-                                    blocks.num_segments};
+          const block_groups groups =
+              groups_of(w, p, d, x_sums ? x_sums + d.first_segment : nullptr, blocks.num_segments);
           if (x_bf16) {
             // The panel is in pairs already (packed_matrix::panels16): the tiles read it.
             const auto* paired = static_cast<const uint32_t*>(block);

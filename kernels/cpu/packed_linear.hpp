@@ -61,12 +61,23 @@ struct packed_matrix {
   /// q4: (num_panels, in, 8) bytes; byte j of a row holds feature j in its low nibble and
   /// feature j + 8 in its high one.
   std::vector<uint8_t, streamed_allocator<uint8_t>> panels4;
-  /// q8, fp8, q4: (num_panels, num_groups, 16), per output feature and group; 0 past
+  /// q8, fp8: (num_panels, num_groups, 16), per output feature and group; 0 past
   /// out_features. fp8 keeps 256 times the checkpoint's scale: its codes are widened through
   /// float16, which reads them 2^8 smaller (exactly), so that q * scale is the same product.
   std::vector<float> scales;
-  /// q4: (num_panels, num_groups, 16), the code that reads as 0.
+  /// q4: the same, as float16 bits of scale / scale_unit (q4_scale() reads one back). A
+  /// 4-bit group's scale in 16 bits, as Q4_0's, GPTQ's and AWQ's: 4.5 bits a weight where
+  /// float32 scales and a zero point a group took 5.25, and a single stream reads the weights
+  /// at the memory's pace.
+  std::vector<uint16_t> half_scales;
+  /// q4: a power of two that puts the largest |scale| in [2^14, 2^15), float16's normal
+  /// range: a float16 or bfloat16 scale is then kept exactly (unless the matrix's scales span
+  /// more than 2^28), a float32 one rounded to 11 significant bits.
+  float scale_unit = 1.0f;
+  /// q4: (num_panels, num_groups, 16), the code that reads as 0; empty where every group's is
+  /// common_zero (Q4_0's 8, symmetric GPTQ's 8).
   std::vector<uint8_t> zeros;
+  uint8_t common_zero = 0;
   /// Panel rows per scale; 0: one group of all in_features (per output feature).
   int64_t group_size = 0;
   /// Empty, or the input feature of each panel row (a permutation of [0, in_features)).
@@ -82,6 +93,9 @@ struct packed_matrix {
   bool empty() const { return out_features == 0; }
   /// Bytes the panels (and scales) take.
   int64_t bytes() const;
+  /// q4: the scale and zero point at index i of scales' layout (num_panels, num_groups, 16).
+  float q4_scale(int64_t i) const;
+  int q4_zero(int64_t i) const { return zeros.empty() ? common_zero : zeros[i]; }
 };
 
 /// Where the weight of panel row k (an input feature) and lane `lane` (an output feature)
@@ -109,8 +123,9 @@ struct matrix_rows {
 /// scale_o = max_k |w[o][k]| / 127, q[o][k] = round(w[o][k] / scale_o) (halves away from zero),
 /// in [-127, 127]; a row of zeros gets scale 0. q4 quantizes as llama.cpp's Q4_0, per group of
 /// q4_group_size input features: m = the group's weight of largest magnitude (the first such),
-/// scale = m / -8, code = min(15, floor(w / scale + 8.5)), zero 8; a group of zeros gets scale
-/// 0 (in_features must be a multiple of q4_group_size). fp8 is packed from fp8 rows only
+/// scale = m / -8, code = min(15, floor(w / scale + 8.5)), zero 8, the scale then kept in
+/// float16 as Q4_0's is; a group of zeros gets scale 0 (in_features must be a multiple of
+/// q4_group_size). fp8 is packed from fp8 rows only
 /// (codes and scales as they are). Needs packed_linear_supported() for f16 and fp8.
 packed_matrix pack_matrix(std::span<const matrix_rows> parts, int64_t in_features,
                           weight_format format);
@@ -137,8 +152,10 @@ struct quantized_layout {
   std::span<const int32_t> input_order;
 };
 
-/// Packs grouped integer rows, stacked in order, as q4 or q8, keeping every code, scale and
-/// zero point as given (so unpack_matrix reads back exactly (code - zero) * scale). Throws
+/// Packs grouped integer rows, stacked in order, as q4 or q8, keeping every code and zero
+/// point as given, and every scale (q4: within float16's precision, packed_matrix::
+/// half_scales; exactly for float16 and bfloat16 scales), so that unpack_matrix reads back
+/// (code - zero) * scale. Throws
 /// std::invalid_argument on a bit width other than 4 or 8, a group size that does not divide
 /// in_features, or (8 bits) a code - zero outside int8.
 packed_matrix pack_quantized(std::span<const quantized_rows> parts, int64_t in_features,

@@ -177,7 +177,7 @@ float panel_value(const packed_matrix& w, int64_t panel, int64_t lane, int64_t j
     case weight_format::q4: {
       const uint8_t byte = w.panels4[(panel * in + j) * (width / 2) + lane % 8];
       const int code = lane < 8 ? byte & 0xf : byte >> 4;
-      return static_cast<float>(code - int(w.zeros[group])) * w.scales[group];
+      return static_cast<float>(code - w.q4_zero(group)) * w.q4_scale(group);
     }
   }
   return 0.0f;
@@ -221,7 +221,8 @@ int64_t element_size(weight_format format) {
 
 int64_t packed_matrix::bytes() const {
   return static_cast<int64_t>(panels.size() * sizeof(float) + panels16.size() * 2 + panels8.size() +
-                              panels4.size() + scales.size() * sizeof(float) + zeros.size() +
+                              panels4.size() + scales.size() * sizeof(float) +
+                              half_scales.size() * sizeof(uint16_t) + zeros.size() +
                               input_order.size() * sizeof(int32_t));
 }
 

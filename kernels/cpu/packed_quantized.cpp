@@ -3,9 +3,11 @@
 // panels with their scales and zero points.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/ops.hpp"
 #include "kernels/cpu/packed_linear.hpp"
 #include "kernels/cpu/thread_team.hpp"
 
@@ -14,6 +16,14 @@ namespace actorllm::cpu {
 namespace {
 
 constexpr int64_t width = packed_matrix::panel_width;
+
+/// float16 bits of v, rounded to nearest even.
+uint16_t to_half_bits(float v) {
+  const half h = static_cast<half>(v);
+  uint16_t bits;
+  std::memcpy(&bits, &h, sizeof bits);
+  return bits;
+}
 
 /// One output feature's source: its part and row there.
 struct quantized_row {
@@ -41,8 +51,13 @@ void pack_quantized_row(packed_matrix& w, int64_t panel, int64_t lane, quantized
   const float* scales = src.part->scales + src.row * groups;
   const uint8_t* zeros = src.part->zeros + src.row * groups;
   for (int64_t g = 0; g < groups; ++g) {
-    w.scales[(panel * groups + g) * width + lane] = scales[g];
-    if (w.format == weight_format::q4) w.zeros[(panel * groups + g) * width + lane] = zeros[g];
+    const int64_t at = (panel * groups + g) * width + lane;
+    if (w.format == weight_format::q4) {
+      w.half_scales[at] = to_half_bits(scales[g] / w.scale_unit);
+      if (!w.zeros.empty()) w.zeros[at] = zeros[g];
+    } else {
+      w.scales[at] = scales[g];
+    }
   }
   const auto& order = layout.input_order;
   for (int64_t j = 0; j < in; ++j) {
@@ -62,7 +77,37 @@ void pack_quantized_row(packed_matrix& w, int64_t panel, int64_t lane, quantized
   }
 }
 
+/// A power of two that puts the largest |scale| of the parts in [2^14, 2^15)
+/// (packed_matrix::scale_unit); 1 where every scale is 0.
+float scale_unit_of(std::span<const quantized_rows> parts, int64_t groups) {
+  float largest = 0.0f;
+  for (const auto& part : parts)
+    for (int64_t i = 0; i < part.num_rows * groups; ++i)
+      largest = std::max(largest, std::fabs(part.scales[i]));
+  if (!(largest > 0.0f) || !std::isfinite(largest)) return 1.0f;
+  int exponent = 0;
+  std::frexp(largest, &exponent);  // largest = m * 2^exponent, m in [0.5, 1)
+  return std::ldexp(1.0f, exponent - 1 - 14);
+}
+
+/// The zero point every group of the parts shares, or -1.
+int common_zero_of(std::span<const quantized_rows> parts, int64_t groups) {
+  int common = -1;
+  for (const auto& part : parts)
+    for (int64_t i = 0; i < part.num_rows * groups; ++i) {
+      if (common < 0) common = part.zeros[i];
+      if (part.zeros[i] != common) return -1;
+    }
+  return common;
+}
+
 }  // namespace
+
+float packed_matrix::q4_scale(int64_t i) const {
+  half h;
+  std::memcpy(&h, &half_scales[i], sizeof h);
+  return static_cast<float>(h) * scale_unit;
+}
 
 packed_matrix pack_quantized(std::span<const quantized_rows> parts, int64_t in_features,
                              const quantized_layout& layout) {
@@ -81,8 +126,17 @@ packed_matrix pack_quantized(std::span<const quantized_rows> parts, int64_t in_f
     p.panels4.assign(num_panels * in_features * width / 2, 0);
   else
     p.panels8.assign(num_panels * in_features * width, 0);
-  p.scales.assign(num_panels * groups * width, 0.0f);
-  if (p.format == weight_format::q4) p.zeros.assign(num_panels * groups * width, 0);
+  if (p.format == weight_format::q4) {
+    p.scale_unit = scale_unit_of(parts, groups);
+    p.half_scales.assign(num_panels * groups * width, 0);
+    const int common = common_zero_of(parts, groups);
+    if (common >= 0)
+      p.common_zero = static_cast<uint8_t>(common);
+    else
+      p.zeros.assign(num_panels * groups * width, 0);
+  } else {
+    p.scales.assign(num_panels * groups * width, 0.0f);
+  }
   // The q4 bytes of two lanes are shared, so a panel is packed by one member. An exception
   // (an 8-bit code outside int8) is taken out of the team and rethrown here.
   std::vector<std::string> errors(num_panels);

@@ -11,13 +11,17 @@
 namespace actorllm::cpu::panels {
 
 /// A depth block's groups of input features: `group` of them each (the block's depth
-/// where it lies within one group). scale and zeros: the first group's 16 per-feature scales
-/// and (q4) zero points, the next group's 16 further on. x_sums (q4): x's sum over each
-/// group, the first group's of the block's first row, ld_sums apart from row to row.
+/// where it lies within one group). scale (q8, fp8) or half_scale (q4, times scale_unit) and
+/// zeros (q4; null: every group's is common_zero): the first group's 16 per-feature scales
+/// and zero points, the next group's 16 further on. x_sums (q4): x's sum over each group, the
+/// first group's of the block's first row, ld_sums apart from row to row.
 struct block_groups {
   int64_t group;
   const float* scale;
+  const uint16_t* half_scale;
+  float scale_unit;
   const uint8_t* zeros;
+  int common_zero;
   const float* x_sums;
   int64_t ld_sums;
   /// A tile of several rows over a float32 or 16-bit panel, or a widener, asks, for each input

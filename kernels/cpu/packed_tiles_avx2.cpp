@@ -159,8 +159,7 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t depth, const void* panel_bytes,
         a00 = _mm256_add_ps(a00, a10);
         a01 = _mm256_add_ps(a01, a11);
       }
-      const group_factors f = factors_of<F>(groups.scale + g * width,
-                                            groups.zeros ? groups.zeros + g * width : nullptr);
+      const group_factors f = factors_of<F>(groups, g);
       // q4: minus zero * scale * (the group's sum of x), the zero points' share of the sum.
       const __m256 zs0 = _mm256_mul_ps(f.zero0, f.scale0), zs1 = _mm256_mul_ps(f.zero1, f.scale1);
 #define ACTORLLM_FOLD_ROW(r)                                                          \
@@ -225,9 +224,7 @@ ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const block_groups& grou
   for (int64_t g0 = 0; g0 < depth; g0 += group) {
     const int64_t g = g0 / group;
     group_factors f{};
-    if constexpr (is_scaled<F>)
-      f = factors_of<F>(groups.scale + g * width,
-                        groups.zeros ? groups.zeros + g * width : nullptr);
+    if constexpr (is_scaled<F>) f = factors_of<F>(groups, g);
     for (int64_t k = g0; k < std::min(depth, g0 + group); ++k) {
       // The next block toward L2 while the row tiles run over this one's copy (as the float32
       // tiles' prefetch_next_block), one prefetch per cache line.

@@ -112,18 +112,26 @@ struct factors512 {
   __m512 scale, zero;
 };
 
+/// Group g's factors (block_groups).
 template <weight_format F>
-ACTORLLM_AVX512 inline factors512 factors_of(const float* scale, const uint8_t* zeros) {
-  factors512 f{_mm512_loadu_ps(scale), _mm512_setzero_ps()};
+ACTORLLM_AVX512 inline factors512 factors_of(const block_groups& groups, int64_t g) {
   if constexpr (F == weight_format::q4) {
     const float s = 1.0f / 16.0f;
-    f.scale = _mm512_mul_ps(f.scale, _mm512_set_ps(s, s, s, s, s, s, s, s, 1, 1, 1, 1, 1, 1, 1, 1));
-    const __m512 codes = _mm512_cvtepi32_ps(
-        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(zeros))));
+    const __m256i half =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(groups.half_scale + g * width));
+    factors512 f;
+    f.scale = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtph_ps(half), _mm512_set1_ps(groups.scale_unit)),
+                            _mm512_set_ps(s, s, s, s, s, s, s, s, 1, 1, 1, 1, 1, 1, 1, 1));
+    const __m512 codes = groups.zeros
+                             ? _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128(
+                                   reinterpret_cast<const __m128i*>(groups.zeros + g * width))))
+                             : _mm512_set1_ps(static_cast<float>(groups.common_zero));
     f.zero =
         _mm512_mul_ps(codes, _mm512_set_ps(16, 16, 16, 16, 16, 16, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1));
+    return f;
+  } else {
+    return {_mm512_loadu_ps(groups.scale + g * width), _mm512_setzero_ps()};
   }
-  return f;
 }
 
 template <weight_format F>
@@ -246,8 +254,7 @@ ACTORLLM_AVX512 void tile(const float* x, int64_t depth, const void* panel_bytes
       accumulate<F, ROWS>(x, panel, groups.prefetch_next_block, g0, std::min(depth, g0 + group),
                           ACTORLLM_ACCUMULATORS);
       if constexpr (ROWS == 1) a0 = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
-      const factors512 f = factors_of<F>(groups.scale + g * width,
-                                         groups.zeros ? groups.zeros + g * width : nullptr);
+      const factors512 f = factors_of<F>(groups, g);
       // q4: minus zero * scale * (the group's sum of x), the zero points' share of the sum.
       const __m512 zero_scale = _mm512_mul_ps(f.zero, f.scale);
 #define ACTORLLM_FOLD_ROW(r)                                                                      \
@@ -285,9 +292,7 @@ ACTORLLM_AVX512 void widen_block(const void* panel_bytes, const block_groups& gr
   for (int64_t g0 = 0; g0 < depth; g0 += group) {
     const int64_t g = g0 / group;
     factors512 f{};
-    if constexpr (is_scaled<F>)
-      f = factors_of<F>(groups.scale + g * width,
-                        groups.zeros ? groups.zeros + g * width : nullptr);
+    if constexpr (is_scaled<F>) f = factors_of<F>(groups, g);
     for (int64_t k = g0; k < std::min(depth, g0 + group); ++k) {
       // The next block toward L2 while the row tiles run over this one's copy (as the float32
       // tiles' prefetch_next_block), one prefetch per cache line.

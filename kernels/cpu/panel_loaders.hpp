@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/cpu/packed_linear.hpp"
+#include "kernels/cpu/packed_tiles.hpp"
 #include "kernels/cpu/vector_math.hpp"
 
 namespace actorllm::cpu::panels {
@@ -120,17 +121,31 @@ ACTORLLM_AVX2 inline __m256 widen_bytes(const uint8_t* p) {
       _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 
+/// Group g's factors (block_groups).
 template <weight_format F>
-ACTORLLM_AVX2 inline group_factors factors_of(const float* scale, const uint8_t* zeros) {
-  group_factors f{_mm256_loadu_ps(scale), _mm256_loadu_ps(scale + 8), _mm256_setzero_ps(),
-                  _mm256_setzero_ps()};
+ACTORLLM_AVX2 inline group_factors factors_of(const block_groups& groups, int64_t g) {
+  constexpr int64_t width = packed_matrix::panel_width;
   if constexpr (F == weight_format::q4) {
+    const uint16_t* half = groups.half_scale + g * width;
+    const __m256 unit = _mm256_set1_ps(groups.scale_unit);
     const __m256 sixteen = _mm256_set1_ps(16.0f);
-    f.scale1 = _mm256_div_ps(f.scale1, sixteen);
-    f.zero0 = widen_bytes(zeros);
-    f.zero1 = _mm256_mul_ps(widen_bytes(zeros + 8), sixteen);
+    group_factors f;
+    f.scale0 = _mm256_mul_ps(
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(half))), unit);
+    f.scale1 = _mm256_div_ps(
+        _mm256_mul_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(half + 8))),
+                      unit),
+        sixteen);
+    const uint8_t* zeros = groups.zeros ? groups.zeros + g * width : nullptr;
+    const __m256 common = _mm256_set1_ps(static_cast<float>(groups.common_zero));
+    f.zero0 = zeros ? widen_bytes(zeros) : common;
+    f.zero1 = _mm256_mul_ps(zeros ? widen_bytes(zeros + 8) : common, sixteen);
+    return f;
+  } else {
+    const float* scale = groups.scale + g * width;
+    return {_mm256_loadu_ps(scale), _mm256_loadu_ps(scale + 8), _mm256_setzero_ps(),
+            _mm256_setzero_ps()};
   }
-  return f;
 }
 
 /// Formats whose blocks' sums are multiplied by per-feature scales.

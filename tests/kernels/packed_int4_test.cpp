@@ -1,6 +1,7 @@
 // Grouped integer panels (q4, and q8 with a scale per group): packing keeps every code, scale
-// and zero point, so unpacking reads back (code - zero) * scale exactly in the input features'
-// own order (reordered groups too); Q4_0 at load follows its rule; and the kernel, at every
+// and zero point (q4's scales in float16, which holds GPTQ's, AWQ's and bfloat16 scales
+// exactly), so unpacking reads back (code - zero) * scale exactly in the input features' own
+// order (reordered groups too); Q4_0 at load follows its rule; and the kernel, at every
 // row count of its tiles and on shapes whose groups cut the depth blocks unevenly, equals a
 // plain float GEMM over the dequantised weights.
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/cpu/ops.hpp"
 #include "kernels/cpu/packed_linear.hpp"
 #include "tests/support/kernel_isa.hpp"
 #include "tests/support/random_vectors.hpp"
@@ -21,8 +23,13 @@ namespace {
 
 using cpu::weight_format;
 
-/// A random grouped matrix: codes below 2^bits, positive and negative scales, zero points
-/// anywhere in the code range (AWQ's are), and a group whose scale is 0.
+/// v rounded to float16, as GPTQ's and AWQ's checkpoints hold their scales.
+float to_half(float v) {
+  return static_cast<float>(static_cast<cpu::half>(v));
+}
+
+/// A random grouped matrix: codes below 2^bits, positive and negative float16 scales, zero
+/// points anywhere in the code range (AWQ's are), and a group whose scale is 0.
 struct grouped_matrix {
   int64_t out, in, group;
   int bits;
@@ -41,7 +48,7 @@ struct grouped_matrix {
     for (auto& z : zeros) z = static_cast<uint8_t>(bits == 4 ? rng() % 17 : 128);
     std::uniform_real_distribution<float> dist(-0.05f, 0.05f);
     scales.resize(out * groups);
-    for (auto& s : scales) s = dist(rng);
+    for (auto& s : scales) s = to_half(dist(rng));
     scales[0] = 0.0f;
     if (reordered) {
       order.resize(in);
@@ -177,7 +184,7 @@ TEST(packed_int4, layouts_that_cannot_be_packed_are_refused) {
 
 /// --quantization int4's rule (pack_matrix's comment), written out: per group of 32, m = the
 /// weight of largest magnitude (the first such), scale = m / -8, code = min(15, floor(w /
-/// scale + 8.5)), read back as (code - 8) * scale.
+/// scale + 8.5)), read back as (code - 8) * the scale in float16 (as Q4_0 keeps it).
 std::vector<float> reference_q4_0(const std::vector<float>& w, int64_t in) {
   std::vector<float> out(w.size());
   for (size_t g0 = 0; g0 < w.size(); g0 += 32) {
@@ -187,11 +194,49 @@ std::vector<float> reference_q4_0(const std::vector<float>& w, int64_t in) {
     const float scale = m / -8.0f;
     for (size_t k = g0; k < g0 + 32; ++k) {
       const float code = scale != 0.0f ? std::min(15.0f, std::floor(w[k] / scale + 8.5f)) : 8.0f;
-      out[k] = (code - 8.0f) * scale;
+      out[k] = (code - 8.0f) * to_half(scale);
     }
   }
   (void)in;
   return out;
+}
+
+// q4's scales are float16 times a power of two chosen for the matrix: bfloat16 scales over
+// many binades come back exactly, float32 ones within float16's rounding; a zero point that
+// every group shares takes no bytes, and int4 weighs 4.5 bits a weight, Q4_0's.
+TEST(packed_int4, scales_keep_float16_precision_and_a_common_zero_takes_no_bytes) {
+  if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
+  grouped_matrix m(20, 128, 32, 4, 21);
+  std::mt19937 rng(22);
+  for (auto& s : m.scales) {
+    // bfloat16 values from 2^-20 to 2^5, both signs (8 significant bits, float16 holds 11).
+    const float v = std::ldexp(1.0f + static_cast<float>(rng() % 128) / 128.0f,
+                               static_cast<int>(rng() % 26) - 20);
+    s = rng() % 2 ? v : -v;
+  }
+  std::fill(m.zeros.begin(), m.zeros.end(), uint8_t{8});
+  auto packed = m.pack();
+  EXPECT_EQ(cpu::unpack_matrix(packed), m.dequantised());
+  int exponent = 0;
+  EXPECT_EQ(std::frexp(packed.scale_unit, &exponent), 0.5f) << "a power of two";
+  EXPECT_TRUE(packed.zeros.empty());
+  EXPECT_EQ(packed.common_zero, 8);
+  EXPECT_TRUE(packed.scales.empty());
+  const int64_t weights = packed.num_panels() * 16 * 128;
+  EXPECT_EQ(packed.bytes(), weights / 2 + weights / 32 * 2);  // 4.5 bits a weight
+  expect_kernel_matches(packed, m.dequantised());
+
+  // float32 scales: within float16's rounding (2^-11 of each) of the exact weights.
+  std::uniform_real_distribution<float> dist(-0.05f, 0.05f);
+  for (auto& s : m.scales) s = dist(rng);
+  m.zeros[5] = 3;  // one group's own zero point: every group's kept
+  packed = m.pack();
+  EXPECT_FALSE(packed.zeros.empty());
+  const auto want = m.dequantised(), got = cpu::unpack_matrix(packed);
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], std::fabs(want[i]) * std::ldexp(1.0, -11)) << i;
+  EXPECT_NE(got, want) << "float32 scales are rounded";
+  expect_kernel_matches(packed, got);
 }
 
 TEST(packed_int4, q4_0_at_load_equals_its_rule) {
