@@ -88,8 +88,13 @@ std::string cpu_backend_provider::describe_weights(const llama_model& model) con
                                    (packed->layers.front().qkv.format == cpu::weight_format::q8 ||
                                     packed->layers.front().qkv.format == cpu::weight_format::q4);
   if (cpu::rounds_activations(isa) && integer_projections)
-    line += std::string(" (the integer projections meet x rounded to 8 bits; ACTORLLM_CPU_ISA=") +
-            (cpu::uses_avx512(isa) ? "avx512" : "avx2") + " keeps it float32)";
+    line += std::string(" (the integer projections meet x rounded to 8 bits") +
+            (isa == cpu::kernel_isa::amx
+                 ? ", or in batches of 32 rows or more x and the weights rounded to bf16 in the "
+                   "AMX tiles"
+                 : "") +
+            "; ACTORLLM_CPU_ISA=" + (cpu::uses_avx512(isa) ? "avx512" : "avx2") +
+            " keeps it float32)";
   const bool bf16_projections = packed && !packed->layers.empty() &&
                                 packed->layers.front().qkv.format == cpu::weight_format::bf16;
   if (cpu::rounds_activations_to_bf16(isa) && bf16_projections)
