@@ -72,9 +72,9 @@ TEST(cpu_kernel_choice, the_environment_picks_a_set_and_unknown_names_are_refuse
     provider.prepare(model);
     ADD_FAILURE() << "sse2 was taken";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(
-        std::string(e.what()).find("choose avx2, avx2_int8, avx512, avx512_vnni, avx512_bf16 or amx"),
-        std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(
+                  "choose avx2, avx2_int8, avx512, avx512_vnni, avx512_bf16 or amx"),
+              std::string::npos)
         << e.what();
   }
 }
