@@ -1,15 +1,34 @@
 #include "kernels/cpu/kernel_isa.hpp"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/packed_tiles.hpp"
 #include "kernels/cpu/vector_math.hpp"
 
 namespace actorllm::cpu {
 
 namespace {
+
+/// Whether this CPU and OS run the AMX bf16 tiles (packed_tiles_amx.cpp): AVX-512 BF16, AMX
+/// tiles and AMX-BF16, and the tiles' state granted to this process (asked for once).
+bool cpu_has_amx_bf16() {
+  static const bool yes = [] {
+    if (!cpu_has_avx512_bf16()) return false;
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+    constexpr unsigned amx_bf16 = 1u << 22, amx_tile = 1u << 24;
+    if ((edx & amx_bf16) == 0 || (edx & amx_tile) == 0) return false;
+    // Linux hands out the tiles' 8 KB of state only to a process that asks
+    // (ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA); a kernel without it refuses.
+    constexpr long arch_req_xcomp_perm = 0x1023, xfeature_xtiledata = 18;
+    return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
+  }();
+  return yes;
+}
 
 /// The widest set the CPU runs. avx512_bf16 rounds x to bf16 where bf16 weights meet batches
 /// of more than one row, as vLLM's bf16 models keep their activations in bf16 (and as
@@ -66,7 +85,7 @@ bool cpu_runs(kernel_isa isa) {
     case kernel_isa::avx512_bf16:
       return cpu_has_avx512_bf16();
     case kernel_isa::amx:
-      return panels::amx_bf16_ready();
+      return cpu_has_amx_bf16();
   }
   return false;
 }

@@ -153,11 +153,6 @@ struct pair_kernels {
 /// AVX-512 BF16 (vdpbf16ps): packed_tiles_bf16.cpp.
 pair_kernels avx512_bf16_pair_kernels();
 
-/// Whether this CPU and OS run the AMX bf16 tiles (packed_tiles_amx.cpp): AVX-512 BF16, AMX
-/// tiles and AMX-BF16, and the tiles' state granted to this process (asked for on the first
-/// call).
-bool amx_bf16_ready();
-
 /// One panel of an AMX GEMM: its pair rows (packed_matrix::panels16), bias (may be null),
 /// width (1 to 16), and where its output rows go (ldy apart).
 struct amx_panel {
@@ -178,7 +173,7 @@ using amx_panel_fn = std::function<amx_panel(int64_t panel)>;
 void round_rows_to_bf16_pairs(const float* rows, int64_t depth, uint32_t* pairs);
 
 /// y = x rows [0, n) @ `num_panels` bf16 panels over `pairs` pair rows (a multiple of 16:
-/// in_features a multiple of 32) + bias, through the AMX tiles (amx_bf16_ready()). Each
+/// in_features a multiple of 32) + bias, through the AMX tiles (cpu_runs(kernel_isa::amx)). Each
 /// panel's y is written whole, not accumulated.
 void amx_bf16_panels(const bf16_activations& x, int64_t n, int64_t pairs, int64_t num_panels,
                      const amx_panel_fn& panel_of);

@@ -12,15 +12,11 @@
 // The tiles are a thread's state: each call configures them for the rows it multiplies and
 // releases them before it returns, so a thread holds no tile state between GEMMs.
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include "kernels/cpu/packed_tiles.hpp"
-#include "kernels/cpu/vector_math.hpp"
 
 #define ACTORLLM_AMX                                                                 \
   __attribute__((                                                                    \
@@ -153,21 +149,6 @@ ACTORLLM_AMX void round_rows_to_bf16_pairs(const float* rows, int64_t depth, uin
     const __m512i both = (__m512i)_mm512_cvtne2ps_pbh(odd, even);
     _mm512_storeu_si512(pairs + j * width, _mm512_permutexvar_epi16(index, both));
   }
-}
-
-bool amx_bf16_ready() {
-  static const bool yes = [] {
-    if (!cpu_has_avx512_bf16()) return false;
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-    constexpr unsigned amx_bf16 = 1u << 22, amx_tile = 1u << 24;
-    if ((edx & amx_bf16) == 0 || (edx & amx_tile) == 0) return false;
-    // Linux hands out the tiles' 8 KB of state only to a process that asks
-    // (ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA); a kernel without it refuses.
-    constexpr long arch_req_xcomp_perm = 0x1023, xfeature_xtiledata = 18;
-    return syscall(SYS_arch_prctl, arch_req_xcomp_perm, xfeature_xtiledata) == 0;
-  }();
-  return yes;
 }
 
 ACTORLLM_AMX void amx_bf16_panels(const bf16_activations& x, int64_t n, int64_t pairs,
