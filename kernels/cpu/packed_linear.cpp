@@ -23,8 +23,8 @@ constexpr int64_t width = packed_matrix::panel_width;
 /// usual widths; weights are read once per block, so large prefills read them a few times.
 constexpr int64_t block_rows = 96;
 using panels::block_depth;
-/// Rows of a block up to which its first row tile asks for the next block of a float32 or
-/// 16-bit panel, and the widener of an 8-bit one (block_groups::prefetch_next_block): decode
+/// Rows of a block up to which its row tiles ask for the next block of a float32 or 16-bit
+/// panel, and the widener of an 8-bit one (next_block_share): decode
 /// batches, whose weights each serve few rows. Measured (gemm_bench, 2 threads, interleaved
 /// runs): float32 at 8 and 32 rows about 1.25x; at 128 rows and more no gain.
 constexpr int64_t few_rows = 48;
@@ -128,7 +128,8 @@ block_groups groups_of(const packed_matrix& w, int64_t p, const depth_blocks::bl
           w.zeros.empty() ? nullptr : w.zeros.data() + at,
           w.common_zero,
           x_sums,
-          ld_sums};
+          ld_sums,
+          {}};
 }
 
 /// Whether every slice but the last ends on a panel boundary (then panels write in place).
@@ -318,8 +319,10 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
             for (int64_t i = 0, r = 0; i < pair_tiles; ++i) {
               const int64_t rows = tile_height(rows_in_block, pair_tiles, i);
               pairs.tiles[rows](x_bf16->pairs + (r0 + r) * ldx + k0 / 2, ldx, depth / 2, paired,
-                                next_block_ahead && i == 0, last_block ? b : nullptr, cols, k0 > 0,
-                                y + r * t.ld, t.ld);
+                                next_block_ahead
+                                    ? panels::next_block_share_of(i, pair_tiles, depth / 2)
+                                    : panels::next_block_share{},
+                                last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);
               r += rows;
             }
             continue;
@@ -330,7 +333,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
             // itself above): the widener asks for the next block while it reads this one
             // (gemm_bench, int8 at 32 rows under avx512 and avx2: about 1.04x; int4 even).
             block_groups widen_groups = groups;
-            widen_groups.prefetch_next_block = rows_in_block <= few_rows;
+            if (rows_in_block <= few_rows) widen_groups.next_block = {true, 0, 0};
             access.kernels.widen(block, widen_groups, depth, widened);
             block = widened;
             tiles = access.kernels.f32_tiles;
@@ -339,8 +342,9 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
           for (int64_t i = 0; i < num_tiles; ++i) {
             const int64_t rows = tile_height(rows_in_block, num_tiles, i);
             block_groups tile_groups = groups;
-            // The first row tile asks for the next block; the others find it asked for.
-            tile_groups.prefetch_next_block = next_block_ahead && i == 0;
+            // The row tiles ask for the next block, each its share.
+            if (next_block_ahead)
+              tile_groups.next_block = panels::next_block_share_of(i, num_tiles, depth);
             if (groups.x_sums) tile_groups.x_sums += (r0 + r) * blocks.num_segments;
             tiles[rows](x_tiles + (r0 + r) * in + k0 * rows, depth, block, tile_groups,
                         last_block ? b : nullptr, cols, k0 > 0, y + r * t.ld, t.ld);

@@ -10,6 +10,35 @@
 
 namespace actorllm::cpu::panels {
 
+/// Input features per depth block of the packed GEMM: a panel's block (256 x 16 floats, 16 KB)
+/// stays in L1 while every row tile of a block passes over it.
+constexpr int64_t block_depth = 256;
+
+/// What a row tile over a float32 or 16-bit panel, or a widener, asks for of the next depth
+/// block (the panel rows block_depth on: past the panel's last, the next panel's, as they lie
+/// end to end), into L2 while it reads this one: with `on`, for the k-th row it reads, row
+/// block_depth + first + (k >> shift) (in pair rows, block_depth / 2 on, for the pair tiles).
+/// A prefetch never faults, so the matrix's last block may ask past its end.
+struct next_block_share {
+  bool on = false;
+  int64_t first = 0;
+  int shift = 0;
+};
+
+/// The share of row tile i of a block's num_tiles, over a block of `rows` panel rows. The
+/// first `parts` tiles (the largest power of two up to num_tiles) split the block: tile i asks
+/// for the rows from i * rows / parts on, one for every `parts` rows it reads; the others ask
+/// for nothing. Split so, the block's requests go out while the tiles run; asked for by the
+/// first tile alone, they came in a burst while the memory then idled under the others
+/// (float32, 32 rows, a model's chain of GEMMs from DRAM: about 1.1x).
+inline next_block_share next_block_share_of(int64_t i, int64_t num_tiles, int64_t rows) {
+  int shift = 0;
+  while ((int64_t(2) << shift) <= num_tiles) ++shift;
+  const int64_t parts = int64_t(1) << shift;
+  if (i >= parts) return {};
+  return {true, i * rows / parts, shift};
+}
+
 /// A depth block's groups of input features: `group` of them each (the block's depth
 /// where it lies within one group). scale (q8, fp8) or half_scale (q4, times scale_unit) and
 /// zeros (q4; null: every group's is common_zero): the first group's 16 per-feature scales
@@ -24,16 +53,9 @@ struct block_groups {
   int common_zero;
   const float* x_sums;
   int64_t ld_sums;
-  /// A tile of several rows over a float32 or 16-bit panel, or a widener, asks, for each input
-  /// feature it reads, for the panel row block_depth features on: the next depth block, or past the
-  /// panel's last the next panel's (they lie end to end), into L2. A prefetch never faults,
-  /// so the matrix's last block may ask past its end.
-  bool prefetch_next_block = false;
+  /// What of the next depth block the tile (of several rows) or the widener asks for.
+  next_block_share next_block;
 };
-
-/// Input features per depth block of the packed GEMM: a panel's block (256 x 16 floats, 16 KB)
-/// stays in L1 while every row tile of a block passes over it.
-constexpr int64_t block_depth = 256;
 
 /// y rows [0, rows) x panel columns [0, cols) (+)= x rows @ panel over `depth` input
 /// features; ldy is y's row stride. x holds the tile's rows k-major, (depth, rows): value k of
@@ -138,10 +160,10 @@ struct bf16_activations {
 void round_activations_to_bf16(const float* x, int64_t n, int64_t in, bf16_activations& out);
 
 /// y rows [0, rows) x panel columns [0, cols) (+)= x pairs @ a paired block over `pairs` pairs
-/// of input features (ldx: x's row stride in pairs); prefetch_next_block as block_groups',
+/// of input features (ldx: x's row stride in pairs); next_block as block_groups', in pair rows;
 /// accumulate_y and bias as tile_fn's.
 using pair_tile_fn = void (*)(const uint32_t* x, int64_t ldx, int64_t pairs, const uint32_t* w,
-                              bool prefetch_next_block, const float* bias, int64_t cols,
+                              const next_block_share& next_block, const float* bias, int64_t cols,
                               bool accumulate_y, float* y, int64_t ldy);
 /// The pair tiles: tiles[rows] for rows in 1..max_rows ([0] unused), over row blocks as the
 /// AVX-512 tiles'. They read a bf16 panel's blocks as packed, in pairs

@@ -25,13 +25,12 @@ constexpr int64_t tile_rows = 6;
       __m256 &a31, __m256 &a40, __m256 &a41, __m256 &a50, __m256 &a51
 #define ACTORLLM_ACCUMULATORS a00, a01, a10, a11, a20, a21, a30, a31, a40, a41, a50, a51
 
-/// Several rows: one panel row a step into each row's two accumulators; with NEXT, the panel
-/// row block_depth features on asked for too (block_groups::prefetch_next_block; as the
-/// AVX-512 tiles).
+/// Several rows: one panel row a step into each row's two accumulators; with NEXT, the tile's
+/// share of the next depth block asked for too (next_block_share; as the AVX-512 tiles).
 template <weight_format F, int ROWS, bool NEXT>
 ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate_rows(
-    const float* x, const typename panel_loader<F>::element* panel, int64_t k0, int64_t k1,
-    ACTORLLM_ACCUMULATOR_PARAMS) {
+    const float* x, const typename panel_loader<F>::element* panel, const next_block_share& next,
+    int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
   using loader = panel_loader<F>;
   constexpr int64_t stride = loader::k_stride;
   constexpr int64_t prefetch_k = 1024 / (stride * sizeof(typename loader::element));
@@ -39,7 +38,9 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate_rows(
   for (int64_t k = k0; k < k1; ++k) {
     _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
     if constexpr (NEXT)
-      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(
+                       panel + (block_depth + next.first + (k >> next.shift)) * stride),
+                   _MM_HINT_T1);
     __m256 w0, w1;
     panel_row<F>(panel, k, w0, w1);
 #define ACTORLLM_FMA_ROW(r)                                  \
@@ -57,7 +58,7 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate_rows(
 /// a<r>0, a<r>1. Inlined into the tile, so that the accumulators stay in registers.
 template <weight_format F, int ROWS>
 ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
-    const float* x, const typename panel_loader<F>::element* panel, bool prefetch_next_block,
+    const float* x, const typename panel_loader<F>::element* panel, const next_block_share& next,
     int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
   using loader = panel_loader<F>;
   constexpr int64_t stride = loader::k_stride;
@@ -90,10 +91,10 @@ ACTORLLM_AVX2 __attribute__((always_inline)) inline void accumulate(
       a00 = _mm256_fmadd_ps(xk, w0, a00);
       a01 = _mm256_fmadd_ps(xk, w1, a01);
     }
-  } else if (prefetch_next_block) {
-    accumulate_rows<F, ROWS, true>(x, panel, k0, k1, ACTORLLM_ACCUMULATORS);
+  } else if (next.on) {
+    accumulate_rows<F, ROWS, true>(x, panel, next, k0, k1, ACTORLLM_ACCUMULATORS);
   } else {
-    accumulate_rows<F, ROWS, false>(x, panel, k0, k1, ACTORLLM_ACCUMULATORS);
+    accumulate_rows<F, ROWS, false>(x, panel, next, k0, k1, ACTORLLM_ACCUMULATORS);
   }
 }
 
@@ -132,8 +133,8 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t depth, const void* panel_bytes,
   }
 #undef ACTORLLM_LOAD_ROW
   if constexpr (!scaled) {
-    accumulate<F, ROWS>(x, panel, groups.prefetch_next_block, 0, depth, a00, a01, a10, a11, a20,
-                        a21, a30, a31, a40, a41, a50, a51);
+    accumulate<F, ROWS>(x, panel, groups.next_block, 0, depth, a00, a01, a10, a11, a20, a21, a30,
+                        a31, a40, a41, a50, a51);
     if constexpr (ROWS == 1) {
       a00 = _mm256_add_ps(a00, a10);
       a01 = _mm256_add_ps(a01, a11);
@@ -153,8 +154,8 @@ ACTORLLM_AVX2 void tile(const float* x, int64_t depth, const void* panel_bytes,
     for (int64_t g0 = 0; g0 < depth; g0 += group) {
       const int64_t g = g0 / group;
       a00 = a01 = a10 = a11 = a20 = a21 = a30 = a31 = a40 = a41 = a50 = a51 = _mm256_setzero_ps();
-      accumulate<F, ROWS>(x, panel, groups.prefetch_next_block, g0, std::min(depth, g0 + group),
-                          a00, a01, a10, a11, a20, a21, a30, a31, a40, a41, a50, a51);
+      accumulate<F, ROWS>(x, panel, groups.next_block, g0, std::min(depth, g0 + group), a00, a01,
+                          a10, a11, a20, a21, a30, a31, a40, a41, a50, a51);
       if constexpr (ROWS == 1) {
         a00 = _mm256_add_ps(a00, a10);
         a01 = _mm256_add_ps(a01, a11);
@@ -227,8 +228,8 @@ ACTORLLM_AVX2 void widen_block(const void* panel_bytes, const block_groups& grou
     if constexpr (is_scaled<F>) f = factors_of<F>(groups, g);
     for (int64_t k = g0; k < std::min(depth, g0 + group); ++k) {
       // The next block toward L2 while the row tiles run over this one's copy (as the float32
-      // tiles' prefetch_next_block), one prefetch per cache line.
-      if (groups.prefetch_next_block && (k * row_bytes) % 64 == 0)
+      // tiles' next_block), one prefetch per cache line.
+      if (groups.next_block.on && (k * row_bytes) % 64 == 0)
         _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride),
                      _MM_HINT_T1);
       __m256 w0, w1;

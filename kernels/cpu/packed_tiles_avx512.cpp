@@ -153,18 +153,18 @@ constexpr bool is_scaled =
 /// accumulators stay in registers. Several rows: accumulate_rows.
 template <weight_format F, int ROWS>
 ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate(
-    const float* x, const typename loader512<F>::element* panel, bool prefetch_next_block,
+    const float* x, const typename loader512<F>::element* panel, const next_block_share& next,
     int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS);
 
 /// Several rows: one panel row a step, FMA'd into each row's accumulator. With NEXT the step
-/// also asks for the panel row block_depth features on (block_groups::prefetch_next_block):
-/// the first row tile of a block would otherwise wait on DRAM while the others find the
-/// block in L1 (float32, 32 rows: about 1.2x). A template flag, not a test in the loop: the
-/// 16-row loop has few registers to spare.
+/// also asks for its share of the next depth block (next_block_share): the first row tile of
+/// a block would otherwise wait on DRAM while the others find the block in L1 (float32, 32
+/// rows: about 1.2x). A template flag, not a test in the loop: the 16-row loop has few
+/// registers to spare.
 template <weight_format F, int ROWS, bool NEXT>
 ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate_rows(
-    const float* x, const typename loader512<F>::element* panel, int64_t k0, int64_t k1,
-    ACTORLLM_ACCUMULATOR_PARAMS) {
+    const float* x, const typename loader512<F>::element* panel, const next_block_share& next,
+    int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
   using loader = loader512<F>;
   constexpr int64_t stride = loader::k_stride;
   constexpr int64_t prefetch_k = 1024 / (stride * sizeof(typename loader::element));
@@ -172,7 +172,9 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate_rows(
   for (int64_t k = k0; k < k1; ++k) {
     _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
     if constexpr (NEXT)
-      _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(
+                       panel + (block_depth + next.first + (k >> next.shift)) * stride),
+                   _MM_HINT_T1);
     const __m512 w = panel_row<F>(panel, k);
 #define ACTORLLM_FMA_ROW(r) \
   if constexpr (ROWS > r) a##r = _mm512_fmadd_ps(_mm512_set1_ps(x[k * ROWS + r]), w, a##r);
@@ -183,7 +185,7 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate_rows(
 
 template <weight_format F, int ROWS>
 ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate(
-    const float* x, const typename loader512<F>::element* panel, bool prefetch_next_block,
+    const float* x, const typename loader512<F>::element* panel, const next_block_share& next,
     int64_t k0, int64_t k1, ACTORLLM_ACCUMULATOR_PARAMS) {
   using loader = loader512<F>;
   constexpr int64_t stride = loader::k_stride;
@@ -209,10 +211,10 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate(
       a3 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 3]), panel_row<F>(panel, k + 3), a3);
     }
     for (; k < k1; ++k) a0 = _mm512_fmadd_ps(_mm512_set1_ps(x[k]), panel_row<F>(panel, k), a0);
-  } else if (prefetch_next_block) {
-    accumulate_rows<F, ROWS, true>(x, panel, k0, k1, ACTORLLM_ACCUMULATORS);
+  } else if (next.on) {
+    accumulate_rows<F, ROWS, true>(x, panel, next, k0, k1, ACTORLLM_ACCUMULATORS);
   } else {
-    accumulate_rows<F, ROWS, false>(x, panel, k0, k1, ACTORLLM_ACCUMULATORS);
+    accumulate_rows<F, ROWS, false>(x, panel, next, k0, k1, ACTORLLM_ACCUMULATORS);
   }
 }
 
@@ -236,7 +238,7 @@ ACTORLLM_AVX512 void tile(const float* x, int64_t depth, const void* panel_bytes
 #undef ACTORLLM_LOAD_ROW
   }
   if constexpr (!is_scaled<F>) {
-    accumulate<F, ROWS>(x, panel, groups.prefetch_next_block, 0, depth, ACTORLLM_ACCUMULATORS);
+    accumulate<F, ROWS>(x, panel, groups.next_block, 0, depth, ACTORLLM_ACCUMULATORS);
     if constexpr (ROWS == 1) a0 = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
   } else {
     // What y holds (or 0) plus each group's scaled sum, kept here while the accumulators
@@ -251,7 +253,7 @@ ACTORLLM_AVX512 void tile(const float* x, int64_t depth, const void* panel_bytes
       const int64_t g = g0 / group;
       a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = a8 = a9 = a10 = a11 = a12 = a13 = a14 = a15 =
           _mm512_setzero_ps();
-      accumulate<F, ROWS>(x, panel, groups.prefetch_next_block, g0, std::min(depth, g0 + group),
+      accumulate<F, ROWS>(x, panel, groups.next_block, g0, std::min(depth, g0 + group),
                           ACTORLLM_ACCUMULATORS);
       if constexpr (ROWS == 1) a0 = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
       const factors512 f = factors_of<F>(groups, g);
@@ -295,8 +297,8 @@ ACTORLLM_AVX512 void widen_block(const void* panel_bytes, const block_groups& gr
     if constexpr (is_scaled<F>) f = factors_of<F>(groups, g);
     for (int64_t k = g0; k < std::min(depth, g0 + group); ++k) {
       // The next block toward L2 while the row tiles run over this one's copy (as the float32
-      // tiles' prefetch_next_block), one prefetch per cache line.
-      if (groups.prefetch_next_block && (k * row_bytes) % 64 == 0)
+      // tiles' next_block), one prefetch per cache line.
+      if (groups.next_block.on && (k * row_bytes) % 64 == 0)
         _mm_prefetch(reinterpret_cast<const char*>(panel + (k + block_depth) * stride),
                      _MM_HINT_T1);
       __m512 w = panel_row<F>(panel, k);

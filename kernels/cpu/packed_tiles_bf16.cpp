@@ -35,20 +35,22 @@ constexpr int64_t tile_rows = 12;
 #define ACTORLLM_EACH_BF16_ROW(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11)
 
 /// Adds x pair rows [0, ROWS) times pair rows [0, pairs) of w to the accumulators: one pair
-/// row a step, asked for 1 KB ahead. With NEXT the step also asks for the pair row a depth
-/// block on into L2 (block_groups::prefetch_next_block: the first row tile of a decode-sized
-/// block). A template flag, not a test in the loop: the 12-row loop has no register to spare.
+/// row a step, asked for 1 KB ahead. With NEXT the step also asks for the tile's share of the
+/// next depth block into L2 (next_block_share, in pair rows: decode-sized blocks). A template
+/// flag, not a test in the loop: the 12-row loop has no register to spare.
 template <int ROWS, bool NEXT>
 ACTORLLM_AVX512_BF16 __attribute__((always_inline)) inline void dot_pairs(
-    const uint32_t* x, int64_t ldx, int64_t pairs, const uint32_t* w, __m512& a0, __m512& a1,
-    __m512& a2, __m512& a3, __m512& a4, __m512& a5, __m512& a6, __m512& a7, __m512& a8, __m512& a9,
-    __m512& a10, __m512& a11) {
+    const uint32_t* x, int64_t ldx, int64_t pairs, const uint32_t* w, const next_block_share& next,
+    __m512& a0, __m512& a1, __m512& a2, __m512& a3, __m512& a4, __m512& a5, __m512& a6, __m512& a7,
+    __m512& a8, __m512& a9, __m512& a10, __m512& a11) {
   constexpr int64_t ahead = 1024 / (width * sizeof(uint32_t));
 #pragma GCC unroll 4
   for (int64_t k = 0; k < pairs; ++k) {
     _mm_prefetch(reinterpret_cast<const char*>(w + (k + ahead) * width), _MM_HINT_T0);
     if constexpr (NEXT)
-      _mm_prefetch(reinterpret_cast<const char*>(w + (k + block_depth / 2) * width), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(
+                       w + (block_depth / 2 + next.first + (k >> next.shift)) * width),
+                   _MM_HINT_T1);
     const __m512bh weights = (__m512bh)_mm512_loadu_si512(w + k * width);
 #define ACTORLLM_DOT_ROW(r)                                                                      \
   if constexpr (ROWS > r)                                                                        \
@@ -63,8 +65,9 @@ ACTORLLM_AVX512_BF16 __attribute__((always_inline)) inline void dot_pairs(
 /// of input features; bias (may be null) added.
 template <int ROWS>
 ACTORLLM_AVX512_BF16 void pair_tile(const uint32_t* x, int64_t ldx, int64_t pairs,
-                                    const uint32_t* w, bool prefetch_next_block, const float* bias,
-                                    int64_t cols, bool accumulate_y, float* y, int64_t ldy) {
+                                    const uint32_t* w, const next_block_share& next_block,
+                                    const float* bias, int64_t cols, bool accumulate_y, float* y,
+                                    int64_t ldy) {
   const __mmask16 lanes =
       cols >= width ? __mmask16(0xffff) : static_cast<__mmask16>((1u << cols) - 1);
   // Named accumulators, not an array: GCC keeps an array of vectors on the stack.
@@ -76,10 +79,12 @@ ACTORLLM_AVX512_BF16 void pair_tile(const uint32_t* x, int64_t ldx, int64_t pair
     ACTORLLM_EACH_BF16_ROW(ACTORLLM_LOAD_ROW)
 #undef ACTORLLM_LOAD_ROW
   }
-  if (prefetch_next_block)
-    dot_pairs<ROWS, true>(x, ldx, pairs, w, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
+  if (next_block.on)
+    dot_pairs<ROWS, true>(x, ldx, pairs, w, next_block, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10,
+                          a11);
   else
-    dot_pairs<ROWS, false>(x, ldx, pairs, w, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
+    dot_pairs<ROWS, false>(x, ldx, pairs, w, next_block, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9,
+                           a10, a11);
   const __m512 b = bias ? _mm512_maskz_loadu_ps(lanes, bias) : _mm512_setzero_ps();
 #define ACTORLLM_STORE_ROW(r) \
   if constexpr (ROWS > r) _mm512_mask_storeu_ps(y + r * ldy, lanes, _mm512_add_ps(a##r, b));

@@ -10,12 +10,35 @@
 #include <vector>
 
 #include "kernels/cpu/ops.hpp"
+#include "kernels/cpu/packed_tiles.hpp"
 #include "tests/support/random_vectors.hpp"
 
 namespace actorllm {
 namespace {
 
 using testing::random_vector;
+
+TEST(packed_linear, row_tiles_split_the_next_blocks_requests_and_cover_it) {
+  for (int64_t rows : {256, 128, 96, 7}) {
+    for (int64_t num_tiles = 1; num_tiles <= 16; ++num_tiles) {
+      std::vector<int> asked(rows + num_tiles, 0);
+      int64_t asking = 0;
+      for (int64_t i = 0; i < num_tiles; ++i) {
+        const cpu::panels::next_block_share share =
+            cpu::panels::next_block_share_of(i, num_tiles, rows);
+        if (!share.on) continue;
+        ++asking;
+        // The tile reads the block's rows; each read asks for one row of its share.
+        for (int64_t k = 0; k < rows; ++k) asked[share.first + (k >> share.shift)] = 1;
+        EXPECT_LT(share.first, rows);
+      }
+      // A power of two of the tiles ask, at least half of them, and no row goes unasked.
+      EXPECT_EQ(asking & (asking - 1), 0) << num_tiles;
+      EXPECT_GT(2 * asking, num_tiles) << num_tiles;
+      for (int64_t r = 0; r < rows; ++r) EXPECT_EQ(asked[r], 1) << rows << " " << num_tiles;
+    }
+  }
+}
 
 TEST(packed_linear, matches_naive_matmul_for_every_tile_and_panel_shape) {
   if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA on this CPU";

@@ -307,7 +307,9 @@ TEST(thread_team, bound_teams_put_each_thread_on_a_core_of_its_own) {
       if (slot == 1) helper_cores = cores_of_this_thread();
     });
     EXPECT_EQ(cores_of_this_thread(), before);
-    if (!helper_cores.empty()) EXPECT_EQ(helper_cores, before);
+    if (!helper_cores.empty()) {
+      EXPECT_EQ(helper_cores, before);
+    }
   }).join();
 }
 
