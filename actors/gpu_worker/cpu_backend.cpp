@@ -89,10 +89,12 @@ std::string cpu_backend_provider::describe_weights(const llama_model& model) con
                                     packed->layers.front().qkv.format == cpu::weight_format::q4);
   if (cpu::rounds_activations(isa) && integer_projections)
     line += std::string(" (the integer projections meet x rounded to 8 bits") +
-            (isa == cpu::kernel_isa::amx
-                 ? ", or in batches of 32 rows or more x and the weights rounded to bf16 in the "
-                   "AMX tiles"
-                 : "") +
+            (isa != cpu::kernel_isa::amx ? ""
+             : packed->layers.front().qkv.format == cpu::weight_format::q8
+                 ? ", or in batches of 32 rows or more x rounded to bf16 against the codes "
+                   "themselves in the AMX tiles"
+                 : ", or in batches of 32 rows or more x and the weights rounded to bf16 in the "
+                   "AMX tiles") +
             "; ACTORLLM_CPU_ISA=" + (cpu::uses_avx512(isa) ? "avx512" : "avx2") +
             " keeps it float32)";
   const bool bf16_projections = packed && !packed->layers.empty() &&

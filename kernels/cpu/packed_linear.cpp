@@ -253,11 +253,22 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       // scratch panels (the tiles take two panels at a time: i and i + 1, i even).
       thread_local std::vector<uint32_t> scratch[2];
       alignas(64) float widened[block_depth * width];
+      // Per-channel int8: the codes themselves are the B operand (exact in bf16), and each
+      // output feature's scale meets the sums once, not every weight (more exact, and the
+      // panel is converted in one pass instead of widened to float32 and rounded).
+      const bool codes_as_pairs = w.format == weight_format::q8 && w.num_groups() == 1;
       panels::amx_bf16_panels(*x_bf16, n, in / 2, last - first, [&](int64_t i) {
         const int64_t p = first + i, col0 = p * width;
         const target t = target_of(col0);
         const uint32_t* pairs = nullptr;
-        if (amx_quantized) {
+        const float* scale = nullptr;
+        if (amx_quantized && codes_as_pairs) {
+          std::vector<uint32_t>& paired = scratch[i % 2];
+          paired.resize(in / 2 * width);
+          panels::q8_codes_to_bf16_pairs(w.panels8.data() + p * in * width, in, paired.data());
+          pairs = paired.data();
+          scale = w.scales.data() + p * width;
+        } else if (amx_quantized) {
           std::vector<uint32_t>& paired = scratch[i % 2];
           paired.resize(in / 2 * width);
           const unsigned char* panel = access.base + p * w.panel_rows() * access.row_bytes;
@@ -271,8 +282,8 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
           pairs =
               reinterpret_cast<const uint32_t*>(w.panels16.data()) + p * w.panel_rows() / 2 * width;
         }
-        return panels::amx_panel{pairs, bias ? bias + col0 : nullptr, std::min(width, out - col0),
-                                 t.dst, t.ld};
+        return panels::amx_panel{
+            pairs, bias ? bias + col0 : nullptr, std::min(width, out - col0), t.dst, t.ld, scale};
       });
       return;
     }

@@ -176,13 +176,15 @@ struct pair_kernels {
 pair_kernels avx512_bf16_pair_kernels();
 
 /// One panel of an AMX GEMM: its pair rows (packed_matrix::panels16), bias (may be null),
-/// width (1 to 16), and where its output rows go (ldy apart).
+/// width (1 to 16), where its output rows go (ldy apart), and the factor of each output
+/// feature (null: none), which the sums meet before the bias (int8 codes' per-channel scales).
 struct amx_panel {
   const uint32_t* w;
   const float* bias;
   int64_t cols;
   float* y;
   int64_t ldy;
+  const float* scale = nullptr;
 };
 /// panel_of(i): panel i of the call's (0-based), y at its first output row. Asked for once
 /// or twice a panel (whole 32-row blocks, then a shorter last one), for i and i + 1 (i even)
@@ -193,6 +195,11 @@ using amx_panel_fn = std::function<amx_panel(int64_t panel)>;
 /// nearest even), rows 2j and 2j + 1 of each feature side by side, 2j's in the low half: a
 /// widened block of an int8 or int4 panel as the tiles' B operand. depth even.
 void round_rows_to_bf16_pairs(const float* rows, int64_t depth, uint32_t* pairs);
+
+/// pairs (depth / 2, 16) = a per-channel int8 panel's codes (depth, 16) as bf16 pairs, exact
+/// (an int8 code has at most 8 significant bits): the tiles' B operand, the panel's scales
+/// left to amx_panel::scale. depth even.
+void q8_codes_to_bf16_pairs(const int8_t* codes, int64_t depth, uint32_t* pairs);
 
 /// y = x rows [0, n) @ `num_panels` bf16 panels over `pairs` pair rows (a multiple of 16:
 /// in_features a multiple of 32) + bias, through the AMX tiles (cpu_runs(kernel_isa::amx)). Each

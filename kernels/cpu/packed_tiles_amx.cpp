@@ -13,6 +13,13 @@
 // releases them before it returns, so a thread holds no tile state between GEMMs.
 #include <immintrin.h>
 
+// GCC 12's AVX-512 conversion intrinsics pass an _mm512_undefined_* operand that its own
+// analysis then calls uninitialized (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
 #include <algorithm>
 #include <utility>
 
@@ -68,11 +75,18 @@ ACTORLLM_AMX void configure(int64_t first, int64_t second) {
   _tile_loadconfig(&config);
 }
 
-/// y = C (rows x 16, stored at 64 bytes a row) + bias, columns [0, cols).
+/// y = C (rows x 16, stored at 64 bytes a row) * scale + bias, columns [0, cols).
 ACTORLLM_AMX void store_rows(const float* c, int64_t rows, const amx_panel& p) {
   const __mmask16 lanes =
       p.cols >= width ? __mmask16(0xffff) : static_cast<__mmask16>((1u << p.cols) - 1);
   const __m512 b = p.bias ? _mm512_maskz_loadu_ps(lanes, p.bias) : _mm512_setzero_ps();
+  if (p.scale) {
+    const __m512 s = _mm512_maskz_loadu_ps(lanes, p.scale);
+    for (int64_t r = 0; r < rows; ++r)
+      _mm512_mask_storeu_ps(p.y + r * p.ldy, lanes,
+                            _mm512_fmadd_ps(_mm512_load_ps(c + r * width), s, b));
+    return;
+  }
   for (int64_t r = 0; r < rows; ++r)
     _mm512_mask_storeu_ps(p.y + r * p.ldy, lanes, _mm512_add_ps(_mm512_load_ps(c + r * width), b));
 }
@@ -114,11 +128,13 @@ ACTORLLM_AMX void multiply(const uint32_t* x, int64_t ldx, int64_t first, int64_
   }
   if constexpr (TWO_ROWS) {
     _tile_stored(AMX_C10, c, c_stride);
-    store_rows(c, second, {p[0].w, p[0].bias, p[0].cols, p[0].y + tile_rows * p[0].ldy, p[0].ldy});
+    store_rows(c, second,
+               {p[0].w, p[0].bias, p[0].cols, p[0].y + tile_rows * p[0].ldy, p[0].ldy, p[0].scale});
     if constexpr (TWO_PANELS) {
       _tile_stored(AMX_C11, c, c_stride);
-      store_rows(c, second,
-                 {p[1].w, p[1].bias, p[1].cols, p[1].y + tile_rows * p[1].ldy, p[1].ldy});
+      store_rows(
+          c, second,
+          {p[1].w, p[1].bias, p[1].cols, p[1].y + tile_rows * p[1].ldy, p[1].ldy, p[1].scale});
     }
   }
 }
@@ -135,6 +151,20 @@ ACTORLLM_AMX void multiply_block(const uint32_t* x, int64_t ldx, int64_t rows, i
 }
 
 }  // namespace
+
+ACTORLLM_AMX void q8_codes_to_bf16_pairs(const int8_t* codes, int64_t depth, uint32_t* pairs) {
+  // A code's float32 is exact, and so its top half is its bf16: input feature 2j's into the
+  // low half of each lane, 2j + 1's into the high.
+  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+  for (int64_t j = 0; j < depth / 2; ++j) {
+    const __m512i even = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + 2 * j * width)))));
+    const __m512i odd = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + (2 * j + 1) * width)))));
+    _mm512_storeu_si512(pairs + j * width,
+                        _mm512_or_si512(_mm512_srli_epi32(even, 16), _mm512_and_si512(odd, high)));
+  }
+}
 
 ACTORLLM_AMX void round_rows_to_bf16_pairs(const float* rows, int64_t depth, uint32_t* pairs) {
   // vcvtne2ps2bf16 gives row 2j's 16 values, then row 2j + 1's; the permutation interleaves

@@ -299,6 +299,35 @@ TEST(packed_isa, amx_is_exact_for_x_on_its_grid) {
   expect_bf16_products_exact_for_x_on_their_grid(cpu::kernel_isa::amx, 290);
 }
 
+// Per-channel int8 in batches of 32 rows or more: the codes themselves meet x in the tiles
+// (exact in bf16) and each feature's scale the sums once, so with x on bf16's grid the outputs
+// are the float products' (the weights rounded to bf16 would be off by up to 2^-9 of them).
+// 40 and 100 rows: a shorter last block; 37 features: a partial panel and a lone one.
+TEST(packed_isa, amx_per_channel_int8_is_exact_for_x_on_bf16_s_grid) {
+  if (!cpu::cpu_runs(cpu::kernel_isa::amx)) GTEST_SKIP() << "no AMX tiles here";
+  const scoped_kernel_isa use(cpu::kernel_isa::amx);
+  const int64_t out = 37, in = 288;
+  const auto w_float = random_vector(out * in, 29);
+  const cpu::matrix_rows rows{w_float.data(), weight_format::f32, out};
+  const cpu::packed_matrix packed = cpu::pack_matrix({&rows, 1}, in, weight_format::q8);
+  ASSERT_EQ(packed.num_groups(), 1);
+  const std::vector<float> w = cpu::unpack_matrix(packed);
+  const auto bias = random_vector(out, 30);
+  for (int n : {32, 40, 100}) {
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    std::vector<float> x(n * in);  // whole multiples of 1/8 below 16: 8 bits or fewer
+    for (auto& v : x) v = static_cast<float>(static_cast<int>(rng() % 255) - 127) / 8.0f;
+    std::vector<float> got(n * out);
+    cpu::linear_packed(x.data(), packed, bias.data(), n, got.data());
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t o = 0; o < out; ++o) {
+        const auto [exact, magnitude] = dot_in_double(&x[i * in], &w[o * in], in);
+        ASSERT_NEAR(got[i * out + o], exact + bias[o], 2e-6 * magnitude + 1e-6)
+            << "n " << n << " row " << i << " feature " << o;
+      }
+  }
+}
+
 // The tiles, not the pair tiles, take a batch where in_features is a multiple of 32: their
 // float32 sums come in another order, so some outputs differ in their last bits, within
 // bf16's rounding of x of each other.
