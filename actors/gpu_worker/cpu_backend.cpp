@@ -91,7 +91,7 @@ std::string cpu_backend_provider::describe_weights(const llama_model& model) con
     line += std::string(" (the integer projections meet x rounded to 8 bits") +
             (isa != cpu::kernel_isa::amx ? ""
              : packed->layers.front().qkv.format == cpu::weight_format::q8
-                 ? ", or in batches of 32 rows or more x rounded to bf16 against the codes "
+                 ? ", or in batches of 4 rows or more x rounded to bf16 against the codes "
                    "themselves in the AMX tiles"
                  : ", or in batches of 32 rows or more x and the weights rounded to bf16 in the "
                    "AMX tiles") +

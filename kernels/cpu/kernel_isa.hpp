@@ -26,9 +26,10 @@ enum class kernel_isa {
   avx512_bf16,
   /// AMX tiles besides (AMX-TILE, AMX-BF16, granted by the OS): bf16 weights in batches of
   /// more than one row meet x rounded to bf16 in tdpbf16ps, 16 x 16 x 32 multiply-adds an
-  /// instruction, where in_features is a multiple of 32; so do int8 and int4 batches of 32 rows
-  /// or more, against per-channel int8's codes themselves (exact in bf16; each feature's scale
-  /// meets its sums) or the other formats' weights rounded to bf16; the rest as avx512_bf16.
+  /// instruction, where in_features is a multiple of 32; so do per-channel int8 batches of 4
+  /// rows or more, against the codes themselves (exact in bf16; each feature's scale meets its
+  /// sums), and other int8 and int4 batches of 32 rows or more, against the weights rounded to
+  /// bf16; the rest as avx512_bf16.
   amx,
 };
 const char* to_string(kernel_isa isa);

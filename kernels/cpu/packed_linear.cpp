@@ -140,13 +140,13 @@ bool slices_on_panels(std::span<const output_slice> slices) {
 }
 
 /// Rows from which the amx set's tiles take int8 and int4 batches (fewer: the integer dot
-/// products, which stream the codes as they are): 16 for per-channel int8, whose codes go
-/// into the tiles in one pass, 32 for the formats widened first. A model's chain of GEMMs,
-/// tiles against dot products: per-channel int8 at 16 and 24 rows 1.06x and 1.4x, at 8 rows
-/// 0.75x; int4 at 16 rows 0.86x, at 24 rows 1.06x.
+/// products, which stream the codes as they are): 4 for per-channel int8, whose codes the
+/// tiles convert as they go, 32 for the formats widened first. A model's chain of GEMMs from
+/// DRAM, tiles against dot products: per-channel int8 at 3, 4, 8 and 16 rows 0.8x, 1.1x,
+/// 1.3x and 1.8x; int4 at 16 rows 0.86x, at 24 rows 1.06x.
 bool amx_takes_quantized(const packed_matrix& w, int64_t n) {
   const bool per_channel_int8 = w.format == weight_format::q8 && w.num_groups() == 1;
-  const int64_t from_rows = per_channel_int8 ? 16 : 32;
+  const int64_t from_rows = per_channel_int8 ? 4 : 32;
   return (w.format == weight_format::q8 || w.format == weight_format::q4) && n >= from_rows &&
          w.in_features % 32 == 0 && w.group_length() % 2 == 0;
 }
@@ -193,7 +193,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   const panels::integer_dot_fn integer_dot =
       uses_avx512(isa) ? panels::integer_dot_panel_vnni : panels::integer_dot_panel_avx2;
   const panel_access access = access_of(w);
-  // The amx set's tiles take int8 and int4 batches of 16 or 32 rows or more instead
+  // The amx set's tiles take int8 and int4 batches of 4 or 32 rows or more instead
   // (amx_takes_quantized): x rounded to bf16 (as vLLM's W8A16 and W4A16 kernels keep x in 16
   // bits), each panel converted to bf16 pairs once per GEMM.
   const bool amx_quantized =
@@ -252,41 +252,38 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   };
   auto run_panels = [&](int64_t first, int64_t last) {
     if (amx_tiles) {
-      // Quantized panels: widened block by block, then rounded to pairs, into one of two
-      // scratch panels (the tiles take two panels at a time: i and i + 1, i even).
+      // Per-channel int8: the codes themselves are the B operand (exact in bf16), each output
+      // feature's scale meeting its sums once (more exact than widening them, and converted in
+      // L1 as the tiles go). The other quantized panels: widened block by block, then rounded
+      // to pairs, into one of two scratch panels (the tiles take panels i and i + 1, i even),
+      // once per GEMM, whatever the rows (widening as the tiles go, again for every 32-row
+      // block, took int4 at 128 rows 1.7x as long).
       thread_local std::vector<uint32_t> scratch[2];
       alignas(64) float widened[block_depth * width];
-      // Per-channel int8: the codes themselves are the B operand (exact in bf16), and each
-      // output feature's scale meets the sums once, not every weight (more exact, and the
-      // panel is converted in one pass instead of widened to float32 and rounded).
       const bool codes_as_pairs = w.format == weight_format::q8 && w.num_groups() == 1;
       panels::amx_bf16_panels(*x_bf16, n, in / 2, last - first, [&](int64_t i) {
         const int64_t p = first + i, col0 = p * width;
         const target t = target_of(col0);
-        const uint32_t* pairs = nullptr;
-        const float* scale = nullptr;
-        if (amx_quantized && codes_as_pairs) {
+        panels::amx_panel panel{nullptr, bias ? bias + col0 : nullptr, std::min(width, out - col0),
+                                t.dst, t.ld};
+        if (!amx_quantized) {
+          panel.w =
+              reinterpret_cast<const uint32_t*>(w.panels16.data()) + p * w.panel_rows() / 2 * width;
+        } else if (codes_as_pairs) {
+          panel.codes = w.panels8.data() + p * in * width;
+          panel.scale = w.scales.data() + p * width;
+        } else {
           std::vector<uint32_t>& paired = scratch[i % 2];
           paired.resize(in / 2 * width);
-          panels::q8_codes_to_bf16_pairs(w.panels8.data() + p * in * width, in, paired.data());
-          pairs = paired.data();
-          scale = w.scales.data() + p * width;
-        } else if (amx_quantized) {
-          std::vector<uint32_t>& paired = scratch[i % 2];
-          paired.resize(in / 2 * width);
-          const unsigned char* panel = access.base + p * w.panel_rows() * access.row_bytes;
+          const unsigned char* weights = access.base + p * w.panel_rows() * access.row_bytes;
           for (const auto& d : blocks.list) {
             const block_groups groups = groups_of(w, p, d, nullptr, 0);
-            access.kernels.widen(panel + d.k0 * access.row_bytes, groups, d.depth, widened);
+            access.kernels.widen(weights + d.k0 * access.row_bytes, groups, d.depth, widened);
             panels::round_rows_to_bf16_pairs(widened, d.depth, paired.data() + d.k0 / 2 * width);
           }
-          pairs = paired.data();
-        } else {
-          pairs =
-              reinterpret_cast<const uint32_t*>(w.panels16.data()) + p * w.panel_rows() / 2 * width;
+          panel.w = paired.data();
         }
-        return panels::amx_panel{
-            pairs, bias ? bias + col0 : nullptr, std::min(width, out - col0), t.dst, t.ld, scale};
+        return panel;
       });
       return;
     }

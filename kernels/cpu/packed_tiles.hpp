@@ -178,6 +178,10 @@ pair_kernels avx512_bf16_pair_kernels();
 /// One panel of an AMX GEMM: its pair rows (packed_matrix::panels16), bias (may be null),
 /// width (1 to 16), where its output rows go (ldy apart), and the factor of each output
 /// feature (null: none), which the sums meet before the bias (int8 codes' per-channel scales).
+/// Or, instead of the pair rows, a per-channel int8 panel's codes (packed_matrix::panels8),
+/// each exact in bf16 (at most 8 significant bits), which the tiles convert to pairs a step
+/// at a time in L1 just before they read them (a whole panel converted ahead went through L2:
+/// a 32-row batch took 1.8x as long). Either every panel of a call has codes or none has.
 struct amx_panel {
   const uint32_t* w;
   const float* bias;
@@ -185,6 +189,7 @@ struct amx_panel {
   float* y;
   int64_t ldy;
   const float* scale = nullptr;
+  const int8_t* codes = nullptr;
 };
 /// panel_of(i): panel i of the call's (0-based), y at its first output row. Asked for once
 /// or twice a panel (whole 32-row blocks, then a shorter last one), for i and i + 1 (i even)
@@ -195,11 +200,6 @@ using amx_panel_fn = std::function<amx_panel(int64_t panel)>;
 /// nearest even), rows 2j and 2j + 1 of each feature side by side, 2j's in the low half: a
 /// widened block of an int8 or int4 panel as the tiles' B operand. depth even.
 void round_rows_to_bf16_pairs(const float* rows, int64_t depth, uint32_t* pairs);
-
-/// pairs (depth / 2, 16) = a per-channel int8 panel's codes (depth, 16) as bf16 pairs, exact
-/// (an int8 code has at most 8 significant bits): the tiles' B operand, the panel's scales
-/// left to amx_panel::scale. depth even.
-void q8_codes_to_bf16_pairs(const int8_t* codes, int64_t depth, uint32_t* pairs);
 
 /// y = x rows [0, n) @ `num_panels` bf16 panels over `pairs` pair rows (a multiple of 16:
 /// in_features a multiple of 32) + bias, through the AMX tiles (cpu_runs(kernel_isa::amx)). Each

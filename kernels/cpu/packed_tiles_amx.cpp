@@ -91,9 +91,27 @@ ACTORLLM_AMX void store_rows(const float* c, int64_t rows, const amx_panel& p) {
     _mm512_mask_storeu_ps(p.y + r * p.ldy, lanes, _mm512_add_ps(_mm512_load_ps(c + r * width), b));
 }
 
+/// Pair rows [0, pairs) of per-channel int8 codes (amx_panel::codes) as bf16 pairs.
+ACTORLLM_AMX __attribute__((always_inline)) inline void convert_codes(const int8_t* codes,
+                                                                      int64_t pairs,
+                                                                      uint32_t* out) {
+  // A code's float32 is exact, and so its top half is its bf16: input feature 2j's into the
+  // low half of each lane, 2j + 1's into the high.
+  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+  for (int64_t j = 0; j < pairs; ++j) {
+    const __m512i even = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + 2 * j * width)))));
+    const __m512i odd = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + (2 * j + 1) * width)))));
+    _mm512_storeu_si512(out + j * width,
+                        _mm512_or_si512(_mm512_srli_epi32(even, 16), _mm512_and_si512(odd, high)));
+  }
+}
+
 /// x rows [0, 16 + second) (two A tiles when TWO_ROWS) @ one or two panels over `pairs` pair
-/// rows (a multiple of 16), into the panels' y. The tiles are configured for these rows.
-template <bool TWO_ROWS, bool TWO_PANELS>
+/// rows (a multiple of 16), into the panels' y. The tiles are configured for these rows. With
+/// CODES the panels are int8 codes (amx_panel::codes), converted a B tile at a time.
+template <bool TWO_ROWS, bool TWO_PANELS, bool CODES>
 ACTORLLM_AMX void multiply(const uint32_t* x, int64_t ldx, int64_t first, int64_t second,
                            int64_t pairs, const amx_panel* p) {
   const int64_t x_stride = ldx * static_cast<int64_t>(sizeof(uint32_t));
@@ -104,8 +122,20 @@ ACTORLLM_AMX void multiply(const uint32_t* x, int64_t ldx, int64_t first, int64_
   if constexpr (TWO_ROWS && TWO_PANELS) _tile_zero(AMX_C11);
   const uint32_t* w0 = p[0].w;
   const uint32_t* w1 = TWO_PANELS ? p[1].w : nullptr;
+  // Two B tiles a panel, alternate steps, so that a step's conversion does not wait on the
+  // tile loads of the step before.
+  alignas(64) uint32_t converted[2][2][tile_depth * width];
   for (int64_t k = 0; k < pairs; k += tile_depth) {
     _tile_loadd(AMX_A0, x + k, x_stride);
+    if constexpr (CODES) {
+      uint32_t(&b)[2][tile_depth * width] = converted[(k / tile_depth) % 2];
+      convert_codes(p[0].codes + 2 * k * width, tile_depth, b[0]);
+      w0 = b[0] - k * width;
+      if constexpr (TWO_PANELS) {
+        convert_codes(p[1].codes + 2 * k * width, tile_depth, b[1]);
+        w1 = b[1] - k * width;
+      }
+    }
     _tile_loadd(AMX_B0, w0 + k * width, w_stride);
     _tile_dpbf16ps(AMX_C00, AMX_A0, AMX_B0);
     if constexpr (TWO_ROWS) {
@@ -128,43 +158,31 @@ ACTORLLM_AMX void multiply(const uint32_t* x, int64_t ldx, int64_t first, int64_
   }
   if constexpr (TWO_ROWS) {
     _tile_stored(AMX_C10, c, c_stride);
-    store_rows(c, second,
-               {p[0].w, p[0].bias, p[0].cols, p[0].y + tile_rows * p[0].ldy, p[0].ldy, p[0].scale});
+    amx_panel lower = p[0];
+    lower.y += tile_rows * lower.ldy;
+    store_rows(c, second, lower);
     if constexpr (TWO_PANELS) {
       _tile_stored(AMX_C11, c, c_stride);
-      store_rows(
-          c, second,
-          {p[1].w, p[1].bias, p[1].cols, p[1].y + tile_rows * p[1].ldy, p[1].ldy, p[1].scale});
+      lower = p[1];
+      lower.y += tile_rows * lower.ldy;
+      store_rows(c, second, lower);
     }
   }
 }
 
+template <bool CODES>
 ACTORLLM_AMX void multiply_block(const uint32_t* x, int64_t ldx, int64_t rows, int64_t pairs,
                                  const amx_panel* p, int num_panels) {
   const int64_t first = std::min(rows, tile_rows), second = rows - first;
   if (second > 0)
-    num_panels == 2 ? multiply<true, true>(x, ldx, first, second, pairs, p)
-                    : multiply<true, false>(x, ldx, first, second, pairs, p);
+    num_panels == 2 ? multiply<true, true, CODES>(x, ldx, first, second, pairs, p)
+                    : multiply<true, false, CODES>(x, ldx, first, second, pairs, p);
   else
-    num_panels == 2 ? multiply<false, true>(x, ldx, first, second, pairs, p)
-                    : multiply<false, false>(x, ldx, first, second, pairs, p);
+    num_panels == 2 ? multiply<false, true, CODES>(x, ldx, first, second, pairs, p)
+                    : multiply<false, false, CODES>(x, ldx, first, second, pairs, p);
 }
 
 }  // namespace
-
-ACTORLLM_AMX void q8_codes_to_bf16_pairs(const int8_t* codes, int64_t depth, uint32_t* pairs) {
-  // A code's float32 is exact, and so its top half is its bf16: input feature 2j's into the
-  // low half of each lane, 2j + 1's into the high.
-  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
-  for (int64_t j = 0; j < depth / 2; ++j) {
-    const __m512i even = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + 2 * j * width)))));
-    const __m512i odd = _mm512_castps_si512(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + (2 * j + 1) * width)))));
-    _mm512_storeu_si512(pairs + j * width,
-                        _mm512_or_si512(_mm512_srli_epi32(even, 16), _mm512_and_si512(odd, high)));
-  }
-}
 
 ACTORLLM_AMX void round_rows_to_bf16_pairs(const float* rows, int64_t depth, uint32_t* pairs) {
   // vcvtne2ps2bf16 gives row 2j's 16 values, then row 2j + 1's; the permutation interleaves
@@ -198,8 +216,11 @@ ACTORLLM_AMX void amx_bf16_panels(const bf16_activations& x, int64_t n, int64_t 
       for (int64_t r0 = r_begin; r0 < r_end; r0 += block) {
         amx_panel targets[2] = {panel[0], panel[1]};
         for (auto& t : targets) t.y += r0 * t.ldy;
-        multiply_block(x.pairs + r0 * x.pairs_per_row, x.pairs_per_row, rows, pairs, targets,
-                       count);
+        const uint32_t* rows_x = x.pairs + r0 * x.pairs_per_row;
+        if (panel[0].codes)
+          multiply_block<true>(rows_x, x.pairs_per_row, rows, pairs, targets, count);
+        else
+          multiply_block<false>(rows_x, x.pairs_per_row, rows, pairs, targets, count);
       }
     }
   }

@@ -63,13 +63,13 @@ std::vector<cpu::packed_matrix> packed_in_every_format(int64_t out, int64_t in, 
 }
 
 /// Whether the amx set's tiles take `packed` (int8 or int4) at n rows: batches of 32 rows or
-/// more (16 for per-channel int8), in_features a multiple of 32; x rounded to bf16, and the
+/// more (4 for per-channel int8), in_features a multiple of 32; x rounded to bf16, and the
 /// weights too except per-channel int8's.
 bool amx_takes_quantized(const cpu::packed_matrix& packed, int64_t n) {
   const bool per_channel_int8 = packed.format == weight_format::q8 && packed.num_groups() == 1;
   return cpu::kernel_isa_in_use() == cpu::kernel_isa::amx &&
          (packed.format == weight_format::q8 || packed.format == weight_format::q4) &&
-         n >= (per_channel_int8 ? 16 : 32) && packed.in_features % 32 == 0;
+         n >= (per_channel_int8 ? 4 : 32) && packed.in_features % 32 == 0;
 }
 
 /// Whether linear_packed rounds x to 8 bits for `packed` and n rows (the integer path of
@@ -301,10 +301,10 @@ TEST(packed_isa, amx_is_exact_for_x_on_its_grid) {
   expect_bf16_products_exact_for_x_on_their_grid(cpu::kernel_isa::amx, 290);
 }
 
-// Per-channel int8 in batches of 16 rows or more: the codes themselves meet x in the tiles
+// Per-channel int8 in batches of 4 rows or more: the codes themselves meet x in the tiles
 // (exact in bf16) and each feature's scale the sums once, so with x on bf16's grid the outputs
 // are the float products' (the weights rounded to bf16 would be off by up to 2^-9 of them).
-// 16, 25, 40 and 100 rows: one tile of rows, a shorter last block; 37 features: a partial
+// 4, 16, 25, 40 and 100 rows: one tile of rows, a shorter last block; 37 features: a partial
 // panel and a lone one.
 TEST(packed_isa, amx_per_channel_int8_is_exact_for_x_on_bf16_s_grid) {
   if (!cpu::cpu_runs(cpu::kernel_isa::amx)) GTEST_SKIP() << "no AMX tiles here";
@@ -316,7 +316,7 @@ TEST(packed_isa, amx_per_channel_int8_is_exact_for_x_on_bf16_s_grid) {
   ASSERT_EQ(packed.num_groups(), 1);
   const std::vector<float> w = cpu::unpack_matrix(packed);
   const auto bias = random_vector(out, 30);
-  for (int n : {16, 25, 32, 40, 100}) {
+  for (int n : {4, 16, 25, 32, 40, 100}) {
     std::mt19937 rng(static_cast<uint32_t>(n));
     std::vector<float> x(n * in);  // whole multiples of 1/8 below 16: 8 bits or fewer
     for (auto& v : x) v = static_cast<float>(static_cast<int>(rng() % 255) - 127) / 8.0f;
