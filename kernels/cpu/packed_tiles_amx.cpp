@@ -120,30 +120,34 @@ ACTORLLM_AMX void multiply(const uint32_t* x, int64_t ldx, int64_t first, int64_
   if constexpr (TWO_PANELS) _tile_zero(AMX_C01);
   if constexpr (TWO_ROWS) _tile_zero(AMX_C10);
   if constexpr (TWO_ROWS && TWO_PANELS) _tile_zero(AMX_C11);
-  const uint32_t* w0 = p[0].w;
-  const uint32_t* w1 = TWO_PANELS ? p[1].w : nullptr;
   // Two B tiles a panel, alternate steps, so that a step's conversion does not wait on the
   // tile loads of the step before.
   alignas(64) uint32_t converted[2][2][tile_depth * width];
   for (int64_t k = 0; k < pairs; k += tile_depth) {
     _tile_loadd(AMX_A0, x + k, x_stride);
+    // This step's B tiles: the panels' pair rows from k on, or their codes' made here.
+    const uint32_t* b0;
+    const uint32_t* b1 = nullptr;
     if constexpr (CODES) {
-      uint32_t(&b)[2][tile_depth * width] = converted[(k / tile_depth) % 2];
-      convert_codes(p[0].codes + 2 * k * width, tile_depth, b[0]);
-      w0 = b[0] - k * width;
+      uint32_t(&made)[2][tile_depth * width] = converted[(k / tile_depth) % 2];
+      convert_codes(p[0].codes + 2 * k * width, tile_depth, made[0]);
+      b0 = made[0];
       if constexpr (TWO_PANELS) {
-        convert_codes(p[1].codes + 2 * k * width, tile_depth, b[1]);
-        w1 = b[1] - k * width;
+        convert_codes(p[1].codes + 2 * k * width, tile_depth, made[1]);
+        b1 = made[1];
       }
+    } else {
+      b0 = p[0].w + k * width;
+      if constexpr (TWO_PANELS) b1 = p[1].w + k * width;
     }
-    _tile_loadd(AMX_B0, w0 + k * width, w_stride);
+    _tile_loadd(AMX_B0, b0, w_stride);
     _tile_dpbf16ps(AMX_C00, AMX_A0, AMX_B0);
     if constexpr (TWO_ROWS) {
       _tile_loadd(AMX_A1, x + tile_rows * ldx + k, x_stride);
       _tile_dpbf16ps(AMX_C10, AMX_A1, AMX_B0);
     }
     if constexpr (TWO_PANELS) {
-      _tile_loadd(AMX_B1, w1 + k * width, w_stride);
+      _tile_loadd(AMX_B1, b1, w_stride);
       _tile_dpbf16ps(AMX_C01, AMX_A0, AMX_B1);
       if constexpr (TWO_ROWS) _tile_dpbf16ps(AMX_C11, AMX_A1, AMX_B1);
     }
