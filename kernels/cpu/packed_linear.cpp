@@ -195,7 +195,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   const panel_access access = access_of(w);
   // The amx set's tiles take int8 and int4 batches of 4 or 32 rows or more instead
   // (amx_takes_quantized): x rounded to bf16 (as vLLM's W8A16 and W4A16 kernels keep x in 16
-  // bits), each panel converted to bf16 pairs once per GEMM.
+  // bits), the panels converted to bf16 pairs (run_panels).
   const bool amx_quantized =
       isa == kernel_isa::amx && amx_takes_quantized(w, n) && access.kernels.widen != nullptr;
   if (rounds_activations(isa) && panels::integer_dot_applies(w, n) && !amx_quantized) {
@@ -366,11 +366,13 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
     }
   };
   if (n * in * out < min_parallel_macs) return run_panels(0, w.num_panels());
-  // Panels are handed out a few at a time rather than split in halves up front: a member
-  // that was preempted, or whose weights came slower from memory, takes fewer.
+  // Panels are handed out a few at a time rather than split in halves up front, so that a
+  // member that was preempted, or whose weights came slower from memory, takes fewer; each
+  // member first from a contiguous share of its own, so that its panels, which lie end to end,
+  // make one stream that the prefetchers follow from chunk to chunk (parallel_for_stealing).
   const int64_t per_chunk = x_int8 || amx_tiles ? integer_panels_per_chunk : panels_per_chunk;
   const int64_t num_chunks = (w.num_panels() + per_chunk - 1) / per_chunk;
-  parallel_for_dynamic(num_chunks, 1, [&](int, int64_t c) {
+  parallel_for_stealing(num_chunks, 1, [&](int, int64_t c) {
     run_panels(c * per_chunk, std::min(w.num_panels(), (c + 1) * per_chunk));
   });
 }

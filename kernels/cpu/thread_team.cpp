@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <limits>
 
 namespace actorllm::cpu {
 
@@ -220,6 +222,82 @@ void parallel_for(int64_t n, int64_t grain, int64_t serial_below,
     const int64_t begin = slot * chunks_per_slot * grain;
     const int64_t end = std::min(n, begin + chunks_per_slot * grain);
     if (begin < end) body(begin, end);
+  });
+}
+
+namespace {
+
+/// A slot's share of parallel_for_stealing's chunks: the next one from the front (its owner's)
+/// and the end (a thief takes from there, downwards), in one word so that both move by one
+/// compare-and-swap. On a line of its own.
+struct alignas(64) chunk_share {
+  std::atomic<uint64_t> bounds;
+  static uint64_t pack(uint32_t front, uint32_t back) { return uint64_t(front) << 32 | back; }
+  static uint32_t front(uint64_t b) { return static_cast<uint32_t>(b >> 32); }
+  static uint32_t back(uint64_t b) { return static_cast<uint32_t>(b); }
+
+  /// The owner's next chunk from the front, or false once none is left.
+  bool take_front(uint32_t& chunk) {
+    uint64_t b = bounds.load(std::memory_order_relaxed);
+    while (front(b) < back(b))
+      if (bounds.compare_exchange_weak(b, pack(front(b) + 1, back(b)), std::memory_order_relaxed)) {
+        chunk = front(b);
+        return true;
+      }
+    return false;
+  }
+  /// A thief's chunk from the back, or false once none is left.
+  bool take_back(uint32_t& chunk) {
+    uint64_t b = bounds.load(std::memory_order_relaxed);
+    while (front(b) < back(b))
+      if (bounds.compare_exchange_weak(b, pack(front(b), back(b) - 1), std::memory_order_relaxed)) {
+        chunk = back(b) - 1;
+        return true;
+      }
+    return false;
+  }
+  uint32_t left() const {
+    const uint64_t b = bounds.load(std::memory_order_relaxed);
+    return front(b) < back(b) ? back(b) - front(b) : 0;
+  }
+};
+
+/// Slots beyond this share parallel_for_dynamic's counter instead.
+constexpr int max_stealing_slots = 64;
+
+}  // namespace
+
+void parallel_for_stealing(int64_t n, int64_t chunk, function_ref<void(int, int64_t)> body) {
+  if (n <= 0) return;
+  const int64_t num_chunks = (n + chunk - 1) / chunk;
+  if (inside_team_body || num_chunks > int64_t(std::numeric_limits<uint32_t>::max()))
+    return parallel_for_dynamic(n, chunk, body);
+  thread_team& team = this_thread_team();
+  if (team.size() > max_stealing_slots) return parallel_for_dynamic(n, chunk, body);
+  const int slots = team.size();
+  chunk_share shares[max_stealing_slots];
+  for (int s = 0; s < slots; ++s)
+    shares[s].bounds.store(chunk_share::pack(static_cast<uint32_t>(num_chunks * s / slots),
+                                             static_cast<uint32_t>(num_chunks * (s + 1) / slots)),
+                           std::memory_order_relaxed);
+  const auto run_chunk = [&](int slot, uint32_t c) {
+    const int64_t begin = int64_t(c) * chunk;
+    for (int64_t i = begin; i < std::min(n, begin + chunk); ++i) body(slot, i);
+  };
+  team.run([&](int slot) {
+    uint32_t c;
+    while (shares[slot].take_front(c)) run_chunk(slot, c);
+    for (;;) {
+      int victim = -1;
+      uint32_t most = 0;
+      for (int s = 0; s < slots; ++s)
+        if (const uint32_t left = shares[s].left(); left > most) {
+          most = left;
+          victim = s;
+        }
+      if (victim < 0) return;
+      if (shares[victim].take_back(c)) run_chunk(slot, c);
+    }
   });
 }
 

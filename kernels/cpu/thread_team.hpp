@@ -140,4 +140,12 @@ void parallel_for(int64_t n, int64_t grain, int64_t serial_below,
 /// body(slot, i) is called once per item.
 void parallel_for_dynamic(int64_t n, int64_t chunk, function_ref<void(int slot, int64_t i)> body);
 
+/// As parallel_for_dynamic, with each slot owning a contiguous share of [0, n): a slot takes
+/// its own chunks in order from the front, so that its items follow one another (where items
+/// lie end to end in memory, one stream a slot, which the prefetchers follow from chunk to
+/// chunk), and once its share is done takes chunks from the back of the share with the most
+/// left, so a preempted or slower member still takes fewer. body(slot, i) is called once per
+/// item.
+void parallel_for_stealing(int64_t n, int64_t chunk, function_ref<void(int slot, int64_t i)> body);
+
 }  // namespace actorllm::cpu

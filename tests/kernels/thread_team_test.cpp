@@ -361,6 +361,60 @@ TEST(thread_team, dynamic_loop_and_nested_loops_cover_everything) {
   for (int64_t i = 0; i < n * 10; ++i) ASSERT_EQ(hits[i].load(), 1) << "at " << i;
 }
 
+// Every item once, for every team size, chunk and length; each slot takes the items of its own
+// share from the front, in order, and all of them before any other share's.
+TEST(thread_team, stealing_loop_covers_everything_each_share_in_order) {
+  threads_guard guard;
+  for (int threads : {1, 2, 3, 4}) {
+    cpu::set_num_threads(threads);
+    for (int64_t n : {1, 5, 64, 257, 1000})
+      for (int64_t chunk : {1, 3, 16}) {
+        std::vector<std::atomic<int>> hits(n);
+        std::vector<std::vector<int64_t>> taken(threads);
+        cpu::parallel_for_stealing(n, chunk, [&](int slot, int64_t i) {
+          ++hits[i];
+          taken[slot].push_back(i);
+        });
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_EQ(hits[i].load(), 1) << threads << " " << n << " " << chunk << " at " << i;
+        const int64_t chunks = (n + chunk - 1) / chunk;
+        for (int slot = 0; slot < threads; ++slot) {
+          const int64_t own_begin = chunks * slot / threads * chunk;
+          const int64_t own_end = std::min(n, chunks * (slot + 1) / threads * chunk);
+          int64_t next_own = own_begin;
+          bool took_another = false;
+          for (int64_t i : taken[slot]) {
+            if (i >= own_begin && i < own_end) {
+              ASSERT_FALSE(took_another) << "slot " << slot << " item " << i;
+              ASSERT_EQ(i, next_own++) << "slot " << slot;
+            } else {
+              took_another = true;
+            }
+          }
+        }
+      }
+  }
+}
+
+// A member held up in its first item leaves its share to the others: they take it from the
+// back, so the loop ends long before the held member could have done its share alone.
+TEST(thread_team, stealing_loop_takes_a_held_members_share) {
+  threads_guard guard;
+  cpu::set_num_threads(2);
+  const int64_t n = 64;
+  std::vector<std::atomic<int>> by_slot(n);
+  cpu::parallel_for_stealing(n, 1, [&](int slot, int64_t i) {
+    by_slot[i] = slot;
+    // Long enough that the helper is up before the leader could do every item alone.
+    std::this_thread::sleep_for(std::chrono::microseconds(i == n / 2 ? 200'000 : 100));
+  });
+  // n / 2 begins the helper's share, and is the helper's first item.
+  const int held = by_slot[n / 2];
+  int taken_from_the_held = 0;
+  for (int64_t i = n / 2 + 1; i < n; ++i) taken_from_the_held += by_slot[i] != held;
+  EXPECT_GT(taken_from_the_held, n / 4);
+}
+
 TEST(thread_team, sliced_linear_equals_one_thread_for_every_team_size) {
   threads_guard guard;
   const int64_t in = 96, out = 288 + 5;  // not a multiple of the slice grain
