@@ -90,7 +90,7 @@ std::string cpu_backend_provider::describe_weights(const llama_model& model) con
   if (cpu::rounds_activations(isa) && integer_projections)
     line += std::string(" (the integer projections meet x rounded to 8 bits") +
             (isa != cpu::kernel_isa::amx ? ""
-             : packed->layers.front().qkv.format == cpu::weight_format::q8
+             : packed->layers.front().qkv.per_channel_int8()
                  ? ", or in batches of 4 rows or more x rounded to bf16 against the codes "
                    "themselves in the AMX tiles"
                  : ", or in batches of 32 rows or more x and the weights rounded to bf16 in the "

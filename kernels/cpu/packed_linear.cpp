@@ -145,8 +145,7 @@ bool slices_on_panels(std::span<const output_slice> slices) {
 /// DRAM, tiles against dot products: per-channel int8 at 3, 4, 8 and 16 rows 0.8x, 1.1x,
 /// 1.3x and 1.8x; int4 at 16 rows 0.86x, at 24 rows 1.06x.
 bool amx_takes_quantized(const packed_matrix& w, int64_t n) {
-  const bool per_channel_int8 = w.format == weight_format::q8 && w.num_groups() == 1;
-  const int64_t from_rows = per_channel_int8 ? 4 : 32;
+  const int64_t from_rows = w.per_channel_int8() ? 4 : 32;
   return (w.format == weight_format::q8 || w.format == weight_format::q4) && n >= from_rows &&
          w.in_features % 32 == 0 && w.group_length() % 2 == 0;
 }
@@ -260,7 +259,6 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       // block, took int4 at 128 rows 1.7x as long).
       thread_local std::vector<uint32_t> scratch[2];
       alignas(64) float widened[block_depth * width];
-      const bool codes_as_pairs = w.format == weight_format::q8 && w.num_groups() == 1;
       panels::amx_bf16_panels(*x_bf16, n, in / 2, last - first, [&](int64_t i) {
         const int64_t p = first + i, col0 = p * width;
         const target t = target_of(col0);
@@ -269,7 +267,7 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
         if (!amx_quantized) {
           panel.w =
               reinterpret_cast<const uint32_t*>(w.panels16.data()) + p * w.panel_rows() / 2 * width;
-        } else if (codes_as_pairs) {
+        } else if (w.per_channel_int8()) {
           panel.codes = w.panels8.data() + p * in * width;
           panel.scale = w.scales.data() + p * width;
         } else {

@@ -90,6 +90,8 @@ struct packed_matrix {
   }
   int64_t group_length() const { return group_size > 0 ? group_size : in_features; }
   int64_t num_groups() const { return in_features == 0 ? 1 : in_features / group_length(); }
+  /// int8 with one scale per output feature: the amx set multiplies its codes as they are.
+  bool per_channel_int8() const { return format == weight_format::q8 && num_groups() == 1; }
   bool empty() const { return out_features == 0; }
   /// Bytes the panels (and scales) take.
   int64_t bytes() const;

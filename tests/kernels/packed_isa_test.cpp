@@ -66,10 +66,9 @@ std::vector<cpu::packed_matrix> packed_in_every_format(int64_t out, int64_t in, 
 /// more (4 for per-channel int8), in_features a multiple of 32; x rounded to bf16, and the
 /// weights too except per-channel int8's.
 bool amx_takes_quantized(const cpu::packed_matrix& packed, int64_t n) {
-  const bool per_channel_int8 = packed.format == weight_format::q8 && packed.num_groups() == 1;
   return cpu::kernel_isa_in_use() == cpu::kernel_isa::amx &&
          (packed.format == weight_format::q8 || packed.format == weight_format::q4) &&
-         n >= (per_channel_int8 ? 4 : 32) && packed.in_features % 32 == 0;
+         n >= (packed.per_channel_int8() ? 4 : 32) && packed.in_features % 32 == 0;
 }
 
 /// Whether linear_packed rounds x to 8 bits for `packed` and n rows (the integer path of
@@ -313,7 +312,7 @@ TEST(packed_isa, amx_per_channel_int8_is_exact_for_x_on_bf16_s_grid) {
   const auto w_float = random_vector(out * in, 29);
   const cpu::matrix_rows rows{w_float.data(), weight_format::f32, out};
   const cpu::packed_matrix packed = cpu::pack_matrix({&rows, 1}, in, weight_format::q8);
-  ASSERT_EQ(packed.num_groups(), 1);
+  ASSERT_TRUE(packed.per_channel_int8());
   const std::vector<float> w = cpu::unpack_matrix(packed);
   const auto bias = random_vector(out, 30);
   for (int n : {4, 16, 25, 32, 40, 100}) {
