@@ -396,23 +396,26 @@ TEST(thread_team, stealing_loop_covers_everything_each_share_in_order) {
   }
 }
 
-// A member held up in its first item leaves its share to the others: they take it from the
-// back, so the loop ends long before the held member could have done its share alone.
+// A member held in an item of its share leaves the rest of that share to the other: item
+// n / 2 (the first of the second share) is held until every other item is done, which only
+// stealing can do while it is held. (Without stealing it waits out the safety limit.)
 TEST(thread_team, stealing_loop_takes_a_held_members_share) {
   threads_guard guard;
   cpu::set_num_threads(2);
   const int64_t n = 64;
-  std::vector<std::atomic<int>> by_slot(n);
-  cpu::parallel_for_stealing(n, 1, [&](int slot, int64_t i) {
-    by_slot[i] = slot;
-    // Long enough that the helper is up before the leader could do every item alone.
-    std::this_thread::sleep_for(std::chrono::microseconds(i == n / 2 ? 200'000 : 100));
+  std::atomic<int64_t> done{0};
+  bool released_by_the_others = false;
+  cpu::parallel_for_stealing(n, 1, [&](int, int64_t i) {
+    if (i == n / 2) {
+      const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (done.load() < n - 1 && std::chrono::steady_clock::now() < limit)
+        std::this_thread::yield();
+      released_by_the_others = done.load() == n - 1;
+    }
+    ++done;
   });
-  // n / 2 begins the helper's share, and is the helper's first item.
-  const int held = by_slot[n / 2];
-  int taken_from_the_held = 0;
-  for (int64_t i = n / 2 + 1; i < n; ++i) taken_from_the_held += by_slot[i] != held;
-  EXPECT_GT(taken_from_the_held, n / 4);
+  EXPECT_EQ(done.load(), n);
+  EXPECT_TRUE(released_by_the_others);
 }
 
 TEST(thread_team, sliced_linear_equals_one_thread_for_every_team_size) {
