@@ -109,8 +109,8 @@ void tile_rows_k_major(const float* x, int64_t n, int64_t in, int64_t max_rows,
     for (int64_t i = 0, r = r0; i < num_tiles; ++i) {
       const int64_t rows = tile_height(rows_in_block, num_tiles, i);
       float* tile = out.data() + r * in;
-      for (int64_t j = 0; j < rows; ++j)
-        for (int64_t k = 0; k < in; ++k) tile[k * rows + j] = x[(r + j) * in + k];
+      for (int64_t k = 0; k < in; ++k)
+        for (int64_t j = 0; j < rows; ++j) tile[k * rows + j] = x[(r + j) * in + k];
       r += rows;
     }
   }
