@@ -28,6 +28,10 @@ using panels::block_depth;
 /// batches, whose weights each serve few rows. Measured (gemm_bench, 2 threads, interleaved
 /// runs): float32 at 8 and 32 rows about 1.25x; at 128 rows and more no gain.
 constexpr int64_t few_rows = 48;
+/// Input features per depth block of the wide tiles: two panels' blocks (32 KB) and a tile's
+/// x (up to 12 KB) within L1. A model's chain of float32 GEMMs from DRAM at 32 rows, two
+/// threads: 33 ms against 38 at 128 and 512 (x then streams from L2), 34 with the whole depth.
+constexpr int64_t wide_depth = 256;
 /// Panels per unit of work handed to a member: 64 output features.
 constexpr int64_t panels_per_chunk = 4;
 /// The same for the integer path: 256 output features, so that each member
@@ -232,8 +236,12 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   // The float tiles read x k-major, tile by tile (tile_fn).
   thread_local std::vector<float> x_tiles_buffer;
   const float* x_tiles = x;
+  // Float32 panels two at a time where the set has wide tiles (more than one row: one row
+  // streams each panel through the one-row tile).
+  const bool wide = access.kernels.wide_tiles && !x_int8 && !x_bf16 && n > 1;
+  const int64_t max_tile_rows = wide ? access.kernels.wide_max_rows : access.kernels.max_rows;
   if (!x_int8 && !x_bf16 && n > 1) {
-    tile_rows_k_major(x, n, in, access.kernels.max_rows, x_tiles_buffer);
+    tile_rows_k_major(x, n, in, max_tile_rows, x_tiles_buffer);
     x_tiles = x_tiles_buffer.data();
   }
   // Where panel p's features go: its slice's tensor, column and row stride.
@@ -248,6 +256,42 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
       start += s.num_features;
     }
     return target{nullptr, 0};  // unreachable: the widths sum to out_features
+  };
+  // Panels p and p + 1 over the row block of rows_in_block rows from r0, wide_depth input
+  // features a block (two panels' blocks and a tile's x within L1). With next_block_ahead
+  // the row tiles ask for both panels' next blocks, each its share.
+  auto run_two_panels = [&](int64_t p, int64_t r0, int64_t rows_in_block, int64_t num_tiles,
+                            bool next_block_ahead) {
+    const float* panel[2] = {w.panels.data() + p * in * width,
+                             w.panels.data() + (p + 1) * in * width};
+    target t[2];
+    panels::two_panels pair{};
+    for (int j = 0; j < 2; ++j) {
+      const int64_t col0 = (p + j) * width;
+      t[j] = target_of(col0);
+      pair.cols[j] = std::min(width, out - col0);
+      pair.ldy[j] = t[j].ld;
+    }
+    for (int64_t k0 = 0; k0 < in; k0 += wide_depth) {
+      const int64_t depth = std::min(wide_depth, in - k0);
+      const bool last_block = k0 + depth == in;
+      for (int j = 0; j < 2; ++j) {
+        pair.w[j] = panel[j] + k0 * width;
+        // Past a panel's last block, the next pair's (the panel two on, as they lie).
+        pair.next[j] = last_block ? panel[j] + 2 * in * width : panel[j] + (k0 + depth) * width;
+        pair.bias[j] = bias && last_block ? bias + (p + j) * width : nullptr;
+      }
+      for (int64_t i = 0, r = 0; i < num_tiles; ++i) {
+        const int64_t rows = tile_height(rows_in_block, num_tiles, i);
+        for (int j = 0; j < 2; ++j) pair.y[j] = t[j].dst + (r0 + r) * t[j].ld;
+        access.kernels.wide_tiles[rows](x_tiles + (r0 + r) * in + k0 * rows, depth, pair,
+                                        next_block_ahead
+                                            ? panels::next_block_share_of(i, num_tiles, depth)
+                                            : panels::next_block_share{},
+                                        k0 > 0);
+        r += rows;
+      }
+    }
   };
   auto run_panels = [&](int64_t first, int64_t last) {
     if (amx_tiles) {
@@ -301,14 +345,18 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
     alignas(64) float widened[block_depth * width];  // one block of a 16-bit or int8 panel
     for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
       const int64_t rows_in_block = std::min(block_rows, n - r0);
-      const int64_t num_tiles = tiles_in_block(rows_in_block, access.kernels.max_rows);
+      const int64_t num_tiles = tiles_in_block(rows_in_block, max_tile_rows);
       // Decode-sized blocks of 16-bit panels: the tiles read the panel itself, converting as
       // they go, instead of a widened copy (bf16 at 8 and 32 rows: about 1.1x).
       const bool decode_sized = rows_in_block <= few_rows;
       const bool sixteen_bit = w.format == weight_format::bf16 || w.format == weight_format::f16;
       const bool reads_panel_itself = decode_sized && sixteen_bit;
       const bool next_block_ahead = decode_sized && (w.format == weight_format::f32 || sixteen_bit);
-      for (int64_t p = first; p < last; ++p) {
+      int64_t p = first;
+      if (wide)
+        for (; p + 1 < last; p += 2)
+          run_two_panels(p, r0, rows_in_block, num_tiles, next_block_ahead);
+      for (; p < last; ++p) {
         const unsigned char* panel = access.base + p * w.panel_rows() * access.row_bytes;
         const int64_t col0 = p * width, cols = std::min(width, out - col0);
         const float* b = bias ? bias + col0 : nullptr;

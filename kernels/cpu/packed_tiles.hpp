@@ -74,12 +74,36 @@ using tile_fn = void (*)(const float* x, int64_t depth, const void* panel,
 /// and running the float32 tiles beats widening in every tile.
 using widen_fn = void (*)(const void* panel, const block_groups& groups, int64_t depth, float* dst);
 
+/// Two float32 panels side by side (32 output features) for a wide tile: each panel's depth
+/// block, where its next block starts (the same panel deeper, or past its last block the
+/// panel two on, the next pair's), its bias (null: none, or not the last block), width
+/// (1 to 16) and output rows.
+struct two_panels {
+  const float* w[2];
+  const float* next[2];
+  const float* bias[2];
+  int64_t cols[2];
+  float* y[2];
+  int64_t ldy[2];
+};
+
+/// y (+)= x rows [0, rows) @ both of `panels` over `depth` input features, x k-major as
+/// tile_fn's; each asks for its share `next` (next_block_share, of `depth` rows) of both
+/// panels' next blocks. One broadcast of x feeds both panels: a step loads 2 + rows values
+/// for 2 x rows multiply-adds, where a one-panel tile loads 1 + rows for rows.
+using wide_tile_fn = void (*)(const float* x, int64_t depth, const two_panels& panels,
+                              const next_block_share& next, bool accumulate_y);
+
 /// One instruction set's kernels for one panel format.
 struct tile_kernels {
   const tile_fn* tiles;      ///< [rows] for rows in 1..max_rows ([0] unused)
   const tile_fn* f32_tiles;  ///< the same over a widened float32 block
   widen_fn widen;            ///< null for float32 panels
   int64_t max_rows;
+  /// Float32 panels two at a time: wide_tiles[rows] for rows in 1..wide_max_rows; null
+  /// where the set or format has none.
+  const wide_tile_fn* wide_tiles = nullptr;
+  int64_t wide_max_rows = 0;
 };
 
 /// The tile_kernels of `format` from one instruction set's templates: Set::tiles<F> (the
@@ -107,8 +131,11 @@ tile_kernels kernels_of(weight_format format) {
 
 /// AVX2 + FMA + F16C: tiles of up to 6 rows, two 8-float registers per row.
 tile_kernels avx2_tiles(weight_format format);
-/// AVX-512 (F, BW, VL, DQ): tiles of up to 16 rows, one 16-float register per row.
+/// AVX-512 (F, BW, VL, DQ): tiles of up to 16 rows, one 16-float register per row; float32
+/// panels also two at a time (add_avx512_wide_tiles).
 tile_kernels avx512_tiles(weight_format format);
+/// Sets `kernels`' wide tiles to AVX-512's, of up to 12 rows (packed_tiles_wide.cpp).
+void add_avx512_wide_tiles(tile_kernels& kernels);
 
 /// x rows quantized to int8 for the integer path (int8_activations.cpp), per block of `block`
 /// input features: codes (rows, in), and each block's scale (x ~ scale * code, scale =

@@ -332,7 +332,9 @@ struct avx512_set {
 }  // namespace
 
 tile_kernels avx512_tiles(weight_format format) {
-  return kernels_of<avx512_set>(format);
+  tile_kernels kernels = kernels_of<avx512_set>(format);
+  if (format == weight_format::f32) add_avx512_wide_tiles(kernels);
+  return kernels;
 }
 
 }  // namespace actorllm::cpu::panels

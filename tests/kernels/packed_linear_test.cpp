@@ -1,6 +1,6 @@
 // The packed GEMM against a naive loop: every tile height (1..6 rows and the remainders of
-// a row block), a partial last panel, several depth blocks, with and without bias, on one
-// thread and on a team.
+// a row block), a partial last panel (alone or second of a wide tile's two), several depth
+// blocks, with and without bias, on one thread and on a team.
 #include "kernels/cpu/packed_linear.hpp"
 
 #include <gtest/gtest.h>
@@ -45,7 +45,9 @@ TEST(packed_linear, matches_naive_matmul_for_every_tile_and_panel_shape) {
   const int saved = cpu::num_threads();
   for (int threads : {1, 2}) {
     cpu::set_num_threads(threads);
-    for (auto [in, out] : {std::pair{40, 16}, {300, 37}, {513, 100}}) {
+    // One panel; odd and even counts of them (the wide tiles take two at a time), the last
+    // partial.
+    for (auto [in, out] : {std::pair{40, 16}, {300, 37}, {513, 100}, {96, 60}}) {
       const auto w = random_vector(out * in, 1), bias = random_vector(out, 2);
       const cpu::packed_matrix packed = cpu::pack_matrix(w.data(), out, in);
       ASSERT_EQ(packed.num_panels(), (out + 15) / 16);
