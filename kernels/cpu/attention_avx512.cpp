@@ -55,8 +55,11 @@ ACTORLLM_AVX512 void score_keys(const attention_item& item, const T* k_cache, fl
        ++b, first += item.block_size) {
     const T* keys = item.rows_in_block(k_cache, b);
     const int32_t count = std::min<int32_t>(item.block_size, item.visible - first);
+    // Each tile of keys asks for the same tile of the next block.
+    const T* next_keys = item.rows_in_next_block(k_cache, b, first, item.visible);
     for (int32_t j = 0; j < count; j += 8) {
       const T* tile = keys + j * d;
+      if (next_keys) prefetch_rows(next_keys + j * d, 8 * d * int64_t(sizeof(T)));
       const __m256 live = _mm256_and_ps(
           _mm256_cmp_ps(lane, _mm256_set1_ps(float(count - j)), _CMP_LT_OQ),
           _mm256_cmp_ps(lane, _mm256_set1_ps(float(item.window_start - first - j)), _CMP_GE_OQ));
@@ -116,7 +119,9 @@ ACTORLLM_AVX512 void weigh_values(const attention_item& item, const T* v_cache,
          ++b, first += item.block_size) {
       const T* values = item.rows_in_block(v_cache, b);
       const int32_t count = std::min<int32_t>(item.block_size, item.visible - item.base() - first);
+      const T* next_values = item.rows_in_next_block(v_cache, b, first, item.visible - item.base());
       for (int32_t j = 0; j < count; ++j) {
+        if (next_values) prefetch_rows(next_values + j * d, d * int64_t(sizeof(T)));
         const __m512 w = _mm512_set1_ps(weights[first + j]);
         for (int64_t c = 0; c < d; c += 16)
           _mm512_storeu_ps(
@@ -134,8 +139,11 @@ ACTORLLM_AVX512 void weigh_values(const attention_item& item, const T* v_cache,
          ++b, first += item.block_size) {
       const T* values = item.rows_in_block(v_cache, b);
       const int32_t count = std::min<int32_t>(item.block_size, item.visible - item.base() - first);
+      // Each key's row asks for its row in the next block.
+      const T* next_values = item.rows_in_next_block(v_cache, b, first, item.visible - item.base());
       int32_t j = 0;
       for (; j + sets <= count; j += sets) {
+        if (next_values) prefetch_rows(next_values + j * d, sets * d * int64_t(sizeof(T)));
         for (int s = 0; s < sets; ++s) {
           const __m512 w = _mm512_set1_ps(weights[first + j + s]);
           for (int c = 0; c < Chunks; ++c)

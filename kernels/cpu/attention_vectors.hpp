@@ -23,6 +23,13 @@ ACTORLLM_AVX2 inline __m256 load8(const float8_e4m3* p) {
   return _mm256_mul_ps(_mm256_cvtph_ps(e4m3_as_f16_bits(codes)), _mm256_set1_ps(256.0f));
 }
 
+/// Asks for `bytes` from p into L1, one request per 64 bytes (p's rows in a block start on a
+/// line where a row is a multiple of 64 bytes; otherwise the last line may go unasked).
+ACTORLLM_AVX2 inline void prefetch_rows(const void* p, int64_t bytes) {
+  for (int64_t at = 0; at < bytes; at += 64)
+    _mm_prefetch(static_cast<const char*>(p) + at, _MM_HINT_T0);
+}
+
 /// Lane j of the result is the sum of the lanes of v[j].
 ACTORLLM_AVX2 inline __m256 sum_each(const __m256 v[8]) {
   const __m256 pairs01 = _mm256_hadd_ps(v[0], v[1]);
