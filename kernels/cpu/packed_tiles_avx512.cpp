@@ -181,8 +181,7 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate_rows(
   for (int64_t k = k0; k < k1; ++k) {
     _mm_prefetch(reinterpret_cast<const char*>(panel + (k + prefetch_k) * stride), _MM_HINT_T0);
     if constexpr (NEXT)
-      _mm_prefetch(reinterpret_cast<const char*>(
-                       panel + (block_depth + next.first + (k >> next.shift)) * stride),
+      _mm_prefetch(reinterpret_cast<const char*>(panel + (block_depth + next.row(k)) * stride),
                    _MM_HINT_T1);
     const __m512 w = panel_row<F>(panel, k);
 #define ACTORLLM_FMA_ROW(r) \

@@ -48,8 +48,7 @@ ACTORLLM_AVX512_BF16 __attribute__((always_inline)) inline void dot_pairs(
   for (int64_t k = 0; k < pairs; ++k) {
     _mm_prefetch(reinterpret_cast<const char*>(w + (k + ahead) * width), _MM_HINT_T0);
     if constexpr (NEXT)
-      _mm_prefetch(reinterpret_cast<const char*>(
-                       w + (block_depth / 2 + next.first + (k >> next.shift)) * width),
+      _mm_prefetch(reinterpret_cast<const char*>(w + (block_depth / 2 + next.row(k)) * width),
                    _MM_HINT_T1);
     const __m512bh weights = (__m512bh)_mm512_loadu_si512(w + k * width);
 #define ACTORLLM_DOT_ROW(r)                                                                      \

@@ -33,13 +33,14 @@ ACTORLLM_AVX512 __attribute__((always_inline)) inline void accumulate_wide(
     ACTORLLM_WIDE_PARAMS) {
   const float* w0 = panels.w[0];
   const float* w1 = panels.w[1];
-  const float* next0 = panels.next[0] + next.first * width;
-  const float* next1 = panels.next[1] + next.first * width;
+  const float* next0 = panels.next[0];
+  const float* next1 = panels.next[1];
 #pragma GCC unroll 2
   for (int64_t k = 0; k < depth; ++k) {
     if constexpr (NEXT) {
-      _mm_prefetch(reinterpret_cast<const char*>(next0 + (k >> next.shift) * width), _MM_HINT_T1);
-      _mm_prefetch(reinterpret_cast<const char*>(next1 + (k >> next.shift) * width), _MM_HINT_T1);
+      const int64_t row = next.row(k);
+      _mm_prefetch(reinterpret_cast<const char*>(next0 + row * width), _MM_HINT_T1);
+      _mm_prefetch(reinterpret_cast<const char*>(next1 + row * width), _MM_HINT_T1);
     }
     const __m512 u = _mm512_loadu_ps(w0 + k * width);
     const __m512 v = _mm512_loadu_ps(w1 + k * width);
