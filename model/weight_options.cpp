@@ -61,7 +61,9 @@ weight_choice choose_weight_format(const weight_options& options, cpu::weight_fo
             ? (checkpoint == cpu::weight_format::f32 ? from + "; --dtype auto"
                                                      : from + " widened: " + why_float32_only)
             : "--dtype " + options.dtype;
-    return {cpu::weight_format::f32, "float32 (" + because + ")"};
+    weight_choice choice{cpu::weight_format::f32, "float32 (" + because + ")"};
+    choice.float32_panels_only = why_float32_only.empty();
+    return choice;
   }
   if (!why_float32_only.empty()) {
     if (options.dtype == "auto")

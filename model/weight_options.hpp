@@ -1,9 +1,10 @@
 #pragma once
-/// What the model keeps its projection matrices (and embedding table) as: the checkpoint's
-/// float32 (a plain copy, with a packed copy for the CPU kernel beside it), or packed panels
-/// that are the only copy: the checkpoint's own 16-bit values, another 16-bit type, int8 or
-/// int4 quantized at load, or the projections of a quantized checkpoint as shipped (float8,
-/// GPTQ, AWQ, compressed-tensors). Norms, biases and the rotary table stay float32 in every case.
+/// What the model keeps its projection matrices (and embedding table) as: packed panels that
+/// are the only copy (float32, the checkpoint's own 16-bit values, another 16-bit type, int8 or
+/// int4 quantized at load, or the projections of a quantized checkpoint as shipped: float8,
+/// GPTQ, AWQ, compressed-tensors), or, where a model needs them (why_float32_only), float32
+/// rows with a packed copy for the CPU kernel beside them. Norms, biases and the rotary table
+/// stay float32 in every case.
 #include <cstdint>
 #include <string>
 
@@ -58,8 +59,14 @@ struct weight_choice {
   std::string description;  ///< e.g. "bfloat16 (the checkpoint's bfloat16; --dtype auto)"
   /// The projections stay as a quantized checkpoint ships them (float8, or integer codes).
   bool projections_as_shipped = false;
+  /// float32 kept as packed panels alone, where nothing needs the float32 rows (no reason for
+  /// float32 only): the packed kernel now matches or beats OpenBLAS at every batch size
+  /// (bench/README section 29), so a second copy would only double the host memory.
+  bool float32_panels_only = false;
   /// Whether packed panels are the only copy of the matrices.
-  bool packed_only() const { return format != cpu::weight_format::f32 || projections_as_shipped; }
+  bool packed_only() const {
+    return format != cpu::weight_format::f32 || projections_as_shipped || float32_panels_only;
+  }
 };
 
 /// Chooses the storage for a checkpoint whose matrices are `checkpoint` (f32, f16 or bf16).

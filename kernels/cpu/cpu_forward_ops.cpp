@@ -10,10 +10,11 @@ namespace actorllm::cpu {
 
 namespace {
 
-/// Batches of up to this many rows run on packed weights: there OpenBLAS's copy of the
-/// weights on every call costs more than its kernel saves (110M shapes, 2 cores: 2x at 8
-/// rows, 1.4x at 32, 1.15x at 64, even at 128; above, OpenBLAS is as fast or up to 10 %
-/// faster).
+/// Where a model keeps float32 rows beside its panels (model/weight_options.hpp says when),
+/// batches of up to this many rows run on the panels and larger ones through OpenBLAS on the
+/// rows. (Measured before the wide tiles, 110M shapes, 2 cores: the panels 2x at 8 rows, 1.4x
+/// at 32, 1.15x at 64, even at 128, OpenBLAS up to 10 % faster above; bench/README section 29
+/// has the panels ahead at 128 rows and even at 512.)
 constexpr int64_t max_packed_rows = 96;
 
 const float* floats(op_weight w) {

@@ -164,11 +164,15 @@ TEST(llm_engine, refusals_are_values_with_statuses) {
   EXPECT_EQ(engine.add_request(wrong_model)->error_status, 404);
 }
 
-TEST(engine_setup, a_cpu_engine_packs_its_weights_while_it_loads) {
+TEST(engine_setup, a_float32_model_keeps_its_packed_panels_alone_made_while_it_loads) {
   if (!cpu::packed_linear_supported()) GTEST_SKIP() << "this CPU lacks AVX2/FMA: nothing to pack";
-  EXPECT_FALSE(llama_model(testing::stories260k_dir()).has_cpu_weights());  // made lazily alone
+  const llama_model model(testing::stories260k_dir());
+  EXPECT_TRUE(model.packed_only());
+  EXPECT_TRUE(model.has_cpu_weights());  // made by the constructor, not left for a request
+  EXPECT_TRUE(model.weights().layers[0].qkv.empty());  // no float32 rows beside them
+  EXPECT_TRUE(model.weights().embed.empty());
   const engine_setup setup = engine_setup::load(base_config());
-  EXPECT_TRUE(setup.model->has_cpu_weights());  // not left for the first request
+  EXPECT_TRUE(setup.model->has_cpu_weights());
 }
 
 TEST(engine_setup, a_tokenizer_with_ids_beyond_the_embedding_table_is_refused_at_load) {

@@ -114,6 +114,11 @@ TEST(weight_storage, a_bf16_checkpoint_stays_bf16_and_reads_back_bit_for_bit) {
   // forward.
   const llama_model float32(ckpt.dir(), {}, {"float32", "none"});
   EXPECT_EQ(float32.storage().description, "float32 (--dtype float32)");
+  // float32 too keeps its panels alone: nothing here needs the rows beside them.
+  EXPECT_TRUE(float32.packed_only());
+  EXPECT_TRUE(float32.weights().layers[0].qkv.empty());
+  EXPECT_EQ(float32.cpu_weights()->layers[0].qkv.format, weight_format::f32);
+  expect_matrices(float32, tensor_store(ckpt.dir()), as_is);
   {
     const testing::scoped_kernel_isa exact(testing::best_float_isa());
     const kl_stats kl = kl_from_float32(float32, model);
@@ -183,6 +188,8 @@ TEST(weight_storage, experts_keep_float32_under_auto_and_refuse_16_bit_or_int8) 
   EXPECT_EQ(model.storage().description,
             "float32 (the checkpoint's bfloat16 widened: 16-bit and int8 weights do not cover "
             "experts yet)");
+  EXPECT_FALSE(model.packed_only());  // float32 rows, which the experts read
+  EXPECT_FALSE(model.weights().layers[0].qkv.empty());
   try {
     llama_model(ckpt.dir(), {}, {"bfloat16", "none"});
     FAIL() << "bfloat16 experts loaded";
