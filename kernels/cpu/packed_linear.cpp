@@ -40,6 +40,16 @@ constexpr int64_t panels_per_chunk = 4;
 /// against 241 and 248.
 constexpr int64_t integer_panels_per_chunk = 16;
 
+}  // namespace
+
+int64_t chunks_for_team(int64_t num_panels, int64_t per_chunk, int64_t team_size) {
+  const int64_t chunks = (num_panels + per_chunk - 1) / per_chunk;
+  const int64_t rounded = (chunks + team_size - 1) / team_size * team_size;
+  return std::max<int64_t>(1, std::min(rounded, num_panels));
+}
+
+namespace {
+
 /// The tiles reading `w`'s format in the chosen instruction set, the start of its panels and
 /// the bytes of one panel row (one input feature's 16 weights).
 struct panel_access {
@@ -417,9 +427,9 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   // member first from a contiguous share of its own, so that its panels, which lie end to end,
   // make one stream that the prefetchers follow from chunk to chunk (parallel_for_stealing).
   const int64_t per_chunk = x_int8 || amx_tiles ? integer_panels_per_chunk : panels_per_chunk;
-  const int64_t num_chunks = (w.num_panels() + per_chunk - 1) / per_chunk;
+  const int64_t num_chunks = chunks_for_team(w.num_panels(), per_chunk, this_thread_team().size());
   parallel_for_stealing(num_chunks, 1, [&](int, int64_t c) {
-    run_panels(c * per_chunk, std::min(w.num_panels(), (c + 1) * per_chunk));
+    run_panels(c * w.num_panels() / num_chunks, (c + 1) * w.num_panels() / num_chunks);
   });
 }
 

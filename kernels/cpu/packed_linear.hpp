@@ -182,6 +182,13 @@ void gather_rows(const packed_matrix& w, const int32_t* ids, int64_t n, float* o
 /// Panels are split across the calling thread's team. bias may be null.
 void linear_packed(const float* x, const packed_matrix& w, const float* bias, int64_t n, float* y);
 
+/// How many chunks the packed GEMM hands `num_panels` panels out in, about per_chunk panels
+/// each (chunk c: panels [c * num_panels / chunks, (c + 1) * num_panels / chunks)): a
+/// multiple of the team's size where there are panels enough, so that the members take
+/// equal shares. Three chunks of 16 int8 panels (a 768-wide projection) kept one of two
+/// members waiting a third of the GEMM.
+int64_t chunks_for_team(int64_t num_panels, int64_t per_chunk, int64_t team_size);
+
 /// A run of consecutive output features written to a tensor of its own: (n, num_features).
 struct output_slice {
   int64_t num_features;

@@ -44,6 +44,23 @@ TEST(packed_linear, row_tiles_split_the_next_blocks_requests_and_cover_it) {
   }
 }
 
+TEST(packed_linear, panels_go_out_in_equal_chunks_a_multiple_of_the_team) {
+  for (int64_t team : {1, 2, 3, 4})
+    for (int64_t panels : {1, 3, 48, 100, 144, 2000})
+      for (int64_t per_chunk : {4, 16}) {
+        const int64_t chunks = cpu::chunks_for_team(panels, per_chunk, team);
+        ASSERT_GE(chunks, 1);
+        ASSERT_LE(chunks, panels);
+        if (panels >= team) EXPECT_EQ(chunks % team, 0) << panels << " " << team;
+        // Chunk c: [c * panels / chunks, (c + 1) * panels / chunks): sizes within one panel.
+        const int64_t smallest = panels / chunks, largest = (panels + chunks - 1) / chunks;
+        EXPECT_LE(largest - smallest, 1);
+        EXPECT_LE(smallest, per_chunk) << panels << " " << per_chunk << " " << team;
+      }
+  // A 768-wide int8 projection (48 panels) on two members: 4 chunks of 12, not 3 of 16.
+  EXPECT_EQ(cpu::chunks_for_team(48, 16, 2), 4);
+}
+
 TEST(packed_linear, matches_naive_matmul_for_every_tile_and_panel_shape) {
   if (!cpu::packed_linear_supported()) GTEST_SKIP() << "no AVX2/FMA on this CPU";
   const int saved = cpu::num_threads();
