@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/packed_linear.hpp"
 #include "tests/support/engine_checks.hpp"
+#include "tests/support/random_models.hpp"
 #include "tests/support/requests.hpp"
 
 namespace actorllm {
@@ -164,14 +165,23 @@ TEST(llm_engine, refusals_are_values_with_statuses) {
   EXPECT_EQ(engine.add_request(wrong_model)->error_status, 404);
 }
 
-TEST(engine_setup, a_float32_model_keeps_its_packed_panels_alone_made_while_it_loads) {
+TEST(engine_setup,
+     float32_panels_alone_are_made_at_load_a_copy_beside_float32_rows_as_the_engine_loads) {
   if (!cpu::packed_linear_supported()) GTEST_SKIP() << "this CPU lacks AVX2/FMA: nothing to pack";
   const llama_model model(testing::stories260k_dir());
   EXPECT_TRUE(model.packed_only());
   EXPECT_TRUE(model.has_cpu_weights());  // made by the constructor, not left for a request
   EXPECT_TRUE(model.weights().layers[0].qkv.empty());  // no float32 rows beside them
   EXPECT_TRUE(model.weights().embed.empty());
-  const engine_setup setup = engine_setup::load(base_config());
+  // A model that keeps float32 rows (its experts read them) packs the rest lazily alone, and
+  // the CPU engine packs it while it loads, not at the first request.
+  const testing::random_model moe("setup_moe", "--arch mixtral");
+  EXPECT_FALSE(llama_model(moe.dir()).has_cpu_weights());
+  engine_config c = base_config();
+  c.model.model = moe.dir().string();
+  c.model.max_model_len = 128;
+  const engine_setup setup = engine_setup::load(c);
+  EXPECT_FALSE(setup.model->packed_only());
   EXPECT_TRUE(setup.model->has_cpu_weights());
 }
 
