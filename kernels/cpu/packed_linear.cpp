@@ -32,7 +32,7 @@ constexpr int64_t few_rows = 48;
 /// x (up to 12 KB) within L1. A model's chain of float32 GEMMs from DRAM at 32 rows, two
 /// threads: 33 ms against 38 at 128 and 512 (x then streams from L2), 34 with the whole depth.
 constexpr int64_t wide_depth = 256;
-/// Panels per unit of work handed to a member: 64 output features.
+/// Panels per unit of work handed to a member, about (chunks_for_team): 64 output features.
 constexpr int64_t panels_per_chunk = 4;
 /// The same for the integer path: 256 output features, so that each member
 /// streams longer runs of codes. One stream of the 110M model, 2 threads, three rounds each,
@@ -246,11 +246,12 @@ void linear_packed_split(const float* x, const packed_matrix& w, const float* bi
   // The float tiles read x k-major, tile by tile (tile_fn).
   thread_local std::vector<float> x_tiles_buffer;
   const float* x_tiles = x;
-  // Float32 panels two at a time where the set has wide tiles (more than one row: one row
-  // streams each panel through the one-row tile).
-  const bool wide = access.kernels.wide_tiles && !x_int8 && !x_bf16 && n > 1;
+  // (One row streams each panel through the one-row tile, x as it is.)
+  const bool float_tiles = !x_int8 && !x_bf16 && n > 1;
+  // Float32 panels two at a time where the set has wide tiles.
+  const bool wide = float_tiles && access.kernels.wide_tiles;
   const int64_t max_tile_rows = wide ? access.kernels.wide_max_rows : access.kernels.max_rows;
-  if (!x_int8 && !x_bf16 && n > 1) {
+  if (float_tiles) {
     tile_rows_k_major(x, n, in, max_tile_rows, x_tiles_buffer);
     x_tiles = x_tiles_buffer.data();
   }
