@@ -39,8 +39,8 @@ struct attention_item {
   /// The same rows of block b + 1 where keys [first, first + block_size) of block b are not the
   /// last before `end` (first and end counted alike); null otherwise. The kernels ask for them
   /// while they read block b: a sequence's blocks lie anywhere, and the prefetchers, which
-  /// follow a stream, stop at each block's end (32 streams of 430 tokens, float16 cache:
-  /// attention 23 -> 17-19 ms a step).
+  /// follow a stream, stop at each block's end (32 streams, contexts up to 430 tokens, float16
+  /// cache: attention 23 -> 17-19 ms a step).
   template <class T>
   const T* rows_in_next_block(const T* cache, int32_t b, int32_t first, int32_t end) const {
     return first + block_size < end ? rows_in_block(cache, b + 1) : nullptr;
