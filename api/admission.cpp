@@ -190,6 +190,16 @@ std::optional<api_error> admit_tokenize(server_context& context, std::string_vie
                             "messages");
 }
 
+std::optional<api_error> admit_detokenize(server_context& context, std::string_view body,
+                                          detokenize_request& out) {
+  if (auto error = parse_detokenize_request(body, out)) return error;
+  const auto found = context.engine.find_model(out.model);
+  if (!found) return not_found("The model `" + out.model + "` does not exist.", "model_not_found");
+  if (!admits_requests(*found)) return not_loaded(*found);
+  out.model = found->info.name;
+  return std::nullopt;
+}
+
 std::unique_ptr<openai_call> start_call(server_context& context, openai_request request,
                                         const model_info& model, std::string display_id,
                                         std::function<void(request_output)> sink,

@@ -67,6 +67,10 @@ std::optional<api_error> admit_embeddings(server_context& context, std::string_v
 /// its served name, the only one the engine knows.
 std::optional<api_error> admit_tokenize(server_context& context, std::string_view body,
                                         generate_request& out, bool count_tokens = false);
+/// Reads a /detokenize body: a model no one serves is a 404, one not loaded a 503; `out`
+/// names the model by its served name.
+std::optional<api_error> admit_detokenize(server_context& context, std::string_view body,
+                                          detokenize_request& out);
 
 /// Submits every prompt of `request` to the engine with fresh engine ids and returns the
 /// call that assembles their deltas. `display_id` is the "id" of the objects sent back

@@ -277,43 +277,50 @@ void model_directory::abort(const std::string& request_id) {
 
 void model_directory::tokenize(generate_request request,
                                std::function<void(tokenize_result)> done) {
-  tokenize_or_wait(std::move(request), std::move(done), true);
+  auto held = std::make_shared<generate_request>(std::move(request));
+  const std::string model = held->model;
+  with_engine(
+      model, true, [held, done](engine_port& engine) { engine.tokenize(std::move(*held), done); },
+      [done](std::string error, int32_t status) {
+        tokenize_result out;
+        out.error = std::move(error);
+        out.error_status = status;
+        done(std::move(out));
+      });
 }
 
-void model_directory::tokenize_or_wait(generate_request request,
-                                       std::function<void(tokenize_result)> done, bool may_wait) {
+void model_directory::detokenize(detokenize_request request,
+                                 std::function<void(detokenize_result)> done) {
+  auto held = std::make_shared<detokenize_request>(std::move(request));
+  const std::string model = held->model;
+  with_engine(
+      model, true, [held, done](engine_port& engine) { engine.detokenize(std::move(*held), done); },
+      [done](std::string error, int32_t status) {
+        done({{}, std::move(error), status});
+      });
+}
+
+void model_directory::with_engine(std::string model, bool may_wait,
+                                  std::function<void(engine_port&)> use,
+                                  std::function<void(std::string, int32_t)> refuse) {
   std::optional<entry> target;
   bool waits = false;
   {
     std::shared_lock lock(mutex_);
-    if (const entry* e = find(request.model)) {
+    if (const entry* e = find(model)) {
       target = *e;
       waits = may_wait && e->state != model_state::loaded && waits_for(*e);
     }
   }
   if (waits) {
-    const std::string model = request.model;
-    auto held = std::make_shared<std::pair<generate_request, std::function<void(tokenize_result)>>>(
-        std::move(request), std::move(done));
-    return await_model(model, [this, held] {
-      tokenize_or_wait(std::move(held->first), std::move(held->second), false);
-    });
+    return await_model(model,
+                       [this, model, use, refuse] { with_engine(model, false, use, refuse); });
   }
   // Not while it drains: an engine stopping under a call would never answer it.
-  if (target && target->engine && target->state == model_state::loaded)
-    return target->engine->tokenize(std::move(request), done);
-  tokenize_result out;
-  out.error = target ? model_refusal(listing_of(*target))
-                     : "The model `" + request.model + "` does not exist.";
-  out.error_status = target ? 503 : 404;
-  done(std::move(out));
-}
-
-void model_directory::detokenize(std::vector<int32_t> tokens,
-                                 std::function<void(detokenize_result)> done) {
-  const auto target = lookup("");
-  if (target && target->engine) return target->engine->detokenize(std::move(tokens), done);
-  done({{}, target ? model_refusal(listing_of(*target)) : "no model is served", 503});
+  if (target && target->engine && target->state == model_state::loaded) return use(*target->engine);
+  if (target) return refuse(model_refusal(listing_of(*target)), 503);
+  refuse(model.empty() ? "no model is served" : "The model `" + model + "` does not exist.",
+         model.empty() ? 503 : 404);
 }
 
 bool model_directory::healthy() const {

@@ -81,9 +81,9 @@ class model_directory final : public engine_port {
   /// draining to be reloaded (it waits for the unload, then for the load).
   void await_model(std::string_view requested, std::function<void()> ready) override;
   void tokenize(generate_request request, std::function<void(tokenize_result)> done) override;
-  /// The default model's tokenizer (a /detokenize body names no model).
-  void detokenize(std::vector<int32_t> tokens,
-                  std::function<void(detokenize_result)> done) override;
+  /// The named model's tokenizer (no name: the default model's), waiting for a load as
+  /// tokenize() does.
+  void detokenize(detokenize_request request, std::function<void(detokenize_result)> done) override;
   /// While any model's engine is alive, or a model can still load on demand.
   bool healthy() const override;
   /// ok while any model serves; the reason names each model that does not, and why.
@@ -131,8 +131,12 @@ class model_directory final : public engine_port {
   /// being reloaded (admitted a moment before an eviction) waits for the reload once, when
   /// `may_wait`, held in parked_ where abort() can still reach it.
   void route(generate_request request, output_callback on_output, bool may_wait);
-  void tokenize_or_wait(generate_request request, std::function<void(tokenize_result)> done,
-                        bool may_wait);
+  /// Calls `use` with the engine of `model` (empty: the default) while it serves; a model
+  /// loading on demand or being reloaded is waited for once, when `may_wait`. Otherwise
+  /// `refuse` gets the reason and its HTTP status: 404 for a name nothing answers to, 503 for a
+  /// model that does not serve now.
+  void with_engine(std::string model, bool may_wait, std::function<void(engine_port&)> use,
+                   std::function<void(std::string, int32_t)> refuse);
   /// Whether models load on demand and any listed one could. Under mutex_.
   bool can_load_on_demand() const;
   /// The entry `requested` names: by served name first, then by what a loaded engine answers

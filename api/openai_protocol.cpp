@@ -488,13 +488,16 @@ std::optional<api_error> parse_tokenize_request(std::string_view body, generate_
   return r.error;
 }
 
-std::optional<api_error> parse_detokenize_request(std::string_view body,
-                                                  std::vector<int32_t>& tokens) {
+std::optional<api_error> parse_detokenize_request(std::string_view body, detokenize_request& out) {
   json parsed;
   if (auto error = parse_json_object(body, parsed)) return error;
   auto it = parsed.find("tokens");
-  if (it == parsed.end() || !it->is_array() || !read_token_ids(*it, tokens)) {
+  if (it == parsed.end() || !it->is_array() || !read_token_ids(*it, out.tokens)) {
     return bad_request("tokens must be a list of token ids", "tokens");
+  }
+  if (auto model = parsed.find("model"); model != parsed.end() && !model->is_null()) {
+    if (!model->is_string()) return bad_request("model must be a string", "model");
+    out.model = model->get<std::string>();
   }
   return std::nullopt;
 }

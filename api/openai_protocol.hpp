@@ -97,9 +97,8 @@ std::optional<api_error> parse_openai_json(const nlohmann::json& body, api_kind 
 /// /tokenize: {"prompt": "..."} (add_special_tokens) or {"messages": [...]}
 /// (add_generation_prompt) into a text or chat generate_request.
 std::optional<api_error> parse_tokenize_request(std::string_view body, generate_request& out);
-/// /detokenize: {"tokens": [ids]}.
-std::optional<api_error> parse_detokenize_request(std::string_view body,
-                                                  std::vector<int32_t>& tokens);
+/// /detokenize: {"tokens": [ids], "model"?: name}.
+std::optional<api_error> parse_detokenize_request(std::string_view body, detokenize_request& out);
 
 /// The deepest nesting of arrays and objects in JSON text (strings skipped), without parsing:
 /// what is checked before text is parsed, so that no parse or destruction recurses too deep.

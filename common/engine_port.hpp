@@ -161,8 +161,9 @@ class engine_port {
   /// add_special_tokens) or chat (chat_json, add_generation_prompt). `done` once, any thread.
   virtual void tokenize(generate_request request, std::function<void(tokenize_result)> done) = 0;
 
-  /// Text of token ids. `done` is called once, from any thread.
-  virtual void detokenize(std::vector<int32_t> tokens,
+  /// Text of token ids in the tokenizer of the model the request names (an engine of one
+  /// model reads them with its own). `done` is called once, from any thread.
+  virtual void detokenize(detokenize_request request,
                           std::function<void(detokenize_result)> done) = 0;
 
   /// True only while the engine loop is alive (false while loading or after it died): requests

@@ -93,4 +93,10 @@ struct request_output {
   double cumulative_logprob = 0;     ///< beam search: the beam's summed logprob (final output)
 };
 
+/// What /detokenize reads: token ids, and the model whose tokenizer reads them.
+struct detokenize_request {
+  std::string model;  ///< the served name; empty: the default model
+  std::vector<int32_t> tokens;
+};
+
 }  // namespace actorllm

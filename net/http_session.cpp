@@ -521,11 +521,11 @@ class http_session : public std::enable_shared_from_this<http_session> {
   }
 
   void start_detokenize() {
-    std::vector<int32_t> tokens;
-    if (auto error = api::parse_detokenize_request(request_.body(), tokens))
+    detokenize_request parsed;
+    if (auto error = api::admit_detokenize(context_.api, request_.body(), parsed))
       return send_error(*error);
     context_.api.engine.detokenize(
-        std::move(tokens), on_strand<detokenize_result>([](http_session& s, detokenize_result r) {
+        std::move(parsed), on_strand<detokenize_result>([](http_session& s, detokenize_result r) {
           if (!r.error.empty()) return s.send_error(api::engine_error(r.error, r.error_status));
           s.send({200, api::detokenize_json(r)});
         }));

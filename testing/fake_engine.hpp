@@ -95,10 +95,10 @@ class fake_engine : public engine_port {
     done(std::move(result));
   }
 
-  void detokenize(std::vector<int32_t> tokens,
+  void detokenize(detokenize_request request,
                   std::function<void(detokenize_result)> done) override {
     detokenize_result result;
-    for (int32_t t : tokens) {
+    for (int32_t t : request.tokens) {
       if (t < 0 || t > 255) {
         result.error = "token id " + std::to_string(t) + " is out of range";
         result.error_status = 400;

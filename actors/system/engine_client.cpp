@@ -141,11 +141,12 @@ void engine_client::tokenize(generate_request request, std::function<void(tokeni
       router_);
 }
 
-void engine_client::detokenize(std::vector<int32_t> tokens,
+void engine_client::detokenize(detokenize_request request,
                                std::function<void(detokenize_result)> done) {
   const actor_thread_release release;  // net/'s I/O threads spawn the asking actor
   system_.spawn(
-      [=](caf::event_based_actor* self, router_actor router) {
+      [tokens = std::move(request.tokens), done](caf::event_based_actor* self,
+                                                 router_actor router) {
         self->request(router, std::chrono::seconds(30), detok_atom::value, tokens)
             .then(
                 [=](std::string& text) {

@@ -32,8 +32,7 @@ class engine_client final : public engine_port {
   void submit(generate_request request, output_callback on_output) override;
   void abort(const std::string& request_id) override;
   void tokenize(generate_request request, std::function<void(tokenize_result)> done) override;
-  void detokenize(std::vector<int32_t> tokens,
-                  std::function<void(detokenize_result)> done) override;
+  void detokenize(detokenize_request request, std::function<void(detokenize_result)> done) override;
   bool healthy() const override { return healthy_.load(); }
   engine_health health() const override;
   model_info model() const override;

@@ -11,7 +11,8 @@ namespace {
 
 detokenize_result detokenize(engine_client& client, std::vector<int32_t> ids) {
   std::promise<detokenize_result> answer;
-  client.detokenize(std::move(ids), [&](detokenize_result r) { answer.set_value(std::move(r)); });
+  client.detokenize({{}, std::move(ids)},
+                    [&](detokenize_result r) { answer.set_value(std::move(r)); });
   return answer.get_future().get();
 }
 

@@ -159,7 +159,7 @@ TEST(engine_health, the_default_health_follows_healthy) {
     void submit(generate_request, output_callback) override {}
     void abort(const std::string&) override {}
     void tokenize(generate_request, std::function<void(tokenize_result)>) override {}
-    void detokenize(std::vector<int32_t>, std::function<void(detokenize_result)>) override {}
+    void detokenize(detokenize_request, std::function<void(detokenize_result)>) override {}
     bool healthy() const override { return alive; }
     model_info model() const override { return {}; }
     std::string metrics_text() override { return {}; }

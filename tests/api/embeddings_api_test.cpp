@@ -102,7 +102,7 @@ class instant_engine : public engine_port {
   }
   void abort(const std::string& id) override { aborted.push_back(id); }
   void tokenize(generate_request, std::function<void(tokenize_result)>) override {}
-  void detokenize(std::vector<int32_t>, std::function<void(detokenize_result)>) override {}
+  void detokenize(detokenize_request, std::function<void(detokenize_result)>) override {}
   bool healthy() const override { return true; }
   model_info model() const override { return embedding_model(); }
   std::string metrics_text() override { return {}; }

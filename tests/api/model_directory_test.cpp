@@ -34,6 +34,14 @@ struct named_engine : testing::fake_engine {
   std::string engine_stats_json() override {
     return R"({"object":"engine.stats","of":")" + name + "\"}";
   }
+  /// The fake's text, marked with this model's name: whose tokenizer read the ids.
+  void detokenize(detokenize_request request,
+                  std::function<void(detokenize_result)> done) override {
+    fake_engine::detokenize(std::move(request), [done, name = name](detokenize_result r) {
+      if (r.error.empty()) r.text = name + ":" + r.text;
+      done(std::move(r));
+    });
+  }
   std::string name;
   sampling_defaults sampling;
 };
@@ -90,6 +98,28 @@ TEST_F(model_directory_test, each_request_goes_to_the_engine_of_the_model_it_nam
   alpha_->waiting = 2;
   beta_->waiting = 3;
   EXPECT_EQ(directory_.num_waiting(), 5u);
+}
+
+TEST_F(model_directory_test, detokenize_reads_the_ids_with_the_named_models_tokenizer) {
+  auto detokenize = [&](std::string model) {
+    std::promise<detokenize_result> answer;
+    directory_.detokenize({std::move(model), {104, 105}},
+                          [&answer](detokenize_result r) { answer.set_value(std::move(r)); });
+    return answer.get_future().get();
+  };
+  EXPECT_EQ(detokenize("beta").text, "beta:hi");
+  EXPECT_EQ(detokenize("/models/beta").text, "beta:hi");  // an alias the engine answers to
+  EXPECT_EQ(detokenize("").text, "alpha:hi");             // no name: the default
+  EXPECT_EQ(detokenize("delta").error_status, 404);
+  const detokenize_result failed = detokenize("gamma");
+  EXPECT_EQ(failed.error_status, 503);
+  EXPECT_EQ(failed.error, "the model `gamma` failed to load: config.json: unknown architecture");
+
+  detokenize_request admitted;
+  ASSERT_FALSE(admit_detokenize(context_, R"({"model":"/models/beta","tokens":[104]})", admitted));
+  EXPECT_EQ(admitted.model, "beta");  // the engine knows its model by its served name
+  EXPECT_EQ(admit_detokenize(context_, R"({"model":"delta","tokens":[1]})", admitted)->status, 404);
+  EXPECT_EQ(admit_detokenize(context_, R"({"model":"gamma","tokens":[1]})", admitted)->status, 503);
 }
 
 TEST_F(model_directory_test, models_are_listed_in_order_with_their_states) {

@@ -448,10 +448,15 @@ TEST(openai_protocol, tokenize_and_detokenize_bodies) {
   EXPECT_EQ(g.kind, prompt_kind::chat);
   EXPECT_TRUE(parse_tokenize_request(R"({"text":"x"})", g));
 
-  std::vector<int32_t> ids;
+  detokenize_request ids;
   ASSERT_FALSE(parse_detokenize_request(R"({"tokens":[1,2]})", ids));
-  EXPECT_EQ(ids, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(ids.tokens, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(ids.model, "");  // the default model's tokenizer
+  detokenize_request named;
+  ASSERT_FALSE(parse_detokenize_request(R"({"tokens":[3],"model":"beta"})", named));
+  EXPECT_EQ(named.model, "beta");
   EXPECT_EQ(parse_detokenize_request(R"({"tokens":["a"]})", ids)->param, "tokens");
+  EXPECT_EQ(parse_detokenize_request(R"({"tokens":[1],"model":7})", ids)->param, "model");
 }
 
 TEST(openai_protocol, error_object_shape) {

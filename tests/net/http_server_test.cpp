@@ -179,6 +179,8 @@ TEST_F(http_server_test, tokenize_and_detokenize) {
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(json::parse(r.body)["prompt"], "hi");
   EXPECT_EQ(post(port_, "/detokenize", R"({"tokens":[1000]})").status, 400);
+  EXPECT_EQ(post(port_, "/detokenize", R"({"tokens":[104],"model":"/models/fake"})").status, 200);
+  EXPECT_EQ(post(port_, "/detokenize", R"({"tokens":[104],"model":"nope"})").status, 404);
   EXPECT_EQ(post(port_, "/tokenize", R"({"prompt":"x","model":"nope"})").status, 404);
 }
 
