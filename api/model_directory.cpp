@@ -384,12 +384,13 @@ std::size_t model_directory::num_models() const {
   return entries_.size();
 }
 
-lora_update_result model_directory::load_lora_adapter(const std::string& name,
-                                                      const std::string& path) {
-  if (find_model(name)) return {"'" + name + "' already names a model or an adapter", 400};
-  const auto target = lookup("");
-  if (!target || !target->engine) return engine_port::load_lora_adapter(name, path);
-  return target->engine->load_lora_adapter(name, path);
+lora_update_result model_directory::load_lora_adapter(const lora_update_request& r) {
+  if (find_model(r.name)) return {"'" + r.name + "' already names a model or an adapter", 400};
+  const auto target = lookup(r.base_model);
+  if (!target) return {"The model `" + r.base_model + "` does not exist.", 404};
+  if (!target->engine || target->state != model_state::loaded)
+    return {model_refusal(listing_of(*target)), 400};
+  return target->engine->load_lora_adapter(r);
 }
 
 lora_update_result model_directory::unload_lora_adapter(const std::string& name) {

@@ -92,8 +92,9 @@ class model_directory final : public engine_port {
   std::optional<model_listing> find_model(std::string_view requested) const override;
   std::vector<model_listing> models() const override;
   std::size_t num_models() const override;
-  /// Loads into the default model; unloads from the model that holds the adapter.
-  lora_update_result load_lora_adapter(const std::string& name, const std::string& path) override;
+  /// Loads into the model r.base_model names (empty: the default); unloads from the model that
+  /// holds the adapter.
+  lora_update_result load_lora_adapter(const lora_update_request& r) override;
   lora_update_result unload_lora_adapter(const std::string& name) override;
   /// The first loaded engine's: the engines of one directory share one metrics registry, each
   /// model's series told apart by their model_name label.

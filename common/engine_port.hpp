@@ -107,6 +107,14 @@ inline bool admits_requests(const model_listing& model) {
   return model.state == model_state::loaded || model.reloads;
 }
 
+/// A runtime LoRA update: adapter `name`, read from the PEFT folder `path` (loads only), for
+/// `base_model` (loads only; a served name, empty: the default model; vLLM's base_model_name).
+struct lora_update_request {
+  std::string name;
+  std::string path = {};
+  std::string base_model = {};
+};
+
 /// Answer to load_lora_adapter() and unload_lora_adapter(): empty error on success.
 struct lora_update_result {
   std::string error;
@@ -202,10 +210,11 @@ class engine_port {
     ready();
   }
 
-  /// vLLM's /v1/load_lora_adapter: loads the PEFT folder `path` as adapter `name`. Any thread;
-  /// may block while the adapter is read. The default: LoRA updates are off.
-  virtual lora_update_result load_lora_adapter(const std::string& name, const std::string& path) {
-    (void)name, (void)path;
+  /// vLLM's /v1/load_lora_adapter: loads the PEFT folder `r.path` as adapter `r.name` of model
+  /// `r.base_model`. Any thread; may block while the adapter is read. The default: LoRA updates
+  /// are off.
+  virtual lora_update_result load_lora_adapter(const lora_update_request& r) {
+    (void)r;
     return {"runtime LoRA updates are off (--enable-lora-runtime-updates)", 404};
   }
   /// vLLM's /v1/unload_lora_adapter: `name` is no longer served; requests using it finish.

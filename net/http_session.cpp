@@ -534,7 +534,7 @@ class http_session : public std::enable_shared_from_this<http_session> {
 
   // ---- LoRA updates -------------------------------------------------------------------
   void start_lora_update(bool load) {
-    api::lora_update_request update;
+    lora_update_request update;
     if (auto error = api::parse_lora_update(request_.body(), load, update))
       return send_error(*error);
     // Reading an adapter's files may take long (a large or slow file): off the I/O threads,

@@ -128,8 +128,10 @@ class fake_engine : public engine_port {
     return info;
   }
   /// Adapters load from any path but "/bad"; names are unique.
-  lora_update_result load_lora_adapter(const std::string& name, const std::string& path) override {
-    if (!lora_updates) return engine_port::load_lora_adapter(name, path);
+  lora_update_result load_lora_adapter(const lora_update_request& r) override {
+    if (!lora_updates) return engine_port::load_lora_adapter(r);
+    const std::string& name = r.name;
+    const std::string& path = r.path;
     if (path == "/bad") return {"adapter_config.json: no such file", 400};
     std::unique_lock lock(mutex_);
     if (path == "/slow") {

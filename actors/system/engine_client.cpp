@@ -45,13 +45,12 @@ model_info engine_client::model() const {
   return info;
 }
 
-lora_update_result engine_client::load_lora_adapter(const std::string& name,
-                                                    const std::string& path) {
-  if (!loras_ || !lora_runtime_updates_) return engine_port::load_lora_adapter(name, path);
+lora_update_result engine_client::load_lora_adapter(const lora_update_request& r) {
+  if (!loras_ || !lora_runtime_updates_) return engine_port::load_lora_adapter(r);
   // info_ holds the model's own names; the adapters are the registry's.
-  if (info_.answers_to(name)) return {"'" + name + "' is the base model's name", 400};
+  if (info_.answers_to(r.name)) return {"'" + r.name + "' is the base model's name", 400};
   try {
-    loras_->load(name, path);
+    loras_->load(r.name, r.path);
   } catch (const std::exception& e) {
     return {e.what(), 400};
   }

@@ -36,7 +36,8 @@ class engine_client final : public engine_port {
   bool healthy() const override { return healthy_.load(); }
   engine_health health() const override;
   model_info model() const override;
-  lora_update_result load_lora_adapter(const std::string& name, const std::string& path) override;
+  /// r.base_model is this engine's model (the server's admission checked the name).
+  lora_update_result load_lora_adapter(const lora_update_request& r) override;
   lora_update_result unload_lora_adapter(const std::string& name) override;
   std::string metrics_text() override {
     return monitoring_ ? monitoring_->render() : std::string();

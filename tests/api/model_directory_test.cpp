@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/admission.hpp"
+#include "api/lora_api.hpp"
 #include "api/request_plan.hpp"
 #include "testing/fake_engine.hpp"
 #include "tests/support/requests.hpp"
@@ -122,6 +123,36 @@ TEST_F(model_directory_test, detokenize_reads_the_ids_with_the_named_models_toke
   EXPECT_EQ(admit_detokenize(context_, R"({"model":"gamma","tokens":[1]})", admitted)->status, 503);
 }
 
+TEST_F(model_directory_test, a_runtime_lora_load_goes_to_the_model_its_body_names) {
+  alpha_->lora_updates = beta_->lora_updates = true;
+  lora_update_request load;
+  ASSERT_FALSE(parse_lora_update(
+      R"({"lora_name":"sql","lora_path":"/adapters/sql","base_model_name":"/models/beta"})", true,
+      load));
+  EXPECT_EQ(load.base_model, "/models/beta");
+  ASSERT_FALSE(apply_lora_update(directory_, load, true).first);
+  ASSERT_EQ(beta_->model().adapters.size(), 1u);  // beta's, found by its folder's name too
+  EXPECT_TRUE(alpha_->model().adapters.empty());
+  EXPECT_EQ(first_output(directory_, testing::text_request("sql", "r1")).finish,
+            finish_reason::length);
+  ASSERT_EQ(beta_->submitted().size(), 1u);  // a request for the adapter reaches its model
+
+  load.base_model = "delta";
+  const auto unknown = apply_lora_update(directory_, load, true).first;
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(unknown->param, "base_model_name");
+  load.base_model = "gamma";  // listed, failed to load
+  EXPECT_EQ(apply_lora_update(directory_, load, true).first->status, 400);
+  EXPECT_EQ(
+      parse_lora_update(R"({"lora_name":"a","lora_path":"/x","base_model_name":3})", true, load)
+          ->param,
+      "base_model_name");
+
+  ASSERT_FALSE(apply_lora_update(directory_, {"sql"}, false).first);  // from the model holding it
+  EXPECT_TRUE(beta_->model().adapters.empty());
+}
+
 TEST_F(model_directory_test, models_are_listed_in_order_with_their_states) {
   const auto models = directory_.models();
   ASSERT_EQ(models.size(), 3u);
@@ -157,9 +188,9 @@ TEST_F(model_directory_test, names_are_unique_and_bounded) {
 
 TEST_F(model_directory_test, v1_models_lists_every_model_with_its_state_and_adapters) {
   alpha_->lora_updates = true;
-  ASSERT_EQ(directory_.load_lora_adapter("sql", "/adapters/sql").error, "");  // the default's
+  ASSERT_EQ(directory_.load_lora_adapter({"sql", "/adapters/sql"}).error, "");  // the default's
   ASSERT_EQ(alpha_->model().adapters.size(), 1u);
-  EXPECT_EQ(directory_.load_lora_adapter("beta", "/adapters/x").status, 400);  // a model's name
+  EXPECT_EQ(directory_.load_lora_adapter({"beta", "/adapters/x"}).status, 400);  // a model's name
   request_head head;
   head.host = "127.0.0.1:8000";
   head.method = "GET";
