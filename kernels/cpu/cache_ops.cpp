@@ -1,13 +1,37 @@
 // Paged KV cache bookkeeping on the CPU: write new K/V into slots, copy and swap blocks.
 #include <cstddef>
 #include <cstring>
-#include <type_traits>
 
 #include "kernels/cpu/ops.hpp"
+#include "kernels/cpu/vector_math.hpp"
 
 namespace actorllm::cpu {
 
 namespace {
+
+/// One row of float32 into the cache's element type, each value rounded to nearest (ties to
+/// even) as static_cast does: eight at a time through F16C where the CPU has it (a decode step
+/// of 32 streams writes 590 thousand values on the 110M model; one at a time they took 1.5 ms).
+ACTORLLM_AVX2 void store_row_f16c(const float* src, half* dst, int64_t n) {
+  int64_t d = 0;
+  for (; d + 8 <= n; d += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + d),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(src + d), _MM_FROUND_TO_NEAREST_INT));
+  for (; d < n; ++d) dst[d] = static_cast<half>(src[d]);
+}
+
+void store_row(const float* src, float* dst, int64_t n) {
+  std::memcpy(dst, src, n * sizeof(float));
+}
+
+void store_row(const float* src, half* dst, int64_t n) {
+  if (cpu_has_avx2()) return store_row_f16c(src, dst, n);
+  for (int64_t d = 0; d < n; ++d) dst[d] = static_cast<half>(src[d]);
+}
+
+void store_row(const float* src, float8_e4m3* dst, int64_t n) {
+  for (int64_t d = 0; d < n; ++d) dst[d] = float8_e4m3(src[d]);
+}
 
 template <class T>
 void write_slots(const float* key, const float* value, T* k_cache, T* v_cache,
@@ -22,15 +46,8 @@ void write_slots(const float* key, const float* value, T* k_cache, T* v_cache,
     for (int64_t h = 0; h < num_kv_heads; ++h) {
       const int64_t src = (t * num_kv_heads + h) * head_dim;
       const int64_t dst = block * block_elems + (h * block_size + offset) * head_dim;
-      if constexpr (std::is_same_v<T, float>) {
-        std::memcpy(k_cache + dst, key + src, head_dim * sizeof(float));
-        std::memcpy(v_cache + dst, value + src, head_dim * sizeof(float));
-      } else {
-        for (int64_t d = 0; d < head_dim; ++d) {
-          k_cache[dst + d] = static_cast<T>(key[src + d]);
-          v_cache[dst + d] = static_cast<T>(value[src + d]);
-        }
-      }
+      store_row(key + src, k_cache + dst, head_dim);
+      store_row(value + src, v_cache + dst, head_dim);
     }
   }
 }

@@ -308,20 +308,41 @@ INSTANTIATE_TEST_SUITE_P(
                       attention_shape{8, 2, 12, 16}, attention_shape{8, 2, 16, 12}));
 
 TEST(cpu_ops, reshape_and_cache_into_float16_rounds_each_value) {
-  const int kv_heads = 2, head_dim = 8, block_size = 4, num_blocks = 2;
-  const int block_elems = kv_heads * block_size * head_dim;
-  std::vector<cpu::half> kc(num_blocks * block_elems, cpu::half(0)),
-      vc(num_blocks * block_elems, cpu::half(0));
-  auto key = random_vector(kv_heads * head_dim, 21), value = random_vector(kv_heads * head_dim, 22);
-  const std::vector<int64_t> slots{6};  // block 1, offset 2
-  cpu::reshape_and_cache(key.data(), value.data(), kc.data(), vc.data(), slots.data(), 1, kv_heads,
-                         head_dim, block_size);
-  for (int h = 0; h < kv_heads; ++h)
-    for (int d = 0; d < head_dim; ++d) {
-      const int at = block_elems + (h * block_size + 2) * head_dim + d;
-      EXPECT_EQ(kc[at], static_cast<cpu::half>(key[h * head_dim + d]));
-      EXPECT_EQ(vc[at], static_cast<cpu::half>(value[h * head_dim + d]));
-    }
+  // Rows of 8 and 64 are whole vectors of eight; 12 and 20 end on values one at a time.
+  for (const int head_dim : {8, 12, 20, 64}) {
+    const int kv_heads = 2, block_size = 4, num_blocks = 2;
+    const int block_elems = kv_heads * block_size * head_dim;
+    std::vector<cpu::half> kc(num_blocks * block_elems, cpu::half(0)),
+        vc(num_blocks * block_elems, cpu::half(0));
+    auto key = random_vector(kv_heads * head_dim, 21),
+         value = random_vector(kv_heads * head_dim, 22);
+    key[1] = 1.0f + 1.0f / 2048;          // a tie between two halves: to the even one, 1.0
+    key[2] = 1.0f + 3.0f / 2048;          // the other tie: up to the even one
+    key[3] = 70000.0f;                    // past the largest half: infinity
+    key[4] = -std::nanf("");              // stays NaN
+    value[5] = 1e-6f;                     // a subnormal half
+    value[head_dim + 7] = 65519.0f;       // rounds down to 65504, the largest half
+    const std::vector<int64_t> slots{6};  // block 1, offset 2
+    cpu::reshape_and_cache(key.data(), value.data(), kc.data(), vc.data(), slots.data(), 1,
+                           kv_heads, head_dim, block_size);
+    for (int h = 0; h < kv_heads; ++h)
+      for (int d = 0; d < head_dim; ++d) {
+        const int at = block_elems + (h * block_size + 2) * head_dim + d;
+        const cpu::half k = static_cast<cpu::half>(key[h * head_dim + d]);
+        if (k != k) {
+          EXPECT_TRUE(kc[at] != kc[at]) << head_dim << " " << d;
+        } else {
+          EXPECT_EQ(kc[at], k) << head_dim << " " << d;
+        }
+        EXPECT_EQ(vc[at], static_cast<cpu::half>(value[h * head_dim + d])) << head_dim << " " << d;
+      }
+    const int row = block_elems + 2 * head_dim;
+    EXPECT_EQ(static_cast<float>(kc[row + 1]), 1.0f);
+    EXPECT_EQ(static_cast<float>(kc[row + 2]), 1.0f + 4.0f / 2048);
+    EXPECT_TRUE(std::isinf(static_cast<float>(kc[row + 3])));
+    EXPECT_EQ(static_cast<float>(vc[block_elems + (block_size + 2) * head_dim + 7]), 65504.0f);
+    EXPECT_EQ(kc[0], cpu::half(0));  // nothing written outside the slot
+  }
 }
 
 TEST(cpu_ops, reshape_and_cache_into_float8_rounds_each_value) {
