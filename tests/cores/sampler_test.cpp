@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,30 @@ TEST(sampler, greedy_takes_the_argmax) {
   p.temperature = 0;
   sampler_state st(1);
   EXPECT_EQ(draw({0.1f, 3.0f, -2.0f, 2.9f}, p, st), 1);
+}
+
+TEST(sampler, argmax_is_the_first_index_of_the_largest_value_at_any_length) {
+  // The slow, obvious answer: one pass, the first strictly larger value wins, NaN never does.
+  auto oracle = [](const std::vector<float>& x) {
+    int32_t best = 0;
+    for (size_t i = 1; i < x.size(); ++i)
+      if (x[i] > x[best] || std::isnan(x[best])) best = static_cast<int32_t>(i);
+    return std::isnan(x[best]) ? 0 : best;
+  };
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  for (size_t n : {1, 15, 16, 17, 33, 32000, 32007}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> x(n);
+      for (auto& v : x) v = std::round(normal(rng) * 4) / 4;  // coarse: many ties
+      if (trial % 4 == 1) x[rng() % n] = std::nanf("");       // a NaN anywhere is passed over
+      if (trial % 4 == 2) x[n - 1] = 100.0f;                  // the largest in the tail
+      if (trial % 4 == 3) std::fill(x.begin(), x.end(), -INFINITY);
+      EXPECT_EQ(argmax(x), oracle(x)) << n << " " << trial;
+    }
+  }
+  const std::vector<float> ties{1.0f, 5.0f, 2.0f, 5.0f};
+  EXPECT_EQ(argmax(ties), 1);  // the first of equal maxima
 }
 
 TEST(sampler, same_seed_same_tokens_and_different_seeds_differ) {
