@@ -22,25 +22,6 @@ namespace actorllm::cpu::detail {
 
 namespace {
 
-ACTORLLM_AVX512 inline __m512 load16(const float* p) {
-  return _mm512_loadu_ps(p);
-}
-
-ACTORLLM_AVX512 inline __m512 load16(const half* p) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-}
-
-/// Sixteen float8 E4M3 codes through float16, exact, as load8 reads eight.
-ACTORLLM_AVX512 inline __m512 load16(const float8_e4m3* p) {
-  const __m256i codes = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  return _mm512_mul_ps(_mm512_cvtph_ps(e4m3_as_f16_bits(codes)), _mm512_set1_ps(256.0f));
-}
-
-/// Lanes i and i + 8 added.
-ACTORLLM_AVX512 inline __m256 fold(__m512 v) {
-  return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
-}
-
 /// Pass 1, as the AVX2 kernel's: scores[g][k - base] = scale * q_g . key_k for window_start <=
 /// k < visible, and -inf elsewhere up to the row's padded end.
 template <class T>

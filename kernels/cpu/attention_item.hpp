@@ -80,6 +80,42 @@ void attend_avx512(const attention_item& item, const half* k_cache, const half* 
 void attend_avx512(const attention_item& item, const float8_e4m3* k_cache,
                    const float8_e4m3* v_cache, float* scratch);
 
+/// A tile of a prefill chunk's attention: up to 16 query rows of one sequence (its tokens times
+/// the query heads of one KV head), each row with its own keys [window_start, visible). The
+/// rows are the lanes of 16-float registers: each key row, converted once, feeds all sixteen.
+struct attention_tile {
+  static constexpr int lanes = 16;
+  const float* query[lanes];  ///< head_dim floats each
+  float* out[lanes];          ///< head_dim floats each
+  int32_t window_start[lanes] = {};
+  int32_t visible[lanes] = {};  ///< 0 in the lanes not in use: they see no key
+  int rows = 0;                 ///< lanes in use, from the first; the others are not written
+  const int32_t* blocks;        ///< the sequence's block table
+  int64_t head_dim;
+  int64_t block_size;
+  int64_t block_elems;  ///< as attention_item's
+  int64_t head_offset;  ///< as attention_item's
+  float scale;
+  float softcap = 0.0f;
+
+  /// The first block any row reads, and the end of the keys any row sees.
+  int32_t first_block() const;
+  int32_t end() const;
+};
+
+/// Floats of scratch a tile needs: its scores (16 a key), and the query, a block of keys or
+/// values and the sums as float32, transposed.
+int64_t attention_tile_scratch_floats(const attention_tile& tile);
+
+/// The tile kernel (attention_tile_avx512.cpp), where avx512_attention_usable holds: scores
+/// for sixteen rows a key, a softmax down each lane, values weighted sixteen rows at a time.
+void attend_tile_avx512(const attention_tile& tile, const float* k_cache, const float* v_cache,
+                        float* scratch);
+void attend_tile_avx512(const attention_tile& tile, const half* k_cache, const half* v_cache,
+                        float* scratch);
+void attend_tile_avx512(const attention_tile& tile, const float8_e4m3* k_cache,
+                        const float8_e4m3* v_cache, float* scratch);
+
 /// The portable kernel, one key at a time: any shape, any CPU.
 void attend_portable(const attention_item& item, const float* k_cache, const float* v_cache,
                      float* scratch);

@@ -1,6 +1,7 @@
 #pragma once
-// The attention kernels' 8-float helpers (attention_avx2.cpp and attention_avx512.cpp): cache
-// rows widened to float32, and horizontal sums and maxima.
+// The attention kernels' helpers (attention_avx2.cpp, attention_avx512.cpp and
+// attention_tile_avx512.cpp): cache rows widened to float32, eight or sixteen values at a time,
+// and horizontal sums and maxima.
 #include <immintrin.h>
 
 #include "kernels/cpu/ops.hpp"
@@ -55,6 +56,25 @@ ACTORLLM_AVX2 inline float sum_of(__m256 v) {
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
+}
+
+ACTORLLM_AVX512 inline __m512 load16(const float* p) {
+  return _mm512_loadu_ps(p);
+}
+
+ACTORLLM_AVX512 inline __m512 load16(const half* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+/// Sixteen float8 E4M3 codes through float16, exact, as load8 reads eight.
+ACTORLLM_AVX512 inline __m512 load16(const float8_e4m3* p) {
+  const __m256i codes = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  return _mm512_mul_ps(_mm512_cvtph_ps(e4m3_as_f16_bits(codes)), _mm512_set1_ps(256.0f));
+}
+
+/// Lanes i and i + 8 added.
+ACTORLLM_AVX512 inline __m256 fold(__m512 v) {
+  return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
 }
 
 }  // namespace actorllm::cpu::detail

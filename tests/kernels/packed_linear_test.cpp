@@ -34,7 +34,9 @@ TEST(packed_linear, row_tiles_split_the_next_blocks_requests_and_cover_it) {
           const int64_t row = share.row(k);
           ASSERT_GE(row, share.first);
           ASSERT_LE(row, next_first) << rows << " " << num_tiles << " " << i;
-          if (k > 0) EXPECT_LE(row - share.row(k - 1), 1);
+          if (k > 0) {
+            EXPECT_LE(row - share.row(k - 1), 1);
+          }
           asked[row] = 1;
         }
       }
@@ -51,7 +53,9 @@ TEST(packed_linear, panels_go_out_in_equal_chunks_a_multiple_of_the_team) {
         const int64_t chunks = cpu::chunks_for_team(panels, per_chunk, team);
         ASSERT_GE(chunks, 1);
         ASSERT_LE(chunks, panels);
-        if (panels >= team) EXPECT_EQ(chunks % team, 0) << panels << " " << team;
+        if (panels >= team) {
+          EXPECT_EQ(chunks % team, 0) << panels << " " << team;
+        }
         // Chunk c: [c * panels / chunks, (c + 1) * panels / chunks): sizes within one panel.
         const int64_t smallest = panels / chunks, largest = (panels + chunks - 1) / chunks;
         EXPECT_LE(largest - smallest, 1);
