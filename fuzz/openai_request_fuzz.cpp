@@ -100,9 +100,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return 0;
     }
     default: {
-      std::vector<int32_t> tokens;
-      if (!parse_detokenize_request(body, tokens)) {
-        for (int32_t t : tokens) FUZZ_CHECK(t >= 0);
+      detokenize_request request;
+      if (!parse_detokenize_request(body, request)) {
+        for (int32_t t : request.tokens) FUZZ_CHECK(t >= 0);
+        FUZZ_CHECK(request.model.size() <= body.size());  // a name read from the body
       }
       return 0;
     }

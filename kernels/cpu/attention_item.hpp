@@ -3,6 +3,7 @@
 /// head, for all the query heads that share that KV head (grouped-query attention reads each
 /// key and value row once for the whole group). paged_attention.cpp makes the items and hands
 /// them to the threads; the item kernels live here.
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cpu/ops.hpp"
@@ -82,7 +83,8 @@ void attend_avx512(const attention_item& item, const float8_e4m3* k_cache,
 
 /// A tile of a prefill chunk's attention: up to 16 query rows of one sequence (its tokens times
 /// the query heads of one KV head), each row with its own keys [window_start, visible). The
-/// rows are the lanes of 16-float registers: each key row, converted once, feeds all sixteen.
+/// rows are the lanes of a 16-float register (two 8-float ones under AVX2): each key row,
+/// converted once, feeds all sixteen.
 struct attention_tile {
   static constexpr int lanes = 16;
   const float* query[lanes];  ///< head_dim floats each
@@ -99,16 +101,49 @@ struct attention_tile {
   float softcap = 0.0f;
 
   /// The first block any row reads, and the end of the keys any row sees.
-  int32_t first_block() const;
-  int32_t end() const;
+  int32_t first_block() const {
+    return *std::min_element(window_start, window_start + rows) / static_cast<int32_t>(block_size);
+  }
+  int32_t end() const { return *std::max_element(visible, visible + rows); }
+  /// The keys the scores cover: from the first block's start, whole blocks.
+  int64_t padded_keys() const {
+    return (end() - first_block() * block_size + block_size - 1) / block_size * block_size;
+  }
 };
 
-/// Floats of scratch a tile needs: its scores (16 a key), and the query, a block of keys or
-/// values and the sums as float32, transposed.
-int64_t attention_tile_scratch_floats(const attention_tile& tile);
+/// A tile's scratch, as both tile kernels lay it out.
+struct attention_tile_scratch {
+  int64_t keys;   ///< attention_tile::padded_keys
+  float* scores;  ///< (keys, lanes): key-major, a lane a row
+  float* query;   ///< (head_dim, lanes): the rows' queries, transposed
+  float* rows;    ///< (block_size, head_dim): one block's keys or values as float32
+  float* sums;    ///< (head_dim, lanes): the weighted values, transposed
 
-/// The tile kernel (attention_tile_avx512.cpp), where avx512_attention_usable holds: scores
-/// for sixteen rows a key, a softmax down each lane, values weighted sixteen rows at a time.
+  static attention_tile_scratch lay_out(const attention_tile& t, float* scratch) {
+    attention_tile_scratch s{};
+    s.keys = t.padded_keys();
+    s.scores = scratch;
+    s.query = s.scores + s.keys * attention_tile::lanes;
+    s.rows = s.query + t.head_dim * attention_tile::lanes;
+    s.sums = s.rows + t.block_size * t.head_dim;
+    return s;
+  }
+  /// Floats of scratch `t` needs.
+  static int64_t floats(const attention_tile& t) {
+    return (t.padded_keys() + 2 * t.head_dim) * attention_tile::lanes + t.block_size * t.head_dim;
+  }
+};
+
+/// The tile kernels, where avx512_attention_usable (attention_tile_avx512.cpp) or
+/// avx2_attention_usable (attention_tile_avx2.cpp, a row of sixteen lanes in two registers)
+/// holds: scores for sixteen rows a key, a softmax down each lane, values weighted sixteen rows
+/// at a time.
+void attend_tile_avx2(const attention_tile& tile, const float* k_cache, const float* v_cache,
+                      float* scratch);
+void attend_tile_avx2(const attention_tile& tile, const half* k_cache, const half* v_cache,
+                      float* scratch);
+void attend_tile_avx2(const attention_tile& tile, const float8_e4m3* k_cache,
+                      const float8_e4m3* v_cache, float* scratch);
 void attend_tile_avx512(const attention_tile& tile, const float* k_cache, const float* v_cache,
                         float* scratch);
 void attend_tile_avx512(const attention_tile& tile, const half* k_cache, const half* v_cache,

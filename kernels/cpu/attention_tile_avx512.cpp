@@ -29,30 +29,7 @@ constexpr int lanes = attention_tile::lanes;
 /// Keys scored together: one register of sixteen rows' scores each.
 constexpr int keys_at_once = 8;
 
-/// The keys a tile's scores cover: from its first block's start, whole blocks.
-int64_t padded_keys(const attention_tile& t) {
-  const int64_t from = t.first_block() * t.block_size;
-  return (t.end() - from + t.block_size - 1) / t.block_size * t.block_size;
-}
-
-/// Where the tile's scratch goes (attention_tile_scratch_floats).
-struct tile_scratch {
-  int64_t keys;   ///< padded_keys
-  float* scores;  ///< (keys, lanes)
-  float* query;   ///< (head_dim, lanes): the rows' queries, transposed
-  float* rows;    ///< (block_size, head_dim): one block's keys or values as float32
-  float* sums;    ///< (head_dim, lanes): the weighted values, transposed
-};
-
-tile_scratch lay_out(const attention_tile& t, float* scratch) {
-  tile_scratch s{};
-  s.keys = padded_keys(t);
-  s.scores = scratch;
-  s.query = s.scores + s.keys * lanes;
-  s.rows = s.query + t.head_dim * lanes;
-  s.sums = s.rows + t.block_size * t.head_dim;
-  return s;
-}
+using tile_scratch = attention_tile_scratch;
 
 /// `count` rows of block b (its first key `first`) into `rows` as float32; the rest of the
 /// block's rows zero (they lie past every row's keys: their scores are masked, their weights 0).
@@ -149,7 +126,7 @@ template <class T>
 ACTORLLM_AVX512 void attend(const attention_tile& t, const T* k_cache, const T* v_cache,
                             float* scratch) {
   const int64_t d = t.head_dim;
-  const tile_scratch s = lay_out(t, scratch);
+  const tile_scratch s = tile_scratch::lay_out(t, scratch);
   for (int64_t c = 0; c < d; ++c)
     for (int l = 0; l < lanes; ++l) s.query[c * lanes + l] = l < t.rows ? t.query[l][c] : 0.0f;
   score_keys(t, k_cache, s);
@@ -164,18 +141,6 @@ ACTORLLM_AVX512 void attend(const attention_tile& t, const T* k_cache, const T* 
 }
 
 }  // namespace
-
-int32_t attention_tile::first_block() const {
-  return *std::min_element(window_start, window_start + rows) / static_cast<int32_t>(block_size);
-}
-
-int32_t attention_tile::end() const {
-  return *std::max_element(visible, visible + rows);
-}
-
-int64_t attention_tile_scratch_floats(const attention_tile& tile) {
-  return padded_keys(tile) * lanes + 2 * tile.head_dim * lanes + tile.block_size * tile.head_dim;
-}
 
 void attend_tile_avx512(const attention_tile& tile, const float* k_cache, const float* v_cache,
                         float* scratch) {

@@ -1,10 +1,10 @@
 // Attention over the paged KV cache for a varlen batch (prefill, chunked prefill and decode
 // in one call). Work is split over (sequence, query token, KV head) items, each covering the
 // query heads that share the KV head, and a prefill chunk's tokens over tiles of sixteen query
-// rows (attention_tile_avx512.cpp); each scans its visible keys block by block, so cost follows
-// the real context, not the longest one. The AVX-512 kernel (attention_avx512.cpp)
-// runs where the CPU, the shape and kernel_isa_in_use() allow, else the AVX2 one
-// (attention_avx2.cpp) where the CPU and shape allow, else the portable one below.
+// rows (attention_tile_avx512.cpp, attention_tile_avx2.cpp); each scans its visible keys block
+// by block, so cost follows the real context, not the longest one. The AVX-512 kernels run
+// where the CPU, the shape and kernel_isa_in_use() allow, else the AVX2 ones where the CPU and
+// shape allow, else the portable one below.
 #include <algorithm>
 #include <cmath>
 #include <utility>
@@ -121,8 +121,8 @@ struct item_index {
 };
 
 /// A sequence with at least this many query tokens (a prefill chunk) is attended in tiles of
-/// sixteen query rows (detail::attention_tile) where the AVX-512 kernel runs: at 896 tokens of
-/// the 110M model, one query at a time took 46 % of the prefill.
+/// sixteen query rows (detail::attention_tile) where the AVX-512 or AVX2 kernel runs: at 896
+/// tokens of the 110M model, one query at a time took 46 % of the prefill.
 constexpr int32_t tile_min_tokens = 8;
 
 struct tile_index {
@@ -142,7 +142,7 @@ void attend(const float* q, const T* k_cache, const T* v_cache, const paged_batc
       uses_avx512(kernel_isa_in_use()) && detail::avx512_attention_usable(head_dim, block_size);
   const bool use_avx2 = detail::avx2_attention_usable(head_dim, block_size);
   const int32_t tokens_per_tile = static_cast<int32_t>(detail::attention_tile::lanes / group);
-  const bool tiles_allowed = use_avx512 && tokens_per_tile > 0;
+  const bool tiles_allowed = (use_avx512 || use_avx2) && tokens_per_tile > 0;
 
   // The keys [window_start, visible) query token t of sequence s sees.
   auto keys_of = [&](int32_t s, int32_t t) {
@@ -208,9 +208,12 @@ void attend(const float* q, const T* k_cache, const T* v_cache, const paged_batc
     tile.scale = options.scale;
     tile.softcap = options.softcap;
     thread_local std::vector<float> scratch;  // per thread: one tile's
-    const int64_t need = detail::attention_tile_scratch_floats(tile);
+    const int64_t need = detail::attention_tile_scratch::floats(tile);
     if (static_cast<int64_t>(scratch.size()) < need) scratch.resize(need);
-    detail::attend_tile_avx512(tile, k_cache, v_cache, scratch.data());
+    if (use_avx512)
+      detail::attend_tile_avx512(tile, k_cache, v_cache, scratch.data());
+    else
+      detail::attend_tile_avx2(tile, k_cache, v_cache, scratch.data());
   });
 
   parallel_for_dynamic(static_cast<int64_t>(items.size()), 4, [&](int, int64_t i) {

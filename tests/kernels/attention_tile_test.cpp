@@ -1,7 +1,7 @@
-// Prefill chunks through the tile kernel (attention_tile_avx512.cpp): chunks with and without
-// earlier context, beside decode tokens in one batch, with sliding windows, soft-capping and
-// spans seen both ways, against a double reference and against the one-query kernels. A group
-// wider than a tile's sixteen lanes takes the one-query kernel.
+// Prefill chunks through the tile kernels (attention_tile_avx512.cpp, attention_tile_avx2.cpp;
+// each instruction set the CPU runs): chunks with and without earlier context, beside decode
+// tokens in one batch, with sliding windows, soft-capping and spans seen both ways, against a
+// double reference. A group wider than a tile's sixteen lanes takes the one-query kernel.
 #include <gtest/gtest.h>
 
 #include <algorithm>
