@@ -117,17 +117,23 @@ int64_t tile_height(int64_t rows_in_block, int64_t num_tiles, int64_t i) {
 void tile_rows_k_major(const float* x, int64_t n, int64_t in, int64_t max_rows,
                        std::vector<float>& out) {
   out.resize(n * in);
-  for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
-    const int64_t rows_in_block = std::min(block_rows, n - r0);
-    const int64_t num_tiles = tiles_in_block(rows_in_block, max_rows);
-    for (int64_t i = 0, r = r0; i < num_tiles; ++i) {
-      const int64_t rows = tile_height(rows_in_block, num_tiles, i);
-      float* tile = out.data() + r * in;
-      for (int64_t k = 0; k < in; ++k)
-        for (int64_t j = 0; j < rows; ++j) tile[k * rows + j] = x[(r + j) * in + k];
-      r += rows;
+  float* tiles = out.data();
+  // The team's members take disjoint ranges of input features in every tile (32 float32 rows
+  // of a 32-stream step: 0.6 ms of the step on the leader alone); small x stays on the caller.
+  constexpr int64_t serial_values = int64_t(1) << 14;
+  parallel_for(in, 16, n * in < serial_values ? in : 0, [&](int64_t k0, int64_t k1) {
+    for (int64_t r0 = 0; r0 < n; r0 += block_rows) {
+      const int64_t rows_in_block = std::min(block_rows, n - r0);
+      const int64_t num_tiles = tiles_in_block(rows_in_block, max_rows);
+      for (int64_t i = 0, r = r0; i < num_tiles; ++i) {
+        const int64_t rows = tile_height(rows_in_block, num_tiles, i);
+        float* tile = tiles + r * in;
+        for (int64_t k = k0; k < k1; ++k)
+          for (int64_t j = 0; j < rows; ++j) tile[k * rows + j] = x[(r + j) * in + k];
+        r += rows;
+      }
     }
-  }
+  });
 }
 
 /// The groups of panel p's depth block d (block_groups), with x's sums where q4's float tiles
