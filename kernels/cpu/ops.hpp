@@ -144,6 +144,9 @@ void copy_blocks(const std::vector<void*>& k_caches, const std::vector<void*>& v
 void swap_blocks(const void* from, void* to, const std::vector<std::pair<int32_t, int32_t>>& pairs,
                  int64_t block_bytes);
 
+/// The first index of the largest of x[0, n) (NaN never is; every value NaN, or n = 0: 0).
+int64_t argmax(const float* x, int64_t n);
+
 /// out(n, vocab) = log_softmax(logits) row by row.
 void log_softmax(const float* logits, int64_t n, int64_t vocab, float* out);
 

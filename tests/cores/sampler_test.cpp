@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/kernel_isa.hpp"
+#include "tests/support/kernel_isa.hpp"
+
 namespace actorllm {
 namespace {
 
@@ -46,7 +49,11 @@ TEST(sampler, argmax_is_the_first_index_of_the_largest_value_at_any_length) {
       if (trial % 4 == 1) x[rng() % n] = std::nanf("");       // a NaN anywhere is passed over
       if (trial % 4 == 2) x[n - 1] = 100.0f;                  // the largest in the tail
       if (trial % 4 == 3) std::fill(x.begin(), x.end(), -INFINITY);
-      EXPECT_EQ(argmax(x), oracle(x)) << n << " " << trial;
+      for (cpu::kernel_isa isa : {cpu::kernel_isa::avx2, cpu::kernel_isa::avx512}) {
+        if (!cpu::cpu_runs(isa)) continue;
+        const testing::scoped_kernel_isa use(isa);
+        EXPECT_EQ(argmax(x), oracle(x)) << n << " " << trial << " " << cpu::to_string(isa);
+      }
     }
   }
   const std::vector<float> ties{1.0f, 5.0f, 2.0f, 5.0f};
