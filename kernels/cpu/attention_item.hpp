@@ -128,6 +128,12 @@ struct attention_tile_scratch {
     s.sums = s.rows + t.block_size * t.head_dim;
     return s;
   }
+  /// The tile's queries into `query`, transposed; the lanes not in use zero.
+  void transpose_queries(const attention_tile& t) const {
+    for (int64_t c = 0; c < t.head_dim; ++c)
+      for (int l = 0; l < attention_tile::lanes; ++l)
+        query[c * attention_tile::lanes + l] = l < t.rows ? t.query[l][c] : 0.0f;
+  }
   /// Floats of scratch `t` needs.
   static int64_t floats(const attention_tile& t) {
     return (t.padded_keys() + 2 * t.head_dim) * attention_tile::lanes + t.block_size * t.head_dim;

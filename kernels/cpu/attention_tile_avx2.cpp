@@ -142,8 +142,7 @@ ACTORLLM_AVX2 void attend(const attention_tile& t, const T* k_cache, const T* v_
                           float* scratch) {
   const int64_t d = t.head_dim;
   const auto s = attention_tile_scratch::lay_out(t, scratch);
-  for (int64_t c = 0; c < d; ++c)
-    for (int l = 0; l < lanes; ++l) s.query[c * lanes + l] = l < t.rows ? t.query[l][c] : 0.0f;
+  s.transpose_queries(t);
   score_keys(t, k_cache, s);
   if (t.softcap > 0) softcap_scores(s.scores, s.keys * lanes, t.softcap);
   float inverse_sum[lanes];

@@ -29,10 +29,8 @@ constexpr int lanes = attention_tile::lanes;
 /// Keys scored together: one register of sixteen rows' scores each.
 constexpr int keys_at_once = 8;
 
-using tile_scratch = attention_tile_scratch;
-
-/// `count` rows of block b (its first key `first`) into `rows` as float32; the rest of the
-/// block's rows zero (they lie past every row's keys: their scores are masked, their weights 0).
+/// `count` rows of block b into `rows` as float32; the rest of the block's rows zero (they lie past
+/// every row's keys: their scores are masked, their weights 0).
 template <class T>
 ACTORLLM_AVX512 void widen_block(const attention_tile& t, const T* cache, int32_t b, int32_t count,
                                  float* rows) {
@@ -45,7 +43,8 @@ ACTORLLM_AVX512 void widen_block(const attention_tile& t, const T* cache, int32_
 /// Pass 1: scores[k][lane] = scale * q_lane . key_k where window_start <= key < visible for the
 /// lane's row, -inf elsewhere.
 template <class T>
-ACTORLLM_AVX512 void score_keys(const attention_tile& t, const T* k_cache, const tile_scratch& s) {
+ACTORLLM_AVX512 void score_keys(const attention_tile& t, const T* k_cache,
+                                const attention_tile_scratch& s) {
   const int64_t d = t.head_dim, bs = t.block_size;
   const int32_t first_block = t.first_block(), base = first_block * static_cast<int32_t>(bs);
   const int32_t end = t.end();
@@ -100,7 +99,7 @@ ACTORLLM_AVX512 __m512 exponentiate(float* scores, int64_t keys) {
 /// in registers while a block's values go by.
 template <class T>
 ACTORLLM_AVX512 void weigh_values(const attention_tile& t, const T* v_cache,
-                                  const tile_scratch& s) {
+                                  const attention_tile_scratch& s) {
   const int64_t d = t.head_dim, bs = t.block_size;
   const int32_t first_block = t.first_block(), base = first_block * static_cast<int32_t>(bs);
   const int32_t end = t.end();
@@ -126,9 +125,8 @@ template <class T>
 ACTORLLM_AVX512 void attend(const attention_tile& t, const T* k_cache, const T* v_cache,
                             float* scratch) {
   const int64_t d = t.head_dim;
-  const tile_scratch s = tile_scratch::lay_out(t, scratch);
-  for (int64_t c = 0; c < d; ++c)
-    for (int l = 0; l < lanes; ++l) s.query[c * lanes + l] = l < t.rows ? t.query[l][c] : 0.0f;
+  const auto s = attention_tile_scratch::lay_out(t, scratch);
+  s.transpose_queries(t);
   score_keys(t, k_cache, s);
   if (t.softcap > 0) softcap_scores(s.scores, s.keys * lanes, t.softcap);
   const __m512 inverse_sum = exponentiate(s.scores, s.keys);
