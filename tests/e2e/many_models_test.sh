@@ -5,7 +5,8 @@
 # and --models-dir, plus a model folder that cannot load. Under 64 concurrent requests (the
 # three models mixed, streaming and not) every answer is exactly the greedy text that a server
 # of that model alone gives; the broken model is listed as failed while the others serve;
-# /v1/models, /metrics and /v1/engine/stats report per model.
+# /v1/models, /metrics and /v1/engine/stats report per model; /detokenize reads the named
+# model's vocabulary.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 : "${ACTORLLM_BIN:?}" "${ACTORLLM_SHARED_DIR:?}" "${ACTORLLM_SOURCE_DIR:?}"
@@ -133,6 +134,19 @@ check "... with the code model_not_loaded" grep -q model_not_loaded "$work/broke
 status=$(curl -s -o /dev/null -w '%{http_code}' "$base/v1/completions" \
   -H 'Content-Type: application/json' -d '{"model":"nope","prompt":"hi","max_tokens":2}')
 check "an unknown model is a 404 ($status)" test "$status" = 404
+
+# /tokenize and /detokenize read the model the body names: the Llama-2 vocabulary's ids come
+# back as the text under gemma2, and lie outside stories260K's 512 tokens (a 400 there).
+ids=$(curl -s "$base/tokenize" -H 'Content-Type: application/json' \
+  -d '{"model":"gemma2","prompt":"Once upon a time","add_special_tokens":false}' |
+  python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["tokens"]))')
+text=$(curl -s "$base/detokenize" -H 'Content-Type: application/json' \
+  -d "{\"model\":\"gemma2\",\"tokens\":$ids}" | python3 -c 'import json,sys; print(json.load(sys.stdin)["prompt"])')
+check "/detokenize with gemma2's tokenizer gives the text back ($ids -> '$text')" \
+  test "$text" = "Once upon a time"
+status=$(curl -s -o /dev/null -w '%{http_code}' "$base/detokenize" -H 'Content-Type: application/json' \
+  -d "{\"model\":\"stories260K\",\"tokens\":$ids}")
+check "... and stories260K's refuses its ids ($status)" test "$status" = 400
 
 metrics=$(curl -s "$base/metrics")
 for name in stories260K qwen3 gemma2; do
