@@ -2,7 +2,7 @@
 /// One work item of paged attention on the CPU: a query token of one sequence against one KV
 /// head, for all the query heads that share that KV head (grouped-query attention reads each
 /// key and value row once for the whole group). paged_attention.cpp makes the items and hands
-/// them to the threads; the item kernels live here.
+/// them to the threads; the item kernels live here, and the prefill tiles' (attention_tile).
 #include <algorithm>
 #include <cstdint>
 
@@ -113,14 +113,20 @@ struct attention_tile {
 
 /// A tile's scratch, as both tile kernels lay it out.
 struct attention_tile_scratch {
-  int64_t keys;   ///< attention_tile::padded_keys
-  float* scores;  ///< (keys, lanes): key-major, a lane a row
-  float* query;   ///< (head_dim, lanes): the rows' queries, transposed
-  float* rows;    ///< (block_size, head_dim): one block's keys or values as float32
-  float* sums;    ///< (head_dim, lanes): the weighted values, transposed
+  int32_t first_block;  ///< attention_tile::first_block, derived once for the three passes
+  int32_t base;         ///< its first key
+  int32_t end;          ///< attention_tile::end
+  int64_t keys;         ///< attention_tile::padded_keys
+  float* scores;        ///< (keys, lanes): key-major, a lane a row
+  float* query;         ///< (head_dim, lanes): the rows' queries, transposed
+  float* rows;          ///< (block_size, head_dim): one block's keys or values as float32
+  float* sums;          ///< (head_dim, lanes): the weighted values, transposed
 
   static attention_tile_scratch lay_out(const attention_tile& t, float* scratch) {
     attention_tile_scratch s{};
+    s.first_block = t.first_block();
+    s.base = s.first_block * static_cast<int32_t>(t.block_size);
+    s.end = t.end();
     s.keys = t.padded_keys();
     s.scores = scratch;
     s.query = s.scores + s.keys * attention_tile::lanes;

@@ -39,8 +39,7 @@ template <class T>
 ACTORLLM_AVX2 void score_keys(const attention_tile& t, const T* k_cache,
                               const attention_tile_scratch& s) {
   const int64_t d = t.head_dim, bs = t.block_size;
-  const int32_t first_block = t.first_block(), base = first_block * static_cast<int32_t>(bs);
-  const int32_t end = t.end();
+  const int32_t first_block = s.first_block, base = s.base, end = s.end;
   const __m256 scale = _mm256_set1_ps(t.scale);
   const __m256 minus_inf = _mm256_set1_ps(-INFINITY);
   __m256i window_start[2], visible[2];
@@ -108,8 +107,7 @@ template <class T>
 ACTORLLM_AVX2 void weigh_values(const attention_tile& t, const T* v_cache,
                                 const attention_tile_scratch& s) {
   const int64_t d = t.head_dim, bs = t.block_size;
-  const int32_t first_block = t.first_block(), base = first_block * static_cast<int32_t>(bs);
-  const int32_t end = t.end();
+  const int32_t first_block = s.first_block, base = s.base, end = s.end;
   std::fill(s.sums, s.sums + d * lanes, 0.0f);
   for (int32_t b = first_block, first = base; first < end; ++b, first += static_cast<int32_t>(bs)) {
     const int32_t count = std::min<int32_t>(static_cast<int32_t>(bs), end - first);

@@ -1,7 +1,7 @@
 #pragma once
-// The attention kernels' helpers (attention_avx2.cpp, attention_avx512.cpp and
-// attention_tile_avx512.cpp): cache rows widened to float32, eight or sixteen values at a time,
-// and horizontal sums and maxima.
+// The attention kernels' helpers (attention_avx2.cpp, attention_avx512.cpp and the prefill
+// tiles' attention_tile_avx2.cpp and attention_tile_avx512.cpp): cache rows widened to float32,
+// eight or sixteen values at a time, and horizontal sums and maxima.
 #include <immintrin.h>
 
 #include "kernels/cpu/ops.hpp"
