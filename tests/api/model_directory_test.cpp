@@ -142,6 +142,8 @@ TEST_F(model_directory_test, a_runtime_lora_load_goes_to_the_model_its_body_name
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404);
   EXPECT_EQ(unknown->param, "base_model_name");
+  // Called directly (a model gone between admission and the load): the directory's own 404.
+  EXPECT_EQ(directory_.load_lora_adapter({"other", "/adapters/other", "delta"}).status, 404);
   load.base_model = "gamma";  // listed, failed to load
   EXPECT_EQ(apply_lora_update(directory_, load, true).first->status, 400);
   EXPECT_EQ(
